@@ -1,0 +1,230 @@
+/**
+ * The backtrace codec: a 2^14-bucket cache of location codes, each slot chosen among two hashes,
+ * plus a "next bucket" predictor so that runs of frames seen before cost two or three bytes.
+ * Codes are emitted from the outermost new frame inwards; the reader rebuilds caller→callee order.
+ * @module
+ */
+import type { ReadBuf, WriteBuf } from "./buf.ts";
+
+/** Number of cache buckets. */
+export const CACHE_SIZE = 1 << 14;
+const MASK = CACHE_SIZE - 1;
+/** Most bytes one backtrace may take; longer ones are cut (the tail frames are lost). */
+export const BACKTRACE_MAX_LENGTH = 4096;
+
+const TWO35 = 2 ** 35;
+const TWO19 = 2 ** 19;
+
+/** Bits 0..34 of `slot * k` in 63-bit two's complement, computed exactly with doubles. */
+function mulLow35(slot: number, k: number): number {
+  let s = slot % TWO35;
+  if (s < 0) s += TWO35;
+  const a = Math.floor(s / 65536), b = s - a * 65536;
+  return (((a * k) % TWO19) * 65536 + b * k) % TWO35;
+}
+
+/** First cache bucket for a code: `((code * 0x4983723) lsr 11) land mask` in OCaml. */
+export function hash1(slot: number): number {
+  return Math.floor(mulLow35(slot, 0x4983723) / 2048) & MASK;
+}
+
+/** Second cache bucket for a code: `((code * 0xfdea731) lsr 21) land mask` in OCaml. */
+export function hash2(slot: number): number {
+  return Math.floor(mulLow35(slot, 0xfdea731) / 2097152) & MASK;
+}
+
+/** The writer's cache: codes, their last-use dates (allocation ids) and successor buckets. */
+export class BacktraceWriter {
+  readonly cache = new Float64Array(CACHE_SIZE);
+  readonly date = new Float64Array(CACHE_SIZE);
+  readonly next = new Int32Array(CACHE_SIZE);
+  private verifyIx = 4242;
+
+  /**
+   * Encodes `callstack[pos]` for pos from `len - 1` down to `start` (callstack is callee first).
+   * Calls `onMiss(pos)` for each code that missed the cache: its definition must be written
+   * before this event. Returns the number of codewords written.
+   */
+  put(
+    b: WriteBuf,
+    allocId: number,
+    callstack: ArrayLike<number>,
+    start: number,
+    len: number,
+    onMiss: (pos: number) => void,
+  ): number {
+    const cache = this.cache, date = this.date, next = this.next;
+    const limit = b.pos + BACKTRACE_MAX_LENGTH - (2 + 8);
+    let predictor = 0;
+    let ncodes = 0;
+    let pos = len - 1;
+    while (pos >= start && b.pos <= limit) {
+      const slot = callstack[pos];
+      const h1 = hash1(slot);
+      let hit = -1;
+      if (cache[h1] === slot) hit = h1;
+      else {
+        const h2 = hash2(slot);
+        if (cache[h2] === slot) hit = h2;
+        else {
+          // Miss: take the less recently used of the two buckets.
+          onMiss(pos);
+          const bucket = date[h1] < date[h2] ? h1 : h2;
+          cache[bucket] = slot;
+          date[bucket] = allocId;
+          next[predictor] = bucket;
+          b.put16((bucket << 2) | 3);
+          b.put64(slot);
+          predictor = bucket;
+          pos--;
+          ncodes++;
+          continue;
+        }
+      }
+      // Hit: follow the predictor chain as far as it guesses right (at most 255 per codeword).
+      date[hit] = allocId;
+      next[predictor] = hit;
+      ncodes++;
+      pos--;
+      let origHit = hit;
+      predictor = hit;
+      let ncorrect = 0;
+      while (true) {
+        if (pos < start || b.pos + 2 > limit) {
+          putHit(b, origHit, ncorrect);
+          return ncodes;
+        }
+        const predBucket = next[predictor];
+        if (cache[predBucket] === callstack[pos]) {
+          if (ncorrect === 255) {
+            // The count byte is full: close this codeword and start a new hit at the prediction.
+            putHit(b, origHit, ncorrect);
+            date[predBucket] = allocId;
+            next[predictor] = predBucket;
+            ncodes++;
+            pos--;
+            origHit = predBucket;
+            predictor = predBucket;
+            ncorrect = 0;
+          } else {
+            ncorrect++;
+            predictor = predBucket;
+            pos--;
+          }
+        } else {
+          putHit(b, origHit, ncorrect);
+          break;
+        }
+      }
+    }
+    return ncodes;
+  }
+
+  /** Writes the cache verifier of a packet header: one bucket's successor and code. */
+  putVerifier(b: WriteBuf): void {
+    const ix = this.verifyIx;
+    this.verifyIx = (ix + 5413) & MASK;
+    b.put16(ix);
+    b.put16(this.next[ix]);
+    b.put64(this.cache[ix]);
+  }
+}
+
+function putHit(b: WriteBuf, bucket: number, ncorrect: number): void {
+  if (ncorrect === 0) b.put16(bucket << 2);
+  else if (ncorrect === 1) b.put16((bucket << 2) | 1);
+  else {
+    b.put16((bucket << 2) | 2);
+    b.put8(ncorrect);
+  }
+}
+
+/** Written in headers of packets that carry no verifier. */
+export function putDummyVerifier(b: WriteBuf): void {
+  b.put16(0xffff);
+  b.put16(0);
+  b.put64(0);
+}
+
+/** A cache verifier as read from a packet header. `value` is kept as a bigint: it is compared
+ * against the reader's cache, and a corrupted one must not be rounded into a match. */
+export interface CacheVerifier {
+  ix: number;
+  pred: number;
+  value: bigint;
+}
+
+/** Raised when a backtrace refers to a prefix it cannot have (negative length). */
+export class BacktracePrefixError extends Error {}
+
+/** The reader's cache, plus the last decoded backtrace of the domain (shared with events). */
+export class BacktraceReader {
+  readonly loc = new Float64Array(CACHE_SIZE);
+  readonly pred = new Int32Array(CACHE_SIZE);
+  buffer: Float64Array<ArrayBuffer> = new Float64Array(32);
+  length = 0;
+
+  /**
+   * Decodes `nencoded` codewords after the first `commonPrefix` entries of the previous
+   * backtrace. Afterwards `buffer[0, length)` is the backtrace, caller to callee. When the prefix
+   * is longer than what was decoded last time (the previous backtrace was cut), the cache is still
+   * updated but the previous backtrace is kept, as memtrace does.
+   */
+  get(b: ReadBuf, nencoded: number, commonPrefix: number): void {
+    if (commonPrefix < 0) throw new BacktracePrefixError();
+    const loc = this.loc, pred = this.pred;
+    const keep = commonPrefix > this.length;
+    let buf = keep ? new Float64Array(32) : this.buffer;
+    let pos = keep ? 0 : commonPrefix;
+    let p = 0;
+    for (let i = nencoded; i > 0; i--) {
+      const codeword = b.get16();
+      const bucket = codeword >>> 2, tag = codeword & 3;
+      pred[p] = bucket;
+      if (tag === 3) {
+        const lit = b.get64();
+        loc[bucket] = lit;
+        if (pos >= buf.length) buf = grow(buf);
+        buf[pos++] = lit;
+        p = bucket;
+        continue;
+      }
+      const n = tag === 2 ? b.get8() : tag;
+      if (pos + n + 1 > buf.length) buf = grow(buf, pos + n + 1);
+      buf[pos++] = loc[bucket];
+      p = bucket;
+      for (let k = 0; k < n; k++) {
+        p = pred[p];
+        buf[pos++] = loc[p];
+      }
+    }
+    if (!keep) {
+      this.buffer = buf;
+      this.length = pos;
+    }
+  }
+
+  /** Steps over a backtrace without decoding it (and without touching the cache). */
+  skip(b: ReadBuf, nencoded: number): void {
+    for (let i = 0; i < nencoded; i++) {
+      const tag = b.get16() & 3;
+      if (tag === 2) b.get8();
+      else if (tag === 3) b.skip(8);
+    }
+  }
+
+  /** Whether a packet's verifier agrees with this cache (the dummy verifier always does). */
+  check(v: CacheVerifier): boolean {
+    if (v.ix === 0xffff) return true;
+    return v.ix >= 0 && v.ix < CACHE_SIZE && this.pred[v.ix] === v.pred &&
+      BigInt(this.loc[v.ix]) === v.value;
+  }
+}
+
+function grow(buf: Float64Array, need = 0): Float64Array<ArrayBuffer> {
+  let size = Math.max(32, buf.length * 2);
+  while (size < need) size *= 2;
+  const out = new Float64Array(size);
+  out.set(buf);
+  return out;
+}

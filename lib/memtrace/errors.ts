@@ -1,0 +1,43 @@
+/**
+ * Errors raised by the memtrace codec.
+ *
+ * Malformed input always surfaces as {@linkcode MemtraceFormatError}; misuse of the writer API as
+ * {@linkcode MemtraceArgumentError}; a fork-like pid change as {@linkcode PidChangedError}.
+ * @module
+ */
+
+/** A trace that does not follow the format. The message starts `malformed trace: `, then the
+ * name of the check that failed (memtrace's own wording where memtrace has the check), then where. */
+export class MemtraceFormatError extends Error {
+  override name = "MemtraceFormatError";
+  /** memtrace's name for the failed check, e.g. `Not a CTF packet` or `alloc id sync`. */
+  readonly check: string;
+  /** Byte offset in the file (or byte array) where the problem was found. */
+  readonly offset: number;
+  /** The file name, when reading a file. */
+  readonly file: string | undefined;
+  constructor(check: string, offset: number, file?: string) {
+    super(
+      `malformed trace: ${check} (at byte offset ${offset}${
+        file === undefined ? "" : ` of ${file}`
+      })`,
+    );
+    this.check = check;
+    this.offset = offset;
+    this.file = file;
+  }
+}
+
+/** Invalid use of the writer API (memtrace raises `Invalid_argument` with the same text). */
+export class MemtraceArgumentError extends Error {
+  override name = "MemtraceArgumentError";
+}
+
+/** The process id changed between two flushes (memtrace's `Writer.Pid_changed`): the writer
+ * refuses to write, as memtrace does in a forked child. */
+export class PidChangedError extends Error {
+  override name = "PidChangedError";
+  constructor(readonly expected: bigint, readonly actual: bigint) {
+    super(`Pid_changed: trace writer created by pid ${expected}, now running as pid ${actual}`);
+  }
+}

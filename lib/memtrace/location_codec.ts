@@ -1,0 +1,158 @@
+/**
+ * The location codec: each location-code definition lists its source locations, each packed in
+ * 48 bits (line 20, start 8, end 10, then two 5-bit move-to-front indices) with filenames and
+ * function names sent as strings only on a move-to-front miss.
+ * @module
+ */
+import { encodeString, type ReadBuf, type WriteBuf } from "./buf.ts";
+import { Location, type LocationCode } from "./types.ts";
+
+/** Entries of each move-to-front table; index 31 means "not in the table". */
+const MTF_LENGTH = 31;
+const NOT_FOUND = MTF_LENGTH;
+
+/** Raised when a move-to-front index names an empty slot (memtrace asserts here). */
+export class MtfIndexError extends Error {}
+
+/** A move-to-front table of strings with a value attached to each. */
+class MtfTable<V> {
+  keys: (string | undefined)[] = new Array(MTF_LENGTH).fill(undefined);
+  vals: (V | undefined)[] = new Array(MTF_LENGTH).fill(undefined);
+
+  /** Moves entry `i` to the front. */
+  private toFront(i: number): void {
+    const k = this.keys[i], v = this.vals[i];
+    for (let j = i; j > 0; j--) {
+      this.keys[j] = this.keys[j - 1];
+      this.vals[j] = this.vals[j - 1];
+    }
+    this.keys[0] = k;
+    this.vals[0] = v;
+  }
+
+  /** Pushes a new entry at the front; the last one falls off. */
+  push(k: string, v: V): void {
+    for (let j = MTF_LENGTH - 1; j > 0; j--) {
+      this.keys[j] = this.keys[j - 1];
+      this.vals[j] = this.vals[j - 1];
+    }
+    this.keys[0] = k;
+    this.vals[0] = v;
+  }
+
+  /** Index of `k` (moved to the front), or NOT_FOUND after pushing it with `ifAbsent()`. */
+  encode(k: string, ifAbsent: () => V): [number, V] {
+    for (let i = 0; i < MTF_LENGTH; i++) {
+      const key = this.keys[i];
+      if (key === undefined) break;
+      if (key === k) {
+        const v = this.vals[i] as V;
+        this.toFront(i);
+        return [i, v];
+      }
+    }
+    const v = ifAbsent();
+    this.push(k, v);
+    return [NOT_FOUND, v];
+  }
+
+  /** The entry at index `i` (moved to the front); NOT_FOUND reads a new entry with `ifAbsent()`. */
+  decode(i: number, ifAbsent: () => [string, V]): [string, V] {
+    if (i === NOT_FOUND) {
+      const kv = ifAbsent();
+      this.push(kv[0], kv[1]);
+      return kv;
+    }
+    if (this.keys[i] === undefined) throw new MtfIndexError();
+    this.toFront(i);
+    return [this.keys[0] as string, this.vals[0] as V];
+  }
+
+  /** The value of the last slot, which the next push will drop. */
+  last(): V | undefined {
+    return this.vals[MTF_LENGTH - 1];
+  }
+}
+
+type DefnTable = MtfTable<true>;
+
+/** Upper bound on the encoded size of one location-code definition. */
+export const LOCATION_MAX_LENGTH = 4 * 1024;
+
+function clamp(n: number, lim: number): number {
+  return n < 0 || n > lim ? lim : n;
+}
+
+const TWO32 = 4294967296;
+
+/** Per-writer state of the location codec. */
+export class LocationWriter {
+  private files = new MtfTable<DefnTable>();
+
+  /** Writes the definition of `code` as the list `locs` (outermost first). Lists of more than
+   * 255 entries or of a worst-case size over 4 KiB become the single unknown location. */
+  put(b: WriteBuf, code: LocationCode, locs: readonly Location[]): void {
+    const names: [Uint8Array, Uint8Array][] = [];
+    let worst = 8 + 1;
+    for (const loc of locs) {
+      const f = encodeString(loc.filename), d = encodeString(loc.defname);
+      names.push([f, d]);
+      worst += 6 + (f.length + 1) + (d.length + 1);
+    }
+    let list = locs;
+    if (!(locs.length <= 255 && worst <= LOCATION_MAX_LENGTH)) {
+      list = [Location.unknown];
+      names.length = 0;
+      names.push([encodeString("<unknown>"), encodeString("??")]);
+    }
+    b.put64(code);
+    b.put8(list.length);
+    for (let i = 0; i < list.length; i++) {
+      const loc = list[i];
+      const line = clamp(loc.line, 0xfffff);
+      const start = clamp(loc.startChar, 0xff);
+      const end = clamp(loc.endChar, 0x3ff);
+      const [fcode, defns] = this.files.encode(loc.filename, () => new MtfTable<true>());
+      const [dcode] = defns.encode(loc.defname, () => true);
+      const packed = line + start * 2 ** 20 + end * 2 ** 28 + fcode * 2 ** 38 + dcode * 2 ** 43;
+      const hi = Math.floor(packed / TWO32);
+      b.put32(packed - hi * TWO32);
+      b.put16(hi);
+      if (fcode === NOT_FOUND) b.putStringBytes(names[i][0]);
+      if (dcode === NOT_FOUND) b.putStringBytes(names[i][1]);
+    }
+  }
+}
+
+/** Per-domain state of the location decoder. */
+export class LocationReader {
+  private files = new MtfTable<DefnTable>();
+
+  /** Reads one location-code definition. Throws {@linkcode MtfIndexError} on an index that
+   * names an empty table slot. */
+  get(b: ReadBuf): [LocationCode, Location[]] {
+    const code = b.get64();
+    const n = b.get8();
+    const locs: Location[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const low = b.getU32();
+      const high = b.get16();
+      const line = low & 0xfffff;
+      const start = (low >>> 20) & 0xff;
+      const end = (low >>> 28) | ((high & 0x3f) << 4);
+      const fcode = (high >>> 6) & 0x1f;
+      const dcode = (high >>> 11) & 0x1f;
+      const files = this.files;
+      const [filename, defns] = files.decode(fcode, () => {
+        const s = b.getString();
+        // Format v1 writers could reuse the function-name table of the file entry about to be
+        // pushed out; decoding the same way keeps those traces readable and is harmless for
+        // later writers, which never rely on it.
+        return [s, files.last() ?? new MtfTable<true>()];
+      });
+      const [defname] = defns.decode(dcode, () => [b.getString(), true]);
+      locs[i] = new Location(filename, line, start, end, defname);
+    }
+    return [code, locs];
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * The value types of memtrace's `Trace` interface: time, locations, identifiers, events, info.
+ * @module
+ */
+
+/** Microseconds since the Unix epoch (memtrace's `Timestamp.t`, an int64 there). */
+export type Timestamp = number;
+
+/** Helpers for {@linkcode Timestamp}. */
+export const Timestamp = {
+  /** The current wall-clock time in microseconds. */
+  now(): Timestamp {
+    return Math.trunc((performance.timeOrigin + performance.now()) * 1000);
+  },
+  /** From microseconds since the epoch. */
+  ofInt64(us: number | bigint): Timestamp {
+    return Number(us);
+  },
+  /** To microseconds since the epoch. */
+  toInt64(t: Timestamp): bigint {
+    return BigInt(t);
+  },
+  /** To seconds, in the Unix module's float format. */
+  toFloat(t: Timestamp): number {
+    return t / 1_000_000;
+  },
+  /** From seconds in the Unix module's float format (truncating, as `Int64.of_float`). */
+  ofFloat(f: number): Timestamp {
+    return Math.trunc(f * 1_000_000);
+  },
+} as const;
+
+/** Microseconds since the start of the trace (memtrace's `Timedelta.t`). */
+export type Timedelta = number;
+
+/** Helpers for {@linkcode Timedelta}. */
+export const Timedelta = {
+  /** As microseconds since the start of the trace. */
+  toInt64(t: Timedelta): bigint {
+    return BigInt(t);
+  },
+  /** `base` offset by `delta`. */
+  offset(base: Timestamp, delta: Timedelta): Timestamp {
+    return base + delta;
+  },
+} as const;
+
+/** A source location in the traced program. */
+export class Location {
+  constructor(
+    readonly filename: string,
+    readonly line: number,
+    readonly startChar: number,
+    readonly endChar: number,
+    readonly defname: string,
+  ) {}
+
+  /** `defname@filename:line:start-end`, as memtrace prints it. */
+  toString(): string {
+    return `${this.defname}@${this.filename}:${this.line}:${this.startChar}-${this.endChar}`;
+  }
+
+  /** Field-by-field equality. */
+  equals(o: Location): boolean {
+    return this.line === o.line && this.startChar === o.startChar &&
+      this.endChar === o.endChar && this.filename === o.filename && this.defname === o.defname;
+  }
+
+  /** The location memtrace writes for a frame it cannot describe. */
+  static readonly unknown: Location = new Location("<unknown>", 1, 1, 1, "??");
+}
+
+/** Identifier of a traced allocation (allocation order, unique across domains). */
+export type ObjId = number;
+/** Identifier of an OCaml domain; 0 is the main domain. */
+export type DomainId = number;
+/** The main domain's id. */
+export const MAIN_DOMAIN: DomainId = 0;
+/** A code standing for one backtrace slot (a return address in real traces). A safe integer. */
+export type LocationCode = number;
+
+/** How a sampled object was first allocated. The numbers are the on-disk codes. */
+export const AllocationSource = { Minor: 0, Major: 1, External: 2 } as const;
+/** One of {@linkcode AllocationSource}'s values. */
+export type AllocationSource = (typeof AllocationSource)[keyof typeof AllocationSource];
+
+/** Resolves a location code to the (possibly inlined, outermost first) locations it stands for. */
+export type LocationLookup = (code: LocationCode) => readonly Location[];
+
+/** printf `%010d`. */
+export function formatObjId(id: number): string {
+  return id >= 0 ? String(id).padStart(10, "0") : "-" + String(-id).padStart(9, "0");
+}
+
+/** printf `% 4d` (space flag: a blank stands where a minus sign would). */
+export function formatSpace4(n: number): string {
+  return (n < 0 ? String(n) : " " + String(n)).padStart(4, " ");
+}
+
+/** An allocation event. `backtraceBuffer` is shared with later events of the same domain (as in
+ * memtrace): copy it with {@linkcode AllocEvent.backtrace} to keep it. */
+export class AllocEvent {
+  readonly kind = "alloc" as const;
+  constructor(
+    /** Identifier of this allocation, used by later promote/collect events. */
+    readonly objId: ObjId,
+    /** Length in words, header excluded. */
+    readonly length: number,
+    /** Domain on which the allocation happened. */
+    readonly domain: DomainId,
+    /** Number of samples in this allocation (at least 1). */
+    readonly nsamples: number,
+    /** How the object was allocated. */
+    readonly source: AllocationSource,
+    /** Location codes from caller to callee; entries past `backtraceLength` are meaningless. */
+    readonly backtraceBuffer: Float64Array,
+    /** Number of meaningful entries of `backtraceBuffer`. */
+    readonly backtraceLength: number,
+    /** Length of the prefix shared with the previous allocation of this domain. */
+    readonly commonPrefix: number,
+  ) {}
+
+  /** A copy of the backtrace, caller to callee. */
+  backtrace(): LocationCode[] {
+    return Array.from(this.backtraceBuffer.subarray(0, this.backtraceLength));
+  }
+
+  /** memtrace's `Event.to_string` for this event. */
+  toString(lookup: LocationLookup): string {
+    let bt = "";
+    for (let i = 0; i < this.backtraceLength; i++) {
+      const code = this.backtraceBuffer[i];
+      const locs = lookup(code);
+      if (i > 0) bt += " ";
+      if (locs.length === 0) bt += "$" + code;
+      else {
+        for (let j = 0; j < locs.length; j++) bt += (j > 0 ? " " : "") + locs[j].toString();
+      }
+    }
+    const src = this.source === AllocationSource.Minor
+      ? "alloc"
+      : this.source === AllocationSource.Major
+      ? "alloc_major"
+      : "alloc_ext";
+    return `${
+      formatObjId(this.objId)
+    } ${src} ${this.nsamples} len=${this.length} dom=${this.domain} ${
+      formatSpace4(this.commonPrefix)
+    }: ${bt}`;
+  }
+}
+
+/** The object `objId` survived a minor collection. */
+export class PromoteEvent {
+  readonly kind = "promote" as const;
+  constructor(readonly objId: ObjId, readonly domain: DomainId) {}
+  /** memtrace's `Event.to_string`. */
+  toString(_lookup?: LocationLookup): string {
+    return `${formatObjId(this.objId)} promote`;
+  }
+}
+
+/** The object `objId` was collected. */
+export class CollectEvent {
+  readonly kind = "collect" as const;
+  constructor(readonly objId: ObjId, readonly domain: DomainId) {}
+  /** memtrace's `Event.to_string`. */
+  toString(_lookup?: LocationLookup): string {
+    return `${formatObjId(this.objId)} collect`;
+  }
+}
+
+/** A trace event. */
+export type Event = AllocEvent | PromoteEvent | CollectEvent;
+
+/** Trace metadata (memtrace's `Info.t`). Strings are Unicode; they are stored as UTF-8. */
+export interface Info {
+  sampleRate: number;
+  wordSize: number;
+  executableName: string;
+  hostName: string;
+  ocamlRuntimeParams: string;
+  /** Process id (an int64 in the file). */
+  pid: bigint;
+  initialDomain: DomainId;
+  startTime: Timestamp;
+  context: string | undefined;
+}

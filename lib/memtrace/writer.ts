@@ -1,0 +1,399 @@
+/**
+ * Writing traces: per-domain writers sharing one destination and one object-id counter, and the
+ * multiplexer that feeds events of many domains into one stream.
+ *
+ * The packet rules follow memtrace exactly, so that our files are byte-identical to its files:
+ * 32 KiB packets; location definitions flushed in their own packets before the events that use
+ * them; a flush before an event when the packet might not hold it, when more than 128 new
+ * locations wait, when the packet spans more than 30 s, or when the 10,000-id chunk is used up.
+ * @module
+ */
+import { WriteBuf } from "./buf.ts";
+import { BacktraceWriter } from "./backtrace_codec.ts";
+import { LOCATION_MAX_LENGTH, LocationWriter } from "./location_codec.ts";
+import {
+  Ev,
+  finishPacketHeader,
+  type HeaderSlots,
+  MAX_PACKET_SIZE,
+  PACKET_MAX_TIME,
+  putEventHeader,
+  putPacketHeader,
+} from "./packet.ts";
+import type { TraceSink } from "./sink.ts";
+import { MemtraceArgumentError, PidChangedError } from "./errors.ts";
+import {
+  AllocationSource,
+  type DomainId,
+  type Event,
+  type Info,
+  type Location,
+  type LocationCode,
+  type LocationLookup,
+  type ObjId,
+  type Timestamp,
+} from "./types.ts";
+
+/** Room reserved for one event: fixed fields plus the larger of a location or backtrace. */
+const MAX_EV_SIZE = 100 + Math.max(LOCATION_MAX_LENGTH, 4096);
+
+/** Object ids handed to a writer at a time (memtrace's `Private.obj_ids_per_chunk`). */
+export const OBJ_IDS_PER_CHUNK = 10_000;
+
+/** State shared by all domain writers of one trace. */
+class SharedDest {
+  closed = false;
+  nextGlobalId = 0;
+  constructor(readonly sink: TraceSink, readonly idsPerChunk: number) {}
+
+  write(b: WriteBuf): void {
+    if (this.closed) throw new MemtraceArgumentError("Trace writer: destination already closed");
+    this.sink.write(b.buf.subarray(0, b.pos));
+  }
+}
+
+/** Options for {@linkcode Writer.create}. */
+export interface WriterOptions {
+  /** Returns the current process id; a change makes the next flush throw
+   * {@linkcode PidChangedError}. Defaults to a constant `info.pid`. */
+  getpid?: () => bigint;
+  /** Object ids claimed per chunk (10,000 in memtrace; smaller values are for tests). */
+  idsPerChunk?: number;
+}
+
+/** Writes the events of one domain. Create the first with {@linkcode Writer.create}, others
+ * with {@linkcode Writer.forDomain}. */
+export class Writer {
+  private readonly locWriter = new LocationWriter();
+  private readonly cache = new BacktraceWriter();
+  private newLocCodes: LocationCode[] = [];
+  private newLocLists: (readonly Location[])[] = [];
+  private readonly newLocsBuf = new WriteBuf(new Uint8Array(MAX_PACKET_SIZE));
+  private lastCallstack = new Float64Array(64);
+  private lastLen = 0;
+  private lastDropped = 0;
+  private scratch = new Float64Array(64);
+  private startId = 0;
+  private nextId = 0;
+  private lastId = 0;
+  private packetTimeStart: Timestamp;
+  private packetTimeEnd: Timestamp;
+  private header: HeaderSlots;
+  private readonly packet = new WriteBuf(new Uint8Array(MAX_PACKET_SIZE));
+
+  private constructor(
+    private readonly dest: SharedDest,
+    private readonly pid: bigint,
+    private readonly getpid: () => bigint,
+    /** The domain this writer writes events for. */
+    readonly domain: DomainId,
+    startTime: Timestamp,
+  ) {
+    this.packetTimeStart = startTime;
+    this.packetTimeEnd = startTime;
+    this.header = putPacketHeader(this.packet, pid, domain, undefined);
+    this.newPacketIds();
+  }
+
+  /** Starts a trace on `sink`: writes the trace-info packet and returns the writer of
+   * `info.initialDomain`. */
+  static create(sink: TraceSink, info: Info, options: WriterOptions = {}): Writer {
+    const getpid = options.getpid ?? (() => info.pid);
+    const pid = getpid();
+    const dest = new SharedDest(sink, options.idsPerChunk ?? OBJ_IDS_PER_CHUNK);
+    const b = new WriteBuf(new Uint8Array(MAX_PACKET_SIZE));
+    const h = putPacketHeader(b, pid, info.initialDomain, undefined);
+    putEventHeader(b, Ev.TraceInfo, info.startTime);
+    b.putFloat(info.sampleRate);
+    b.put8(info.wordSize);
+    b.putString(info.executableName);
+    b.putString(info.hostName);
+    b.putString(info.ocamlRuntimeParams);
+    b.put64Big(info.pid);
+    b.putString(info.context ?? "");
+    finishPacketHeader(b, h, info.startTime, info.startTime, 0, 0);
+    dest.write(b);
+    return new Writer(dest, pid, getpid, info.initialDomain, info.startTime);
+  }
+
+  /** A writer for another domain, sharing this one's destination and id counter. Its first
+   * packet starts at this writer's latest event time. */
+  forDomain(domain: DomainId): Writer {
+    return this.forDomainAt(domain, this.packetTimeEnd);
+  }
+
+  /** @internal A writer for `domain` whose first packet starts at `startTime`. */
+  forDomainAt(domain: DomainId, startTime: Timestamp): Writer {
+    return new Writer(this.dest, this.pid, this.getpid, domain, startTime);
+  }
+
+  /** Whether the current id chunk has an id left. */
+  private hasNextId(): boolean {
+    return this.nextId < this.lastId;
+  }
+
+  /** At each new packet: claim a fresh chunk of ids if this one is used up. */
+  private newPacketIds(): void {
+    if (!this.hasNextId()) {
+      this.nextId = this.dest.nextGlobalId;
+      this.dest.nextGlobalId += this.dest.idsPerChunk;
+      this.lastId = this.nextId + this.dest.idsPerChunk;
+    }
+    this.startId = this.nextId;
+  }
+
+  /** The id the next allocation will get (claiming a chunk first if needed). */
+  nextAllocId(): ObjId {
+    if (!this.hasNextId()) this.flushAt(this.packetTimeEnd);
+    return this.nextId;
+  }
+
+  private flushAt(now: Timestamp): void {
+    const actual = this.getpid();
+    if (actual !== this.pid) throw new PidChangedError(this.pid, actual);
+    // Location definitions first: readers must know a code before an event uses it.
+    const n = this.newLocCodes.length;
+    let i = 0;
+    while (i < n) {
+      const b = this.newLocsBuf;
+      b.reset();
+      const h = putPacketHeader(b, this.pid, this.domain, undefined);
+      while (i < n && b.remaining() > LOCATION_MAX_LENGTH) {
+        putEventHeader(b, Ev.Location, this.packetTimeStart);
+        this.locWriter.put(b, this.newLocCodes[i], this.newLocLists[i]);
+        i++;
+      }
+      finishPacketHeader(
+        b,
+        h,
+        this.packetTimeStart,
+        this.packetTimeStart,
+        this.startId,
+        this.startId,
+      );
+      this.dest.write(b);
+    }
+    const p = this.packet;
+    finishPacketHeader(
+      p,
+      this.header,
+      this.packetTimeStart,
+      this.packetTimeEnd,
+      this.startId,
+      this.nextId,
+    );
+    this.dest.write(p);
+    this.packetTimeStart = now;
+    this.packetTimeEnd = now;
+    this.newLocCodes.length = 0;
+    this.newLocLists.length = 0;
+    p.reset();
+    this.newPacketIds();
+    this.header = putPacketHeader(p, this.pid, this.domain, this.cache);
+  }
+
+  private beginEvent(code: number, now: Timestamp): void {
+    if (
+      this.packet.remaining() < MAX_EV_SIZE || this.newLocCodes.length > 128 ||
+      now - this.packetTimeStart > PACKET_MAX_TIME || !this.hasNextId()
+    ) this.flushAt(now);
+    this.packetTimeEnd = now;
+    putEventHeader(this.packet, code, now);
+  }
+
+  /**
+   * Writes an allocation and returns its object id.
+   * @param time when it happened (microseconds since the epoch; must not go backwards)
+   * @param length size in words, header excluded
+   * @param nsamples number of samples (at least 1)
+   * @param source how it was allocated
+   * @param callstack location codes, callee first (index 0 is the allocation point), as
+   *   OCaml's raw backtraces are laid out; safe integers
+   * @param decode the locations of a code; called for codes the reader may not know yet
+   * @param dropSlots number of entries at the start of `callstack` to leave out (memtrace's
+   *   `put_alloc_backtrace_suffix`)
+   */
+  putAlloc(
+    time: Timestamp,
+    length: number,
+    nsamples: number,
+    source: AllocationSource,
+    callstack: ArrayLike<LocationCode>,
+    decode: LocationLookup,
+    dropSlots = 0,
+  ): ObjId {
+    const len = callstack.length;
+    if (!(dropSlots >= 0 && dropSlots <= len)) {
+      throw new MemtraceArgumentError(`Trace.put_alloc: drop_slots ${dropSlots} out of range`);
+    }
+    // Copy the callstack (callers may reuse their arrays) and refuse codes that are not exact.
+    if (this.scratch.length < len) {
+      this.scratch = new Float64Array(Math.max(len, 2 * this.scratch.length));
+    }
+    const cur = this.scratch;
+    for (let i = 0; i < len; i++) {
+      const c = callstack[i];
+      if (!Number.isSafeInteger(c)) {
+        throw new MemtraceArgumentError(
+          `Trace.put_alloc: location code ${c} is not an integer within ±(2^53-1)`,
+        );
+      }
+      cur[i] = c;
+    }
+    // Longest common suffix with the previous callstack (a common prefix, caller side).
+    const prev = this.lastCallstack;
+    let i = len - 1, j = this.lastLen - 1;
+    while (i >= dropSlots && j >= this.lastDropped) {
+      if (cur[i] === prev[j]) {
+        i--;
+        j--;
+      } else break;
+    }
+    const commonLen = len - (i + 1);
+    const newLen = len - commonLen;
+    this.scratch = prev;
+    this.lastCallstack = cur;
+    this.lastLen = len;
+    this.lastDropped = dropSlots;
+
+    const isShort = length >= 1 && length <= 16 && source === AllocationSource.Minor &&
+      nsamples === 1 && newLen < 256;
+    this.beginEvent(isShort ? 100 + length : Ev.Alloc, time);
+    if (this.nextId === this.lastId) {
+      throw new MemtraceArgumentError("Obj_id.Allocator.next_exn: exhausted");
+    }
+    const id = this.nextId++;
+    const b = this.packet;
+    let lenAt: number;
+    if (isShort) {
+      b.putVint(commonLen);
+      lenAt = b.skip(1);
+    } else {
+      b.putVint(length);
+      b.putVint(nsamples);
+      b.put8(source);
+      b.putVint(commonLen);
+      lenAt = b.skip(2);
+    }
+    const nencoded = this.cache.put(b, id, cur, dropSlots, newLen, (pos) => {
+      this.newLocCodes.push(cur[pos]);
+      this.newLocLists.push(decode(cur[pos]));
+    });
+    if (isShort) b.update8(lenAt, nencoded);
+    else b.update16(lenAt, nencoded);
+    return id;
+  }
+
+  /** memtrace's `put_alloc_backtrace_suffix`: {@linkcode putAlloc} leaving out the first
+   * `dropSlots` (callee-side) entries of `callstack`. */
+  putAllocBacktraceSuffix(
+    time: Timestamp,
+    length: number,
+    nsamples: number,
+    source: AllocationSource,
+    callstack: ArrayLike<LocationCode>,
+    decode: LocationLookup,
+    dropSlots: number,
+  ): ObjId {
+    return this.putAlloc(time, length, nsamples, source, callstack, decode, dropSlots);
+  }
+
+  /** Writes that object `id` survived a minor collection. */
+  putPromote(time: Timestamp, id: ObjId): void {
+    this.beginEvent(Ev.Promote, time);
+    this.packet.putVint(this.nextId - 1 - id);
+  }
+
+  /** Writes that object `id` was collected. */
+  putCollect(time: Timestamp, id: ObjId): void {
+    this.beginEvent(Ev.Collect, time);
+    this.packet.putVint(this.nextId - 1 - id);
+  }
+
+  /** Writes out buffered events (and the locations they need). More events may follow. */
+  flush(): void {
+    this.flushAt(this.packetTimeEnd);
+  }
+
+  /** Flushes, then closes the destination. */
+  close(): void {
+    this.flush();
+    this.dest.closed = true;
+    this.dest.sink.close?.();
+  }
+
+  /** @internal Writes a decoded event, checking it fits this writer (memtrace's `put_event`). */
+  putEvent(decode: LocationLookup, time: Timestamp, ev: Event): void {
+    if (ev.domain !== this.domain) {
+      throw new MemtraceArgumentError("Trace.put_event: mismatched domain fields");
+    }
+    if (time < this.packetTimeEnd) {
+      throw new MemtraceArgumentError("Trace.put_event: out-of-order timestamps");
+    }
+    switch (ev.kind) {
+      case "alloc": {
+        const n = ev.backtraceLength;
+        const rev = new Float64Array(n);
+        for (let k = 0; k < n; k++) rev[k] = ev.backtraceBuffer[n - 1 - k];
+        const id = this.putAlloc(time, ev.length, ev.nsamples, ev.source, rev, decode);
+        if (id !== ev.objId) throw new MemtraceArgumentError("Incorrect allocation ID");
+        break;
+      }
+      case "promote":
+        this.putPromote(time, ev.objId);
+        break;
+      case "collect":
+        this.putCollect(time, ev.objId);
+        break;
+    }
+  }
+}
+
+/** Feeds events of several domains into one trace, one writer per domain; switching domain
+ * flushes the previous domain's writer, so packets of different domains never interleave
+ * mid-packet (memtrace's `Writer.Multiplexed_domains`). */
+export class MultiplexedWriter {
+  private readonly writers = new Map<DomainId, Writer>();
+  private lastDomain: DomainId;
+  private readonly startTime: Timestamp;
+
+  private constructor(first: Writer, startTime: Timestamp) {
+    this.writers.set(first.domain, first);
+    this.lastDomain = first.domain;
+    this.startTime = startTime;
+  }
+
+  /** Starts a trace on `sink` (writes the trace-info packet). */
+  static create(sink: TraceSink, info: Info, options: WriterOptions = {}): MultiplexedWriter {
+    return new MultiplexedWriter(Writer.create(sink, info, options), info.startTime);
+  }
+
+  private writerFor(domain: DomainId): Writer {
+    const last = this.writers.get(this.lastDomain)!;
+    if (domain === this.lastDomain) return last;
+    last.flush();
+    this.lastDomain = domain;
+    let w = this.writers.get(domain);
+    if (w === undefined) {
+      w = last.forDomainAt(domain, this.startTime);
+      this.writers.set(domain, w);
+    }
+    return w;
+  }
+
+  /** Writes `ev` (from a reader, or built by hand) at `time`. Alloc events must carry the id
+   * {@linkcode nextAllocId} gives; backtraces are caller to callee, as readers produce them. */
+  putEvent(decode: LocationLookup, time: Timestamp, ev: Event): void {
+    this.writerFor(ev.domain).putEvent(decode, time, ev);
+  }
+
+  /** The id the next allocation of `domain` will get. */
+  nextAllocId(domain: DomainId): ObjId {
+    return this.writerFor(domain).nextAllocId();
+  }
+
+  /** Flushes the writer of the domain written last (the others are already flushed). */
+  flush(): void {
+    this.writers.get(this.lastDomain)!.flush();
+  }
+}
