@@ -12,25 +12,26 @@ const MASK = CACHE_SIZE - 1;
 /** Most bytes one backtrace may take; longer ones are cut (the tail frames are lost). */
 export const BACKTRACE_MAX_LENGTH = 4096;
 
-const TWO35 = 2 ** 35;
-const TWO19 = 2 ** 19;
+const TWO32 = 4294967296;
 
-/** Bits 0..34 of `slot * k` in 63-bit two's complement, computed exactly with doubles. */
-function mulLow35(slot: number, k: number): number {
-  let s = slot % TWO35;
-  if (s < 0) s += TWO35;
-  const a = Math.floor(s / 65536), b = s - a * 65536;
-  return (((a * k) % TWO19) * 65536 + b * k) % TWO35;
-}
-
-/** First cache bucket for a code: `((code * 0x4983723) lsr 11) land mask` in OCaml. */
+/** First cache bucket for a code: `((code * 0x4983723) lsr 11) land mask` in OCaml's 63-bit
+ * arithmetic. Only the low 32 bits of the product matter, and `>>> 0` takes a safe integer
+ * modulo 2^32 even when it is negative. */
 export function hash1(slot: number): number {
-  return Math.floor(mulLow35(slot, 0x4983723) / 2048) & MASK;
+  return (Math.imul(slot >>> 0, 0x4983723) >>> 11) & MASK;
 }
 
-/** Second cache bucket for a code: `((code * 0xfdea731) lsr 21) land mask` in OCaml. */
+/** Second cache bucket: `((code * 0xfdea731) lsr 21) land mask`, i.e. bits 21..34 of the
+ * product; bits 32..34 are rebuilt from the high word and the carry of the low word's product. */
 export function hash2(slot: number): number {
-  return Math.floor(mulLow35(slot, 0xfdea731) / 2097152) & MASK;
+  const K = 0xfdea731;
+  const lo = slot >>> 0;
+  const hi = Math.floor(slot / TWO32) & 7;
+  const a = lo >>> 16, b = lo & 0xffff;
+  // floor(lo * K / 2^32), computed without losing bits: a*K and b*K are below 2^44.
+  const carry = Math.floor((a * K + Math.floor((b * K) / 65536)) / 65536);
+  const bits32 = (carry + hi * K) & 7;
+  return ((Math.imul(lo, K) >>> 21) | (bits32 << 11)) & MASK;
 }
 
 /** The writer's cache: codes, their last-use dates (allocation ids) and successor buckets. */

@@ -29,31 +29,55 @@ export function encodeString(s: string): Uint8Array {
   return out;
 }
 
+// Decoded strings, interned by a hash of their bytes: traces repeat the same few hundred
+// filenames and function names thousands of times.
+interface Interned {
+  bytes: Uint8Array;
+  str: string;
+}
+const interned = new Map<number, Interned>();
+
 /** Decodes bytes as UTF-8; bytes that are not valid UTF-8 are taken as Latin-1 so that nothing is
  * lost or replaced. */
 export function decodeString(b: Uint8Array, start: number, end: number): string {
+  let h = 0x811c9dc5;
   let ascii = true;
   for (let i = start; i < end; i++) {
-    if (b[i] > 0x7f) {
-      ascii = false;
-      break;
-    }
+    const c = b[i];
+    if (c > 0x7f) ascii = false;
+    h = Math.imul(h ^ c, 0x01000193);
   }
+  const hit = interned.get(h);
+  if (hit !== undefined && hit.bytes.length === end - start) {
+    const known = hit.bytes;
+    let same = true;
+    for (let i = 0; i < known.length; i++) {
+      if (known[i] !== b[start + i]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) return hit.str;
+  }
+  let s: string;
   if (ascii) {
-    // String.fromCharCode over small ranges is faster than TextDecoder.
-    let s = "";
+    s = "";
     for (let i = start; i < end; i += 4096) {
       s += String.fromCharCode.apply(null, b.subarray(i, Math.min(end, i + 4096)) as never);
     }
-    return s;
+  } else {
+    try {
+      s = utf8Decoder.decode(b.subarray(start, end));
+    } catch {
+      s = "";
+      for (let i = start; i < end; i++) s += String.fromCharCode(b[i]);
+    }
   }
-  try {
-    return utf8Decoder.decode(b.subarray(start, end));
-  } catch {
-    let s = "";
-    for (let i = start; i < end; i++) s += String.fromCharCode(b[i]);
-    return s;
+  if (end - start <= 256) {
+    if (interned.size >= 1 << 16) interned.clear();
+    interned.set(h, { bytes: b.slice(start, end), str: s });
   }
+  return s;
 }
 
 /** Thrown by {@linkcode ReadBuf} when a read runs past the end of its range. */

@@ -18,6 +18,8 @@ export class MtfIndexError extends Error {}
 class MtfTable<V> {
   keys: (string | undefined)[] = new Array(MTF_LENGTH).fill(undefined);
   vals: (V | undefined)[] = new Array(MTF_LENGTH).fill(undefined);
+  /** The value found or created by the last {@linkcode encodeIndex}. */
+  found: V | undefined = undefined;
 
   /** Moves entry `i` to the front. */
   private toFront(i: number): void {
@@ -40,20 +42,22 @@ class MtfTable<V> {
     this.vals[0] = v;
   }
 
-  /** Index of `k` (moved to the front), or NOT_FOUND after pushing it with `ifAbsent()`. */
-  encode(k: string, ifAbsent: () => V): [number, V] {
+  /** Index of `k` (moved to the front), or NOT_FOUND after pushing it with `ifAbsent()`; the
+   * entry's value is left in {@linkcode found}. */
+  encodeIndex(k: string, ifAbsent: () => V): number {
     for (let i = 0; i < MTF_LENGTH; i++) {
       const key = this.keys[i];
       if (key === undefined) break;
       if (key === k) {
-        const v = this.vals[i] as V;
+        this.found = this.vals[i] as V;
         this.toFront(i);
-        return [i, v];
+        return i;
       }
     }
     const v = ifAbsent();
+    this.found = v;
     this.push(k, v);
-    return [NOT_FOUND, v];
+    return NOT_FOUND;
   }
 
   /** The entry at index `i` (moved to the front); NOT_FOUND reads a new entry with `ifAbsent()`. */
@@ -85,26 +89,36 @@ function clamp(n: number, lim: number): number {
 
 const TWO32 = 4294967296;
 
+const UNKNOWN_LIST: readonly Location[] = [Location.unknown];
+const newDefnTable = (): DefnTable => new MtfTable<true>();
+const yes = (): true => true;
+
+/** Filenames and function names recur endlessly, across writers too: encode each once. */
+const utf8Cache = new Map<string, Uint8Array>();
+
 /** Per-writer state of the location codec. */
 export class LocationWriter {
   private files = new MtfTable<DefnTable>();
 
+  private bytesOf(s: string): Uint8Array {
+    let b = utf8Cache.get(s);
+    if (b === undefined) {
+      if (utf8Cache.size >= 65536) utf8Cache.clear();
+      b = encodeString(s);
+      utf8Cache.set(s, b);
+    }
+    return b;
+  }
+
   /** Writes the definition of `code` as the list `locs` (outermost first). Lists of more than
    * 255 entries or of a worst-case size over 4 KiB become the single unknown location. */
   put(b: WriteBuf, code: LocationCode, locs: readonly Location[]): void {
-    const names: [Uint8Array, Uint8Array][] = [];
     let worst = 8 + 1;
-    for (const loc of locs) {
-      const f = encodeString(loc.filename), d = encodeString(loc.defname);
-      names.push([f, d]);
-      worst += 6 + (f.length + 1) + (d.length + 1);
+    for (let i = 0; i < locs.length && worst <= LOCATION_MAX_LENGTH; i++) {
+      const loc = locs[i];
+      worst += 6 + (this.bytesOf(loc.filename).length + 1) + (this.bytesOf(loc.defname).length + 1);
     }
-    let list = locs;
-    if (!(locs.length <= 255 && worst <= LOCATION_MAX_LENGTH)) {
-      list = [Location.unknown];
-      names.length = 0;
-      names.push([encodeString("<unknown>"), encodeString("??")]);
-    }
+    const list = locs.length <= 255 && worst <= LOCATION_MAX_LENGTH ? locs : UNKNOWN_LIST;
     b.put64(code);
     b.put8(list.length);
     for (let i = 0; i < list.length; i++) {
@@ -112,14 +126,14 @@ export class LocationWriter {
       const line = clamp(loc.line, 0xfffff);
       const start = clamp(loc.startChar, 0xff);
       const end = clamp(loc.endChar, 0x3ff);
-      const [fcode, defns] = this.files.encode(loc.filename, () => new MtfTable<true>());
-      const [dcode] = defns.encode(loc.defname, () => true);
+      const fcode = this.files.encodeIndex(loc.filename, newDefnTable);
+      const dcode = (this.files.found as DefnTable).encodeIndex(loc.defname, yes);
       const packed = line + start * 2 ** 20 + end * 2 ** 28 + fcode * 2 ** 38 + dcode * 2 ** 43;
       const hi = Math.floor(packed / TWO32);
       b.put32(packed - hi * TWO32);
       b.put16(hi);
-      if (fcode === NOT_FOUND) b.putStringBytes(names[i][0]);
-      if (dcode === NOT_FOUND) b.putStringBytes(names[i][1]);
+      if (fcode === NOT_FOUND) b.putStringBytes(this.bytesOf(loc.filename));
+      if (dcode === NOT_FOUND) b.putStringBytes(this.bytesOf(loc.defname));
     }
   }
 }

@@ -40,6 +40,15 @@ const MAX_EV_SIZE = 100 + Math.max(LOCATION_MAX_LENGTH, 4096);
 /** Object ids handed to a writer at a time (memtrace's `Private.obj_ids_per_chunk`). */
 export const OBJ_IDS_PER_CHUNK = 10_000;
 
+const MAX_CODE = Number.MAX_SAFE_INTEGER;
+
+/** Location codes must be exact integers: a larger number would already have been rounded. */
+function badCode(c: number): never {
+  throw new MemtraceArgumentError(
+    `Trace.put_alloc: location code ${c} is not an integer within ±(2^53-1)`,
+  );
+}
+
 /** State shared by all domain writers of one trace. */
 class SharedDest {
   closed = false;
@@ -80,6 +89,13 @@ export class Writer {
   private packetTimeEnd: Timestamp;
   private header: HeaderSlots;
   private readonly packet = new WriteBuf(new Uint8Array(MAX_PACKET_SIZE));
+  private decode: LocationLookup = () => [];
+  /** Records a code that missed the backtrace cache: its definition goes out at the next flush. */
+  private readonly onMiss = (pos: number): void => {
+    const code = this.lastCallstack[pos];
+    this.newLocCodes.push(code);
+    this.newLocLists.push(this.decode(code));
+  };
 
   private constructor(
     private readonly dest: SharedDest,
@@ -227,19 +243,34 @@ export class Writer {
       throw new MemtraceArgumentError(`Trace.put_alloc: drop_slots ${dropSlots} out of range`);
     }
     // Copy the callstack (callers may reuse their arrays) and refuse codes that are not exact.
+    const cur = this.scratchFor(len);
+    for (let i = 0; i < len; i++) {
+      const c = callstack[i];
+      // Written out (not Number.isSafeInteger): this loop runs for every frame of every event.
+      if (!(c <= MAX_CODE && c >= -MAX_CODE && Math.floor(c) === c)) badCode(c);
+      cur[i] = c;
+    }
+    return this.putAllocScratch(time, length, nsamples, source, len, decode, dropSlots);
+  }
+
+  private scratchFor(len: number): Float64Array {
     if (this.scratch.length < len) {
       this.scratch = new Float64Array(Math.max(len, 2 * this.scratch.length));
     }
+    return this.scratch;
+  }
+
+  /** putAlloc on a callstack already copied into `this.scratch[0, len)`. */
+  private putAllocScratch(
+    time: Timestamp,
+    length: number,
+    nsamples: number,
+    source: AllocationSource,
+    len: number,
+    decode: LocationLookup,
+    dropSlots: number,
+  ): ObjId {
     const cur = this.scratch;
-    for (let i = 0; i < len; i++) {
-      const c = callstack[i];
-      if (!Number.isSafeInteger(c)) {
-        throw new MemtraceArgumentError(
-          `Trace.put_alloc: location code ${c} is not an integer within ±(2^53-1)`,
-        );
-      }
-      cur[i] = c;
-    }
     // Longest common suffix with the previous callstack (a common prefix, caller side).
     const prev = this.lastCallstack;
     let i = len - 1, j = this.lastLen - 1;
@@ -275,10 +306,8 @@ export class Writer {
       b.putVint(commonLen);
       lenAt = b.skip(2);
     }
-    const nencoded = this.cache.put(b, id, cur, dropSlots, newLen, (pos) => {
-      this.newLocCodes.push(cur[pos]);
-      this.newLocLists.push(decode(cur[pos]));
-    });
+    this.decode = decode;
+    const nencoded = this.cache.put(b, id, cur, dropSlots, newLen, this.onMiss);
     if (isShort) b.update8(lenAt, nencoded);
     else b.update16(lenAt, nencoded);
     return id;
@@ -333,9 +362,14 @@ export class Writer {
     switch (ev.kind) {
       case "alloc": {
         const n = ev.backtraceLength;
-        const rev = new Float64Array(n);
-        for (let k = 0; k < n; k++) rev[k] = ev.backtraceBuffer[n - 1 - k];
-        const id = this.putAlloc(time, ev.length, ev.nsamples, ev.source, rev, decode);
+        const rev = this.scratchFor(n);
+        const bt = ev.backtraceBuffer;
+        for (let k = 0; k < n; k++) {
+          const c = bt[n - 1 - k];
+          if (!(c <= MAX_CODE && c >= -MAX_CODE && Math.floor(c) === c)) badCode(c);
+          rev[k] = c;
+        }
+        const id = this.putAllocScratch(time, ev.length, ev.nsamples, ev.source, n, decode, 0);
         if (id !== ev.objId) throw new MemtraceArgumentError("Incorrect allocation ID");
         break;
       }
