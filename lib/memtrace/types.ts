@@ -7,7 +7,13 @@
 export type Timestamp = number;
 
 /** Helpers for {@linkcode Timestamp}. */
-export const Timestamp = {
+export const Timestamp: {
+  now(): Timestamp;
+  ofInt64(us: number | bigint): Timestamp;
+  toInt64(t: Timestamp): bigint;
+  toFloat(t: Timestamp): number;
+  ofFloat(f: number): Timestamp;
+} = {
   /** The current wall-clock time in microseconds. */
   now(): Timestamp {
     return Math.trunc((performance.timeOrigin + performance.now()) * 1000);
@@ -28,13 +34,16 @@ export const Timestamp = {
   ofFloat(f: number): Timestamp {
     return Math.trunc(f * 1_000_000);
   },
-} as const;
+};
 
 /** Microseconds since the start of the trace (memtrace's `Timedelta.t`). */
 export type Timedelta = number;
 
 /** Helpers for {@linkcode Timedelta}. */
-export const Timedelta = {
+export const Timedelta: {
+  toInt64(t: Timedelta): bigint;
+  offset(base: Timestamp, delta: Timedelta): Timestamp;
+} = {
   /** As microseconds since the start of the trace. */
   toInt64(t: Timedelta): bigint {
     return BigInt(t);
@@ -43,7 +52,7 @@ export const Timedelta = {
   offset(base: Timestamp, delta: Timedelta): Timestamp {
     return base + delta;
   },
-} as const;
+};
 
 /** A source location in the traced program. */
 export class Location {
@@ -80,7 +89,11 @@ export const MAIN_DOMAIN: DomainId = 0;
 export type LocationCode = number;
 
 /** How a sampled object was first allocated. The numbers are the on-disk codes. */
-export const AllocationSource = { Minor: 0, Major: 1, External: 2 } as const;
+export const AllocationSource: { readonly Minor: 0; readonly Major: 1; readonly External: 2 } = {
+  Minor: 0,
+  Major: 1,
+  External: 2,
+};
 /** One of {@linkcode AllocationSource}'s values. */
 export type AllocationSource = (typeof AllocationSource)[keyof typeof AllocationSource];
 
