@@ -50,12 +50,17 @@ Options:
   -h, --help  show this help`,
 };
 
-function parse(args: string[], cmd: string, options: Record<string, { type: "boolean" }>) {
+function parse<O extends Record<string, { type: "boolean" }>>(
+  args: string[],
+  cmd: string,
+  options: O,
+) {
   try {
     return parseArgs({
       args,
       allowPositionals: true,
-      options: { help: { type: "boolean", short: "h" }, ...options },
+      strict: true,
+      options: { help: { type: "boolean" as const, short: "h" }, ...options },
     });
   } catch (e) {
     throw new UsageError((e as Error).message, HELP[cmd]);
