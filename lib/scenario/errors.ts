@@ -1,0 +1,20 @@
+/**
+ * The error every scenario problem becomes: it names the scenario, the step and the problem.
+ * @module
+ */
+
+/** An invalid scenario (found while building or validating), or a step that failed while
+ * running. */
+export class ScenarioError extends Error {
+  override name = "ScenarioError";
+  constructor(
+    /** The scenario's name. */
+    readonly scenario: string,
+    /** Position of the step (`3`, `3.2` inside a repeat, …), or `settings`. */
+    readonly step: string,
+    /** What is wrong. */
+    readonly problem: string,
+  ) {
+    super(`scenario ${scenario}, ${step === "settings" ? "settings" : `step ${step}`}: ${problem}`);
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * Scenarios: a typed DSL that declares what an OCaml program does (allocations, collections,
+ * domains, threads, memprof control and callback behaviours, runtime events), validated before
+ * it runs.
+ * @module
+ */
+export * from "./spec.ts";
+export * from "./errors.ts";
+export { type ParsedFrame, parseFrame } from "./frames.ts";
+export {
+  act,
+  type AllocOptions,
+  CallbackBuilder,
+  cb,
+  type CombinedOptions,
+  DomainBuilder,
+  keep,
+  MemprofControl,
+  type ProfileRef,
+  scenario,
+  ScenarioBuilder,
+  sizes,
+  type StartArgs,
+  ThreadBuilder,
+} from "./builder.ts";
+export { validateScenario } from "./validate.ts";

@@ -1,0 +1,188 @@
+/**
+ * The data a scenario script builds: settings and a tree of steps. The builder (builder.ts)
+ * produces it, the validator (validate.ts) checks it, the engine (engine.ts) runs it. Everything
+ * here is plain data, so a scenario can be inspected, printed and validated before it runs.
+ * @module
+ */
+
+/** A call-stack frame, written as memtrace prints locations: `defname@file:line:start-end`. */
+export type Frame = string;
+
+/** A block size in words (header excluded), fixed or drawn from the scenario's seeded RNG. */
+export type SizeSpec =
+  | number
+  | { readonly uniform: readonly [number, number] }
+  | { readonly choice: readonly number[] }
+  | { readonly geometric: { readonly mean: number; readonly max?: number } };
+
+/** How long a block stays reachable. */
+export type Lifetime =
+  | { readonly kind: "drop" }
+  | { readonly kind: "steps"; readonly steps: number }
+  | { readonly kind: "until"; readonly name: string }
+  | { readonly kind: "forever" };
+
+/** Where a block comes from (what memprof reports and how it is sampled). */
+export type AllocSource =
+  /** allocated inline by OCaml code (minor heap if ≤ 256 words; sampled by the trigger) */
+  | "caml"
+  /** allocated by a C primitive in the runtime (`from_caml` false; callback at the next poll) */
+  | "runtime"
+  /** allocated directly in the major heap (`caml_alloc_shr`) */
+  | "major"
+  /** a custom block with out-of-heap memory (`caml_alloc_custom_mem`) */
+  | "custom"
+  /** the result of unmarshalling */
+  | "unmarshal";
+
+/** What a callback of the tracker may do besides returning. */
+export type CallbackAction =
+  | { readonly kind: "raise"; readonly exn: string }
+  | { readonly kind: "stop" }
+  | { readonly kind: "start"; readonly profile: ProfileSpec }
+  | { readonly kind: "discard" }
+  | { readonly kind: "alloc"; readonly words: number; readonly lifetime: Lifetime }
+  | { readonly kind: "gc"; readonly what: GcKind }
+  | { readonly kind: "switchThread"; readonly thread: string }
+  | { readonly kind: "exitThread" };
+
+/** When an action fires, counting this callback kind's calls in its profile from 1. */
+export type Trigger =
+  | { readonly kind: "nth"; readonly n: number }
+  | { readonly kind: "every"; readonly period: number; readonly offset: number }
+  | { readonly kind: "always" };
+
+/** The behaviour of one callback kind. */
+export interface CallbackSpec {
+  /** For alloc and promote callbacks: return a tracking value ("track") or `None`. */
+  readonly result: "track" | "none";
+  /** Actions, run in order before returning when their trigger matches. */
+  readonly actions: readonly { readonly when: Trigger; readonly action: CallbackAction }[];
+}
+
+/** The five callbacks of a `Gc.Memprof.tracker`. Missing ones keep the default: alloc and
+ * promote track, deallocation just logs. */
+export interface TrackerSpec {
+  readonly allocMinor?: CallbackSpec;
+  readonly allocMajor?: CallbackSpec;
+  readonly promote?: CallbackSpec;
+  readonly deallocMinor?: CallbackSpec;
+  readonly deallocMajor?: CallbackSpec;
+}
+
+/** Arguments of `Gc.Memprof.start`. */
+export interface ProfileSpec {
+  /** Label for logs and for `discard`; defaults to `p1`, `p2`, … */
+  readonly name?: string;
+  readonly samplingRate: number;
+  readonly callstackSize: number;
+  readonly tracker: TrackerSpec;
+}
+
+/** Kinds of explicit collection. */
+export type GcKind = "minor" | "majorSlice" | "major" | "fullMajor" | "compact";
+
+/** User event payloads of runtime_events. */
+export type UserEventSpec =
+  | { readonly type: "unit" }
+  | { readonly type: "int"; readonly value: number }
+  | { readonly type: "span"; readonly phase: "begin" | "end" }
+  | { readonly type: "custom"; readonly bytes: readonly number[] };
+
+/** Steps that happen on one domain carry its name. */
+interface OnDomain {
+  readonly domain: string;
+}
+
+/** One step of a scenario. `at` is its position, for error messages (`step 3.2`). */
+export type Step =
+  & { readonly at: string }
+  & (
+    | OnDomain & {
+      readonly kind: "alloc";
+      readonly size: SizeSpec;
+      readonly source: AllocSource;
+      /** Out-of-heap words of a custom block. */
+      readonly customMem?: SizeSpec;
+      readonly lifetime: Lifetime;
+      readonly frames: readonly Frame[];
+    }
+    | OnDomain & {
+      readonly kind: "allocCombined";
+      /** Sizes in the compiler's layout order (memprof walks them in this order). */
+      readonly sizes: readonly SizeSpec[];
+      readonly lifetime: Lifetime;
+      readonly frames: readonly (readonly Frame[])[];
+    }
+    | OnDomain & { readonly kind: "gc"; readonly what: GcKind }
+    | OnDomain & { readonly kind: "poll" }
+    | OnDomain & { readonly kind: "spawn"; readonly child: string }
+    | OnDomain & { readonly kind: "terminate" }
+    | OnDomain & { readonly kind: "threadCreate"; readonly thread: string }
+    | OnDomain & { readonly kind: "threadSwitch"; readonly thread: string }
+    | OnDomain & { readonly kind: "threadExit"; readonly thread: string }
+    | OnDomain & { readonly kind: "blocking"; readonly body: readonly Step[] }
+    | OnDomain & { readonly kind: "memprofStart"; readonly profile: ProfileSpec }
+    | OnDomain & { readonly kind: "memprofStop" }
+    | OnDomain & { readonly kind: "memprofDiscard"; readonly profile: string }
+    | OnDomain & { readonly kind: "call"; readonly frame: Frame; readonly body: readonly Step[] }
+    | OnDomain & { readonly kind: "repeat"; readonly count: number; readonly body: readonly Step[] }
+    | OnDomain & {
+      readonly kind: "extAlloc";
+      readonly bytes: SizeSpec;
+      readonly lifetime: Lifetime;
+    }
+    | OnDomain & {
+      readonly kind: "userEvent";
+      readonly name: string;
+      readonly event: UserEventSpec;
+    }
+    | { readonly kind: "release"; readonly name: string }
+    | { readonly kind: "eventsStart" }
+    | { readonly kind: "eventsPause" }
+    | { readonly kind: "eventsResume" }
+  );
+
+/** Scenario-wide settings. */
+export interface ScenarioSettings {
+  /** Identifier: letters, digits, `-`, `_`, `.`; names the golden folder. */
+  readonly name: string;
+  readonly description?: string;
+  /** Seed of the scenario's own random choices (sizes). memprof's generator is seeded by the
+   * domain id, as in OCaml, whatever this is. Default 1. */
+  readonly seed?: number;
+  /** Default sampling rate of `memprof.start` (default 1e-4). */
+  readonly samplingRate?: number;
+  /** Default callstack size of `memprof.start` (default 16). */
+  readonly callstackSize?: number;
+  /** Minor heap per domain, in words (default 262,144). */
+  readonly minorHeapWords?: number;
+  /** runtime_events ring size, log2 of words (default 16). */
+  readonly ringLog2?: number;
+  /** Virtual clock advance per executed step, in nanoseconds (default 1,000). */
+  readonly clockTickNs?: number;
+  /** Maximum number of domains (runtime_events `Max_domains`; default 16). */
+  readonly maxDomains?: number;
+  /** Process id written in the trace and ring file (default 4242). */
+  readonly pid?: number;
+  /** Sampling rate of external allocations traced through the tracer (default: the first
+   * profile's rate). */
+  readonly externalSamplingRate?: number;
+  /** Format of the callback log: the engine's own (default), or one of the fixture formats. */
+  readonly logFormat?: "default" | "memprof_exact" | "memprof_lifecycle";
+}
+
+/** A built scenario: settings plus the steps, ready to validate and run. */
+export interface Scenario {
+  readonly settings: Required<Omit<ScenarioSettings, "description" | "externalSamplingRate">> & {
+    readonly description: string;
+    readonly externalSamplingRate: number | undefined;
+  };
+  readonly steps: readonly Step[];
+  /** Names of the domains, in creation order ("main" first). */
+  readonly domains: readonly string[];
+  /** Names of the threads per domain (each domain's main thread is named after it). */
+  readonly threads: ReadonlyMap<string, string>;
+  /** Names of the profiles started anywhere, in order. */
+  readonly profiles: readonly string[];
+}
