@@ -75,6 +75,14 @@ export class Location {
       this.endChar === o.endChar && this.filename === o.filename && this.defname === o.defname;
   }
 
+  /** Reads back what {@linkcode toString} prints: `defname@filename:line:start-end`. Returns
+   * undefined for anything else. */
+  static parse(text: string): Location | undefined {
+    const m = /^([^@\s]+)@(\S+):(\d+):(\d+)-(\d+)$/.exec(text);
+    if (m === null) return undefined;
+    return new Location(m[2], Number(m[3]), Number(m[4]), Number(m[5]), m[1]);
+  }
+
   /** The location memtrace writes for a frame it cannot describe. */
   static readonly unknown: Location = new Location("<unknown>", 1, 1, 1, "??");
 }

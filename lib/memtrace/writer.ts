@@ -402,6 +402,13 @@ export class MultiplexedWriter {
     return new MultiplexedWriter(Writer.create(sink, info, options), info.startTime);
   }
 
+  /** The writer of `domain`, created on first use (its packets start at the trace's start
+   * time). Switching to another domain flushes the writer of the domain written last, so that
+   * each domain's packets stay whole and in order. */
+  forDomain(domain: DomainId): Writer {
+    return this.writerFor(domain);
+  }
+
   private writerFor(domain: DomainId): Writer {
     const last = this.writers.get(this.lastDomain)!;
     if (domain === this.lastDomain) return last;

@@ -6,7 +6,7 @@
  */
 export * from "./spec.ts";
 export * from "./errors.ts";
-export { type ParsedFrame, parseFrame } from "./frames.ts";
+export { parseFrame } from "./frames.ts";
 export {
   act,
   type AllocOptions,

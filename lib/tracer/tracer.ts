@@ -1,0 +1,291 @@
+/**
+ * The tracer: what memtrace's `Memprof_tracer` does, for every domain. Its memprof callbacks
+ * write Alloc / Promote / Collect events through one writer per domain, multiplexed into one
+ * `.ctf`; external allocations (`Memtrace.External.alloc/free`) are sampled by their own
+ * geometric sampler, as memtrace samples them.
+ *
+ * Reentrancy follows memtrace's lock: while the tracer is busy writing an external allocation
+ * (holding its lock "synchronously"), a memprof callback that fires cannot write: an allocation
+ * is then not tracked, and a promotion or collection is deferred until the lock is released.
+ *
+ * Differences from memtrace, on purpose: memtrace traces only the main domain; we trace all.
+ * @module
+ */
+import {
+  AllocationSource,
+  type DomainId,
+  type Info,
+  Location,
+  type LocationCode,
+  MultiplexedWriter,
+  type ObjId,
+  PidChangedError,
+  type Timestamp,
+  type TraceSink,
+} from "../memtrace/mod.ts";
+import { GeometricSampler } from "./geometric_sampler.ts";
+
+/** What an allocation callback receives (a subset of `Gc.Memprof.allocation`). */
+export interface TracedAllocation {
+  readonly size: number;
+  readonly nSamples: number;
+  /** Innermost frame first, `defname@file:line:start-end`. */
+  readonly callstack: readonly string[];
+}
+
+/** Options of {@linkcode Tracer}. */
+export interface TracerOptions {
+  /** Trace metadata (the sample rate, pid, start time, …). */
+  info: Info;
+  /** Current time in µs since the epoch (a virtual clock in scenarios). */
+  clock: () => Timestamp;
+  /** Rate of the external-allocation sampler (default `info.sampleRate`). */
+  externalSamplingRate?: number;
+  /** Reports a failure of the writer; the tracer stops afterwards (default: rethrow). */
+  reportError?: (e: unknown) => void;
+}
+
+type Deferred = { kind: "promote" | "collect"; domain: DomainId; id: ObjId };
+
+/** Counts of what the tracer did. */
+export interface TracerStats {
+  allocs: number;
+  promotes: number;
+  collects: number;
+  externalAllocs: number;
+  externalFrees: number;
+  /** Allocation callbacks that came while the tracer was busy (not tracked, as memtrace). */
+  ignoredWhileBusy: number;
+  /** Promotions and collections deferred while the tracer was busy. */
+  deferred: number;
+}
+
+/** Writes memprof callbacks and external allocations into a memtrace trace. */
+export class Tracer {
+  private readonly writer: MultiplexedWriter;
+  private readonly clock: () => Timestamp;
+  private readonly codes = new Map<string, LocationCode>();
+  private readonly locations: Location[][] = [[]];
+  private readonly scratch: LocationCode[] = [];
+  private readonly ext: GeometricSampler;
+  private bytesBeforeExtSample: number;
+  private locked = false;
+  private stopped = false;
+  private deferred: Deferred[] = [];
+  private readonly report: (e: unknown) => void;
+  /** What happened so far. */
+  readonly stats: TracerStats = {
+    allocs: 0,
+    promotes: 0,
+    collects: 0,
+    externalAllocs: 0,
+    externalFrees: 0,
+    ignoredWhileBusy: 0,
+    deferred: 0,
+  };
+  /** Resolves a location code of this trace. */
+  readonly lookup = (code: LocationCode): readonly Location[] => this.locations[code] ?? [];
+
+  constructor(sink: TraceSink, options: TracerOptions) {
+    this.writer = MultiplexedWriter.create(sink, options.info, { getpid: () => options.info.pid });
+    this.clock = options.clock;
+    this.ext = new GeometricSampler(options.externalSamplingRate ?? options.info.sampleRate);
+    this.bytesBeforeExtSample = this.drawExtBytes();
+    this.report = options.reportError ?? ((e) => {
+      throw e;
+    });
+  }
+
+  /** Whether the tracer still writes (it stops after a writer failure or `close`). */
+  get active(): boolean {
+    return !this.stopped;
+  }
+
+  /** Whether an external allocation is being written (memprof callbacks must not write). */
+  get busy(): boolean {
+    return this.locked;
+  }
+
+  /** The location code of a frame (codes are given in order of first use, from 1). */
+  codeOf(frame: string): LocationCode {
+    let c = this.codes.get(frame);
+    if (c === undefined) {
+      c = this.locations.length;
+      const loc = Location.parse(frame);
+      this.locations.push(loc === undefined ? [] : [loc]);
+      this.codes.set(frame, c);
+    }
+    return c;
+  }
+
+  private codesOf(callstack: readonly string[]): LocationCode[] {
+    const out = this.scratch;
+    out.length = callstack.length;
+    for (let i = 0; i < callstack.length; i++) out[i] = this.codeOf(callstack[i]);
+    return out;
+  }
+
+  private fail(e: unknown): void {
+    this.stopped = true;
+    this.locked = false;
+    this.deferred = [];
+    // A changed pid means a forked child: stop silently, as memtrace does.
+    if (!(e instanceof PidChangedError)) this.report(e);
+  }
+
+  /** The `alloc_minor` / `alloc_major` callback: returns the object id to track, or
+   * undefined (not tracked) when the tracer is stopped or busy. */
+  alloc(domain: DomainId, info: TracedAllocation, major: boolean): ObjId | undefined {
+    if (this.stopped) return undefined;
+    if (this.locked) {
+      this.stats.ignoredWhileBusy++;
+      return undefined;
+    }
+    try {
+      const id = this.writer.forDomain(domain).putAlloc(
+        this.clock(),
+        info.size,
+        info.nSamples,
+        major ? AllocationSource.Major : AllocationSource.Minor,
+        this.codesOf(info.callstack),
+        this.lookup,
+      );
+      this.stats.allocs++;
+      return id;
+    } catch (e) {
+      this.fail(e);
+      return undefined;
+    }
+  }
+
+  /** The `promote` callback: the id keeps being tracked. */
+  promote(domain: DomainId, id: ObjId): ObjId | undefined {
+    if (this.stopped) return undefined;
+    if (this.locked) {
+      this.deferred.push({ kind: "promote", domain, id });
+      this.stats.deferred++;
+      return id;
+    }
+    try {
+      this.writer.forDomain(domain).putPromote(this.clock(), id);
+      this.stats.promotes++;
+      return id;
+    } catch (e) {
+      this.fail(e);
+      return undefined;
+    }
+  }
+
+  /** The `dealloc_minor` / `dealloc_major` callback. */
+  collect(domain: DomainId, id: ObjId): void {
+    if (this.stopped) return;
+    if (this.locked) {
+      this.deferred.push({ kind: "collect", domain, id });
+      this.stats.deferred++;
+      return;
+    }
+    try {
+      this.writer.forDomain(domain).putCollect(this.clock(), id);
+      this.stats.collects++;
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  private drawExtBytes(): number {
+    return this.ext.draw() * 8;
+  }
+
+  /**
+   * `Memtrace.External.alloc ~bytes`: decides whether this external allocation is sampled and,
+   * if so, writes it (source External, size rounded up to words) and returns its id.
+   * `whileLocked` runs with the tracer's lock held, before writing: the engine allocates there
+   * what memtrace allocates there (the callstack), so that callbacks may find the tracer busy.
+   */
+  extAlloc(
+    domain: DomainId,
+    bytes: number,
+    callstack: readonly string[],
+    whileLocked: () => void = () => {},
+  ): ObjId | undefined {
+    if (this.stopped) return undefined;
+    const n = this.bytesBeforeExtSample - bytes;
+    this.bytesBeforeExtSample = n;
+    if (n > 0) return undefined;
+    this.locked = true;
+    let id: ObjId | undefined;
+    try {
+      let samples = 0;
+      while (this.bytesBeforeExtSample <= 0) {
+        this.bytesBeforeExtSample += this.drawExtBytes();
+        samples++;
+      }
+      whileLocked();
+      if (this.stopped) return undefined;
+      id = this.writer.forDomain(domain).putAlloc(
+        this.clock(),
+        Math.ceil(bytes / 8),
+        samples,
+        AllocationSource.External,
+        this.codesOf(callstack),
+        this.lookup,
+      );
+      this.stats.externalAllocs++;
+    } catch (e) {
+      this.fail(e);
+      return undefined;
+    }
+    this.unlock();
+    return id;
+  }
+
+  /** `Memtrace.External.free`. */
+  extFree(domain: DomainId, id: ObjId): void {
+    if (this.stopped) return;
+    this.locked = true;
+    try {
+      this.writer.forDomain(domain).putCollect(this.clock(), id);
+      this.stats.externalFrees++;
+    } catch (e) {
+      this.fail(e);
+      return;
+    }
+    this.unlock();
+  }
+
+  /** Releases the lock, writing what was deferred meanwhile (in order). */
+  private unlock(): void {
+    while (this.deferred.length > 0) {
+      const work = this.deferred;
+      this.deferred = [];
+      try {
+        for (const d of work) {
+          const w = this.writer.forDomain(d.domain);
+          if (d.kind === "promote") {
+            w.putPromote(this.clock(), d.id);
+            this.stats.promotes++;
+          } else {
+            w.putCollect(this.clock(), d.id);
+            this.stats.collects++;
+          }
+        }
+      } catch (e) {
+        this.fail(e);
+        return;
+      }
+    }
+    this.locked = false;
+  }
+
+  /** Writes out everything buffered. */
+  flush(): void {
+    if (!this.stopped) this.writer.flush();
+  }
+
+  /** Flushes and stops tracing. */
+  close(): void {
+    if (this.stopped) return;
+    this.writer.flush();
+    this.stopped = true;
+  }
+}
