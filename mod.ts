@@ -5,6 +5,8 @@
  * Each part is a namespace:
  * - {@linkcode memtrace} — Jane Street's memtrace trace format: `Reader`, `Writer`,
  *   `MultiplexedWriter`, dumps.
+ * - {@linkcode runtimeEvents} — OCaml 5.3's runtime_events: `RuntimeEventsProducer` (exact
+ *   `<pid>.events` images) and `RuntimeEventsCursor` (reads ours and real OCaml files).
  *
  * ```ts
  * import { memtrace } from "./mod.ts";
@@ -14,3 +16,4 @@
  * @module
  */
 export * as memtrace from "./lib/memtrace/mod.ts";
+export * as runtimeEvents from "./lib/runtime_events/mod.ts";

@@ -1,0 +1,43 @@
+/**
+ * Error types of the runtime_events producer and consumer.
+ *
+ * @module
+ */
+
+/**
+ * A ring file (or in-memory image) is truncated or corrupt. OCaml's consumer
+ * reports this as `E_CORRUPT_STREAM` ("Runtime_events: corrupt stream"); we
+ * also say where: the domain whose ring was being read (if any) and the byte
+ * offset in the image of the field or message at fault.
+ */
+export class RuntimeEventsFormatError extends Error {
+  /** Ring (domain slot) being read, or `null` for file-level problems. */
+  readonly domain: number | null;
+  /** Byte offset in the image of the faulty field or message. */
+  readonly offset: number;
+  /** The problem, without the location prefix. */
+  readonly reason: string;
+
+  /** Makes the error; the message names the ring (if any) and the byte offset. */
+  constructor(reason: string, domain: number | null, offset: number) {
+    const where = domain === null ? `at byte ${offset}` : `in ring ${domain} at byte ${offset}`;
+    super(`corrupt runtime_events stream ${where}: ${reason}`);
+    this.name = "RuntimeEventsFormatError";
+    this.domain = domain;
+    this.offset = offset;
+    this.reason = reason;
+  }
+}
+
+/**
+ * OCaml's `Invalid_argument`, raised by user event registration with OCaml's
+ * exact messages (e.g. "Runtime_events.User.register: maximum length for
+ * event name exceeded").
+ */
+export class InvalidArgumentError extends Error {
+  /** Makes the error with OCaml's message. */
+  constructor(message: string) {
+    super(message);
+    this.name = "InvalidArgumentError";
+  }
+}

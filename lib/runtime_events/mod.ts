@@ -1,0 +1,95 @@
+/**
+ * OCaml 5.3 runtime_events for memprof-lab: a producer writing ring images
+ * byte-compatible with a real `<pid>.events` file, and a consumer that reads
+ * both our images and files left by real OCaml programs.
+ *
+ * ```ts
+ * import { RuntimeEventsProducer, RuntimePhase, RuntimeEventsCursor, dumpImage } from "./mod.ts";
+ *
+ * const producer = new RuntimeEventsProducer({ maxDomains: 4, logWsize: 12, pid: 42 });
+ * producer.start();
+ * producer.begin(0, RuntimePhase.EV_MINOR);
+ * producer.end(0, RuntimePhase.EV_MINOR);
+ * console.log(dumpImage(producer.bytes));
+ * ```
+ *
+ * @module
+ */
+
+export {
+  COUNTER_NAMES,
+  counterName,
+  EventCategory,
+  Lifecycle,
+  LIFECYCLE_NAMES,
+  lifecycleName,
+  NUM_ALLOC_BUCKETS,
+  PHASE_NAMES,
+  phaseName,
+  RuntimeCounter,
+  RuntimeMessageType,
+  RuntimePhase,
+  UserMessageType,
+  UserMlType,
+  UserSpan,
+} from "./enums.ts";
+export { InvalidArgumentError, RuntimeEventsFormatError } from "./errors.ts";
+export {
+  computeLayout,
+  CUSTOM_EVENT_NAME_LENGTH,
+  DEFAULT_LOG_WSIZE,
+  DEFAULT_MAX_DOMAINS,
+  type EventHeader,
+  eventsFilePath,
+  headerHigh,
+  type Layout,
+  MAX_CUSTOM_EVENTS,
+  MAX_LOG_WSIZE,
+  MAX_MSG_LENGTH,
+  METADATA_HEADER_SIZE,
+  type MetadataHeader,
+  MIN_LOG_WSIZE,
+  packHeader,
+  readMetadataHeader,
+  RING_HEADER_SIZE,
+  RUNTIME_EVENTS_VERSION,
+  unpackHeader,
+  unpackHeaderHigh,
+} from "./layout.ts";
+export {
+  type AnyUserType,
+  bytesType,
+  type CustomCodec,
+  type CustomType,
+  customType,
+  type IntType,
+  type SpanType,
+  type SpanValue,
+  Type,
+  type UnitType,
+  type UserEvent,
+} from "./user_types.ts";
+export {
+  type Clock,
+  monotonicClock,
+  type ProducerOptions,
+  RuntimeEventsProducer,
+} from "./producer.ts";
+export {
+  type ConsumerCallbacks,
+  type CursorOptions,
+  type CustomEventDecoder,
+  DecoderRegistry,
+  MAX_DOMAINS_MAX,
+  RuntimeEventsCursor,
+  type UserEventInfo,
+} from "./consumer.ts";
+export { dumpCallbacks, dumpImage, hexBytes } from "./dump.ts";
+export {
+  computeStats,
+  type DomainStats,
+  type EventsStats,
+  formatStats,
+  type PhaseStats,
+} from "./stats.ts";
+export { ocamlHexFloat, ocamlQuote } from "./ocaml_format.ts";

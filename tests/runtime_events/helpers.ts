@@ -1,0 +1,60 @@
+/** Shared helpers for the runtime_events tests: event collection and a seeded PRNG. */
+import {
+  type ConsumerCallbacks,
+  type CursorOptions,
+  RuntimeEventsCursor,
+} from "../../lib/runtime_events/mod.ts";
+
+/** An event as delivered by the cursor, flattened for comparisons. */
+export type Ev =
+  | { k: "begin" | "end"; d: number; ts: bigint; phase: number }
+  | { k: "counter"; d: number; ts: bigint; counter: number; value: bigint }
+  | { k: "alloc"; d: number; ts: bigint; buckets: bigint[] }
+  | { k: "lifecycle"; d: number; ts: bigint; ev: number; data: bigint | null }
+  | { k: "lost"; d: number; words: number }
+  | { k: "unit"; d: number; ts: bigint; name: string }
+  | { k: "int"; d: number; ts: bigint; name: string; value: bigint }
+  | { k: "span"; d: number; ts: bigint; name: string; span: "begin" | "end" }
+  | { k: "custom"; d: number; ts: bigint; name: string; payload: number[]; decoded: unknown };
+
+/** Callbacks pushing every event onto `out`. */
+export function collector(out: Ev[]): ConsumerCallbacks {
+  return {
+    runtimeBegin: (d, ts, phase) => out.push({ k: "begin", d, ts, phase }),
+    runtimeEnd: (d, ts, phase) => out.push({ k: "end", d, ts, phase }),
+    runtimeCounter: (d, ts, counter, value) => out.push({ k: "counter", d, ts, counter, value }),
+    alloc: (d, ts, buckets) => out.push({ k: "alloc", d, ts, buckets }),
+    lifecycle: (d, ts, ev, data) => out.push({ k: "lifecycle", d, ts, ev, data }),
+    lostEvents: (d, words) => out.push({ k: "lost", d, words }),
+    userUnit: (d, ts, e) => out.push({ k: "unit", d, ts, name: e.name }),
+    userInt: (d, ts, e, value) => out.push({ k: "int", d, ts, name: e.name, value }),
+    userSpan: (d, ts, e, span) => out.push({ k: "span", d, ts, name: e.name, span }),
+    userCustom: (d, ts, e, payload, decoded) =>
+      out.push({ k: "custom", d, ts, name: e.name, payload: [...payload], decoded }),
+  };
+}
+
+/** Reads every event of an image with a fresh cursor. */
+export function readEvents(image: Uint8Array, options: CursorOptions = {}): Ev[] {
+  const out: Ev[] = [];
+  new RuntimeEventsCursor(image, options).readAll(collector(out));
+  return out;
+}
+
+/** A virtual clock: 1000, 1001, 1002, … as bigints-free numbers. */
+export function counterClock(start = 1000): () => number {
+  let t = start;
+  return () => t++;
+}
+
+/** Deterministic PRNG (mulberry32) so fuzz and wrap tests are reproducible. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
