@@ -1,0 +1,156 @@
+/**
+ * `deno task sampler`: prints the gap sequence a domain's memprof RNG will use, in the format of
+ * ../shared/fixtures/rng/*.txt (see lib/memprof/rng_reference.ts).
+ *
+ *   deno task sampler --domain 0 --rate 0.01 --count 200
+ *   deno task sampler --rate 1e-4 --binom 1 2 3 --binom 1000,5000
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import {
+  DEFAULT_BINOM_LENGTHS,
+  DEFAULT_GEOM_COUNT,
+  writeRngReference,
+} from "../lib/memprof/rng_reference.ts";
+import { MAX_LONG } from "../lib/memprof/rng.ts";
+
+/** Usage text printed by --help. */
+export const USAGE = `Usage: deno task sampler --rate L [--domain ID] [--count N] [--binom LEN ...]
+
+Prints memprof's sampling random numbers (OCaml 5.3 runtime/memprof.c) for one domain,
+in the format of ../shared/fixtures/rng/*.txt:
+  line 1  domain <ID> lambda <L> one_log1m_lambda <1/log1p(-L)>   (both as C's %.17g)
+  line 2  geom and N rand_geom values from a freshly seeded domain
+          (or "sampling off (min lambda)" when 1/log1p(-L) is -inf, e.g. L = 0; then nothing more)
+  line 3  binom and LEN:SAMPLES for each length, rand_binom called in order on a second
+          freshly seeded domain after rand_init
+
+Options:
+  --rate L        sampling rate lambda, a number in [0, 1] (required)
+  --domain ID     domain id seeding the generator, an integer in [0, 2^64) (default 0)
+  --count N       number of geom values (default ${DEFAULT_GEOM_COUNT})
+  --binom LEN...  block lengths in words, integers in [0, 2^62 - 1); repeat the option, give
+                  several values after it, or separate them with commas
+                  (default: ${DEFAULT_BINOM_LENGTHS.join(" ")})
+  -h, --help      show this help
+`;
+
+/** Where {@link main} writes. */
+export interface SamplerIo {
+  /** Receives the reference text (or the help). */
+  stdout(text: string): void;
+  /** Receives error messages. */
+  stderr(text: string): void;
+}
+
+class UsageError extends Error {}
+
+function parseInteger(what: string, text: string, max: bigint): bigint {
+  if (!/^[0-9]+$/.test(text)) {
+    throw new UsageError(`${what} must be a non-negative integer, got '${text}'`);
+  }
+  const n = BigInt(text);
+  if (n > max) throw new UsageError(`${what} must be at most ${max}, got ${text}`);
+  return n;
+}
+
+function parseRate(text: string): number {
+  // Decimal or exponent notation, as strtod would accept for a plain number.
+  if (!/^[+]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text.trim())) {
+    throw new UsageError(`--rate must be a number in [0, 1], got '${text}'`);
+  }
+  const x = Number(text);
+  if (!(x >= 0 && x <= 1)) throw new UsageError(`--rate must be within [0, 1], got '${text}'`);
+  return x;
+}
+
+/**
+ * Runs the command with the given arguments; returns the exit status (0 ok, 2 usage error).
+ * Output goes through `io` (by default the process's stdout/stderr), streamed in chunks.
+ */
+export function main(args: string[], io: SamplerIo = processIo()): number {
+  try {
+    const { values, tokens } = parseArgs({
+      args,
+      options: {
+        domain: { type: "string" },
+        rate: { type: "string" },
+        count: { type: "string" },
+        binom: { type: "string", multiple: true },
+        help: { type: "boolean", short: "h" },
+      },
+      allowPositionals: true,
+      strict: true,
+      tokens: true,
+    });
+    if (values.help) {
+      io.stdout(USAGE);
+      return 0;
+    }
+    // Positionals are accepted only as further lengths right after --binom ("--binom 1 2 3").
+    const binomTexts: string[] = [];
+    let afterBinom = false;
+    for (const t of tokens) {
+      if (t.kind === "option") {
+        afterBinom = t.name === "binom";
+        if (afterBinom && t.value !== undefined) binomTexts.push(t.value);
+      } else if (t.kind === "positional") {
+        if (!afterBinom) throw new UsageError(`unexpected argument '${t.value}'`);
+        binomTexts.push(t.value);
+      } else {
+        afterBinom = false; // "--"
+      }
+    }
+    if (values.rate === undefined) throw new UsageError("--rate is required");
+    const lambda = parseRate(values.rate);
+    const domain = values.domain === undefined
+      ? 0n
+      : parseInteger("--domain", values.domain, (1n << 64n) - 1n);
+    const count = values.count === undefined
+      ? DEFAULT_GEOM_COUNT
+      : Number(parseInteger("--count", values.count, BigInt(Number.MAX_SAFE_INTEGER)));
+    const lengths: (number | bigint)[] = binomTexts.length === 0
+      ? [...DEFAULT_BINOM_LENGTHS]
+      : binomTexts.flatMap((s) => s.split(",")).map((s) => {
+        const n = parseInteger("--binom length", s, MAX_LONG - 1n);
+        return n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
+      });
+    writeRngReference(domain, lambda, count, lengths, io.stdout);
+    return 0;
+  } catch (e) {
+    // parseArgs reports unknown options and missing values as TypeErrors with an ERR_PARSE_ARGS
+    // code; those and our own checks are usage errors.
+    const code = (e as { code?: unknown }).code;
+    if (
+      e instanceof UsageError || (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS"))
+    ) {
+      io.stderr(`sampler: ${(e as Error).message}\nTry 'deno task sampler --help'.\n`);
+      return 2;
+    }
+    throw e;
+  }
+}
+
+/** Writes to the process's stdout/stderr synchronously (no permission needed). */
+export function processIo(): SamplerIo {
+  const enc = new TextEncoder();
+  const writeAll = (f: typeof Deno.stdout, s: string) => {
+    const b = enc.encode(s);
+    for (let off = 0; off < b.length;) off += f.writeSync(b.subarray(off));
+  };
+  return {
+    stdout: (s) => writeAll(Deno.stdout, s),
+    stderr: (s) => writeAll(Deno.stderr, s),
+  };
+}
+
+if (import.meta.main) {
+  try {
+    Deno.exitCode = main(Deno.args);
+  } catch (e) {
+    // `deno task sampler … | head`: the reader went away; stop quietly.
+    if (!(e instanceof Deno.errors.BrokenPipe)) throw e;
+  }
+}
