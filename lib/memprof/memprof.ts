@@ -1,0 +1,792 @@
+/**
+ * A port of OCaml 5.3's runtime/memprof.c: thread and domain states, orphan tables, sampling
+ * (minor-heap trigger, combined allocations, runtime and major allocations), callbacks, GC
+ * hooks, and `Gc.Memprof.start` / `stop` / `discard`.
+ *
+ * The code follows the C function by function (names in the JSDoc) so that every observable
+ * effect — which variates are drawn when, which callbacks run in which order, how entries move
+ * between tables — is the same. It sees the runtime only through {@linkcode MemprofHost}.
+ *
+ * @module
+ */
+
+import {
+  CB_ALLOC,
+  CB_DEALLOC,
+  CB_NONE,
+  CB_PROMOTE,
+  cbMask,
+  Entries,
+  MIN_ENTRIES_DOMAIN_CAPACITY,
+  MIN_ENTRIES_ORPHAN_CAPACITY,
+  MIN_ENTRIES_THREAD_CAPACITY,
+  type Runner,
+} from "./entries.ts";
+import { OCamlFailure, OCamlInvalidArgument } from "./errors.ts";
+import {
+  type AllocationInfo,
+  AllocationSource,
+  isSampling,
+  Profile,
+  ProfileStatus,
+  type Tracker,
+} from "./profile.ts";
+import { MemprofRng, oneLog1mLambda as computeOneLog1mLambda } from "./rng.ts";
+
+/**
+ * What memprof needs from the runtime of one domain. Addresses are word addresses; the minor
+ * heap grows down from `youngEnd` to `youngStart`. Block addresses are header addresses.
+ */
+export interface MemprofHost {
+  /** Domain id (seeds the RNG). */
+  readonly id: number;
+  /** Allocation pointer (header of the last block allocated in the minor heap). */
+  youngPtr: number;
+  /** Lowest address of the minor heap. */
+  readonly youngStart: number;
+  /** The GC's trigger (middle or start of the minor heap). */
+  readonly youngTrigger: number;
+  /** memprof's trigger: allocation below it enters memprof. */
+  memprofYoungTrigger: number;
+  /** `caml_reset_young_limit`. */
+  resetYoungLimit(): void;
+  /** `caml_set_action_pending`. */
+  setActionPending(): void;
+  /** `caml_poll_gc_work`. */
+  pollGcWork(): void;
+  /**
+   * An allocation by the runtime itself on behalf of memprof (callstack arrays, the sample_info
+   * record): `caml_alloc`/`caml_alloc_small` while sampling is suspended.
+   */
+  allocForMemprof(wosize: number): void;
+  /** `caml_get_callstack`: at most `max` frames; `allocIdx` selects a comballoc component. */
+  captureCallstack(max: number, allocIdx: number): readonly string[];
+  /** `Is_young`. */
+  isYoung(addr: number): boolean;
+  /**
+   * During memprof's after-minor-GC update: the new address of a young block the minor GC just
+   * promoted (memprof.c reads its forwarding pointer), or -1 if it died.
+   */
+  promotedTo(addr: number): number;
+  /** `is_unmarked` after a major cycle: the block is dead. */
+  isUnmarked(addr: number): boolean;
+  /** Emit a runtime_events counter (e.g. EV_C_FORCE_MINOR_MEMPROF). */
+  forceMinorMemprofCounter(): void;
+  /** Moves a major block during compaction; returns its new address. */
+  compactedTo(addr: number): number;
+}
+
+/** Exceptional result of running a callback (C's caml_result with an exception). */
+export interface ExnResult {
+  /** The thrown value (an OCaml exception). */
+  readonly exn: unknown;
+}
+
+/** A callback's outcome: null (returned normally) or the exception it raised. */
+export type CallbackResult = ExnResult | null;
+type Result = CallbackResult;
+
+/** A stashed callstack: captured when the heap could not be allocated in. */
+class Stash {
+  constructor(readonly frames: readonly string[]) {}
+}
+
+/** An orphaned entries table in a linked list (`memprof_orphan_table_s`). */
+export class OrphanTable {
+  /** The table. */
+  readonly entries: Entries;
+  /** Next table. */
+  next: OrphanTable | null = null;
+  /** Creates an empty orphan table for `config`'s entries. */
+  constructor(config: Profile | null) {
+    this.entries = new Entries(MIN_ENTRIES_ORPHAN_CAPACITY, config);
+  }
+}
+
+/** State shared by all domains of one runtime: the global orphans list (memprof.c's globals). */
+export class MemprofShared {
+  /** Orphan tables not yet adopted by any domain. */
+  orphans: OrphanTable | null = null;
+  /** Counts of callbacks run, by kind, for tests and summaries. */
+  readonly stats = { alloc: 0, promote: 0, dealloc: 0, exceptions: 0 };
+}
+
+/** Per-systhread memprof state (`memprof_thread_s`). */
+export class MemprofThread implements Runner {
+  /** Sampling suspended (a callback is running). */
+  suspended = false;
+  /** Index of the entry whose callback this thread is running. */
+  runningIndex = 0;
+  /** Table of that entry, or null. */
+  runningTable: Entries | null = null;
+  /** Entries allocated by this thread whose allocation callback has not completed. */
+  readonly entries: Entries;
+  /** Owning domain. */
+  readonly domain: MemprofDomain;
+  /** False once destroyed. */
+  alive = true;
+
+  /** memprof.c's `thread_create`. */
+  constructor(domain: MemprofDomain) {
+    this.domain = domain;
+    this.entries = new Entries(MIN_ENTRIES_THREAD_CAPACITY, domain.entries.config);
+    domain.threads.unshift(this);
+  }
+}
+
+/** Options of {@linkcode MemprofDomain.start}, mirroring `Gc.Memprof.start`. */
+export interface StartOptions<M = unknown, J = unknown> {
+  /** lambda in [0, 1]. */
+  samplingRate: number;
+  /** Maximum callstack length; default OCaml's max_int. */
+  callstackSize?: number;
+  /** The callbacks. */
+  tracker: Tracker<M, J>;
+}
+
+const MAX_INT = 2 ** 62 - 1;
+
+/**
+ * Per-domain memprof state (`memprof_domain_s`), plus the `Gc.Memprof` entry points acting on
+ * the domain's current thread.
+ */
+export class MemprofDomain {
+  /** The runtime side. */
+  readonly host: MemprofHost;
+  /** Shared state (global orphans). */
+  readonly shared: MemprofShared;
+  /** Entries whose allocation callback completed; `entries.config` is the domain's profile. */
+  readonly entries: Entries;
+  /** Orphaned tables. */
+  orphans: OrphanTable | null = null;
+  /** There may be callbacks to run on orphan tables. */
+  orphansPending = false;
+  /** There may be callbacks pending for this domain. */
+  pending = false;
+  /** Threads of the domain (most recent first, as memprof.c's list). */
+  readonly threads: MemprofThread[] = [];
+  /** Current thread. */
+  current: MemprofThread | null = null;
+  /** The domain's sampling RNG, seeded once from the domain id. */
+  readonly rng: MemprofRng;
+
+  /**
+   * memprof.c's `caml_memprof_new_domain`: creates the state, its first thread, inherits the
+   * parent's profile, seeds the RNG and runs `rand_init`.
+   */
+  constructor(host: MemprofHost, shared: MemprofShared, parent: MemprofDomain | null) {
+    this.host = host;
+    this.shared = shared;
+    this.entries = new Entries(MIN_ENTRIES_DOMAIN_CAPACITY, null);
+    this.current = new MemprofThread(this);
+    if (parent) {
+      this.current.entries.config = this.entries.config = parent.entries.config;
+    }
+    this.rng = new MemprofRng(host.id);
+    this.randInit();
+  }
+
+  // ---- RNG glue ----
+
+  /** `rand_init`. */
+  private randInit(): void {
+    const c = this.entries.config;
+    this.rng.init(c === null ? null : c.oneLog1mLambda);
+  }
+
+  /** `rand_geom`, with the domain profile's lambda. */
+  private randGeom(): number {
+    return this.rng.geom(this.entries.config!.oneLog1mLambda);
+  }
+
+  /** `rand_binom`. */
+  private randBinom(len: number): number {
+    return this.rng.binom(len, this.entries.config!.oneLog1mLambda);
+  }
+
+  // ---- orphans ----
+
+  /** memprof.c's `orphans_create`: move all surviving entries to a new orphan table. */
+  orphansCreate(): void {
+    let total = 0;
+    for (const th of this.threads) {
+      th.entries.clearOffsets();
+      total += th.entries.size;
+    }
+    this.entries.evictDeleted();
+    total += this.entries.size;
+    if (total === 0) return;
+    const ot = new OrphanTable(this.entries.config);
+    ot.entries.ensure(total);
+    this.entries.transferTo(ot.entries);
+    for (const th of this.threads) th.entries.transferTo(ot.entries);
+    ot.next = this.orphans;
+    this.orphans = ot;
+  }
+
+  /** memprof.c's `orphans_abandon`: hand all orphans to the global list. */
+  orphansAbandon(): void {
+    let ot = this.orphans;
+    if (!ot) return;
+    while (ot.next) ot = ot.next;
+    ot.next = this.shared.orphans;
+    this.shared.orphans = this.orphans;
+    this.orphans = null;
+  }
+
+  /** memprof.c's `orphans_adopt`: take every global orphan table. */
+  orphansAdopt(): void {
+    if (this.shared.orphans === null) return;
+    if (this.orphans === null) this.orphans = this.shared.orphans;
+    else {
+      let ot = this.orphans;
+      while (ot.next) ot = ot.next;
+      ot.next = this.shared.orphans;
+    }
+    this.shared.orphans = null;
+  }
+
+  /** memprof.c's `orphans_update_pending`. */
+  orphansUpdatePending(): void {
+    let prev: OrphanTable | null = null;
+    let ot = this.orphans;
+    let pending = false;
+    while (ot) {
+      const next = ot.next;
+      const config = ot.entries.validatedConfig();
+      if (config === null) ot.entries.clearInactive();
+      if (ot.entries.size === 0) {
+        ot.entries.clear();
+        if (prev) prev.next = next;
+        else this.orphans = next;
+      } else {
+        pending ||= ot.entries.active < ot.entries.size;
+        prev = ot;
+      }
+      ot = next;
+    }
+    this.orphansPending = pending;
+  }
+
+  /** Orphan tables as an array (for inspection). */
+  orphanTables(): OrphanTable[] {
+    const r: OrphanTable[] = [];
+    for (let ot = this.orphans; ot; ot = ot.next) r.push(ot);
+    return r;
+  }
+
+  // ---- pending flag / suspension ----
+
+  /** memprof.c's `set_action_pending_as_needed`. */
+  setActionPendingAsNeeded(): void {
+    const cur = this.current!;
+    if (cur.suspended) return;
+    this.pending = this.entries.active < this.entries.size || cur.entries.size > 0 ||
+      this.orphansPending;
+    if (this.pending) this.host.setActionPending();
+  }
+
+  /** memprof.c's `update_suspended`: also resets the trigger and young limit. */
+  updateSuspended(s: boolean): void {
+    this.current!.suspended = s;
+    if (!s) this.setActionPendingAsNeeded();
+    this.setTrigger();
+    this.host.resetYoungLimit();
+  }
+
+  // ---- GC interface ----
+
+  /** Every table this domain manages: its own, its threads', its orphans'. */
+  private allTables(): Entries[] {
+    const r: Entries[] = [this.entries];
+    for (const th of this.threads) r.push(th.entries);
+    for (let ot = this.orphans; ot; ot = ot.next) r.push(ot.entries);
+    return r;
+  }
+
+  /**
+   * `caml_memprof_scan_roots`: adopts global orphans, then visits the roots. With `weak` (for
+   * compaction) block pointers are updated through `host.compactedTo`. Returns the number of
+   * strong roots visited (user data and configs), for statistics.
+   */
+  scanRoots(youngOnly: boolean, weak: boolean): number {
+    this.orphansAdopt();
+    let n = 0;
+    for (const es of this.allTables()) {
+      if (es.validatedConfig() === null) continue;
+      for (let i = youngOnly ? es.young : 0; i < es.size; ++i) {
+        const e = es.t[i];
+        n++;
+        if (weak && !e.offset && e.block !== null && !this.host.isYoung(e.block)) {
+          e.block = this.host.compactedTo(e.block);
+        }
+      }
+      n++;
+    }
+    return n;
+  }
+
+  /** `caml_memprof_after_minor_gc`: notice promotions and deaths of young tracked blocks. */
+  afterMinorGc(): void {
+    this.orphansAdopt();
+    const host = this.host;
+    for (const es of this.allTables()) {
+      if (es.validatedConfig() === null) continue;
+      for (let i = es.young; i < es.size; ++i) {
+        const e = es.t[i];
+        if (!e.offset && e.block !== null && host.isYoung(e.block)) {
+          const to = host.promotedTo(e.block);
+          if (to >= 0) {
+            e.block = to;
+            e.promoted = true;
+          } else {
+            e.block = null;
+            e.deallocated = true;
+          }
+          if (es.active > i) es.active = i;
+        }
+      }
+      es.young = es.size;
+    }
+    this.orphansUpdatePending();
+    this.setActionPendingAsNeeded();
+  }
+
+  /** `caml_memprof_after_major_gc`: notice deaths of major tracked blocks. */
+  afterMajorGc(): void {
+    this.orphansAdopt();
+    const host = this.host;
+    for (const es of this.allTables()) {
+      if (es.validatedConfig() === null) continue;
+      for (let i = 0; i < es.size; ++i) {
+        const e = es.t[i];
+        if (!e.offset && e.block !== null && !host.isYoung(e.block)) {
+          if (host.isUnmarked(e.block)) {
+            e.block = null;
+            e.deallocated = true;
+            if (es.active > i) es.active = i;
+          }
+        }
+      }
+    }
+    this.orphansUpdatePending();
+    this.setActionPendingAsNeeded();
+  }
+
+  /** `caml_memprof_delete_domain` (`domain_destroy`): orphan everything to the global list. */
+  destroy(): void {
+    this.orphansCreate();
+    this.orphansAbandon();
+    for (const th of [...this.threads]) this.threadDestroy(th);
+    this.entries.clear();
+  }
+
+  // ---- callstacks ----
+
+  /** `capture_callstack_no_GC`: stash frames; the array is allocated at callback time. */
+  private captureCallstackNoGC(): unknown {
+    const frames = this.host.captureCallstack(this.entries.config!.callstackSize, -1);
+    return frames.length ? new Stash(frames) : EMPTY;
+  }
+
+  /** `capture_callstack_GC`: the array is allocated now (sampling is suspended). */
+  private captureCallstackGC(allocIdx: number): readonly string[] {
+    const frames = this.host.captureCallstack(this.entries.config!.callstackSize, allocIdx);
+    if (frames.length) this.host.allocForMemprof(frames.length);
+    return frames;
+  }
+
+  /** `unstash_callstack`. */
+  private unstash(cs: unknown): readonly string[] {
+    if (cs instanceof Stash) {
+      this.host.allocForMemprof(cs.frames.length);
+      return cs.frames;
+    }
+    return cs as readonly string[];
+  }
+
+  // ---- running callbacks ----
+
+  /** memprof.c's `run_callback_res`. */
+  private runCallback(
+    thread: MemprofThread,
+    es: Entries,
+    i: number,
+    cb: ((x: never) => unknown) | undefined,
+    param: unknown,
+    cbIndex: number,
+  ): Result {
+    let e = es.t[i];
+    if (e.runner) return null;
+    thread.runningTable = es;
+    thread.runningIndex = i;
+    e.runner = thread;
+    e.callback = cbIndex;
+    e.callbacks |= cbMask(cbIndex);
+    e.userData = undefined;
+
+    const stats = this.shared.stats;
+    if (cbIndex === CB_ALLOC) stats.alloc++;
+    else if (cbIndex === CB_PROMOTE) stats.promote++;
+    else stats.dealloc++;
+
+    let value: unknown = undefined;
+    let res: Result = null;
+    try {
+      if (cb) value = (cb as (x: unknown) => unknown)(param);
+    } catch (exn) {
+      res = { exn };
+      stats.exceptions++;
+    }
+    if (cbIndex === CB_DEALLOC) value = undefined; // dealloc callbacks return unit
+
+    es = thread.runningTable!;
+    thread.runningTable = null;
+    i = thread.runningIndex;
+    e = es.t[i];
+    e.runner = null;
+    e.callback = CB_NONE;
+
+    if (es.validatedConfig() === null) {
+      // Discarded during the callback: the table lost its inactive entries, this one included
+      // (memprof.c would then delete the stale index; there is nothing left to delete).
+      return res;
+    }
+    if (res !== null || value === undefined || value === null) {
+      es.delete(i);
+      return res;
+    }
+    e.userData = value;
+    // The returned value is a fresh OCaml value, assumed young: scan it at the next minor GC.
+    if (i < es.young) es.young = i;
+    if (i < es.active && (e.deallocated || (e.promoted && cbIndex !== CB_PROMOTE))) {
+      es.active = i;
+    }
+    return null;
+  }
+
+  /** memprof.c's `run_alloc_callback_res`. */
+  private runAllocCallback(thread: MemprofThread, es: Entries, i: number): Result {
+    const e = es.t[i];
+    const callstack = this.unstash(e.userData);
+    e.userData = callstack;
+    this.host.allocForMemprof(4); // the sample_info record
+    const info: AllocationInfo = {
+      nSamples: e.samples,
+      size: e.wosize,
+      source: e.source,
+      callstack,
+    };
+    const tr = es.config!.tracker;
+    const cb = e.allocYoung ? tr.allocMinor : tr.allocMajor;
+    return this.runCallback(thread, es, i, cb, info, CB_ALLOC);
+  }
+
+  /** memprof.c's `entries_run_callbacks_res`. */
+  private entriesRunCallbacks(thread: MemprofThread, es: Entries): Result {
+    let res: Result = null;
+    while (es.active < es.size) {
+      const config = es.validatedConfig();
+      if (config === null) break;
+      const i = es.active;
+      const e = es.t[i];
+      if (e.deleted || e.runner) {
+        ++es.active;
+      } else if (!(e.callbacks & cbMask(CB_ALLOC))) {
+        if (config.status === ProfileStatus.SAMPLING) {
+          res = this.runAllocCallback(thread, es, i);
+          if (res) break;
+        } else {
+          es.delete(i);
+        }
+      } else if (e.promoted && !(e.callbacks & cbMask(CB_PROMOTE))) {
+        res = this.runCallback(thread, es, i, config.tracker.promote, e.userData, CB_PROMOTE);
+        if (res) break;
+      } else if (e.deallocated && !(e.callbacks & cbMask(CB_DEALLOC))) {
+        const cb = (e.promoted || !e.allocYoung)
+          ? config.tracker.deallocMajor
+          : config.tracker.deallocMinor;
+        res = this.runCallback(thread, es, i, cb, e.userData, CB_DEALLOC);
+        if (res) break;
+      } else {
+        ++es.active;
+      }
+    }
+    es.evictDeleted();
+    return res;
+  }
+
+  /**
+   * `caml_memprof_run_callbacks_res`: run pending callbacks of the domain, the current thread
+   * and the orphans. Returns the exception a callback raised, wrapped, or null.
+   */
+  runCallbacks(): CallbackResult {
+    const thread = this.current!;
+    let res: Result = null;
+    if (thread.suspended || !this.pending) return res;
+    this.orphansAdopt();
+    this.updateSuspended(true);
+    res = this.entriesRunCallbacks(thread, this.entries);
+    if (!res) {
+      res = this.entriesRunCallbacks(thread, thread.entries);
+      if (!res) {
+        thread.entries.transferTo(this.entries);
+        for (let ot = this.orphans; ot; ot = ot.next) {
+          const es = ot.entries;
+          if (es.validatedConfig() !== null && es.active < es.size) {
+            res = this.entriesRunCallbacks(thread, es);
+            if (res) break;
+          }
+        }
+      }
+    }
+    this.orphansUpdatePending();
+    this.updateSuspended(false);
+    return res;
+  }
+
+  // ---- sampling ----
+
+  /** memprof.c's `sampling`: is the current thread sampling? */
+  sampling(): boolean {
+    const thread = this.current;
+    if (thread && !thread.suspended) {
+      const config = thread.entries.validatedConfig();
+      return isSampling(config) && !config!.minLambda;
+    }
+    return false;
+  }
+
+  /** memprof.c's `maybe_track_block`. */
+  private maybeTrackBlock(block: number, samples: number, wosize: number, src: number): void {
+    if (samples === 0) return;
+    const callstack = this.captureCallstackNoGC();
+    this.current!.entries.newEntry(
+      block,
+      callstack,
+      wosize,
+      samples,
+      src as AllocationSource,
+      this.host.isYoung(block),
+      false,
+    );
+    this.setActionPendingAsNeeded();
+  }
+
+  /** `caml_memprof_set_trigger`: place the memprof trigger for the next minor-heap sample. */
+  setTrigger(): void {
+    const host = this.host;
+    let trigger = host.youngStart;
+    if (this.sampling()) {
+      const geom = this.randGeom();
+      if (host.youngPtr - host.youngStart > geom) trigger = host.youngPtr - (geom - 1);
+    }
+    host.memprofYoungTrigger = trigger;
+  }
+
+  /**
+   * `caml_memprof_sample_block`: a block allocated outside the minor-heap trigger mechanism
+   * (major heap, custom, unmarshalled). No callback now; it runs at the next poll.
+   */
+  sampleBlock(block: number, allocatedWords: number, sampledWords: number, source: number): void {
+    if (this.sampling()) {
+      this.maybeTrackBlock(block, this.randBinom(sampledWords), allocatedWords, source);
+    }
+  }
+
+  /**
+   * `caml_memprof_sample_young`: the allocation pointer crossed the memprof trigger. For OCaml
+   * code (`fromCaml`), `lens` lists the combined allocation's block sizes (encoded_lens order);
+   * the allocation has been made (young_ptr lowered by the total) and is undone, callbacks run,
+   * then it is redone unless a callback raised (then the exception is rethrown).
+   */
+  sampleYoung(wosize: number, fromCaml: boolean, lens: readonly number[] | null): void {
+    const host = this.host;
+    const thread = this.current!;
+    const entries = thread.entries;
+    const whsize = wosize + 1;
+    const config = entries.config;
+
+    if (!fromCaml) {
+      const samples = 1 + this.randBinom(host.memprofYoungTrigger - 1 - host.youngPtr);
+      this.maybeTrackBlock(host.youngPtr, samples, wosize, AllocationSource.NORMAL);
+      this.setTrigger();
+      host.resetYoungLimit();
+      return;
+    }
+
+    let triggerOfs = host.memprofYoungTrigger - host.youngPtr;
+    let allocOfs = whsize;
+    host.youngPtr += whsize;
+    this.updateSuspended(true);
+
+    const allocs = lens === null ? 1 : lens.length;
+    let subAlloc = allocs;
+    do {
+      --subAlloc;
+      const allocWosz = lens === null ? wosize : lens[subAlloc];
+      allocOfs -= allocWosz + 1;
+      let samples = 0;
+      while (allocOfs < triggerOfs) {
+        ++samples;
+        triggerOfs -= this.randGeom();
+      }
+      if (samples) {
+        const callstack = this.captureCallstackGC(subAlloc);
+        entries.newEntry(
+          allocOfs,
+          callstack,
+          allocWosz,
+          samples,
+          AllocationSource.NORMAL,
+          true,
+          true,
+        );
+      }
+    } while (subAlloc);
+
+    const res = this.entriesRunCallbacks(thread, entries);
+    const restarted = config !== entries.config;
+    const cancelled = res !== null;
+
+    if (!cancelled) {
+      while (host.youngPtr - whsize < host.youngTrigger) {
+        host.forceMinorMemprofCounter();
+        host.pollGcWork();
+      }
+      host.youngPtr -= whsize;
+    }
+    void restarted; // memprof.c asserts the thread table is then empty
+
+    if (cancelled) {
+      entries.clearOffsets();
+    } else {
+      for (let i = 0; i < entries.size; ++i) {
+        const e = entries.t[i];
+        if (e.offset) {
+          e.block = host.youngPtr + (e.block as number);
+          e.offset = false;
+          if (i < entries.young) entries.young = i;
+        }
+      }
+      entries.transferTo(this.entries);
+    }
+    this.updateSuspended(false);
+    if (res) throw res.exn;
+  }
+
+  // ---- systhreads ----
+
+  /** `caml_memprof_new_thread`. */
+  newThread(): MemprofThread {
+    return new MemprofThread(this);
+  }
+
+  /** `thread_destroy`. */
+  private threadDestroy(thread: MemprofThread): void {
+    thread.entries.clear();
+    if (this.current === thread) this.current = null;
+    const k = this.threads.indexOf(thread);
+    if (k >= 0) this.threads.splice(k, 1);
+    thread.alive = false;
+  }
+
+  /** `caml_memprof_delete_thread`: entries go to the domain, then the state is destroyed. */
+  deleteThread(thread: MemprofThread): void {
+    thread.entries.transferTo(this.entries);
+    this.threadDestroy(thread);
+  }
+
+  /** `caml_memprof_enter_thread`. */
+  enterThread(thread: MemprofThread): void {
+    this.current = thread;
+    this.updateSuspended(thread.suspended);
+  }
+
+  // ---- Gc.Memprof ----
+
+  /**
+   * `Gc.Memprof.start` (`caml_memprof_start`). `allocBoxedFloat` models the runtime's
+   * `caml_copy_double` of 1/log1p(-lambda) on the minor heap; it is called by the runtime's
+   * wrapper, so this method takes it as a callback.
+   */
+  start<M, J>(opts: StartOptions<M, J>, allocBoxedFloat: () => void = () => {}): Profile {
+    const lambda = opts.samplingRate;
+    const sz = opts.callstackSize ?? MAX_INT;
+    if (sz < 0 || !(lambda >= 0.0 && lambda <= 1.0)) {
+      throw new OCamlInvalidArgument("Gc.Memprof.start");
+    }
+    const cur = this.current!;
+    if (isSampling(cur.entries.validatedConfig())) {
+      throw new OCamlFailure("Gc.Memprof.start: already started.");
+    }
+    this.orphansCreate();
+    const o = computeOneLog1mLambda(lambda);
+    allocBoxedFloat();
+    const config = new Profile({
+      samplingRate: lambda,
+      oneLog1mLambda: o,
+      callstackSize: sz,
+      tracker: opts.tracker as Tracker<unknown, unknown>,
+    });
+    this.entries.config = config;
+    for (const th of this.threads) th.entries.config = config;
+    this.randInit();
+    this.setTrigger();
+    this.host.resetYoungLimit();
+    this.orphansUpdatePending();
+    this.setActionPendingAsNeeded();
+    return config;
+  }
+
+  /** `Gc.Memprof.stop` (`caml_memprof_stop`). */
+  stop(): void {
+    const thread = this.current!;
+    if (!thread.suspended) {
+      this.updateSuspended(true);
+      const res = this.entriesRunCallbacks(thread, thread.entries);
+      this.updateSuspended(false);
+      if (res) throw res.exn;
+    }
+    const config = thread.entries.validatedConfig();
+    if (config === null || config.status !== ProfileStatus.SAMPLING) {
+      throw new OCamlFailure("Gc.Memprof.stop: no profile running.");
+    }
+    config.status = ProfileStatus.STOPPED;
+    this.setTrigger();
+    this.host.resetYoungLimit();
+  }
+
+  /** Number of live entries in every table of this domain (for summaries). */
+  entryCount(): number {
+    let n = 0;
+    for (const es of this.allTables()) n += es.size;
+    return n;
+  }
+
+  /** Every table of the domain, labelled (for invariant checks). */
+  tables(): { label: string; entries: Entries }[] {
+    const r = [{ label: `domain ${this.host.id}`, entries: this.entries }];
+    this.threads.forEach((th, k) => r.push({ label: `thread ${k}`, entries: th.entries }));
+    let k = 0;
+    for (let ot = this.orphans; ot; ot = ot.next) {
+      r.push({ label: `orphan ${k++}`, entries: ot.entries });
+    }
+    return r;
+  }
+}
+
+const EMPTY: readonly string[] = Object.freeze([]);
+
+/** `Gc.Memprof.discard` (`caml_memprof_discard`). */
+export function discard(profile: Profile): void {
+  switch (profile.status) {
+    case ProfileStatus.STOPPED:
+      break;
+    case ProfileStatus.SAMPLING:
+      throw new OCamlFailure("Gc.Memprof.discard: profile not stopped.");
+    case ProfileStatus.DISCARDED:
+      throw new OCamlFailure("Gc.Memprof.discard: profile already discarded.");
+  }
+  profile.status = ProfileStatus.DISCARDED;
+}

@@ -1,0 +1,789 @@
+/**
+ * A simulated OCaml 5.3 runtime, just detailed enough for memprof to behave as in the real one:
+ * per-domain minor heaps as word addresses growing down (young_ptr, young_trigger, the memprof
+ * trigger, young_limit), the allocation slow path (`caml_alloc_small_dispatch`), pending
+ * actions and poll points (`caml_do_pending_actions_res`, `caml_poll_gc_work`), stop-the-world
+ * minor collections with promotion and death, major cycles marking from the roots the caller
+ * holds, compaction, domains and systhreads.
+ *
+ * Nothing is allocated per simulated block: an allocation that does not reach a trigger only
+ * lowers `youngPtr`. Blocks are identified by their header's word address; addresses are never
+ * reused (each minor cycle gets a fresh address range), so an address names one block forever.
+ * A block survives a collection only if a {@linkcode Root} the caller holds points to it.
+ *
+ * @module
+ */
+
+import { discard as memprofDiscard, MemprofDomain, MemprofShared } from "../memprof/memprof.ts";
+import type { MemprofHost, MemprofThread, StartOptions } from "../memprof/memprof.ts";
+import type { Profile } from "../memprof/profile.ts";
+import { AllocationSource } from "../memprof/profile.ts";
+import {
+  Lifecycle,
+  NULL_SINK,
+  RuntimeCounter,
+  type RuntimeEventsSink,
+  RuntimePhase,
+} from "./events.ts";
+
+/** Largest block (in words, excluding header) allocated in the minor heap. */
+export const MAX_YOUNG_WOSIZE = 256;
+/** `Bhsize_wosize(Max_young_wosize)` in words. */
+export const MAX_YOUNG_WHSIZE: number = MAX_YOUNG_WOSIZE + 1;
+const NO_FRAMES: readonly string[] = Object.freeze([]);
+
+/** OCaml 5.3's default minor heap size, in words. */
+export const DEFAULT_MINOR_HEAP_WORDS = 262_144;
+
+/** Options of {@linkcode Runtime}. */
+export interface RuntimeOptions {
+  /** Minor heap size per domain, in words (even; default 262,144). */
+  minorHeapWords?: number;
+  /** Where runtime_events go (default: nowhere). */
+  events?: RuntimeEventsSink;
+  /** Process id used as lifecycle payload (default 4242). */
+  pid?: number;
+}
+
+/**
+ * A GC root held by the caller: a mutable slot pointing to a block (or empty, -1). The runtime
+ * updates it when the block moves (promotion, compaction). Create roots once and re-`set` them;
+ * roots are the only thing keeping simulated blocks alive.
+ */
+export class Root {
+  /** Address of the block, or -1. */
+  addr: number;
+  /** Size of the block in words, if known (for promotion statistics). */
+  wosize: number;
+  readonly #rt: Runtime;
+  /** Use {@linkcode Runtime.root}. */
+  constructor(rt: Runtime, addr: number, wosize: number) {
+    this.#rt = rt;
+    this.addr = addr;
+    this.wosize = wosize;
+  }
+  /** Points the root at another block (OCaml's `caml_modify` of a root slot). */
+  set(addr: number, wosize = 0): void {
+    this.addr = addr;
+    this.wosize = wosize;
+  }
+  /** Empties the slot. */
+  clear(): void {
+    this.addr = -1;
+  }
+  /** Removes the root from the runtime. */
+  release(): void {
+    this.#rt.roots.delete(this);
+    this.addr = -1;
+  }
+}
+
+/** A systhread. */
+export class Thread {
+  /** Thread id (unique in the runtime). */
+  readonly id: number;
+  /** Owning domain. */
+  readonly domain: Domain;
+  /** Memprof state. */
+  readonly memprof: MemprofThread;
+  /** Current callstack, innermost frame first (what `caml_get_callstack` would see). */
+  callstack: readonly string[] = [];
+  /** False after `exit`. */
+  alive = true;
+  /** @internal */
+  constructor(id: number, domain: Domain, mp: MemprofThread) {
+    this.id = id;
+    this.domain = domain;
+    this.memprof = mp;
+  }
+  /** Thread termination (`caml_thread_stop`): memprof entries go to the domain. */
+  exit(): void {
+    this.domain.exitThread(this);
+  }
+}
+
+/** A domain: its minor heap, its threads, its memprof state. */
+export class Domain implements MemprofHost {
+  /** Domain id. */
+  readonly id: number;
+  /** Owning runtime. */
+  readonly runtime: Runtime;
+  /** Lowest address of the minor heap. */
+  youngStart = 0;
+  /** One past the highest address of the minor heap. */
+  youngEnd = 0;
+  /** Allocation pointer. */
+  youngPtr = 0;
+  /** GC trigger: the middle, then the start, of the minor heap. */
+  youngTrigger = 0;
+  /** memprof's trigger. */
+  memprofYoungTrigger = 0;
+  /** Allocation below this enters the runtime; +Infinity forces it (an interrupt). */
+  youngLimit = 0;
+  /** `Caml_state->action_pending`. */
+  actionPending = false;
+  /** A minor collection was requested. */
+  requestedMinorGc = false;
+  /** A major slice was requested. */
+  requestedMajorSlice = false;
+  /** Still running. */
+  alive = true;
+  /** memprof state. */
+  readonly memprof: MemprofDomain;
+  /** Systhreads (the first is the domain's main thread). */
+  readonly threads: Thread[] = [];
+  /** Thread holding the domain lock. */
+  current: Thread;
+  /** Per-component callstacks of the combined allocation in progress, if any. */
+  #comballocStacks: readonly (readonly string[])[] | null = null;
+  /** Statistics. */
+  readonly stats = {
+    minorWordsBeforeLastGc: 0,
+    minorWords: 0,
+    majorSlices: 0,
+    forcedMinorMemprof: 0,
+    runtimeEntries: 0,
+  };
+
+  /** Use {@linkcode Runtime.spawnDomain}. */
+  constructor(runtime: Runtime, id: number, parent: Domain | null) {
+    this.runtime = runtime;
+    this.id = id;
+    this.#newMinorArena();
+    this.memprof = new MemprofDomain(this, runtime.memprofShared, parent ? parent.memprof : null);
+    const t = new Thread(runtime.nextThreadId++, this, this.memprof.current!);
+    this.threads.push(t);
+    this.current = t;
+    // allocate_minor_heap: place the triggers.
+    this.memprof.setTrigger();
+    this.resetYoungLimit();
+  }
+
+  #newMinorArena(): void {
+    const size = this.runtime.minorHeapWords;
+    this.youngStart = this.runtime.takeAddresses(size);
+    this.youngEnd = this.youngStart + size;
+    this.youngPtr = this.youngEnd;
+    this.youngTrigger = this.youngStart + size / 2;
+  }
+
+  get #events(): RuntimeEventsSink {
+    return this.runtime.events;
+  }
+
+  // ---- MemprofHost ----
+
+  /** `caml_reset_young_limit` (5.3): also sets action_pending. */
+  resetYoungLimit(): void {
+    this.youngLimit = this.youngTrigger > this.memprofYoungTrigger
+      ? this.youngTrigger
+      : this.memprofYoungTrigger;
+    if (this.requestedMinorGc || this.requestedMajorSlice) this.youngLimit = Infinity;
+    this.actionPending = true;
+  }
+
+  /** `caml_set_action_pending`: a flag only; it does not move young_limit in 5.3. */
+  setActionPending(): void {
+    this.actionPending = true;
+  }
+
+  /** `caml_poll_gc_work`. */
+  pollGcWork(): void {
+    if (this.youngPtr - MAX_YOUNG_WHSIZE < this.youngTrigger) {
+      if (this.youngTrigger === this.youngStart) {
+        this.requestedMinorGc = true;
+      } else {
+        // Half the arena used: the trigger moves to the start and a major slice runs.
+        this.youngTrigger = this.youngStart;
+        this.requestedMajorSlice = true;
+      }
+    } else if (this.requestedMinorGc) {
+      this.requestedMajorSlice = true;
+    }
+    if (this.requestedMinorGc) {
+      this.requestedMinorGc = false;
+      this.runtime.minorCollection(this);
+    }
+    if (this.requestedMajorSlice) {
+      this.requestedMajorSlice = false;
+      this.#autoMajorSlice();
+    }
+    this.resetYoungLimit();
+  }
+
+  #autoMajorSlice(): void {
+    this.stats.majorSlices++;
+    this.#events.beginPhase(this.id, RuntimePhase.EV_MAJOR);
+    this.#events.beginPhase(this.id, RuntimePhase.EV_MAJOR_SLICE);
+    this.#events.endPhase(this.id, RuntimePhase.EV_MAJOR_SLICE);
+    this.#events.endPhase(this.id, RuntimePhase.EV_MAJOR);
+  }
+
+  /** Memprof's own minor-heap allocation (callstack arrays, sample_info), from C. */
+  allocForMemprof(wosize: number): void {
+    if (wosize > MAX_YOUNG_WOSIZE) this.runtime.takeAddresses(wosize + 1);
+    else this.allocFromRuntime(wosize);
+  }
+
+  /** `caml_get_callstack`: the current thread's frames (or a comballoc component's). */
+  captureCallstack(max: number, allocIdx: number): readonly string[] {
+    const cs = this.#comballocStacks;
+    const frames = cs !== null && allocIdx >= 0 && allocIdx < cs.length
+      ? cs[allocIdx]
+      : this.current.callstack;
+    if (frames.length === 0 || max === 0) return NO_FRAMES;
+    return frames.length <= max ? frames.slice() : frames.slice(0, max);
+  }
+
+  /** `Is_young`: in some domain's minor heap. */
+  isYoung(addr: number): boolean {
+    return this.runtime.isYoung(addr);
+  }
+
+  /** Where the minor collection in progress moved a young block, or -1 if it died. */
+  promotedTo(addr: number): number {
+    const to = this.runtime.forwarding.get(addr);
+    return to === undefined ? -1 : to;
+  }
+
+  /** After a major cycle's marking: is the block dead? */
+  isUnmarked(addr: number): boolean {
+    return this.runtime.isUnmarked(addr);
+  }
+
+  /** Emits `EV_C_FORCE_MINOR_MEMPROF` (memprof had to poll GC work to make room). */
+  forceMinorMemprofCounter(): void {
+    this.stats.forcedMinorMemprof++;
+    this.#events.counter(this.id, RuntimeCounter.EV_C_FORCE_MINOR_MEMPROF, 1);
+  }
+
+  /** Where compaction moves a live major block. */
+  compactedTo(addr: number): number {
+    return this.runtime.compactedTo(addr);
+  }
+
+  // ---- allocation ----
+
+  /**
+   * An allocation by OCaml code of one block of `wosize` words (an `Alloc_small` at a poll
+   * point). OCaml code cannot allocate blocks over {@linkcode MAX_YOUNG_WOSIZE} inline: those
+   * are taken as {@linkcode makeArray} (major heap, then pending actions). Returns the block's address. May run callbacks,
+   * collect, and throw what a callback throws (then nothing is allocated).
+   */
+  alloc(wosize: number): number {
+    const p = this.youngPtr - wosize - 1;
+    if (p >= this.youngLimit && wosize <= MAX_YOUNG_WOSIZE) {
+      this.youngPtr = p;
+      return p;
+    }
+    if (wosize > MAX_YOUNG_WOSIZE) return this.makeArray(wosize);
+    this.youngPtr = p;
+    this.#dispatch(wosize, true, null);
+    return this.youngPtr;
+  }
+
+  /**
+   * `Array.make` (`caml_make_vect`): a runtime allocation (`caml_alloc_small` up to
+   * {@linkcode MAX_YOUNG_WOSIZE} words, else `caml_alloc_shr`), then pending actions — so the
+   * allocation callback of a sampled array runs before `Array.make` returns.
+   */
+  makeArray(wosize: number): number {
+    const addr = wosize <= MAX_YOUNG_WOSIZE
+      ? this.allocFromRuntime(wosize)
+      : this.allocMajor(wosize);
+    this.processPendingActions();
+    return addr;
+  }
+
+  /**
+   * A combined allocation by OCaml code: several blocks allocated at one poll point. `lens`
+   * lists their sizes (words, no header) in the compiler's order (`encoded_lens`); block `k`
+   * lives at `base + Σ_{j<k} (lens[j] + 1)` where `base` is the returned address (see
+   * {@linkcode comballocBlock}). `callstacks[k]` optionally gives component k's callstack.
+   */
+  allocCombined(lens: readonly number[], callstacks?: readonly (readonly string[])[]): number {
+    let whsize = 0;
+    for (let k = 0; k < lens.length; k++) whsize += lens[k] + 1;
+    const p = this.youngPtr - whsize;
+    if (p >= this.youngLimit) {
+      this.youngPtr = p;
+      return p;
+    }
+    this.youngPtr = p;
+    this.#comballocStacks = callstacks ?? null;
+    try {
+      this.#dispatch(whsize - 1, true, lens);
+    } finally {
+      this.#comballocStacks = null;
+    }
+    return this.youngPtr;
+  }
+
+  /**
+   * An allocation by the runtime (C code, `from_caml` false, tracked): e.g. `caml_alloc_small`
+   * in a primitive. A sample is recorded but its callback waits for the next poll point.
+   */
+  allocFromRuntime(wosize: number): number {
+    if (wosize > MAX_YOUNG_WOSIZE) return this.allocMajor(wosize);
+    const p = this.youngPtr - wosize - 1;
+    this.youngPtr = p;
+    if (p < this.youngLimit) this.#dispatch(wosize, false, null);
+    return this.youngPtr;
+  }
+
+  /**
+   * A direct major-heap allocation (`caml_alloc_shr` + `caml_memprof_sample_block`), sampled by
+   * a binomial draw over its words (header included); its callback waits for a poll point.
+   */
+  allocMajor(wosize: number, source: AllocationSource = AllocationSource.NORMAL): number {
+    const addr = this.runtime.takeAddresses(wosize + 1);
+    this.memprof.sampleBlock(addr, wosize, wosize + 1, source);
+    return addr;
+  }
+
+  /**
+   * A custom block with out-of-heap memory (`caml_alloc_custom_mem`): the block itself is an
+   * ordinary runtime allocation (minor if small, tracked as such), then memprof samples the
+   * out-of-heap memory separately: `memWords` words reported and sampled, source `custom`.
+   */
+  allocCustom(wosize: number, memWords: number): number {
+    const addr = wosize <= MAX_YOUNG_WOSIZE
+      ? this.allocFromRuntime(wosize)
+      : this.allocMajor(wosize);
+    this.memprof.sampleBlock(addr, memWords, memWords, AllocationSource.CUSTOM);
+    return addr;
+  }
+
+  /**
+   * Unmarshalling (`intern.c`): the whole value is one allocation of `totalWords` words (headers
+   * included) in the major heap or, if small, the minor heap; memprof samples the outermost
+   * block with source `marshal` (binomial over all words). Returns the root block's address.
+   */
+  unmarshal(totalWords: number, rootWosize = totalWords - 1): number {
+    let addr: number;
+    if (totalWords - 1 <= MAX_YOUNG_WOSIZE) {
+      const p = this.youngPtr - totalWords;
+      this.youngPtr = p;
+      if (p < this.youngLimit) this.#dispatch(totalWords - 1, false, null, false);
+      addr = this.youngPtr;
+    } else {
+      addr = this.runtime.takeAddresses(totalWords);
+    }
+    this.memprof.sampleBlock(addr, rootWosize, totalWords, AllocationSource.MARSHAL);
+    return addr;
+  }
+
+  /** `caml_alloc_small_dispatch`. */
+  #dispatch(wosize: number, fromCaml: boolean, lens: readonly number[] | null, track = true) {
+    const whsize = wosize + 1;
+    this.stats.runtimeEntries++;
+    this.youngPtr += whsize;
+    for (;;) {
+      if (fromCaml) {
+        const res = this.doPendingActions();
+        if (res) throw res.exn;
+      } else {
+        this.pollGcWork();
+        this.actionPending = true;
+      }
+      if (this.youngPtr - whsize >= this.youngTrigger) break;
+      this.#events.counter(this.id, RuntimeCounter.EV_C_FORCE_MINOR_ALLOC_SMALL, 1);
+      this.pollGcWork();
+    }
+    this.youngPtr -= whsize;
+    if (this.youngPtr < this.memprofYoungTrigger) {
+      if (track) this.memprof.sampleYoung(wosize, fromCaml, lens);
+      else {
+        this.memprof.setTrigger();
+        this.resetYoungLimit();
+      }
+    }
+  }
+
+  /**
+   * `caml_do_pending_actions_res`: GC work, then memprof callbacks. Returns the exception a
+   * callback raised (wrapped), or null.
+   */
+  doPendingActions(): { exn: unknown } | null {
+    this.pollGcWork();
+    this.actionPending = false;
+    const res = this.memprof.runCallbacks();
+    if (res) this.actionPending = true;
+    return res;
+  }
+
+  /**
+   * A poll point in OCaml code (loop back-edge, function entry): enters the runtime only if the
+   * allocation limit says so (an interrupt). Throws what a callback throws.
+   */
+  poll(): void {
+    if (this.youngPtr < this.youngLimit) {
+      const res = this.doPendingActions();
+      if (res) throw res.exn;
+    }
+  }
+
+  /**
+   * `caml_process_pending_actions` (what C primitives and `Thread.yield` do): runs pending
+   * actions if any are flagged. Throws what a callback throws.
+   */
+  processPendingActions(): void {
+    if (this.youngPtr < this.youngLimit || this.actionPending) {
+      const res = this.doPendingActions();
+      if (res) throw res.exn;
+    }
+  }
+
+  // ---- explicit GC (Gc module) ----
+
+  /** `Gc.minor ()`: a minor collection, then pending actions (callbacks). */
+  minorGc(): void {
+    this.#events.beginPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MINOR);
+    try {
+      this.requestedMinorGc = true;
+      this.pollGcWork();
+      this.processPendingActions();
+    } finally {
+      this.#events.endPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MINOR);
+    }
+  }
+
+  /** `Gc.major_slice 0`: a slice (never completing a cycle in this model), then callbacks. */
+  majorSlice(): void {
+    this.#events.beginPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MAJOR_SLICE);
+    try {
+      this.#autoMajorSlice();
+      this.processPendingActions();
+    } finally {
+      this.#events.endPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MAJOR_SLICE);
+    }
+  }
+
+  /** `Gc.major ()`: finish the current major cycle, then callbacks. */
+  majorGc(): void {
+    this.#events.beginPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MAJOR);
+    try {
+      this.runtime.finishMajorCycle(this, false);
+      this.processPendingActions();
+    } finally {
+      this.#events.endPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MAJOR);
+    }
+  }
+
+  /** `Gc.full_major ()`: three major cycles, pending actions after each. */
+  fullMajor(): void {
+    this.#events.beginPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_FULL_MAJOR);
+    try {
+      for (let i = 0; i < 3; i++) {
+        this.runtime.finishMajorCycle(this, false);
+        this.processPendingActions();
+      }
+    } finally {
+      this.#events.endPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_FULL_MAJOR);
+    }
+  }
+
+  /** `Gc.compact ()`: three major cycles, the last one compacting, callbacks after each. */
+  compact(): void {
+    this.#events.beginPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_COMPACT);
+    try {
+      for (let i = 0; i < 3; i++) {
+        this.runtime.finishMajorCycle(this, i === 2);
+        this.processPendingActions();
+      }
+    } finally {
+      this.#events.endPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_COMPACT);
+    }
+  }
+
+  // ---- Gc.Memprof on this domain's current thread ----
+
+  /** `Gc.Memprof.start` on this domain (allocates the boxed 1/log1p(-λ) on the minor heap). */
+  memprofStart<M, J>(opts: StartOptions<M, J>): Profile {
+    return this.memprof.start(opts, () => {
+      this.allocFromRuntime(1);
+    });
+  }
+
+  /** `Gc.Memprof.stop`. */
+  memprofStop(): void {
+    this.memprof.stop();
+  }
+
+  /** `Gc.Memprof.discard`. */
+  memprofDiscard(p: Profile): void {
+    memprofDiscard(p);
+  }
+
+  // ---- systhreads ----
+
+  /** `Thread.create`: a new systhread of this domain (does not switch to it). */
+  createThread(callstack: readonly string[] = []): Thread {
+    const t = new Thread(this.runtime.nextThreadId++, this, this.memprof.newThread());
+    t.callstack = callstack;
+    this.threads.push(t);
+    return t;
+  }
+
+  /** A systhread switch: `t` takes the domain lock (`caml_memprof_enter_thread`). */
+  switchTo(t: Thread): void {
+    if (!t.alive || t.domain !== this) {
+      throw new Error("switchTo: not a live thread of this domain");
+    }
+    this.current = t;
+    this.memprof.enterThread(t.memprof);
+  }
+
+  /**
+   * A blocking section of the current thread (`caml_enter/leave_blocking_section`): while it
+   * runs, `during` may switch to other threads; on leaving, this thread takes the lock back.
+   */
+  blockingSection(during?: () => void): void {
+    const me = this.current;
+    during?.();
+    if (me.alive) this.switchTo(me);
+  }
+
+  /** @internal Thread termination. */
+  exitThread(t: Thread): void {
+    if (!t.alive) return;
+    t.alive = false;
+    this.memprof.deleteThread(t.memprof);
+    const k = this.threads.indexOf(t);
+    if (k >= 0) this.threads.splice(k, 1);
+    if (this.current === t && this.threads.length) this.switchTo(this.threads[0]);
+  }
+
+  /** Sets the current thread's callstack (innermost frame first). */
+  setCallstack(frames: readonly string[]): void {
+    this.current.callstack = frames;
+  }
+
+  // ---- collections (called by the runtime) ----
+
+  /** @internal This domain's part of a stop-the-world minor collection, before promotion. */
+  minorScanRoots(): void {
+    const ev = this.#events;
+    ev.beginPhase(this.id, RuntimePhase.EV_MINOR);
+    ev.beginPhase(this.id, RuntimePhase.EV_MINOR_MEMPROF_ROOTS);
+    this.memprof.scanRoots(true, false);
+    ev.endPhase(this.id, RuntimePhase.EV_MINOR_MEMPROF_ROOTS);
+  }
+
+  /** @internal This domain's part of a minor collection, after promotion. */
+  minorFinish(): void {
+    const ev = this.#events;
+    const allocated = this.youngEnd - this.youngPtr;
+    this.stats.minorWords += allocated;
+    this.stats.minorWordsBeforeLastGc = allocated;
+    ev.beginPhase(this.id, RuntimePhase.EV_MINOR_MEMPROF_CLEAN);
+    this.memprof.afterMinorGc();
+    ev.endPhase(this.id, RuntimePhase.EV_MINOR_MEMPROF_CLEAN);
+    ev.counter(this.id, RuntimeCounter.EV_C_MINOR_ALLOCATED, allocated);
+    this.#newMinorArena();
+    this.memprof.setTrigger();
+    this.resetYoungLimit();
+    ev.endPhase(this.id, RuntimePhase.EV_MINOR);
+  }
+}
+
+/** Address of component `k` of a combined allocation at `base` with sizes `lens`. */
+export function comballocBlock(base: number, lens: readonly number[], k: number): number {
+  let a = base;
+  for (let j = 0; j < k; j++) a += lens[j] + 1;
+  return a;
+}
+
+/** The simulated runtime: domains, roots, the heap's address space, the GC. */
+export class Runtime {
+  /** Minor heap size of every domain, in words. */
+  readonly minorHeapWords: number;
+  /** Event sink. */
+  readonly events: RuntimeEventsSink;
+  /** Process id (lifecycle payloads). */
+  readonly pid: number;
+  /** memprof's shared state (global orphans). */
+  readonly memprofShared: MemprofShared = new MemprofShared();
+  /** Live domains, in creation order. */
+  readonly domains: Domain[] = [];
+  /** The caller's roots. */
+  readonly roots: Set<Root> = new Set();
+  /** Forwarding of young blocks promoted by the minor collection in progress. */
+  readonly forwarding: Map<number, number> = new Map();
+  /** @internal */
+  nextThreadId = 0;
+  /** Completed major cycles. */
+  majorCycles = 0;
+  /** Minor collections. */
+  minorCollections = 0;
+  /** Words promoted (known sizes only). */
+  promotedWords = 0;
+  #nextAddr = 1 << 20;
+  #nextDomainId = 0;
+  #freeDomainIds: number[] = [];
+  // Major-cycle model: snapshot at the beginning of the cycle.
+  #cycleStart = 0;
+  #snapshot: Set<number> = new Set();
+  #marked: Set<number> = new Set();
+  #compaction: Map<number, number> | null = null;
+
+  /** Creates the runtime and its main domain (id 0). */
+  constructor(opts: RuntimeOptions = {}) {
+    const w = opts.minorHeapWords ?? DEFAULT_MINOR_HEAP_WORDS;
+    if (!(Number.isInteger(w) && w >= 2 * MAX_YOUNG_WHSIZE && w % 2 === 0)) {
+      throw new RangeError(`minorHeapWords must be an even integer >= ${2 * MAX_YOUNG_WHSIZE}`);
+    }
+    this.minorHeapWords = w;
+    this.events = opts.events ?? NULL_SINK;
+    this.pid = opts.pid ?? 4242;
+    this.#cycleStart = this.#nextAddr;
+    this.spawnDomain(null);
+  }
+
+  /** The main domain (id 0 while it lives). */
+  get mainDomain(): Domain {
+    return this.domains[0];
+  }
+
+  /** @internal Reserve `n` fresh word addresses. */
+  takeAddresses(n: number): number {
+    const a = this.#nextAddr;
+    this.#nextAddr += n;
+    return a;
+  }
+
+  /** Creates a root pointing at `addr` (or empty). */
+  root(addr = -1, wosize = 0): Root {
+    const r = new Root(this, addr, wosize);
+    this.roots.add(r);
+    return r;
+  }
+
+  /** `Is_young`: in some domain's current minor heap. */
+  isYoung(addr: number): boolean {
+    const ds = this.domains;
+    for (let i = 0; i < ds.length; i++) {
+      const d = ds[i];
+      if (addr >= d.youngStart && addr < d.youngEnd) return true;
+    }
+    return false;
+  }
+
+  /**
+   * `Domain.spawn`: a new domain inheriting `parent`'s profile (memprof_new_domain). Reuses
+   * the smallest free id, as OCaml reuses domain slots.
+   */
+  spawnDomain(parent: Domain | null = this.domains[0] ?? null): Domain {
+    const id = this.#freeDomainIds.length
+      ? this.#freeDomainIds.sort((a, b) => a - b).shift()!
+      : this.#nextDomainId++;
+    const d = new Domain(this, id, parent);
+    this.domains.push(d);
+    this.events.lifecycle(id, Lifecycle.EV_DOMAIN_SPAWN, this.pid);
+    return d;
+  }
+
+  /**
+   * Domain termination (`caml_domain_terminate`): its minor heap is emptied by a collection,
+   * then memprof orphans its entries to the global list for another domain to adopt.
+   */
+  terminateDomain(d: Domain): void {
+    if (!d.alive) return;
+    if (this.domains.length === 1) throw new Error("cannot terminate the last domain");
+    this.minorCollection(d);
+    d.memprof.destroy();
+    d.alive = false;
+    this.domains.splice(this.domains.indexOf(d), 1);
+    this.#freeDomainIds.push(d.id);
+    this.events.lifecycle(d.id, Lifecycle.EV_DOMAIN_TERMINATE, this.pid);
+  }
+
+  /**
+   * A stop-the-world minor collection of every domain, started by `by`: memprof roots are
+   * scanned, rooted young blocks are promoted (fresh major addresses), the rest die; then each
+   * domain updates its memprof entries, resets its minor heap and places new triggers.
+   */
+  minorCollection(by: Domain): void {
+    this.minorCollections++;
+    const order = [by, ...this.domains.filter((d) => d !== by)];
+    for (const d of order) d.minorScanRoots();
+    const fwd = this.forwarding;
+    fwd.clear();
+    let promoted = 0;
+    for (const r of this.roots) {
+      const a = r.addr;
+      if (a >= 0 && this.isYoung(a)) {
+        let to = fwd.get(a);
+        if (to === undefined) {
+          to = this.takeAddresses(r.wosize + 1);
+          fwd.set(a, to);
+          promoted += r.wosize;
+        }
+        r.addr = to;
+      }
+    }
+    this.promotedWords += promoted;
+    by.runtime.events.counter(by.id, RuntimeCounter.EV_C_MINOR_PROMOTED, promoted);
+    for (const d of order) d.minorFinish();
+    fwd.clear();
+  }
+
+  /** @internal After a major cycle: is `addr` dead? */
+  isUnmarked(addr: number): boolean {
+    return addr < this.#cycleStart && !this.#marked.has(addr);
+  }
+
+  /** @internal During compaction: the new address of a live major block. */
+  compactedTo(addr: number): number {
+    const m = this.#compaction;
+    if (m === null) return addr;
+    let to = m.get(addr);
+    if (to === undefined) {
+      to = this.takeAddresses(1);
+      m.set(addr, to);
+    }
+    return to;
+  }
+
+  /**
+   * Finishes a major cycle (`caml_finish_major_cycle`), in 5.3's order: the minor heaps are
+   * emptied, marking ends, every domain's memprof learns which tracked blocks died
+   * (`stw_cycle_all_domains` calls `caml_memprof_after_major_gc` first), the minor heaps are
+   * emptied again, the heap is cycled and, if asked, compacted. Dead = not reachable from the
+   * roots when the cycle began nor now, and not allocated or promoted during the cycle (OCaml 5
+   * marks what was reachable at the cycle's start and allocates new blocks marked).
+   */
+  finishMajorCycle(by: Domain, compact: boolean): void {
+    this.minorCollection(by);
+    const ev = this.events;
+    const order = [by, ...this.domains.filter((d) => d !== by)];
+    const marked = new Set(this.#snapshot);
+    for (const r of this.roots) if (r.addr >= 0) marked.add(r.addr);
+    this.#marked = marked;
+    for (const d of order) {
+      ev.beginPhase(d.id, RuntimePhase.EV_MAJOR_MEMPROF_ROOTS);
+      d.memprof.scanRoots(false, false);
+      ev.endPhase(d.id, RuntimePhase.EV_MAJOR_MEMPROF_ROOTS);
+    }
+    for (const d of order) {
+      ev.beginPhase(d.id, RuntimePhase.EV_MAJOR_MEMPROF_CLEAN);
+      d.memprof.afterMajorGc();
+      ev.endPhase(d.id, RuntimePhase.EV_MAJOR_MEMPROF_CLEAN);
+    }
+    this.#marked = new Set();
+    this.minorCollection(by);
+    this.majorCycles++;
+    if (compact) {
+      ev.beginPhase(by.id, RuntimePhase.EV_COMPACT);
+      this.#compaction = new Map();
+      for (const r of this.roots) if (r.addr >= 0) r.addr = this.compactedTo(r.addr);
+      for (const d of order) d.memprof.scanRoots(false, true);
+      this.#compaction = null;
+      ev.endPhase(by.id, RuntimePhase.EV_COMPACT);
+    }
+    this.#cycleStart = this.#nextAddr;
+    const snap = new Set<number>();
+    for (const r of this.roots) if (r.addr >= 0) snap.add(r.addr);
+    this.#snapshot = snap;
+  }
+}
