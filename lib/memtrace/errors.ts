@@ -9,6 +9,7 @@
 /** A trace that does not follow the format. The message starts `malformed trace: `, then the
  * name of the check that failed (memtrace's own wording where memtrace has the check), then where. */
 export class MemtraceFormatError extends Error {
+  /** Error class name. */
   override name = "MemtraceFormatError";
   /** memtrace's name for the failed check, e.g. `Not a CTF packet` or `alloc id sync`. */
   readonly check: string;
@@ -16,6 +17,7 @@ export class MemtraceFormatError extends Error {
   readonly offset: number;
   /** The file name, when reading a file. */
   readonly file: string | undefined;
+  /** An error for the failed `check` at byte `offset` of `file`. */
   constructor(check: string, offset: number, file?: string) {
     super(
       `malformed trace: ${check} (at byte offset ${offset}${
@@ -30,13 +32,16 @@ export class MemtraceFormatError extends Error {
 
 /** Invalid use of the writer API (memtrace raises `Invalid_argument` with the same text). */
 export class MemtraceArgumentError extends Error {
+  /** Error class name. */
   override name = "MemtraceArgumentError";
 }
 
 /** The process id changed between two flushes (memtrace's `Writer.Pid_changed`): the writer
  * refuses to write, as memtrace does in a forked child. */
 export class PidChangedError extends Error {
+  /** Error class name. */
   override name = "PidChangedError";
+  /** `expected` is the pid the writer was created with, `actual` the current one. */
   constructor(readonly expected: bigint, readonly actual: bigint) {
     super(`Pid_changed: trace writer created by pid ${expected}, now running as pid ${actual}`);
   }

@@ -56,6 +56,7 @@ export const Timedelta: {
 
 /** A source location in the traced program. */
 export class Location {
+  /** A location: the defining function's name is last, as memtrace's record is laid out. */
   constructor(
     readonly filename: string,
     readonly line: number,
@@ -121,7 +122,9 @@ export function formatSpace4(n: number): string {
 /** An allocation event. `backtraceBuffer` is shared with later events of the same domain (as in
  * memtrace): copy it with {@linkcode AllocEvent.backtrace} to keep it. */
 export class AllocEvent {
+  /** Discriminates the event kinds. */
   readonly kind = "alloc" as const;
+  /** An allocation event; see the fields. */
   constructor(
     /** Identifier of this allocation, used by later promote/collect events. */
     readonly objId: ObjId,
@@ -173,7 +176,9 @@ export class AllocEvent {
 
 /** The object `objId` survived a minor collection. */
 export class PromoteEvent {
+  /** Discriminates the event kinds. */
   readonly kind = "promote" as const;
+  /** The promoted object and the domain that wrote the event. */
   constructor(readonly objId: ObjId, readonly domain: DomainId) {}
   /** memtrace's `Event.to_string`. */
   toString(_lookup?: LocationLookup): string {
@@ -183,7 +188,9 @@ export class PromoteEvent {
 
 /** The object `objId` was collected. */
 export class CollectEvent {
+  /** Discriminates the event kinds. */
   readonly kind = "collect" as const;
+  /** The collected object and the domain that wrote the event. */
   constructor(readonly objId: ObjId, readonly domain: DomainId) {}
   /** memtrace's `Event.to_string`. */
   toString(_lookup?: LocationLookup): string {
@@ -196,14 +203,22 @@ export type Event = AllocEvent | PromoteEvent | CollectEvent;
 
 /** Trace metadata (memtrace's `Info.t`). Strings are Unicode; they are stored as UTF-8. */
 export interface Info {
+  /** Fraction of words sampled. */
   sampleRate: number;
+  /** Bits per word of the traced program (64). */
   wordSize: number;
+  /** `Sys.executable_name` of the traced program. */
   executableName: string;
+  /** Host the trace was taken on. */
   hostName: string;
+  /** OCAMLRUNPARAM-style runtime parameters. */
   ocamlRuntimeParams: string;
   /** Process id (an int64 in the file). */
   pid: bigint;
+  /** Domain whose writer created the trace. */
   initialDomain: DomainId;
+  /** Start of the trace: time 0 of every event's time delta. */
   startTime: Timestamp;
+  /** Free text given when the trace was started (format v2 and later). */
   context: string | undefined;
 }

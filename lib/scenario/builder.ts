@@ -43,15 +43,23 @@ export const keep: {
   readonly drop: Lifetime;
   /** Reachable for ever (a global). */
   readonly forever: Lifetime;
-  /** Reachable for the next `n` executed steps. */
-  steps(n: number): Lifetime;
+  /** Reachable while the next `n` steps run (like a slot overwritten `n` steps later), or
+   * until `release(orUntil)` if that comes first. */
+  steps(n: number, orUntil?: string): Lifetime;
   /** Reachable until `release(name)`. */
   until(name: string): Lifetime;
+  /** Successive executions of the step take these lifetimes in turn: `cycle(drop, drop,
+   * steps(9))` keeps every third block. */
+  cycle(...lifetimes: Lifetime[]): Lifetime;
 } = {
   drop: { kind: "drop" },
   forever: { kind: "forever" },
-  steps: (n) => ({ kind: "steps", steps: n }),
+  steps: (n, orUntil) =>
+    orUntil === undefined
+      ? { kind: "steps", steps: n }
+      : { kind: "steps", steps: n, until: orUntil },
   until: (name) => ({ kind: "until", name }),
+  cycle: (...lifetimes) => ({ kind: "cycle", lifetimes }),
 };
 
 // ---- sizes ---------------------------------------------------------------------------------
@@ -150,7 +158,8 @@ export interface AllocOptions {
 
 /** Options of {@linkcode DomainBuilder.allocCombined}. */
 export interface CombinedOptions {
-  lifetime?: Lifetime;
+  /** One lifetime for every component, or one per component. */
+  lifetime?: Lifetime | readonly Lifetime[];
   /** One frame list for all components, or one per component. */
   at?: Frame | readonly Frame[] | readonly (readonly Frame[])[];
 }
@@ -242,7 +251,7 @@ export class MemprofControl {
     const profile: ProfileSpec = {
       name,
       samplingRate: args.samplingRate ?? NaN, // filled from settings by scenario()
-      callstackSize: args.callstackSize ?? -1,
+      callstackSize: args.callstackSize ?? NaN,
       tracker: args.tracker ?? {},
     };
     this.r.push({ at, kind: "memprofStart", domain: this.domain, profile });
@@ -339,12 +348,17 @@ export class DomainBuilder {
       }
       frames = per.map((f) => this.r.frames(at, f));
     }
+    const l = opts.lifetime ?? keep.drop;
+    const lifetimes = Array.isArray(l) ? [...l] : sizes.map(() => l as Lifetime);
+    if (lifetimes.length !== sizes.length) {
+      this.r.fail(at, `allocCombined has ${sizes.length} sizes but ${lifetimes.length} lifetimes`);
+    }
     this.r.push({
       at,
       kind: "allocCombined",
       domain: this.name,
       sizes: [...sizes],
-      lifetime: opts.lifetime ?? keep.drop,
+      lifetimes,
       frames,
     });
     return this;
@@ -434,6 +448,15 @@ export class DomainBuilder {
     return this;
   }
 
+  /** `try body with _ -> ()`: an OCaml exception raised by a callback during `body` skips the
+   * rest of `body` and is logged as caught. */
+  attempt(body: () => void): this {
+    const at = this.r.nextAt();
+    const steps = this.r.nested(at, body);
+    this.r.push({ at, kind: "attempt", domain: this.name, body: steps });
+    return this;
+  }
+
   /** An external allocation traced through the tracer (`Memtrace.External.alloc`). */
   extAlloc(bytes: SizeSpec, lifetime: Lifetime = keep.drop): this {
     this.r.push({ at: this.r.nextAt(), kind: "extAlloc", domain: this.name, bytes, lifetime });
@@ -478,7 +501,7 @@ const DEFAULTS = {
   clockTickNs: 1_000,
   maxDomains: 16,
   pid: 4242,
-  logFormat: "default",
+  log: { format: "default" },
 } as const;
 
 /** Defines a scenario: records the steps `build` declares, fills defaults, validates. Throws
@@ -520,7 +543,7 @@ function fillProfileDefaults(steps: readonly Step[], s: Scenario["settings"]): S
   const fix = (p: ProfileSpec): ProfileSpec => ({
     ...p,
     samplingRate: Number.isNaN(p.samplingRate) ? s.samplingRate : p.samplingRate,
-    callstackSize: p.callstackSize === -1 ? s.callstackSize : p.callstackSize,
+    callstackSize: Number.isNaN(p.callstackSize) ? s.callstackSize : p.callstackSize,
   });
   return steps.map((st): Step => {
     switch (st.kind) {
@@ -529,6 +552,7 @@ function fillProfileDefaults(steps: readonly Step[], s: Scenario["settings"]): S
       case "repeat":
       case "call":
       case "blocking":
+      case "attempt":
         return { ...st, body: fillProfileDefaults(st.body, s) };
       default:
         return st;

@@ -6,7 +6,9 @@
 /** An invalid scenario (found while building or validating), or a step that failed while
  * running. */
 export class ScenarioError extends Error {
+  /** Error class name. */
   override name = "ScenarioError";
+  /** An error about step `step` of scenario `scenario`. */
   constructor(
     /** The scenario's name. */
     readonly scenario: string,

@@ -24,3 +24,19 @@ export {
   ThreadBuilder,
 } from "./builder.ts";
 export { validateScenario } from "./validate.ts";
+export {
+  type CallbackKind,
+  countLeafSteps,
+  type RunOptions,
+  type RunResult,
+  runScenario,
+  type Summary,
+} from "./engine.ts";
+export {
+  compareGolden,
+  firstDifference,
+  type Golden,
+  GOLDEN_FILES,
+  goldenIndexSource,
+  goldenOf,
+} from "./golden.ts";

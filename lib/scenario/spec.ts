@@ -18,9 +18,12 @@ export type SizeSpec =
 /** How long a block stays reachable. */
 export type Lifetime =
   | { readonly kind: "drop" }
-  | { readonly kind: "steps"; readonly steps: number }
+  /** reachable while the next `steps` steps run (or until `release(until)`, if sooner) */
+  | { readonly kind: "steps"; readonly steps: number; readonly until?: string }
   | { readonly kind: "until"; readonly name: string }
-  | { readonly kind: "forever" };
+  | { readonly kind: "forever" }
+  /** the k-th execution of the step uses `lifetimes[(k - 1) mod length]` */
+  | { readonly kind: "cycle"; readonly lifetimes: readonly Lifetime[] };
 
 /** Where a block comes from (what memprof reports and how it is sampled). */
 export type AllocSource =
@@ -28,6 +31,8 @@ export type AllocSource =
   | "caml"
   /** allocated by a C primitive in the runtime (`from_caml` false; callback at the next poll) */
   | "runtime"
+  /** `Array.make`: a runtime allocation (major heap above 256 words), then pending actions */
+  | "array"
   /** allocated directly in the major heap (`caml_alloc_shr`) */
   | "major"
   /** a custom block with out-of-heap memory (`caml_alloc_custom_mem`) */
@@ -63,10 +68,15 @@ export interface CallbackSpec {
 /** The five callbacks of a `Gc.Memprof.tracker`. Missing ones keep the default: alloc and
  * promote track, deallocation just logs. */
 export interface TrackerSpec {
+  /** Called for blocks sampled in the minor heap. */
   readonly allocMinor?: CallbackSpec;
+  /** Called for blocks sampled in the major heap. */
   readonly allocMajor?: CallbackSpec;
+  /** Called when a tracked minor block is promoted. */
   readonly promote?: CallbackSpec;
+  /** Called when a tracked minor block dies. */
   readonly deallocMinor?: CallbackSpec;
+  /** Called when a tracked major block dies. */
   readonly deallocMajor?: CallbackSpec;
 }
 
@@ -74,8 +84,11 @@ export interface TrackerSpec {
 export interface ProfileSpec {
   /** Label for logs and for `discard`; defaults to `p1`, `p2`, … */
   readonly name?: string;
+  /** λ, the fraction of words sampled, in [0, 1]. */
   readonly samplingRate: number;
+  /** Most frames recorded per callstack. */
   readonly callstackSize: number;
+  /** The callbacks' behaviours. */
   readonly tracker: TrackerSpec;
 }
 
@@ -111,7 +124,8 @@ export type Step =
       readonly kind: "allocCombined";
       /** Sizes in the compiler's layout order (memprof walks them in this order). */
       readonly sizes: readonly SizeSpec[];
-      readonly lifetime: Lifetime;
+      /** One lifetime per component. */
+      readonly lifetimes: readonly Lifetime[];
       readonly frames: readonly (readonly Frame[])[];
     }
     | OnDomain & { readonly kind: "gc"; readonly what: GcKind }
@@ -122,6 +136,9 @@ export type Step =
     | OnDomain & { readonly kind: "threadSwitch"; readonly thread: string }
     | OnDomain & { readonly kind: "threadExit"; readonly thread: string }
     | OnDomain & { readonly kind: "blocking"; readonly body: readonly Step[] }
+    /** OCaml's `try body with _ -> ()`: an exception a callback raises in a step of `body`
+     * skips the rest of `body`. (Outside any attempt, it is logged and the next step runs.) */
+    | OnDomain & { readonly kind: "attempt"; readonly body: readonly Step[] }
     | OnDomain & { readonly kind: "memprofStart"; readonly profile: ProfileSpec }
     | OnDomain & { readonly kind: "memprofStop" }
     | OnDomain & { readonly kind: "memprofDiscard"; readonly profile: string }
@@ -147,6 +164,7 @@ export type Step =
 export interface ScenarioSettings {
   /** Identifier: letters, digits, `-`, `_`, `.`; names the golden folder. */
   readonly name: string;
+  /** Free text, shown by `--list` and stored in the trace. */
   readonly description?: string;
   /** Seed of the scenario's own random choices (sizes). memprof's generator is seeded by the
    * domain id, as in OCaml, whatever this is. Default 1. */
@@ -169,15 +187,27 @@ export interface ScenarioSettings {
    * profile's rate). */
   readonly externalSamplingRate?: number;
   /** Format of the callback log: the engine's own (default), or one of the fixture formats. */
-  readonly logFormat?: "default" | "memprof_exact" | "memprof_lifecycle";
+  readonly log?: LogFormat;
 }
+
+/** Formats of the callback log. The fixture formats are those of
+ * `../shared/fixtures/memprof_exact` (alloc callbacks: `<iteration> minor size=.. n=..`) and
+ * `memprof_lifecycle` (every callback: `<iteration> <callback> id=<allocating iteration>`). */
+export type LogFormat =
+  | { readonly format: "default" }
+  | { readonly format: "memprof_exact"; readonly program: string }
+  | { readonly format: "memprof_lifecycle"; readonly program: string; readonly keep: number };
 
 /** A built scenario: settings plus the steps, ready to validate and run. */
 export interface Scenario {
-  readonly settings: Required<Omit<ScenarioSettings, "description" | "externalSamplingRate">> & {
-    readonly description: string;
-    readonly externalSamplingRate: number | undefined;
-  };
+  /** The settings, with every default filled in. */
+  readonly settings:
+    & Required<Omit<ScenarioSettings, "description" | "externalSamplingRate">>
+    & {
+      readonly description: string;
+      readonly externalSamplingRate: number | undefined;
+    };
+  /** The steps, in order. */
   readonly steps: readonly Step[];
   /** Names of the domains, in creation order ("main" first). */
   readonly domains: readonly string[];

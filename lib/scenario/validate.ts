@@ -76,8 +76,8 @@ class Validator {
     int(s.clockTickNs, "clockTickNs", 1, 1e12);
     int(s.maxDomains, "maxDomains", 1, 4096);
     int(s.pid, "pid", 1, 2 ** 31 - 1);
-    if (!["default", "memprof_exact", "memprof_lifecycle"].includes(s.logFormat)) {
-      this.fail("settings", `unknown logFormat "${s.logFormat}"`);
+    if (!["default", "memprof_exact", "memprof_lifecycle"].includes(s.log.format)) {
+      this.fail("settings", `unknown log format "${s.log.format}"`);
     }
   }
 
@@ -118,10 +118,20 @@ class Validator {
   }
 
   private lifetime(at: string, l: Lifetime): void {
-    if (l.kind === "steps" && !(Number.isInteger(l.steps) && l.steps >= 1)) {
-      this.fail(at, `keep.steps needs a whole number ≥ 1, got ${l.steps}`);
+    if (l.kind === "steps") {
+      if (!(Number.isInteger(l.steps) && l.steps >= 1)) {
+        this.fail(at, `keep.steps needs a whole number ≥ 1, got ${l.steps}`);
+      }
+      if (l.until !== undefined) this.untilNames.add(l.until);
     }
     if (l.kind === "until") this.untilNames.add(l.name);
+    if (l.kind === "cycle") {
+      if (l.lifetimes.length === 0) this.fail(at, "keep.cycle needs at least one lifetime");
+      for (const x of l.lifetimes) {
+        if (x.kind === "cycle") this.fail(at, "keep.cycle cannot nest");
+        this.lifetime(at, x);
+      }
+    }
   }
 
   private profile(at: string, p: ProfileSpec): void {
@@ -198,7 +208,7 @@ class Validator {
           } else if (st.customMem !== undefined) {
             this.fail(at, 'customMem is only for source "custom"');
           }
-          if (!["caml", "runtime", "major", "custom", "unmarshal"].includes(st.source)) {
+          if (!["caml", "runtime", "array", "major", "custom", "unmarshal"].includes(st.source)) {
             this.fail(at, `unknown source "${st.source}"`);
           }
           this.lifetime(at, st.lifetime);
@@ -218,11 +228,12 @@ class Validator {
               } words with headers; this one may take ${whsize}`,
             );
           }
-          this.lifetime(at, st.lifetime);
+          for (const l of st.lifetimes) this.lifetime(at, l);
           break;
         }
         case "extAlloc":
           this.size(at, st.bytes, "extAlloc bytes");
+          if (st.lifetime.kind === "cycle") this.fail(at, "keep.cycle is for heap blocks only");
           this.lifetime(at, st.lifetime);
           break;
         case "memprofStart":
@@ -236,6 +247,7 @@ class Validator {
           break;
         case "call":
         case "blocking":
+        case "attempt":
           this.scan(st.body);
           break;
         case "release":
@@ -337,9 +349,21 @@ class Validator {
         case "blocking":
           this.follow(st.body);
           break;
+        case "attempt":
+          this.follow(st.body);
+          // A raise may cut the body anywhere: memprof's state after it is known at run time only.
+          if (hasMemprofStep(st.body)) this.profileActions = true;
+          break;
         default:
           break;
       }
     }
   }
+}
+
+function hasMemprofStep(steps: readonly Step[]): boolean {
+  return steps.some((st) =>
+    st.kind === "memprofStart" || st.kind === "memprofStop" || st.kind === "memprofDiscard" ||
+    (("body" in st) && hasMemprofStep(st.body))
+  );
 }

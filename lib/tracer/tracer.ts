@@ -9,6 +9,10 @@
  * is then not tracked, and a promotion or collection is deferred until the lock is released.
  *
  * Differences from memtrace, on purpose: memtrace traces only the main domain; we trace all.
+ * Promotions and collections are written by the writer of the domain that allocated the object:
+ * memtrace encodes a promotion as a non-negative distance back from the writer's latest id, so an
+ * orphan adopted by a domain whose id chunk is older could not be written on the adopter's
+ * writer. (memtrace's format allows these events on any domain once the allocating one ended.)
  * @module
  */
 import {
@@ -158,7 +162,8 @@ export class Tracer {
     }
   }
 
-  /** The `promote` callback: the id keeps being tracked. */
+  /** The `promote` callback: the id keeps being tracked. `domain` is the domain that allocated
+   * the object (see the module comment). */
   promote(domain: DomainId, id: ObjId): ObjId | undefined {
     if (this.stopped) return undefined;
     if (this.locked) {
@@ -176,7 +181,7 @@ export class Tracer {
     }
   }
 
-  /** The `dealloc_minor` / `dealloc_major` callback. */
+  /** The `dealloc_minor` / `dealloc_major` callback; `domain` allocated the object. */
   collect(domain: DomainId, id: ObjId): void {
     if (this.stopped) return;
     if (this.locked) {

@@ -1,0 +1,1070 @@
+/**
+ * The engine: runs a scenario through the simulated runtime (lib/runtime) and memprof
+ * (lib/memprof), records runtime_events in a ring image (lib/runtime_events), and traces every
+ * domain into a memtrace `.ctf` (lib/tracer). Everything runs on a virtual clock with seeded
+ * generators: the same scenario and seed give byte-identical outputs.
+ *
+ * Steps are compiled once into closures; a `repeat` runs its body's closures in a plain loop, so
+ * a loop of small allocations costs little more than the runtime's own allocation path.
+ * @module
+ */
+import { type Domain, type Root, Runtime, type Thread } from "../runtime/mod.ts";
+import {
+  type AllocationInfo,
+  checkDomainInvariants,
+  OCamlException,
+  OCamlFailure,
+  OCamlInvalidArgument,
+  type Profile,
+  ThreadExit,
+  type Tracker,
+} from "../memprof/mod.ts";
+import {
+  bytesType,
+  dumpImage,
+  RuntimeEventsProducer,
+  Type,
+  type UserEvent,
+} from "../runtime_events/mod.ts";
+import { dumpTraceToString, MemorySink, Reader } from "../memtrace/mod.ts";
+import { Tracer } from "../tracer/mod.ts";
+import { ScenarioError } from "./errors.ts";
+import { ScenarioRng, sizeSource } from "./rng.ts";
+import { ReleaseQueue } from "./schedule.ts";
+import type {
+  CallbackAction,
+  CallbackSpec,
+  Lifetime,
+  ProfileSpec,
+  Scenario,
+  Step,
+  TrackerSpec,
+  Trigger,
+  UserEventSpec,
+} from "./spec.ts";
+
+/** Options of {@linkcode runScenario}. */
+export interface RunOptions {
+  /** Overrides the scenario's seed. */
+  seed?: number;
+  /** Overrides the sampling rate of every profile the scenario starts. */
+  samplingRate?: number;
+  /** Called now and then with the executed and expected numbers of leaf steps. */
+  onProgress?: (done: number, total: number) => void;
+  /** Runs memprof's invariant checker after every top-level step (slower). */
+  checkInvariants?: boolean;
+}
+
+/** Counts a run gathers; printed by the CLI, stored with the goldens. */
+export interface Summary {
+  scenario: string;
+  seed: number;
+  steps: number;
+  /** Blocks the scenario's steps allocated. */
+  allocations: number;
+  /** Their words, headers included (what memprof samples). */
+  wordsAllocated: number;
+  minorCollections: number;
+  majorCycles: number;
+  callbacks: Record<CallbackKind, number>;
+  /** Samples reported by allocation callbacks. */
+  samples: number;
+  /** OCaml exceptions that escaped a step (raised by callbacks). */
+  exceptions: number;
+  /** Per profile: alloc callbacks that returned a value = promotions + deallocations + live. */
+  balance: { profile: string; tracked: number; ended: number; live: number; ok: boolean }[];
+  trace: { events: number; bytes: number };
+  ring: { bytes: number };
+  tracer: Tracer["stats"];
+}
+
+/** Everything a run produces. */
+export interface RunResult {
+  scenario: Scenario;
+  summary: Summary;
+  /** The memtrace trace. */
+  ctf: Uint8Array;
+  /** Its dump (the `trace dump` text). */
+  traceDump: string;
+  /** The runtime_events ring image (`<pid>.events` content). */
+  eventsImage: Uint8Array;
+  /** Its dump (the `events dump` text). */
+  eventsDump: string;
+  /** Every callback with its arguments and result. */
+  callbackLog: string;
+}
+
+/** The callbacks of a tracker. */
+export type CallbackKind =
+  | "allocMinor"
+  | "allocMajor"
+  | "promote"
+  | "deallocMinor"
+  | "deallocMajor";
+
+const LOG_NAMES: Record<CallbackKind, string> = {
+  allocMinor: "alloc_minor",
+  allocMajor: "alloc_major",
+  promote: "promote",
+  deallocMinor: "dealloc_minor",
+  deallocMajor: "dealloc_major",
+};
+
+/** `Gc.Memprof.allocation_source` names, by number. */
+const SOURCE_NAMES = ["normal", "marshal", "custom"];
+
+/** The epoch of the virtual clock: trace start times are this plus nothing, in µs. */
+const EPOCH_US = 1_767_225_600_000_000; // 2026-01-01T00:00:00Z
+
+/** What a tracked block's callbacks carry (OCaml's tracking value). */
+interface Tracked {
+  /** memtrace object id, when the tracer traced the allocation. */
+  obj: number | undefined;
+  /** Domain that allocated the block (its writer writes the block's later events). */
+  domain: number;
+  /** Iteration at which the block was allocated. */
+  iter: number;
+  /** Serial number of the alloc callback. */
+  serial: number;
+  profile: ProfileState;
+}
+
+interface ProfileState {
+  name: string;
+  spec: ProfileSpec;
+  profile: Profile | undefined;
+  calls: Record<CallbackKind, number>;
+  tracked: number;
+  ended: number;
+  live: Set<Tracked>;
+}
+
+type Op = () => void;
+
+/** The frames of a thread's enclosing `call` steps, outermost first. `version` changes at every
+ * push and pop, so that allocation steps can reuse the callstack they built last time. */
+interface FrameStack {
+  frames: string[];
+  version: number;
+}
+
+let frameVersions = 0;
+
+/** Runs a (validated) scenario. Throws {@linkcode ScenarioError} when a step fails. */
+export function runScenario(sc: Scenario, options: RunOptions = {}): RunResult {
+  return new Engine(sc, options).run();
+}
+
+class Engine {
+  private readonly s: Scenario["settings"];
+  private readonly seed: number;
+  private readonly rng: ScenarioRng;
+  private readonly rt: Runtime;
+  private readonly ring: RuntimeEventsProducer;
+  private readonly traceSink = new MemorySink();
+  private readonly tracer: Tracer;
+  private readonly domains = new Map<string, Domain>();
+  private readonly threads = new Map<string, Thread>();
+  private readonly threadNames = new Map<Thread, string>();
+  private readonly frames = new Map<Thread, FrameStack>();
+  private readonly profiles = new Map<string, ProfileState>();
+  private readonly userEvents = new Map<string, UserEvent<unknown>>();
+  private readonly kept = new Map<string, (() => void)[]>();
+  private readonly expiring = new ReleaseQueue();
+  private readonly forever: Root[] = [];
+  private readonly log: string[] = [];
+  private clockNs = 0;
+  private step = 0;
+  private iter = 0;
+  private serial = 0;
+  private cur!: Domain;
+  private exceptions = 0;
+  private tryDepth = 0;
+  private allocations = 0;
+  private words = 0;
+  private samples = 0;
+  private readonly callbackCounts: Record<CallbackKind, number> = {
+    allocMinor: 0,
+    allocMajor: 0,
+    promote: 0,
+    deallocMinor: 0,
+    deallocMajor: 0,
+  };
+  private readonly totalSteps: number;
+  private readonly progressEvery: number;
+  private untilProgress: number;
+  /** The longest loop run so far and the minor collections during it (log headers). */
+  private mainLoop = { count: 0, minors: 0 };
+
+  constructor(private readonly sc: Scenario, private readonly opts: RunOptions) {
+    this.s = sc.settings;
+    this.seed = opts.seed ?? this.s.seed;
+    this.rng = new ScenarioRng(this.seed);
+    this.ring = new RuntimeEventsProducer({
+      maxDomains: this.s.maxDomains,
+      logWsize: this.s.ringLog2,
+      pid: this.s.pid,
+      clock: () => this.clockNs,
+    });
+    this.rt = new Runtime({
+      minorHeapWords: this.s.minorHeapWords,
+      events: this.ring,
+      pid: this.s.pid,
+    });
+    const firstRate = opts.samplingRate ?? firstProfileRate(sc.steps) ?? this.s.samplingRate;
+    this.tracer = new Tracer(this.traceSink, {
+      info: {
+        sampleRate: firstRate,
+        wordSize: 64,
+        executableName: `memprof-lab/${this.s.name}`,
+        hostName: "memprof-lab",
+        ocamlRuntimeParams:
+          `s=${this.s.minorHeapWords},e=${this.s.ringLog2},d=${this.s.maxDomains}`,
+        pid: BigInt(this.s.pid),
+        initialDomain: 0,
+        startTime: EPOCH_US,
+        context: this.s.description === "" ? undefined : this.s.description,
+      },
+      clock: () => EPOCH_US + Math.floor(this.clockNs / 1000),
+      externalSamplingRate: this.s.externalSamplingRate ?? firstRate,
+    });
+    const main = this.rt.mainDomain;
+    this.domains.set("main", main);
+    this.nameThread(main.current, "main");
+    this.cur = main;
+    this.totalSteps = countLeafSteps(sc.steps);
+    this.progressEvery = Math.max(1, Math.floor(this.totalSteps / 100));
+    this.untilProgress = this.progressEvery;
+  }
+
+  private fail(at: string, problem: string): never {
+    throw new ScenarioError(this.s.name, at, problem);
+  }
+
+  private nameThread(t: Thread, name: string): void {
+    this.threads.set(name, t);
+    this.threadNames.set(t, name);
+    this.frames.set(t, { frames: [], version: ++frameVersions });
+  }
+
+  // ---- the run -------------------------------------------------------------------------------
+
+  run(): RunResult {
+    const program = this.compile(this.sc.steps, true);
+    program();
+    // Leave nothing pending: callbacks of the last steps run at a final poll of each domain.
+    for (const d of this.domains.values()) {
+      if (!d.alive) continue;
+      this.cur = d;
+      this.guard("end", () => d.processPendingActions());
+    }
+    this.tracer.close();
+    this.opts.onProgress?.(this.step, this.totalSteps);
+    const ctf = this.traceSink.bytes().slice();
+    const reader = Reader.fromBytes(ctf);
+    const traceDump = dumpTraceToString(reader);
+    let traceEvents = 0;
+    Reader.fromBytes(ctf).iter(() => traceEvents++, { parseBacktraces: false });
+    // Without events.start() there is no ring file, as in OCaml without OCAML_RUNTIME_EVENTS_START.
+    const eventsImage = this.ring.started ? this.ring.bytes.slice() : new Uint8Array(0);
+    const eventsDump = this.ring.started ? dumpImage(eventsImage) : "";
+    return {
+      scenario: this.sc,
+      ctf,
+      traceDump,
+      eventsImage,
+      eventsDump,
+      callbackLog: this.formatLog(),
+      summary: this.summary(traceEvents, ctf.length, eventsImage.length),
+    };
+  }
+
+  /** Runs `f` for step `at`: OCaml exceptions escaping it are logged (the OCaml program would
+   * have them propagate to its handler); anything else aborts the run with the step named. */
+  private guard(at: string, f: () => void): void {
+    try {
+      f();
+    } catch (e) {
+      if (e instanceof ThreadExit) {
+        // Thread.exit unwinds the thread; its top level ends it.
+        const t = this.cur.current;
+        this.logLine(`[${at}] thread ${this.threadName(t)} exits`);
+        if (t.alive && t !== this.cur.threads[0]) t.exit();
+        return;
+      }
+      // Failure / Invalid_argument come from the runtime refusing a call (Gc.Memprof misuse):
+      // the scenario is wrong, so the run stops there.
+      if (e instanceof OCamlFailure || e instanceof OCamlInvalidArgument) {
+        this.fail(at, e.message);
+      }
+      if (e instanceof OCamlException) {
+        this.exceptions++;
+        if (this.tryDepth > 0) throw e; // to the enclosing attempt
+        this.logLine(`[${at}] exception ${e.ocamlName} escaped`);
+        return;
+      }
+      if (e instanceof ScenarioError) throw e;
+      this.fail(at, e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  private threadName(t: Thread): string {
+    return this.threadNames.get(t) ?? `thread${t.id}`;
+  }
+
+  private tick(): void {
+    this.clockNs += this.s.clockTickNs;
+    const n = ++this.step;
+    if (this.expiring.next <= n) this.expiring.runDue(n);
+    if (--this.untilProgress === 0) {
+      this.untilProgress = this.progressEvery;
+      this.opts.onProgress?.(n, this.totalSteps);
+    }
+  }
+
+  // ---- compilation ---------------------------------------------------------------------------
+
+  private compile(steps: readonly Step[], top = false): Op {
+    const ops = steps.map((st) => this.compileStep(st));
+    const check = top && this.opts.checkInvariants === true;
+    const n = ops.length;
+    if (n === 1 && !check) return ops[0];
+    return () => {
+      for (let i = 0; i < n; i++) {
+        ops[i]();
+        if (check) this.checkInvariants(steps[i].at);
+      }
+    };
+  }
+
+  private checkInvariants(at: string): void {
+    try {
+      for (const d of this.rt.domains) checkDomainInvariants(d.memprof);
+    } catch (e) {
+      this.fail(at, `memprof invariant broken: ${(e as Error).message}`);
+    }
+  }
+
+  private domain(name: string, at: string): Domain {
+    const d = this.domains.get(name);
+    if (d === undefined || !d.alive) this.fail(at, `domain "${name}" is not running`);
+    return d;
+  }
+
+  private compileStep(st: Step): Op {
+    const at = st.at;
+    switch (st.kind) {
+      case "alloc":
+        return this.compileAlloc(st);
+      case "allocCombined": {
+        const sizes = st.sizes.map((sz) => sizeSource(sz, this.rng));
+        const lens = new Array<number>(sizes.length);
+        const keeps = st.lifetimes.map((l) => this.keeper(l));
+        const anyKept = keeps.some((k) => k !== undefined);
+        const frameLists = st.frames;
+        const domainOf = this.domainCache(st.domain, at);
+        // Per-component callstacks, rebuilt only when the thread or its calls change.
+        let lastThread: Thread | undefined, lastFs: FrameStack | undefined, version = -1;
+        let stacks: string[][] = [];
+        return () => {
+          this.tick();
+          const d = domainOf();
+          this.cur = d;
+          for (let k = 0; k < sizes.length; k++) lens[k] = sizes[k]();
+          const t = d.current;
+          if (t !== lastThread) {
+            lastThread = t;
+            lastFs = this.frameStack(t);
+            version = -1;
+          }
+          if (lastFs!.version !== version) {
+            version = lastFs!.version;
+            stacks = frameLists.map((f) => this.stackOf(t, f));
+          }
+          try {
+            const base = d.allocCombined(lens, stacks);
+            this.allocations += lens.length;
+            for (let k = 0; k < lens.length; k++) this.words += lens[k] + 1;
+            if (anyKept) {
+              let a = base;
+              for (let k = 0; k < lens.length; k++) {
+                keeps[k]?.(a, lens[k]);
+                a += lens[k] + 1;
+              }
+            }
+          } catch (e) {
+            this.guard(at, () => {
+              throw e;
+            });
+          }
+        };
+      }
+      case "gc":
+        return () => {
+          this.tick();
+          const d = this.domain(st.domain, at);
+          this.cur = d;
+          this.guard(at, () => {
+            switch (st.what) {
+              case "minor":
+                return d.minorGc();
+              case "majorSlice":
+                return d.majorSlice();
+              case "major":
+                return d.majorGc();
+              case "fullMajor":
+                return d.fullMajor();
+              case "compact":
+                return d.compact();
+            }
+          });
+        };
+      case "poll":
+        return () => {
+          this.tick();
+          const d = this.domain(st.domain, at);
+          this.cur = d;
+          this.guard(at, () => d.poll());
+        };
+      case "spawn":
+        return () => {
+          this.tick();
+          const parent = this.domain(st.domain, at);
+          this.cur = parent;
+          const child = this.rt.spawnDomain(parent);
+          this.domains.set(st.child, child);
+          this.nameThread(child.current, st.child);
+          this.frames.set(child.current, {
+            frames: [...this.frameStack(parent.current).frames],
+            version: ++frameVersions,
+          });
+        };
+      case "terminate":
+        return () => {
+          this.tick();
+          const d = this.domain(st.domain, at);
+          this.cur = d;
+          this.guard(at, () => this.rt.terminateDomain(d));
+          if (this.cur === d) this.cur = this.rt.mainDomain;
+        };
+      case "threadCreate":
+        return () => {
+          this.tick();
+          const d = this.domain(st.domain, at);
+          const t = d.createThread(d.current.callstack);
+          this.nameThread(t, st.thread);
+          this.frames.set(t, {
+            frames: [...this.frameStack(d.current).frames],
+            version: ++frameVersions,
+          });
+        };
+      case "threadSwitch":
+        return () => {
+          this.tick();
+          const d = this.domain(st.domain, at);
+          this.cur = d;
+          const t = this.liveThread(st.thread, at);
+          this.guard(at, () => d.switchTo(t));
+        };
+      case "threadExit":
+        return () => {
+          this.tick();
+          const d = this.domain(st.domain, at);
+          this.cur = d;
+          const t = this.liveThread(st.thread, at);
+          this.guard(at, () => t.exit());
+        };
+      case "blocking": {
+        const body = this.compile(st.body);
+        return () => {
+          this.tick();
+          const d = this.domain(st.domain, at);
+          this.cur = d;
+          this.guard(at, () => d.blockingSection(body));
+        };
+      }
+      case "memprofStart":
+        return () => {
+          this.tick();
+          const d = this.domain(st.domain, at);
+          this.cur = d;
+          this.guard(at, () => this.startProfile(d, st.profile));
+        };
+      case "memprofStop":
+        return () => {
+          this.tick();
+          const d = this.domain(st.domain, at);
+          this.cur = d;
+          this.guard(at, () => d.memprofStop());
+        };
+      case "memprofDiscard":
+        return () => {
+          this.tick();
+          const d = this.domain(st.domain, at);
+          this.cur = d;
+          const p = this.profiles.get(st.profile)?.profile;
+          if (p === undefined) this.fail(at, `profile "${st.profile}" was never started`);
+          this.guard(at, () => d.memprofDiscard(p));
+        };
+      case "call": {
+        const body = this.compile(st.body);
+        return () => {
+          const d = this.domain(st.domain, at);
+          const fs = this.frameStack(d.current);
+          fs.frames.push(st.frame);
+          fs.version = ++frameVersions;
+          try {
+            body();
+          } finally {
+            fs.frames.pop();
+            fs.version = ++frameVersions;
+          }
+        };
+      }
+      case "attempt": {
+        const body = this.compile(st.body);
+        return () => {
+          this.tryDepth++;
+          try {
+            body();
+          } catch (e) {
+            if (!(e instanceof OCamlException)) throw e;
+            this.logLine(`[${at}] exception ${e.ocamlName} caught`);
+          } finally {
+            this.tryDepth--;
+          }
+        };
+      }
+      case "repeat": {
+        const body = this.compile(st.body);
+        const count = st.count;
+        return () => {
+          const minorsBefore = this.rt.minorCollections;
+          for (let i = 1; i <= count; i++) {
+            this.iter = i;
+            body();
+          }
+          this.iter = count + 1;
+          if (count >= this.mainLoop.count) {
+            this.mainLoop = { count, minors: this.rt.minorCollections - minorsBefore };
+          }
+        };
+      }
+      case "extAlloc": {
+        const bytes = sizeSource(st.bytes, this.rng);
+        const lifetime = st.lifetime;
+        return () => {
+          this.tick();
+          const d = this.domain(st.domain, at);
+          this.cur = d;
+          const stack = this.stackOf(d.current, []);
+          this.guard(at, () => {
+            const id = this.tracer.extAlloc(d.id, bytes(), stack, () => {
+              // Printexc.get_callstack allocates the callstack array while the lock is held.
+              if (stack.length > 0) d.alloc(Math.min(stack.length, 256));
+            });
+            if (id !== undefined) this.keepExternal(d, id, lifetime);
+          });
+        };
+      }
+      case "userEvent":
+        return () => {
+          this.tick();
+          const d = this.domain(st.domain, at);
+          this.guard(at, () => this.writeUserEvent(d, st.name, st.event));
+        };
+      case "release":
+        return () => {
+          this.tick();
+          const list = this.kept.get(st.name);
+          if (list !== undefined) {
+            this.kept.delete(st.name);
+            for (const release of list) release();
+          }
+        };
+      case "eventsStart":
+        return () => {
+          this.tick();
+          this.guard(at, () => this.ring.start());
+        };
+      case "eventsPause":
+        return () => {
+          this.tick();
+          this.guard(at, () => this.ring.pause());
+        };
+      case "eventsResume":
+        return () => {
+          this.tick();
+          this.guard(at, () => this.ring.resume());
+        };
+    }
+  }
+
+  private liveThread(name: string, at: string): Thread {
+    const t = this.threads.get(name);
+    if (t === undefined || !t.alive) this.fail(at, `thread "${name}" is not running`);
+    return t;
+  }
+
+  private compileAlloc(st: Extract<Step, { kind: "alloc" }>): Op {
+    const at = st.at;
+    const size = sizeSource(st.size, this.rng);
+    const mem = st.customMem === undefined ? undefined : sizeSource(st.customMem, this.rng);
+    const keep = this.keeper(st.lifetime);
+    const frames = st.frames;
+    const source = st.source;
+    const domainOf = this.domainCache(st.domain, at);
+    const stackOf = this.stackCache(frames);
+    return () => {
+      this.tick();
+      const d = domainOf();
+      this.cur = d;
+      stackOf(d.current);
+      const n = size();
+      try {
+        let addr: number;
+        switch (source) {
+          case "caml":
+            addr = d.alloc(n);
+            break;
+          case "runtime":
+            addr = d.allocFromRuntime(n);
+            break;
+          case "array":
+            addr = d.makeArray(n);
+            break;
+          case "major":
+            addr = d.allocMajor(n);
+            break;
+          case "custom":
+            addr = d.allocCustom(n, mem!());
+            break;
+          case "unmarshal":
+            addr = d.unmarshal(n + 1);
+            break;
+        }
+        this.allocations++;
+        this.words += n + 1;
+        if (keep !== undefined) keep(addr, n);
+      } catch (e) {
+        this.guard(at, () => {
+          throw e;
+        });
+      }
+    };
+  }
+
+  /** The domain named `name`, looked up once and again only after it stopped running. */
+  private domainCache(name: string, at: string): () => Domain {
+    let d: Domain | undefined;
+    return () => {
+      if (d === undefined || !d.alive) d = this.domain(name, at);
+      return d;
+    };
+  }
+
+  /** Sets a thread's callstack for an allocation with extra frames `at`, rebuilding the array
+   * only when the thread or its enclosing calls changed since the last time. */
+  private stackCache(at: readonly string[]): (t: Thread) => void {
+    let lastThread: Thread | undefined;
+    let lastFs: FrameStack | undefined;
+    let version = -1;
+    let stack: string[] = [];
+    return (t) => {
+      if (t !== lastThread) {
+        lastThread = t;
+        lastFs = this.frameStack(t);
+        version = -1;
+      }
+      if (lastFs!.version !== version) {
+        version = lastFs!.version;
+        stack = this.stackOf(t, at);
+      }
+      t.callstack = stack;
+    };
+  }
+
+  private frameStack(t: Thread): FrameStack {
+    let fs = this.frames.get(t);
+    if (fs === undefined) {
+      fs = { frames: [], version: ++frameVersions };
+      this.frames.set(t, fs);
+    }
+    return fs;
+  }
+
+  /** The callstack of thread `t` for an allocation with extra frames `at` (innermost first). */
+  private stackOf(t: Thread, at: readonly string[]): string[] {
+    const outer = this.frameStack(t).frames;
+    const all = outer.length === 0 ? at.slice() : [...outer, ...at];
+    return all.reverse();
+  }
+
+  // ---- lifetimes -----------------------------------------------------------------------------
+
+  /** A function keeping a block alive as `l` says, or undefined for `drop`. */
+  private keeper(l: Lifetime): ((addr: number, wosize: number) => void) | undefined {
+    switch (l.kind) {
+      case "drop":
+        return undefined;
+      case "forever":
+        return (addr, wosize) => {
+          this.forever.push(this.rt.root(addr, wosize));
+        };
+      case "steps":
+        return (addr, wosize) => {
+          const r = this.rt.root(addr, wosize);
+          const release = () => r.release();
+          // Released once the next `steps` steps have run: before the step after them.
+          this.schedule(this.step + l.steps + 1, release);
+          if (l.until !== undefined) this.keepUntil(l.until, release);
+        };
+      case "until":
+        return (addr, wosize) => {
+          const r = this.rt.root(addr, wosize);
+          this.keepUntil(l.name, () => r.release());
+        };
+      case "cycle": {
+        const keeps = l.lifetimes.map((x) => this.keeper(x));
+        let k = 0;
+        return (addr, wosize) => {
+          const keep = keeps[k];
+          k = k + 1 === keeps.length ? 0 : k + 1;
+          keep?.(addr, wosize);
+        };
+      }
+    }
+  }
+
+  private schedule(step: number, release: () => void): void {
+    this.expiring.push(step, release);
+  }
+
+  private keepUntil(name: string, release: () => void): void {
+    const list = this.kept.get(name);
+    if (list === undefined) this.kept.set(name, [release]);
+    else list.push(release);
+  }
+
+  private keepExternal(d: Domain, id: number, l: Lifetime): void {
+    const free = () => this.tracer.extFree(d.id, id);
+    switch (l.kind) {
+      case "drop":
+        return free();
+      case "forever":
+        return;
+      case "steps": {
+        let freed = false;
+        const once = () => {
+          if (!freed) free();
+          freed = true;
+        };
+        this.schedule(this.step + l.steps + 1, once);
+        if (l.until !== undefined) this.keepUntil(l.until, once);
+        return;
+      }
+      case "until":
+        return this.keepUntil(l.name, free);
+      case "cycle":
+        throw new Error("keep.cycle is for heap blocks only"); // refused by validation
+    }
+  }
+
+  // ---- memprof -------------------------------------------------------------------------------
+
+  private startProfile(d: Domain, spec: ProfileSpec): void {
+    const name = spec.name ?? `p${this.profiles.size + 1}`;
+    const rate = this.opts.samplingRate ?? spec.samplingRate;
+    const state: ProfileState = {
+      name,
+      spec,
+      profile: undefined,
+      calls: { allocMinor: 0, allocMajor: 0, promote: 0, deallocMinor: 0, deallocMajor: 0 },
+      tracked: 0,
+      ended: 0,
+      live: new Set(),
+    };
+    if (this.profiles.size === 0) this.minorsAtFirstStart = this.rt.minorCollections;
+    this.profiles.set(name, state);
+    state.profile = d.memprofStart({
+      samplingRate: rate,
+      callstackSize: spec.callstackSize,
+      tracker: this.tracker(state, spec.tracker),
+    });
+  }
+
+  private tracker(p: ProfileState, t: TrackerSpec): Tracker<Tracked, Tracked> {
+    const spec = (k: CallbackKind): CallbackSpec =>
+      t[k] ?? { result: k.startsWith("dealloc") ? "none" : "track", actions: [] };
+    const am = spec("allocMinor"), aj = spec("allocMajor"), pr = spec("promote");
+    const dm = spec("deallocMinor"), dj = spec("deallocMajor");
+    return {
+      allocMinor: (info) => this.onAlloc(p, "allocMinor", am, info),
+      allocMajor: (info) => this.onAlloc(p, "allocMajor", aj, info),
+      promote: (v) => this.onPromote(p, pr, v),
+      deallocMinor: (v) => this.onDealloc(p, "deallocMinor", dm, v),
+      deallocMajor: (v) => this.onDealloc(p, "deallocMajor", dj, v),
+    };
+  }
+
+  /** Runs the actions of callback `spec` due at call number `n`. */
+  private actions(p: ProfileState, spec: CallbackSpec, n: number, head: string): void {
+    for (const { when, action } of spec.actions) {
+      if (!fires(when, n)) continue;
+      this.doAction(p, action, head);
+    }
+  }
+
+  private doAction(p: ProfileState, a: CallbackAction, head: string): void {
+    const d = this.cur;
+    switch (a.kind) {
+      case "raise":
+        this.logLine(`${head} -> raise ${a.exn}`);
+        throw new OCamlException(a.exn, a.exn);
+      case "stop":
+        this.logLine(`${head} : Gc.Memprof.stop`);
+        d.memprofStop();
+        return;
+      case "start":
+        this.logLine(`${head} : Gc.Memprof.start ${a.profile.name ?? ""}`.trimEnd());
+        this.startProfile(d, a.profile);
+        return;
+      case "discard":
+        this.logLine(`${head} : Gc.Memprof.discard ${p.name}`);
+        d.memprofDiscard(p.profile!);
+        return;
+      case "alloc": {
+        this.logLine(`${head} : alloc ${a.words}`);
+        const addr = d.alloc(a.words);
+        this.keeper(a.lifetime)?.(addr, a.words);
+        return;
+      }
+      case "gc":
+        this.logLine(`${head} : Gc.${a.what}`);
+        switch (a.what) {
+          case "minor":
+            return d.minorGc();
+          case "majorSlice":
+            return d.majorSlice();
+          case "major":
+            return d.majorGc();
+          case "fullMajor":
+            return d.fullMajor();
+          case "compact":
+            return d.compact();
+        }
+        return;
+      case "switchThread": {
+        const t = this.threads.get(a.thread);
+        if (t === undefined || !t.alive || t.domain !== d) {
+          throw new ScenarioError(this.s.name, "callback", `cannot switch to thread "${a.thread}"`);
+        }
+        this.logLine(`${head} : switch to ${a.thread}`);
+        d.switchTo(t);
+        return;
+      }
+      case "exitThread":
+        this.logLine(`${head} -> Thread.exit`);
+        throw new ThreadExit();
+    }
+  }
+
+  private where(): string {
+    return `i=${this.iter} ${this.threadName(this.cur.current)}@${this.cur.id}`;
+  }
+
+  private onAlloc(
+    p: ProfileState,
+    kind: "allocMinor" | "allocMajor",
+    spec: CallbackSpec,
+    info: AllocationInfo,
+  ): Tracked | undefined {
+    const n = ++p.calls[kind];
+    this.callbackCounts[kind]++;
+    this.samples += info.nSamples;
+    const serial = ++this.serial;
+    const src = SOURCE_NAMES[info.source];
+    const head = `${this.where()} ${p.name} ${LOG_NAMES[kind]} #${serial} size=${info.size} ` +
+      `n=${info.nSamples} src=${src} stack=[${info.callstack.join(" ")}]`;
+    this.fixtureLog(
+      `${this.iter} ${
+        kind === "allocMinor" ? "minor" : "major"
+      } size=${info.size} n=${info.nSamples}`,
+      `${this.iter} ${LOG_NAMES[kind]} id=${this.iter}`,
+    );
+    this.actions(p, spec, n, head);
+    if (spec.result === "none") {
+      this.logLine(`${head} -> None`);
+      return undefined;
+    }
+    const obj = this.tracer.alloc(this.cur.id, info, kind === "allocMajor");
+    if (obj === undefined && this.tracer.busy) {
+      this.logLine(`${head} -> None (tracer busy)`);
+      return undefined;
+    }
+    const v: Tracked = { obj, domain: this.cur.id, iter: this.iter, serial, profile: p };
+    this.cur.alloc(1); // the `Some v` the callback returns
+    p.tracked++;
+    p.live.add(v);
+    this.logLine(`${head} -> Some #${serial}${obj === undefined ? "" : ` id=${obj}`}`);
+    return v;
+  }
+
+  private onPromote(p: ProfileState, spec: CallbackSpec, v: Tracked): Tracked | undefined {
+    const n = ++p.calls.promote;
+    this.callbackCounts.promote++;
+    const head = `${this.where()} ${p.name} promote #${v.serial}`;
+    this.fixtureLog(undefined, `${this.iter} promote id=${v.iter}`);
+    this.actions(p, spec, n, head);
+    if (v.obj !== undefined) this.tracer.promote(v.domain, v.obj);
+    if (spec.result === "none") {
+      v.profile.ended++;
+      v.profile.live.delete(v);
+      this.logLine(`${head} -> None`);
+      return undefined;
+    }
+    this.cur.alloc(1); // `Some v`
+    this.logLine(`${head} -> Some #${v.serial}`);
+    return v;
+  }
+
+  private onDealloc(p: ProfileState, kind: CallbackKind, spec: CallbackSpec, v: Tracked): void {
+    const n = ++p.calls[kind];
+    this.callbackCounts[kind]++;
+    const head = `${this.where()} ${p.name} ${LOG_NAMES[kind]} #${v.serial}`;
+    this.fixtureLog(undefined, `${this.iter} ${LOG_NAMES[kind]} id=${v.iter}`);
+    // The block's tracking ends here whatever the callback does.
+    v.profile.ended++;
+    v.profile.live.delete(v);
+    // Like the other callbacks: the scenario's actions first, then the tracer's write.
+    this.actions(p, spec, n, head);
+    if (v.obj !== undefined) this.tracer.collect(v.domain, v.obj);
+    this.logLine(head);
+  }
+
+  // ---- runtime events ------------------------------------------------------------------------
+
+  private writeUserEvent(d: Domain, name: string, ev: UserEventSpec): void {
+    let e = this.userEvents.get(name);
+    if (e === undefined) {
+      const type = ev.type === "unit"
+        ? Type.unit
+        : ev.type === "int"
+        ? Type.int
+        : ev.type === "span"
+        ? Type.span
+        : bytesType();
+      e = this.ring.registerUserEvent(name, type as never) as UserEvent<unknown>;
+      this.userEvents.set(name, e);
+    }
+    switch (ev.type) {
+      case "unit":
+        return this.ring.writeUser(d.id, e as UserEvent<void>);
+      case "int":
+        return this.ring.writeUser(d.id, e, ev.value);
+      case "span":
+        return this.ring.writeUser(d.id, e, ev.phase);
+      case "custom":
+        return this.ring.writeUser(d.id, e, Uint8Array.from(ev.bytes));
+    }
+  }
+
+  // ---- outputs -------------------------------------------------------------------------------
+
+  private logLine(line: string): void {
+    if (this.s.log.format === "default") this.log.push(line);
+  }
+
+  /** Lines of the fixture formats: `exact` for alloc callbacks in memprof_exact format,
+   * `lifecycle` for every callback in memprof_lifecycle format. */
+  private fixtureLog(exact: string | undefined, lifecycle: string): void {
+    const f = this.s.log.format;
+    if (f === "memprof_exact" && exact !== undefined) this.log.push(exact);
+    else if (f === "memprof_lifecycle") this.log.push(lifecycle);
+  }
+
+  private formatLog(): string {
+    const f = this.s.log;
+    const rate = this.opts.samplingRate ?? firstProfileRate(this.sc.steps) ?? this.s.samplingRate;
+    const iterations = this.mainLoop.count;
+    let header: string | undefined;
+    if (f.format === "memprof_exact") {
+      header = `# program=${f.program} sampling_rate=${rate} iterations=${iterations} domain=0 ` +
+        `minor_collections_during_loop=${this.mainLoop.minors} samples_recorded=${this.log.length}`;
+    } else if (f.format === "memprof_lifecycle") {
+      header =
+        `# program=${f.program} sampling_rate=${rate} iterations=${iterations} keep=${f.keep} ` +
+        `minor_collections=${this.minorsDuringProfile()} callbacks=${this.log.length}`;
+    }
+    const lines = header === undefined ? this.log : [header, ...this.log];
+    return lines.length === 0 ? "" : lines.join("\n") + "\n";
+  }
+
+  private minorsDuringProfile(): number {
+    return this.rt.minorCollections - this.minorsAtFirstStart;
+  }
+
+  private minorsAtFirstStart = 0;
+
+  private summary(traceEvents: number, traceBytes: number, ringBytes: number): Summary {
+    const balance = [...this.profiles.values()].map((p) => ({
+      profile: p.name,
+      tracked: p.tracked,
+      ended: p.ended,
+      live: p.live.size,
+      ok: p.tracked === p.ended + p.live.size,
+    }));
+    return {
+      scenario: this.s.name,
+      seed: this.seed,
+      steps: this.step,
+      allocations: this.allocations,
+      wordsAllocated: this.words,
+      minorCollections: this.rt.minorCollections,
+      majorCycles: this.rt.majorCycles,
+      callbacks: { ...this.callbackCounts },
+      samples: this.samples,
+      exceptions: this.exceptions,
+      balance,
+      trace: { events: traceEvents, bytes: traceBytes },
+      ring: { bytes: ringBytes },
+      tracer: { ...this.tracer.stats },
+    };
+  }
+}
+
+function fires(t: Trigger, n: number): boolean {
+  switch (t.kind) {
+    case "always":
+      return true;
+    case "nth":
+      return n === t.n;
+    case "every":
+      return n >= t.offset && (n - t.offset) % t.period === 0;
+  }
+}
+
+function firstProfileRate(steps: readonly Step[]): number | undefined {
+  for (const st of steps) {
+    if (st.kind === "memprofStart") return st.profile.samplingRate;
+    if (
+      st.kind === "repeat" || st.kind === "call" || st.kind === "blocking" || st.kind === "attempt"
+    ) {
+      const r = firstProfileRate(st.body);
+      if (r !== undefined) return r;
+    }
+  }
+  return undefined;
+}
+
+/** Leaf steps the scenario will execute (for progress). */
+export function countLeafSteps(steps: readonly Step[]): number {
+  let n = 0;
+  for (const st of steps) {
+    if (st.kind === "repeat") n += st.count * countLeafSteps(st.body);
+    else if (st.kind === "call" || st.kind === "attempt") n += countLeafSteps(st.body);
+    else if (st.kind === "blocking") n += 1 + countLeafSteps(st.body);
+    else n += 1;
+  }
+  return n;
+}

@@ -1,0 +1,48 @@
+/**
+ * The scenario library: every scenario `deno task scenario` runs and `deno test` checks against
+ * its goldens. Add a scenario by writing its module and listing it here.
+ * @module
+ */
+import type { Scenario } from "../lib/scenario/mod.ts";
+import ref_loop from "./ref_loop.ts";
+import triple_cons from "./triple_cons.ts";
+import lifecycle from "./lifecycle.ts";
+import comballoc from "./comballoc.ts";
+import exception_comballoc from "./exception_comballoc.ts";
+import exception_callback from "./exception_callback.ts";
+import exception_callback_minor from "./exception_callback_minor.ts";
+import start_stop from "./start_stop.ts";
+import stop_start_in_callback from "./stop_start_in_callback.ts";
+import discard_in_callback from "./discard_in_callback.ts";
+import thread_exit_in_callback from "./thread_exit_in_callback.ts";
+import lists_in_minor from "./lists_in_minor.ts";
+import arrays_in_major from "./arrays_in_major.ts";
+import alloc_counts from "./alloc_counts.ts";
+import domains_orphans from "./domains_orphans.ts";
+import restart_mid_comballoc from "./restart_mid_comballoc.ts";
+import service from "./service.ts";
+import sources from "./sources.ts";
+import threads from "./threads.ts";
+
+/** Every registered scenario, in the order the CLI runs them. */
+export const scenarios: readonly Scenario[] = [
+  ref_loop,
+  triple_cons,
+  lifecycle,
+  comballoc,
+  exception_comballoc,
+  exception_callback,
+  exception_callback_minor,
+  start_stop,
+  stop_start_in_callback,
+  discard_in_callback,
+  thread_exit_in_callback,
+  lists_in_minor,
+  arrays_in_major,
+  alloc_counts,
+  domains_orphans,
+  restart_mid_comballoc,
+  service,
+  sources,
+  threads,
+];

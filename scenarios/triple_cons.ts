@@ -1,0 +1,28 @@
+/**
+ * fixtures/memprof_exact/triple_cons_0.01.txt: `acc := (i, i, i) :: !acc` for i = 1..20,000 at
+ * rate 0.01. One combined allocation per iteration; ocamlopt lays out the cons cell first and
+ * the tuple second, which is the order memprof walks. The list is kept, so it is live throughout.
+ */
+import { cb, keep, scenario } from "../lib/scenario/mod.ts";
+
+export default scenario({
+  name: "triple_cons",
+  description: "fixtures/memprof_exact triple cons: a combined 2-word + 3-word allocation",
+  log: { format: "memprof_exact", program: "triple_cons" },
+}, (s) => {
+  const main = s.main;
+  main.minorGc();
+  const p = main.memprof.start({
+    samplingRate: 0.01,
+    callstackSize: 0,
+    tracker: { allocMinor: cb.none(), allocMajor: cb.none() },
+  });
+  main.repeat(20_000, () =>
+    main.allocCombined([2, 3], {
+      lifetime: keep.until("acc"),
+      at: "Exact.triple_cons@exact.ml:31:11-30",
+    }));
+  main.memprof.stop();
+  main.memprof.discard(p);
+  s.release("acc");
+});
