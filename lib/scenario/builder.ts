@@ -178,11 +178,12 @@ export interface ProfileRef {
   readonly name: string;
 }
 
+/** Collects the steps a build function declares (internal to the builders). */
 class Recorder {
   steps: Step[] = [];
   private stack: { list: Step[]; prefix: string }[] = [{ list: this.steps, prefix: "" }];
   readonly domains: string[] = ["main"];
-  readonly threads = new Map<string, string>([["main", "main"]]);
+  readonly threads: Map<string, string> = new Map([["main", "main"]]);
   readonly profiles: string[] = [];
 
   constructor(readonly name: string) {}
