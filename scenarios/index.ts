@@ -23,6 +23,8 @@ import restart_mid_comballoc from "./restart_mid_comballoc.ts";
 import service from "./service.ts";
 import sources from "./sources.ts";
 import threads from "./threads.ts";
+import callback_actions from "./callback_actions.ts";
+import tracer_reentrancy from "./tracer_reentrancy.ts";
 
 /** Every registered scenario, in the order the CLI runs them. */
 export const scenarios: readonly Scenario[] = [
@@ -45,4 +47,6 @@ export const scenarios: readonly Scenario[] = [
   service,
   sources,
   threads,
+  callback_actions,
+  tracer_reentrancy,
 ];

@@ -107,8 +107,16 @@ export class OrphanTable {
 export class MemprofShared {
   /** Orphan tables not yet adopted by any domain. */
   orphans: OrphanTable | null = null;
-  /** Counts of callbacks run, by kind, for tests and summaries. */
-  readonly stats = { alloc: 0, promote: 0, dealloc: 0, exceptions: 0 };
+  /** Counts of callbacks run, by kind, and of orphan tables (and their entries) adopted by a
+   * domain, for tests and summaries. */
+  readonly stats = {
+    alloc: 0,
+    promote: 0,
+    dealloc: 0,
+    exceptions: 0,
+    orphanTablesAdopted: 0,
+    orphanEntriesAdopted: 0,
+  };
 }
 
 /** Per-systhread memprof state (`memprof_thread_s`). */
@@ -237,6 +245,10 @@ export class MemprofDomain {
   /** memprof.c's `orphans_adopt`: take every global orphan table. */
   orphansAdopt(): void {
     if (this.shared.orphans === null) return;
+    for (let t: OrphanTable | null = this.shared.orphans; t !== null; t = t.next) {
+      this.shared.stats.orphanTablesAdopted++;
+      this.shared.stats.orphanEntriesAdopted += t.entries.size;
+    }
     if (this.orphans === null) this.orphans = this.shared.orphans;
     else {
       let ot = this.orphans;

@@ -22,6 +22,7 @@ import {
 import {
   bytesType,
   dumpImage,
+  RuntimeEventsCursor,
   RuntimeEventsProducer,
   Type,
   type UserEvent,
@@ -73,8 +74,12 @@ export interface Summary {
   exceptions: number;
   /** Per profile: alloc callbacks that returned a value = promotions + deallocations + live. */
   balance: { profile: string; tracked: number; ended: number; live: number; ok: boolean }[];
+  /** Orphan tables (of terminated domains and exited threads) adopted, and their entries. */
+  orphansAdopted: { tables: number; entries: number };
   trace: { events: number; bytes: number };
-  ring: { bytes: number };
+  /** The ring image: size, and the ring words a reader of the final image finds overwritten
+   * (OCaml's lost-events figure, summed over domains). */
+  ring: { bytes: number; lostWords: number };
   tracer: Tracer["stats"];
 }
 
@@ -179,6 +184,7 @@ class Engine {
   private serial = 0;
   private cur!: Domain;
   private exceptions = 0;
+  private lostWords = 0;
   private tryDepth = 0;
   private allocations = 0;
   private words = 0;
@@ -268,6 +274,13 @@ class Engine {
     // Without events.start() there is no ring file, as in OCaml without OCAML_RUNTIME_EVENTS_START.
     const eventsImage = this.ring.started ? this.ring.bytes.slice() : new Uint8Array(0);
     const eventsDump = this.ring.started ? dumpImage(eventsImage) : "";
+    if (this.ring.started) {
+      new RuntimeEventsCursor(eventsImage).readPoll({
+        lostEvents: (_d, words) => {
+          this.lostWords += words;
+        },
+      });
+    }
     return {
       scenario: this.sc,
       ctf,
@@ -558,6 +571,7 @@ class Engine {
           const d = this.domain(st.domain, at);
           this.cur = d;
           const stack = this.stackOf(d.current, []);
+          d.current.callstack = stack;
           this.guard(at, () => {
             const id = this.tracer.extAlloc(d.id, bytes(), stack, () => {
               // Printexc.get_callstack allocates the callstack array while the lock is held.
@@ -1026,8 +1040,12 @@ class Engine {
       samples: this.samples,
       exceptions: this.exceptions,
       balance,
+      orphansAdopted: {
+        tables: this.rt.memprofShared.stats.orphanTablesAdopted,
+        entries: this.rt.memprofShared.stats.orphanEntriesAdopted,
+      },
       trace: { events: traceEvents, bytes: traceBytes },
-      ring: { bytes: ringBytes },
+      ring: { bytes: ringBytes, lostWords: this.lostWords },
       tracer: { ...this.tracer.stats },
     };
   }

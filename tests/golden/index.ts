@@ -77,6 +77,14 @@ import g_threads_ctf from "./threads/trace.ctf" with { type: "bytes" };
 import g_threads_trace from "./threads/trace.txt" with { type: "text" };
 import g_threads_events from "./threads/events.txt" with { type: "text" };
 import g_threads_callbacks from "./threads/callbacks.txt" with { type: "text" };
+import g_callback_actions_ctf from "./callback_actions/trace.ctf" with { type: "bytes" };
+import g_callback_actions_trace from "./callback_actions/trace.txt" with { type: "text" };
+import g_callback_actions_events from "./callback_actions/events.txt" with { type: "text" };
+import g_callback_actions_callbacks from "./callback_actions/callbacks.txt" with { type: "text" };
+import g_tracer_reentrancy_ctf from "./tracer_reentrancy/trace.ctf" with { type: "bytes" };
+import g_tracer_reentrancy_trace from "./tracer_reentrancy/trace.txt" with { type: "text" };
+import g_tracer_reentrancy_events from "./tracer_reentrancy/events.txt" with { type: "text" };
+import g_tracer_reentrancy_callbacks from "./tracer_reentrancy/callbacks.txt" with { type: "text" };
 
 /** Golden files by scenario name. */
 export const goldens: Record<string, Golden> = {
@@ -193,5 +201,17 @@ export const goldens: Record<string, Golden> = {
     traceDump: g_threads_trace,
     eventsDump: g_threads_events,
     callbackLog: g_threads_callbacks,
+  },
+  "callback_actions": {
+    ctf: g_callback_actions_ctf,
+    traceDump: g_callback_actions_trace,
+    eventsDump: g_callback_actions_events,
+    callbackLog: g_callback_actions_callbacks,
+  },
+  "tracer_reentrancy": {
+    ctf: g_tracer_reentrancy_ctf,
+    traceDump: g_tracer_reentrancy_trace,
+    eventsDump: g_tracer_reentrancy_events,
+    callbackLog: g_tracer_reentrancy_callbacks,
   },
 };
