@@ -14,67 +14,75 @@ const NOT_FOUND = MTF_LENGTH;
 /** Raised when a move-to-front index names an empty slot (memtrace asserts here). */
 export class MtfIndexError extends Error {}
 
-/** A move-to-front table of strings with a value attached to each. */
+/** A move-to-front table of strings with a value attached to each, kept in a circular array
+ * so that pushing a new entry (dropping the last) costs O(1). */
 class MtfTable<V> {
-  keys: (string | undefined)[] = new Array(MTF_LENGTH).fill(undefined);
-  vals: (V | undefined)[] = new Array(MTF_LENGTH).fill(undefined);
-  /** The value found or created by the last {@linkcode encodeIndex}. */
+  private keys: (string | undefined)[] = new Array(MTF_LENGTH).fill(undefined);
+  private vals: (V | undefined)[] = new Array(MTF_LENGTH).fill(undefined);
+  /** Physical slot of logical index 0. */
+  private head = 0;
+  /** The value of the entry found or pushed last. */
   found: V | undefined = undefined;
+
+  private slot(i: number): number {
+    const p = this.head + i;
+    return p >= MTF_LENGTH ? p - MTF_LENGTH : p;
+  }
 
   /** Moves entry `i` to the front. */
   private toFront(i: number): void {
-    const k = this.keys[i], v = this.vals[i];
+    const keys = this.keys, vals = this.vals;
+    let to = this.slot(i);
+    const k = keys[to], v = vals[to];
     for (let j = i; j > 0; j--) {
-      this.keys[j] = this.keys[j - 1];
-      this.vals[j] = this.vals[j - 1];
+      const from = to === 0 ? MTF_LENGTH - 1 : to - 1;
+      keys[to] = keys[from];
+      vals[to] = vals[from];
+      to = from;
     }
-    this.keys[0] = k;
-    this.vals[0] = v;
+    keys[to] = k;
+    vals[to] = v;
   }
 
   /** Pushes a new entry at the front; the last one falls off. */
   push(k: string, v: V): void {
-    for (let j = MTF_LENGTH - 1; j > 0; j--) {
-      this.keys[j] = this.keys[j - 1];
-      this.vals[j] = this.vals[j - 1];
-    }
-    this.keys[0] = k;
-    this.vals[0] = v;
+    this.head = this.head === 0 ? MTF_LENGTH - 1 : this.head - 1;
+    this.keys[this.head] = k;
+    this.vals[this.head] = v;
+    this.found = v;
   }
 
   /** Index of `k` (moved to the front), or NOT_FOUND after pushing it with `ifAbsent()`; the
    * entry's value is left in {@linkcode found}. */
   encodeIndex(k: string, ifAbsent: () => V): number {
     for (let i = 0; i < MTF_LENGTH; i++) {
-      const key = this.keys[i];
+      const p = this.slot(i);
+      const key = this.keys[p];
       if (key === undefined) break;
       if (key === k) {
-        this.found = this.vals[i] as V;
+        this.found = this.vals[p] as V;
         this.toFront(i);
         return i;
       }
     }
-    const v = ifAbsent();
-    this.found = v;
-    this.push(k, v);
+    this.push(k, ifAbsent());
     return NOT_FOUND;
   }
 
-  /** The entry at index `i` (moved to the front); NOT_FOUND reads a new entry with `ifAbsent()`. */
-  decode(i: number, ifAbsent: () => [string, V]): [string, V] {
-    if (i === NOT_FOUND) {
-      const kv = ifAbsent();
-      this.push(kv[0], kv[1]);
-      return kv;
-    }
-    if (this.keys[i] === undefined) throw new MtfIndexError();
+  /** The key at index `i` (< NOT_FOUND), moved to the front; its value is left in
+   * {@linkcode found}. Throws {@linkcode MtfIndexError} for an empty slot. */
+  take(i: number): string {
+    const p = this.slot(i);
+    const key = this.keys[p];
+    if (key === undefined) throw new MtfIndexError();
+    this.found = this.vals[p];
     this.toFront(i);
-    return [this.keys[0] as string, this.vals[0] as V];
+    return key;
   }
 
   /** The value of the last slot, which the next push will drop. */
   last(): V | undefined {
-    return this.vals[MTF_LENGTH - 1];
+    return this.vals[this.slot(MTF_LENGTH - 1)];
   }
 }
 
@@ -141,13 +149,16 @@ export class LocationWriter {
 /** Per-domain state of the location decoder. */
 export class LocationReader {
   private files = new MtfTable<DefnTable>();
+  /** The code of the definition read last. */
+  code = 0;
 
-  /** Reads one location-code definition. Throws {@linkcode MtfIndexError} on an index that
-   * names an empty table slot. */
-  get(b: ReadBuf): [LocationCode, Location[]] {
-    const code = b.get64();
+  /** Reads one location-code definition: sets {@linkcode code} and returns its locations.
+   * Throws {@linkcode MtfIndexError} on an index that names an empty table slot. */
+  get(b: ReadBuf): Location[] {
+    this.code = b.get64();
     const n = b.get8();
     const locs: Location[] = new Array(n);
+    const files = this.files;
     for (let i = 0; i < n; i++) {
       const low = b.getU32();
       const high = b.get16();
@@ -156,17 +167,22 @@ export class LocationReader {
       const end = (low >>> 28) | ((high & 0x3f) << 4);
       const fcode = (high >>> 6) & 0x1f;
       const dcode = (high >>> 11) & 0x1f;
-      const files = this.files;
-      const [filename, defns] = files.decode(fcode, () => {
-        const s = b.getString();
+      let filename: string;
+      if (fcode === NOT_FOUND) {
+        filename = b.getString();
         // Format v1 writers could reuse the function-name table of the file entry about to be
         // pushed out; decoding the same way keeps those traces readable and is harmless for
         // later writers, which never rely on it.
-        return [s, files.last() ?? new MtfTable<true>()];
-      });
-      const [defname] = defns.decode(dcode, () => [b.getString(), true]);
+        files.push(filename, files.last() ?? new MtfTable<true>());
+      } else filename = files.take(fcode);
+      const defns = files.found as DefnTable;
+      let defname: string;
+      if (dcode === NOT_FOUND) {
+        defname = b.getString();
+        defns.push(defname, true);
+      } else defname = defns.take(dcode);
       locs[i] = new Location(filename, line, start, end, defname);
     }
-    return [code, locs];
+    return locs;
   }
 }

@@ -323,7 +323,8 @@ export class Reader {
             // A negative delta is legal: a domain may collect an object of a terminated domain.
             ev = new CollectEvent(allocId - 1 - b.getVint(), domain);
           } else if (code === Ev.Location) {
-            const [id, locs] = st.locs.get(b);
+            const locs = st.locs.get(b);
+            const id = st.locs.code;
             const known = this.locTable.get(id);
             if (known === undefined) this.locTable.set(id, locs);
             else if (!sameLocations(known, locs)) this.fail("consistent location info", at);

@@ -250,7 +250,7 @@ export class Writer {
       if (!(c <= MAX_CODE && c >= -MAX_CODE && Math.floor(c) === c)) badCode(c);
       cur[i] = c;
     }
-    return this.putAllocScratch(time, length, nsamples, source, len, decode, dropSlots);
+    return this.putAllocScratch(time, length, nsamples, source, len, decode, dropSlots, -1);
   }
 
   private scratchFor(len: number): Float64Array {
@@ -269,18 +269,22 @@ export class Writer {
     len: number,
     decode: LocationLookup,
     dropSlots: number,
+    knownCommon: number,
   ): ObjId {
     const cur = this.scratch;
-    // Longest common suffix with the previous callstack (a common prefix, caller side).
     const prev = this.lastCallstack;
-    let i = len - 1, j = this.lastLen - 1;
-    while (i >= dropSlots && j >= this.lastDropped) {
-      if (cur[i] === prev[j]) {
-        i--;
-        j--;
-      } else break;
+    let commonLen = knownCommon;
+    if (commonLen < 0) {
+      // Longest common suffix with the previous callstack (a common prefix, caller side).
+      let i = len - 1, j = this.lastLen - 1;
+      while (i >= dropSlots && j >= this.lastDropped) {
+        if (cur[i] === prev[j]) {
+          i--;
+          j--;
+        } else break;
+      }
+      commonLen = len - (i + 1);
     }
-    const commonLen = len - (i + 1);
     const newLen = len - commonLen;
     this.scratch = prev;
     this.lastCallstack = cur;
@@ -361,15 +365,37 @@ export class Writer {
     }
     switch (ev.kind) {
       case "alloc": {
+        // Reverse into the scratch buffer (callee first), checking the codes and measuring the
+        // common suffix with the previous callstack in the same pass.
         const n = ev.backtraceLength;
         const rev = this.scratchFor(n);
         const bt = ev.backtraceBuffer;
+        const prev = this.lastCallstack;
+        let j = this.lastLen - 1;
+        const jmin = this.lastDropped;
+        let common = 0;
+        let matching = true;
         for (let k = 0; k < n; k++) {
-          const c = bt[n - 1 - k];
+          const c = bt[k];
           if (!(c <= MAX_CODE && c >= -MAX_CODE && Math.floor(c) === c)) badCode(c);
-          rev[k] = c;
+          rev[n - 1 - k] = c;
+          if (matching) {
+            if (j >= jmin && prev[j] === c) {
+              common++;
+              j--;
+            } else matching = false;
+          }
         }
-        const id = this.putAllocScratch(time, ev.length, ev.nsamples, ev.source, n, decode, 0);
+        const id = this.putAllocScratch(
+          time,
+          ev.length,
+          ev.nsamples,
+          ev.source,
+          n,
+          decode,
+          0,
+          common,
+        );
         if (id !== ev.objId) throw new MemtraceArgumentError("Incorrect allocation ID");
         break;
       }
