@@ -33,83 +33,10 @@ export const DEFAULT_BINOM_LENGTHS: readonly number[] = Object.freeze([
 ]);
 
 /** Default number of geom values (as in the reference files). */
+export { formatG } from "../util/ocaml_printf.ts";
+import { formatG } from "../util/ocaml_printf.ts";
+
 export const DEFAULT_GEOM_COUNT = 200;
-
-const f64 = new Float64Array(1);
-const u32 = new Uint32Array(f64.buffer); // little-endian hosts: [low, high]
-
-/**
- * C's `printf("%.<precision>g", x)` as glibc prints it: the exact binary value rounded to
- * `precision` significant digits, ties to even; `%e` style when the decimal exponent is < −4 or
- * ≥ precision, else `%f` style; trailing zeros and a bare point removed; "inf", "-inf", "nan".
- */
-export function formatG(x: number, precision = 17): string {
-  if (!Number.isInteger(precision) || precision < 1) {
-    throw new RangeError(`precision must be a positive integer, got ${precision}`);
-  }
-  if (Number.isNaN(x)) return "nan";
-  if (x === Infinity) return "inf";
-  if (x === -Infinity) return "-inf";
-  const sign = x < 0 || Object.is(x, -0) ? "-" : "";
-  if (x === 0) return sign + "0";
-
-  // Exact decimal expansion: |x| = m · 2^e = D · 10^-k.
-  f64[0] = Math.abs(x);
-  const hi = u32[1], lo = u32[0];
-  const biased = hi >>> 20;
-  let m = (BigInt(hi & 0xfffff) << 32n) | BigInt(lo);
-  let e: number;
-  if (biased === 0) {
-    e = -1074; // subnormal
-  } else {
-    m |= 1n << 52n;
-    e = biased - 1075;
-  }
-  let digits: string;
-  let k: number;
-  if (e >= 0) {
-    digits = (m << BigInt(e)).toString();
-    k = 0;
-  } else {
-    digits = (m * 5n ** BigInt(-e)).toString();
-    k = -e;
-  }
-  // Decimal exponent of the leading digit.
-  let exp10 = digits.length - 1 - k;
-
-  // Round to `precision` significant digits, half to even, on the exact digits.
-  if (digits.length > precision) {
-    let head = BigInt(digits.slice(0, precision));
-    const first = digits.charCodeAt(precision) - 48;
-    const restNonZero = /[1-9]/.test(digits.slice(precision + 1));
-    if (first > 5 || (first === 5 && (restNonZero || (head & 1n) === 1n))) head++;
-    let s = head.toString();
-    if (s.length > precision) { // carried into a new digit (999… → 1000…)
-      s = s.slice(0, precision);
-      exp10++;
-    }
-    digits = s;
-  } else {
-    digits = digits.padEnd(precision, "0");
-  }
-
-  if (exp10 < -4 || exp10 >= precision) {
-    const frac = digits.slice(1).replace(/0+$/, "");
-    const ae = Math.abs(exp10);
-    return sign + digits[0] + (frac ? "." + frac : "") + "e" + (exp10 < 0 ? "-" : "+") +
-      (ae < 10 ? "0" : "") + ae;
-  }
-  let int: string, frac: string;
-  if (exp10 >= 0) {
-    int = digits.slice(0, exp10 + 1);
-    frac = digits.slice(exp10 + 1);
-  } else {
-    int = "0";
-    frac = "0".repeat(-exp10 - 1) + digits;
-  }
-  frac = frac.replace(/0+$/, "");
-  return sign + int + (frac ? "." + frac : "");
-}
 
 /** Options for {@link writeRngReference} / {@link formatRngReference}. */
 export interface RngReferenceOptions {

@@ -3,22 +3,22 @@
  * reference dumps made with memtrace's reader) and summary statistics.
  * @module
  */
-import { formatG, hexFloat, ocamlQuoted } from "./format.ts";
+import { formatG, ocamlHexFloat, ocamlQuote } from "../util/ocaml_printf.ts";
 import type { Reader } from "./reader.ts";
 import { AllocationSource, type Info, type LocationCode } from "./types.ts";
 
 /** The 10 header lines of a dump. */
 export function infoLines(info: Info, sizeBytes: number): string[] {
   return [
-    `sample_rate: ${formatG(info.sampleRate, 17)} (${hexFloat(info.sampleRate)})`,
+    `sample_rate: ${formatG(info.sampleRate, 17)} (${ocamlHexFloat(info.sampleRate)})`,
     `word_size: ${info.wordSize}`,
-    `executable_name: ${ocamlQuoted(info.executableName)}`,
-    `host_name: ${ocamlQuoted(info.hostName)}`,
-    `ocaml_runtime_params: ${ocamlQuoted(info.ocamlRuntimeParams)}`,
+    `executable_name: ${ocamlQuote(info.executableName)}`,
+    `host_name: ${ocamlQuote(info.hostName)}`,
+    `ocaml_runtime_params: ${ocamlQuote(info.ocamlRuntimeParams)}`,
     `pid: ${info.pid}`,
     `initial_domain: ${info.initialDomain}`,
     `start_time: ${info.startTime}`,
-    `context: ${info.context === undefined ? "None" : `Some ${ocamlQuoted(info.context)}`}`,
+    `context: ${info.context === undefined ? "None" : `Some ${ocamlQuote(info.context)}`}`,
     `size_bytes: ${sizeBytes}`,
   ];
 }

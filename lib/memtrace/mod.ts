@@ -23,5 +23,4 @@ export {
 export { FileSink, MemorySink, type TraceSink } from "./sink.ts";
 export { MAX_PACKET_SIZE, MEMTRACE_VERSION } from "./packet.ts";
 export { dumpTrace, dumpTraceToString, infoLines, type TraceStats, traceStats } from "./dump.ts";
-export { formatG, hexFloat, ocamlQuoted, shortestG } from "./format.ts";
 export { copyTrace } from "./copy.ts";

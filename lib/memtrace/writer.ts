@@ -239,7 +239,7 @@ export class Writer {
     dropSlots = 0,
   ): ObjId {
     const len = callstack.length;
-    if (!(dropSlots >= 0 && dropSlots <= len)) {
+    if (!(Number.isInteger(dropSlots) && dropSlots >= 0 && dropSlots <= len)) {
       throw new MemtraceArgumentError(`Trace.put_alloc: drop_slots ${dropSlots} out of range`);
     }
     // Copy the callstack (callers may reuse their arrays) and refuse codes that are not exact.

@@ -8,7 +8,7 @@
 
 import { type ConsumerCallbacks, type CursorOptions, RuntimeEventsCursor } from "./consumer.ts";
 import { counterName, lifecycleName, phaseName } from "./enums.ts";
-import { ocamlQuote } from "./ocaml_format.ts";
+import { ocamlQuote } from "../util/ocaml_printf.ts";
 
 /** Lowercase hex of bytes, no separators. */
 export function hexBytes(bytes: Uint8Array): string {

@@ -92,4 +92,4 @@ export {
   formatStats,
   type PhaseStats,
 } from "./stats.ts";
-export { ocamlHexFloat, ocamlQuote } from "./ocaml_format.ts";
+export { ocamlHexFloat, ocamlQuote } from "../util/ocaml_printf.ts";

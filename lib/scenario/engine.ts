@@ -35,6 +35,7 @@ import { ReleaseQueue } from "./schedule.ts";
 import type {
   CallbackAction,
   CallbackSpec,
+  GcKind,
   Lifetime,
   ProfileSpec,
   Scenario,
@@ -417,20 +418,7 @@ class Engine {
           this.tick();
           const d = this.domain(st.domain, at);
           this.cur = d;
-          this.guard(at, () => {
-            switch (st.what) {
-              case "minor":
-                return d.minorGc();
-              case "majorSlice":
-                return d.majorSlice();
-              case "major":
-                return d.majorGc();
-              case "fullMajor":
-                return d.fullMajor();
-              case "compact":
-                return d.compact();
-            }
-          });
+          this.guard(at, () => runGc(d, st.what));
         };
       case "poll":
         return () => {
@@ -855,19 +843,7 @@ class Engine {
       }
       case "gc":
         this.logLine(`${head} : Gc.${a.what}`);
-        switch (a.what) {
-          case "minor":
-            return d.minorGc();
-          case "majorSlice":
-            return d.majorSlice();
-          case "major":
-            return d.majorGc();
-          case "fullMajor":
-            return d.fullMajor();
-          case "compact":
-            return d.compact();
-        }
-        return;
+        return runGc(d, a.what);
       case "switchThread": {
         const t = this.threads.get(a.thread);
         if (t === undefined || !t.alive || t.domain !== d) {
@@ -1048,6 +1024,22 @@ class Engine {
       ring: { bytes: ringBytes, lostWords: this.lostWords },
       tracer: { ...this.tracer.stats },
     };
+  }
+}
+
+/** The collection `what` on domain `d`, as the `Gc` module function of that name. */
+function runGc(d: Domain, what: GcKind): void {
+  switch (what) {
+    case "minor":
+      return d.minorGc();
+    case "majorSlice":
+      return d.majorSlice();
+    case "major":
+      return d.majorGc();
+    case "fullMajor":
+      return d.fullMajor();
+    case "compact":
+      return d.compact();
   }
 }
 
