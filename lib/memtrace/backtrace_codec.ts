@@ -42,25 +42,27 @@ export class BacktraceWriter {
   private verifyIx = 4242;
 
   /**
-   * Encodes `callstack[pos]` for pos from `len - 1` down to `start` (callstack is callee first).
-   * Calls `onMiss(pos)` for each code that missed the cache: its definition must be written
-   * before this event. Returns the number of codewords written.
+   * Encodes `stack[k]` for k from `from` up to `to - 1`: the stack is stored caller first, so
+   * this goes from the outermost frame not shared with the previous backtrace towards the
+   * allocation point, the order memtrace encodes in. Calls `onMiss(k)` for each code that missed
+   * the cache: its definition must be written before this event. Stops early (cutting the
+   * backtrace) when the encoding reaches 4 KiB. Returns the number of codewords written.
    */
   put(
     b: WriteBuf,
     allocId: number,
-    callstack: ArrayLike<number>,
-    start: number,
-    len: number,
-    onMiss: (pos: number) => void,
+    stack: ArrayLike<number>,
+    from: number,
+    to: number,
+    onMiss: (k: number) => void,
   ): number {
     const cache = this.cache, date = this.date, next = this.next;
     const limit = b.pos + BACKTRACE_MAX_LENGTH - (2 + 8);
     let predictor = 0;
     let ncodes = 0;
-    let pos = len - 1;
-    while (pos >= start && b.pos <= limit) {
-      const slot = callstack[pos];
+    let k = from;
+    while (k < to && b.pos <= limit) {
+      const slot = stack[k];
       const h1 = hash1(slot);
       let hit = -1;
       if (cache[h1] === slot) hit = h1;
@@ -69,7 +71,7 @@ export class BacktraceWriter {
         if (cache[h2] === slot) hit = h2;
         else {
           // Miss: take the less recently used of the two buckets.
-          onMiss(pos);
+          onMiss(k);
           const bucket = date[h1] < date[h2] ? h1 : h2;
           cache[bucket] = slot;
           date[bucket] = allocId;
@@ -77,7 +79,7 @@ export class BacktraceWriter {
           b.put16((bucket << 2) | 3);
           b.put64(slot);
           predictor = bucket;
-          pos--;
+          k++;
           ncodes++;
           continue;
         }
@@ -86,31 +88,31 @@ export class BacktraceWriter {
       date[hit] = allocId;
       next[predictor] = hit;
       ncodes++;
-      pos--;
+      k++;
       let origHit = hit;
       predictor = hit;
       let ncorrect = 0;
       while (true) {
-        if (pos < start || b.pos + 2 > limit) {
+        if (k >= to || b.pos + 2 > limit) {
           putHit(b, origHit, ncorrect);
           return ncodes;
         }
         const predBucket = next[predictor];
-        if (cache[predBucket] === callstack[pos]) {
+        if (cache[predBucket] === stack[k]) {
           if (ncorrect === 255) {
             // The count byte is full: close this codeword and start a new hit at the prediction.
             putHit(b, origHit, ncorrect);
             date[predBucket] = allocId;
             next[predictor] = predBucket;
             ncodes++;
-            pos--;
+            k++;
             origHit = predBucket;
             predictor = predBucket;
             ncorrect = 0;
           } else {
             ncorrect++;
             predictor = predBucket;
-            pos--;
+            k++;
           }
         } else {
           putHit(b, origHit, ncorrect);

@@ -42,11 +42,14 @@ export const OBJ_IDS_PER_CHUNK = 10_000;
 
 const MAX_CODE = Number.MAX_SAFE_INTEGER;
 
-/** Location codes must be exact integers: a larger number would already have been rounded. */
-function badCode(c: number): never {
-  throw new MemtraceArgumentError(
-    `Trace.put_alloc: location code ${c} is not an integer within ±(2^53-1)`,
-  );
+/** Location codes must be exact integers: a larger number would already have been rounded.
+ * (Written out rather than Number.isSafeInteger: it runs for every new frame.) */
+function checkCode(c: number): void {
+  if (!(c <= MAX_CODE && c >= -MAX_CODE && Math.floor(c) === c)) {
+    throw new MemtraceArgumentError(
+      `Trace.put_alloc: location code ${c} is not an integer within ±(2^53-1)`,
+    );
+  }
 }
 
 /** State shared by all domain writers of one trace. */
@@ -78,10 +81,11 @@ export class Writer {
   private newLocCodes: LocationCode[] = [];
   private newLocLists: (readonly Location[])[] = [];
   private readonly newLocsBuf = new WriteBuf(new Uint8Array(MAX_PACKET_SIZE));
-  private lastCallstack = new Float64Array(64);
+  /** The last allocation's callstack, stored caller first so that the part the next one shares
+   * stays in place and only new frames are written. */
+  private last = new Float64Array(64);
   private lastLen = 0;
   private lastDropped = 0;
-  private scratch = new Float64Array(64);
   private startId = 0;
   private nextId = 0;
   private lastId = 0;
@@ -91,8 +95,8 @@ export class Writer {
   private readonly packet = new WriteBuf(new Uint8Array(MAX_PACKET_SIZE));
   private decode: LocationLookup = () => [];
   /** Records a code that missed the backtrace cache: its definition goes out at the next flush. */
-  private readonly onMiss = (pos: number): void => {
-    const code = this.lastCallstack[pos];
+  private readonly onMiss = (k: number): void => {
+    const code = this.last[k];
     this.newLocCodes.push(code);
     this.newLocLists.push(this.decode(code));
   };
@@ -242,26 +246,32 @@ export class Writer {
     if (!(Number.isInteger(dropSlots) && dropSlots >= 0 && dropSlots <= len)) {
       throw new MemtraceArgumentError(`Trace.put_alloc: drop_slots ${dropSlots} out of range`);
     }
-    // Copy the callstack (callers may reuse their arrays) and refuse codes that are not exact.
-    const cur = this.scratchFor(len);
-    for (let i = 0; i < len; i++) {
-      const c = callstack[i];
-      // Written out (not Number.isSafeInteger): this loop runs for every frame of every event.
-      if (!(c <= MAX_CODE && c >= -MAX_CODE && Math.floor(c) === c)) badCode(c);
-      cur[i] = c;
-    }
-    return this.putAllocScratch(time, length, nsamples, source, len, decode, dropSlots, -1);
+    // Frames shared with the previous callstack, from the caller side (memtrace's common
+    // suffix of the callee-first arrays, dropped slots excluded on both sides).
+    const last = this.last;
+    const lim = Math.min(len - dropSlots, this.lastLen - this.lastDropped);
+    let common = 0;
+    while (common < lim && callstack[len - 1 - common] === last[common]) common++;
+    // Refuse codes that are not exact before anything changes, then store the new frames.
+    for (let k = common; k < len; k++) checkCode(callstack[len - 1 - k]);
+    const dst = this.lastFor(len, common);
+    for (let k = common; k < len; k++) dst[k] = callstack[len - 1 - k];
+    return this.putAllocStored(time, length, nsamples, source, len, decode, dropSlots, common);
   }
 
-  private scratchFor(len: number): Float64Array {
-    if (this.scratch.length < len) {
-      this.scratch = new Float64Array(Math.max(len, 2 * this.scratch.length));
+  /** The last-callstack buffer, grown to hold `len` frames (keeping the first `keep`). */
+  private lastFor(len: number, keep: number): Float64Array {
+    if (this.last.length < len) {
+      const grown = new Float64Array(Math.max(len, 2 * this.last.length));
+      grown.set(this.last.subarray(0, keep));
+      this.last = grown;
     }
-    return this.scratch;
+    return this.last;
   }
 
-  /** putAlloc on a callstack already copied into `this.scratch[0, len)`. */
-  private putAllocScratch(
+  /** putAlloc once the callstack is stored in `this.last[0, len)`, caller first, sharing its
+   * first `commonLen` frames with the previous one. */
+  private putAllocStored(
     time: Timestamp,
     length: number,
     nsamples: number,
@@ -269,25 +279,9 @@ export class Writer {
     len: number,
     decode: LocationLookup,
     dropSlots: number,
-    knownCommon: number,
+    commonLen: number,
   ): ObjId {
-    const cur = this.scratch;
-    const prev = this.lastCallstack;
-    let commonLen = knownCommon;
-    if (commonLen < 0) {
-      // Longest common suffix with the previous callstack (a common prefix, caller side).
-      let i = len - 1, j = this.lastLen - 1;
-      while (i >= dropSlots && j >= this.lastDropped) {
-        if (cur[i] === prev[j]) {
-          i--;
-          j--;
-        } else break;
-      }
-      commonLen = len - (i + 1);
-    }
     const newLen = len - commonLen;
-    this.scratch = prev;
-    this.lastCallstack = cur;
     this.lastLen = len;
     this.lastDropped = dropSlots;
 
@@ -311,7 +305,7 @@ export class Writer {
       lenAt = b.skip(2);
     }
     this.decode = decode;
-    const nencoded = this.cache.put(b, id, cur, dropSlots, newLen, this.onMiss);
+    const nencoded = this.cache.put(b, id, this.last, commonLen, len - dropSlots, this.onMiss);
     if (isShort) b.update8(lenAt, nencoded);
     else b.update16(lenAt, nencoded);
     return id;
@@ -365,28 +359,18 @@ export class Writer {
     }
     switch (ev.kind) {
       case "alloc": {
-        // Reverse into the scratch buffer (callee first), checking the codes and measuring the
-        // common suffix with the previous callstack in the same pass.
+        // The event's backtrace is caller first, like the stored one: compare in place, then
+        // check and store only the new frames.
         const n = ev.backtraceLength;
-        const rev = this.scratchFor(n);
         const bt = ev.backtraceBuffer;
-        const prev = this.lastCallstack;
-        let j = this.lastLen - 1;
-        const jmin = this.lastDropped;
+        const last = this.last;
+        const lim = Math.min(n, this.lastLen - this.lastDropped);
         let common = 0;
-        let matching = true;
-        for (let k = 0; k < n; k++) {
-          const c = bt[k];
-          if (!(c <= MAX_CODE && c >= -MAX_CODE && Math.floor(c) === c)) badCode(c);
-          rev[n - 1 - k] = c;
-          if (matching) {
-            if (j >= jmin && prev[j] === c) {
-              common++;
-              j--;
-            } else matching = false;
-          }
-        }
-        const id = this.putAllocScratch(
+        while (common < lim && bt[common] === last[common]) common++;
+        for (let k = common; k < n; k++) checkCode(bt[k]);
+        const dst = this.lastFor(n, common);
+        for (let k = common; k < n; k++) dst[k] = bt[k];
+        const id = this.putAllocStored(
           time,
           ev.length,
           ev.nsamples,
