@@ -41,6 +41,11 @@ export default scenario({
         lifetime: keep.until("values"),
         at: "Sources.unmarshal@sources.ml:20:10-50",
       });
+      // A record holding a list: each block sampled on its own, callbacks before it returns.
+      main.unmarshal([3, 2, 2, 2], {
+        lifetime: keep.until("values"),
+        at: "Sources.unmarshal_list@sources.ml:22:10-60",
+      });
       main.extAlloc(40_000, keep.steps(25));
     });
   });

@@ -355,22 +355,41 @@ export class Domain implements MemprofHost {
   }
 
   /**
-   * Unmarshalling (`intern.c`): the whole value is one allocation of `totalWords` words (headers
-   * included) in the major heap or, if small, the minor heap; memprof samples the outermost
-   * block with source `marshal` (binomial over all words). Returns the root block's address.
+   * Unmarshalling a value (`intern.c`), given the sizes in words of its blocks in the order they
+   * are read (the root first). When all of them fit in one minor-heap block of at most
+   * {@linkcode MAX_YOUNG_WOSIZE} words, that bulk block is allocated untracked and the blocks
+   * are laid out in it; otherwise each block is allocated in the major heap. Either way memprof
+   * samples each block on its own (source `marshal`, binomial over its words with header), and
+   * pending actions run before the value is returned, as `caml_input_val` ends with
+   * `caml_process_pending_actions`. Returns the root's address; the blocks are contiguous, block
+   * `k` at `root + Σ_{j<k} (blocks[j] + 1)` (see {@linkcode comballocBlock}). Throws what a
+   * callback throws.
    */
-  unmarshal(totalWords: number, rootWosize = totalWords - 1): number {
-    let addr: number;
-    if (totalWords - 1 <= MAX_YOUNG_WOSIZE) {
-      const p = this.youngPtr - totalWords;
+  unmarshal(blocks: readonly number[]): number {
+    let whsize = 0;
+    for (const w of blocks) whsize += w + 1;
+    if (whsize === 0) return -1;
+    const bulkWosize = whsize - 1;
+    let dest: number;
+    if (bulkWosize <= MAX_YOUNG_WOSIZE && bulkWosize !== 0) {
+      // Alloc_small_enter_GC_no_track: from C, not tracked as a whole.
+      const p = this.youngPtr - whsize;
       this.youngPtr = p;
-      if (p < this.youngLimit) this.#dispatch(totalWords - 1, false, null, false);
-      addr = this.youngPtr;
-    } else {
-      addr = this.runtime.takeAddresses(totalWords);
+      if (p < this.youngLimit) this.#dispatch(bulkWosize, false, null, false);
+      dest = this.youngPtr;
+    } else dest = -1;
+    let root = -1;
+    for (const w of blocks) {
+      let addr: number;
+      if (dest >= 0) {
+        addr = dest;
+        dest += w + 1;
+      } else addr = this.runtime.takeAddresses(w + 1);
+      if (root < 0) root = addr;
+      this.memprof.sampleBlock(addr, w, w + 1, AllocationSource.MARSHAL);
     }
-    this.memprof.sampleBlock(addr, rootWosize, totalWords, AllocationSource.MARSHAL);
-    return addr;
+    this.processPendingActions();
+    return root;
   }
 
   /** `caml_alloc_small_dispatch`. */

@@ -365,6 +365,25 @@ export class DomainBuilder {
     return this;
   }
 
+  /** `Marshal.from_string`: a value of several blocks (sizes in the order they are read, root
+   * first), each sampled on its own with source Marshal; callbacks run before it returns. The
+   * lifetime applies to the whole value. */
+  unmarshal(
+    blocks: readonly SizeSpec[],
+    opts: { lifetime?: Lifetime; at?: Frame | readonly Frame[] } = {},
+  ): this {
+    const at = this.r.nextAt();
+    this.r.push({
+      at,
+      kind: "unmarshal",
+      domain: this.name,
+      blocks: [...blocks],
+      lifetime: opts.lifetime ?? keep.drop,
+      frames: this.r.frames(at, opts.at),
+    });
+    return this;
+  }
+
   /** Repeats `body` `count` times (it is recorded once). */
   repeat(count: number, body: () => void): this {
     const at = this.r.nextAt();

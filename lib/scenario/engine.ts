@@ -413,6 +413,33 @@ class Engine {
           }
         };
       }
+      case "unmarshal": {
+        const sizes = st.blocks.map((b) => sizeSource(b, this.rng));
+        const keep = this.keeper(st.lifetime);
+        const domainOf = this.domainCache(st.domain, at);
+        const stackOf = this.stackCache(st.frames);
+        const blocks = new Array<number>(sizes.length);
+        return () => {
+          this.tick();
+          const d = domainOf();
+          this.cur = d;
+          stackOf(d.current);
+          for (let k = 0; k < sizes.length; k++) blocks[k] = sizes[k]();
+          try {
+            let a = d.unmarshal(blocks);
+            this.allocations += blocks.length;
+            for (const w of blocks) {
+              this.words += w + 1;
+              keep?.(a, w);
+              a += w + 1;
+            }
+          } catch (e) {
+            this.guard(at, () => {
+              throw e;
+            });
+          }
+        };
+      }
       case "gc":
         return () => {
           this.tick();
@@ -642,7 +669,7 @@ class Engine {
             addr = d.allocCustom(n, mem!());
             break;
           case "unmarshal":
-            addr = d.unmarshal(n + 1);
+            addr = d.unmarshal([n]);
             break;
         }
         this.allocations++;

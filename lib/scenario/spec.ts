@@ -37,7 +37,7 @@ export type AllocSource =
   | "major"
   /** a custom block with out-of-heap memory (`caml_alloc_custom_mem`) */
   | "custom"
-  /** the result of unmarshalling */
+  /** the result of unmarshalling a one-block value (see the `unmarshal` step for more blocks) */
   | "unmarshal";
 
 /** What a callback of the tracker may do besides returning. */
@@ -127,6 +127,13 @@ export type Step =
       /** One lifetime per component. */
       readonly lifetimes: readonly Lifetime[];
       readonly frames: readonly (readonly Frame[])[];
+    }
+    | OnDomain & {
+      readonly kind: "unmarshal";
+      /** Sizes of the value's blocks, in the order they are read (the root first). */
+      readonly blocks: readonly SizeSpec[];
+      readonly lifetime: Lifetime;
+      readonly frames: readonly Frame[];
     }
     | OnDomain & { readonly kind: "gc"; readonly what: GcKind }
     | OnDomain & { readonly kind: "poll" }

@@ -231,6 +231,14 @@ class Validator {
           for (const l of st.lifetimes) this.lifetime(at, l);
           break;
         }
+        case "unmarshal":
+          if (st.blocks.length === 0) this.fail(at, "unmarshal needs at least one block");
+          for (const b of st.blocks) this.size(at, b, "unmarshal");
+          if (st.lifetime.kind === "cycle") {
+            this.fail(at, "an unmarshalled value has one lifetime; keep.cycle does not apply");
+          }
+          this.lifetime(at, st.lifetime);
+          break;
         case "extAlloc":
           this.size(at, st.bytes, "extAlloc bytes");
           if (st.lifetime.kind === "cycle") this.fail(at, "keep.cycle is for heap blocks only");
