@@ -441,19 +441,9 @@ class Engine {
         };
       }
       case "gc":
-        return () => {
-          this.tick();
-          const d = this.domain(st.domain, at);
-          this.cur = d;
-          this.guard(at, () => runGc(d, st.what));
-        };
+        return this.domainOp(st.domain, at, (d) => runGc(d, st.what));
       case "poll":
-        return () => {
-          this.tick();
-          const d = this.domain(st.domain, at);
-          this.cur = d;
-          this.guard(at, () => d.poll());
-        };
+        return this.domainOp(st.domain, at, (d) => d.poll());
       case "spawn":
         return () => {
           this.tick();
@@ -468,13 +458,13 @@ class Engine {
           });
         };
       case "terminate":
-        return () => {
-          this.tick();
-          const d = this.domain(st.domain, at);
-          this.cur = d;
-          this.guard(at, () => this.rt.terminateDomain(d));
-          if (this.cur === d) this.cur = this.rt.mainDomain;
-        };
+        return this.domainOp(st.domain, at, (d) => {
+          try {
+            this.rt.terminateDomain(d);
+          } finally {
+            this.cur = this.rt.mainDomain;
+          }
+        });
       case "threadCreate":
         return () => {
           this.tick();
@@ -487,53 +477,23 @@ class Engine {
           });
         };
       case "threadSwitch":
-        return () => {
-          this.tick();
-          const d = this.domain(st.domain, at);
-          this.cur = d;
-          const t = this.liveThread(st.thread, at);
-          this.guard(at, () => d.switchTo(t));
-        };
+        return this.domainOp(st.domain, at, (d) => d.switchTo(this.liveThread(st.thread, at)));
       case "threadExit":
-        return () => {
-          this.tick();
-          const d = this.domain(st.domain, at);
-          this.cur = d;
-          const t = this.liveThread(st.thread, at);
-          this.guard(at, () => t.exit());
-        };
+        return this.domainOp(st.domain, at, () => this.liveThread(st.thread, at).exit());
       case "blocking": {
         const body = this.compile(st.body);
-        return () => {
-          this.tick();
-          const d = this.domain(st.domain, at);
-          this.cur = d;
-          this.guard(at, () => d.blockingSection(body));
-        };
+        return this.domainOp(st.domain, at, (d) => d.blockingSection(body));
       }
       case "memprofStart":
-        return () => {
-          this.tick();
-          const d = this.domain(st.domain, at);
-          this.cur = d;
-          this.guard(at, () => this.startProfile(d, st.profile));
-        };
+        return this.domainOp(st.domain, at, (d) => this.startProfile(d, st.profile));
       case "memprofStop":
-        return () => {
-          this.tick();
-          const d = this.domain(st.domain, at);
-          this.cur = d;
-          this.guard(at, () => d.memprofStop());
-        };
+        return this.domainOp(st.domain, at, (d) => d.memprofStop());
       case "memprofDiscard":
-        return () => {
-          this.tick();
-          const d = this.domain(st.domain, at);
-          this.cur = d;
+        return this.domainOp(st.domain, at, (d) => {
           const p = this.profiles.get(st.profile)?.profile;
           if (p === undefined) this.fail(at, `profile "${st.profile}" was never started`);
-          this.guard(at, () => d.memprofDiscard(p));
-        };
+          d.memprofDiscard(p);
+        });
       case "call": {
         const body = this.compile(st.body);
         return () => {
@@ -597,11 +557,7 @@ class Engine {
         };
       }
       case "userEvent":
-        return () => {
-          this.tick();
-          const d = this.domain(st.domain, at);
-          this.guard(at, () => this.writeUserEvent(d, st.name, st.event));
-        };
+        return this.domainOp(st.domain, at, (d) => this.writeUserEvent(d, st.name, st.event));
       case "release":
         return () => {
           this.tick();
@@ -627,6 +583,19 @@ class Engine {
           this.guard(at, () => this.ring.resume());
         };
     }
+  }
+
+  /** A step on one domain: ticks the clock, makes the domain current, and runs `f` under the
+   * step's guard (OCaml exceptions logged or passed to an attempt; anything else fails the run
+   * naming the step). */
+  private domainOp(domain: string, at: string, f: (d: Domain) => void): Op {
+    const domainOf = this.domainCache(domain, at);
+    return () => {
+      this.tick();
+      const d = domainOf();
+      this.cur = d;
+      this.guard(at, () => f(d));
+    };
   }
 
   private liveThread(name: string, at: string): Thread {
