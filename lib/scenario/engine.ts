@@ -8,7 +8,7 @@
  * a loop of small allocations costs little more than the runtime's own allocation path.
  * @module
  */
-import { type Domain, type Root, Runtime, type Thread } from "../runtime/mod.ts";
+import { type Domain, Runtime, type Thread } from "../runtime/mod.ts";
 import {
   type AllocationInfo,
   checkDomainInvariants,
@@ -29,14 +29,15 @@ import {
 } from "../runtime_events/mod.ts";
 import { dumpTraceToString, MemorySink, Reader } from "../memtrace/mod.ts";
 import { Tracer } from "../tracer/mod.ts";
+import { CallbackLog } from "./callback_log.ts";
+import type { CallbackKind, RunOptions, RunResult, Summary } from "./result.ts";
 import { ScenarioError } from "./errors.ts";
 import { ScenarioRng, sizeSource } from "./rng.ts";
-import { ReleaseQueue } from "./schedule.ts";
+import { Lifetimes } from "./lifetimes.ts";
 import type {
   CallbackAction,
   CallbackSpec,
   GcKind,
-  Lifetime,
   ProfileSpec,
   Scenario,
   Step,
@@ -44,69 +45,6 @@ import type {
   Trigger,
   UserEventSpec,
 } from "./spec.ts";
-
-/** Options of {@linkcode runScenario}. */
-export interface RunOptions {
-  /** Overrides the scenario's seed. */
-  seed?: number;
-  /** Overrides the sampling rate of every profile the scenario starts. */
-  samplingRate?: number;
-  /** Called now and then with the executed and expected numbers of leaf steps. */
-  onProgress?: (done: number, total: number) => void;
-  /** Runs memprof's invariant checker after every top-level step (slower). */
-  checkInvariants?: boolean;
-}
-
-/** Counts a run gathers; printed by the CLI, stored with the goldens. */
-export interface Summary {
-  scenario: string;
-  seed: number;
-  steps: number;
-  /** Blocks the scenario's steps allocated. */
-  allocations: number;
-  /** Their words, headers included (what memprof samples). */
-  wordsAllocated: number;
-  minorCollections: number;
-  majorCycles: number;
-  callbacks: Record<CallbackKind, number>;
-  /** Samples reported by allocation callbacks. */
-  samples: number;
-  /** OCaml exceptions that escaped a step (raised by callbacks). */
-  exceptions: number;
-  /** Per profile: alloc callbacks that returned a value = promotions + deallocations + live. */
-  balance: { profile: string; tracked: number; ended: number; live: number; ok: boolean }[];
-  /** Orphan tables (of terminated domains and exited threads) adopted, and their entries. */
-  orphansAdopted: { tables: number; entries: number };
-  trace: { events: number; bytes: number };
-  /** The ring image: size, and the ring words a reader of the final image finds overwritten
-   * (OCaml's lost-events figure, summed over domains). */
-  ring: { bytes: number; lostWords: number };
-  tracer: Tracer["stats"];
-}
-
-/** Everything a run produces. */
-export interface RunResult {
-  scenario: Scenario;
-  summary: Summary;
-  /** The memtrace trace. */
-  ctf: Uint8Array;
-  /** Its dump (the `trace dump` text). */
-  traceDump: string;
-  /** The runtime_events ring image (`<pid>.events` content). */
-  eventsImage: Uint8Array;
-  /** Its dump (the `events dump` text). */
-  eventsDump: string;
-  /** Every callback with its arguments and result. */
-  callbackLog: string;
-}
-
-/** The callbacks of a tracker. */
-export type CallbackKind =
-  | "allocMinor"
-  | "allocMajor"
-  | "promote"
-  | "deallocMinor"
-  | "deallocMajor";
 
 const LOG_NAMES: Record<CallbackKind, string> = {
   allocMinor: "alloc_minor",
@@ -175,10 +113,8 @@ class Engine {
   private readonly frames = new Map<Thread, FrameStack>();
   private readonly profiles = new Map<string, ProfileState>();
   private readonly userEvents = new Map<string, UserEvent<unknown>>();
-  private readonly kept = new Map<string, (() => void)[]>();
-  private readonly expiring = new ReleaseQueue();
-  private readonly forever: Root[] = [];
-  private readonly log: string[] = [];
+  private readonly lifetimes: Lifetimes;
+  private readonly log: CallbackLog;
   private clockNs = 0;
   private step = 0;
   private iter = 0;
@@ -205,6 +141,7 @@ class Engine {
 
   constructor(private readonly sc: Scenario, private readonly opts: RunOptions) {
     this.s = sc.settings;
+    this.log = new CallbackLog(this.s.log);
     this.seed = opts.seed ?? this.s.seed;
     this.rng = new ScenarioRng(this.seed);
     this.ring = new RuntimeEventsProducer({
@@ -235,6 +172,7 @@ class Engine {
       clock: () => EPOCH_US + Math.floor(this.clockNs / 1000),
       externalSamplingRate: this.s.externalSamplingRate ?? firstRate,
     });
+    this.lifetimes = new Lifetimes(this.rt, () => this.step);
     const main = this.rt.mainDomain;
     this.domains.set("main", main);
     this.nameThread(main.current, "main");
@@ -302,7 +240,7 @@ class Engine {
       if (e instanceof ThreadExit) {
         // Thread.exit unwinds the thread; its top level ends it.
         const t = this.cur.current;
-        this.logLine(`[${at}] thread ${this.threadName(t)} exits`);
+        this.log.line(`[${at}] thread ${this.threadName(t)} exits`);
         if (t.alive && t !== this.cur.threads[0]) t.exit();
         return;
       }
@@ -314,7 +252,7 @@ class Engine {
       if (e instanceof OCamlException) {
         this.exceptions++;
         if (this.tryDepth > 0) throw e; // to the enclosing attempt
-        this.logLine(`[${at}] exception ${e.ocamlName} escaped`);
+        this.log.line(`[${at}] exception ${e.ocamlName} escaped`);
         return;
       }
       if (e instanceof ScenarioError) throw e;
@@ -329,7 +267,7 @@ class Engine {
   private tick(): void {
     this.clockNs += this.s.clockTickNs;
     const n = ++this.step;
-    if (this.expiring.next <= n) this.expiring.runDue(n);
+    this.lifetimes.tick(n);
     if (--this.untilProgress === 0) {
       this.untilProgress = this.progressEvery;
       this.opts.onProgress?.(n, this.totalSteps);
@@ -373,7 +311,7 @@ class Engine {
       case "allocCombined": {
         const sizes = st.sizes.map((sz) => sizeSource(sz, this.rng));
         const lens = new Array<number>(sizes.length);
-        const keeps = st.lifetimes.map((l) => this.keeper(l));
+        const keeps = st.lifetimes.map((l) => this.lifetimes.keeper(l));
         const anyKept = keeps.some((k) => k !== undefined);
         const frameLists = st.frames;
         const domainOf = this.domainCache(st.domain, at);
@@ -415,7 +353,7 @@ class Engine {
       }
       case "unmarshal": {
         const sizes = st.blocks.map((b) => sizeSource(b, this.rng));
-        const keep = this.keeper(st.lifetime);
+        const keep = this.lifetimes.keeper(st.lifetime);
         const domainOf = this.domainCache(st.domain, at);
         const stackOf = this.stackCache(st.frames);
         const blocks = new Array<number>(sizes.length);
@@ -517,7 +455,7 @@ class Engine {
             body();
           } catch (e) {
             if (!(e instanceof OCamlException)) throw e;
-            this.logLine(`[${at}] exception ${e.ocamlName} caught`);
+            this.log.line(`[${at}] exception ${e.ocamlName} caught`);
           } finally {
             this.tryDepth--;
           }
@@ -552,7 +490,7 @@ class Engine {
               // Printexc.get_callstack allocates the callstack array while the lock is held.
               if (stack.length > 0) d.alloc(Math.min(stack.length, 256));
             });
-            if (id !== undefined) this.keepExternal(d, id, lifetime);
+            if (id !== undefined) this.lifetimes.end(lifetime, () => this.tracer.extFree(d.id, id));
           });
         };
       }
@@ -561,11 +499,7 @@ class Engine {
       case "release":
         return () => {
           this.tick();
-          const list = this.kept.get(st.name);
-          if (list !== undefined) {
-            this.kept.delete(st.name);
-            for (const release of list) release();
-          }
+          this.lifetimes.release(st.name);
         };
       case "eventsStart":
         return () => {
@@ -608,7 +542,7 @@ class Engine {
     const at = st.at;
     const size = sizeSource(st.size, this.rng);
     const mem = st.customMem === undefined ? undefined : sizeSource(st.customMem, this.rng);
-    const keep = this.keeper(st.lifetime);
+    const keep = this.lifetimes.keeper(st.lifetime);
     const frames = st.frames;
     const source = st.source;
     const domainOf = this.domainCache(st.domain, at);
@@ -698,76 +632,6 @@ class Engine {
     return all.reverse();
   }
 
-  // ---- lifetimes -----------------------------------------------------------------------------
-
-  /** A function keeping a block alive as `l` says, or undefined for `drop`. */
-  private keeper(l: Lifetime): ((addr: number, wosize: number) => void) | undefined {
-    switch (l.kind) {
-      case "drop":
-        return undefined;
-      case "forever":
-        return (addr, wosize) => {
-          this.forever.push(this.rt.root(addr, wosize));
-        };
-      case "steps":
-        return (addr, wosize) => {
-          const r = this.rt.root(addr, wosize);
-          const release = () => r.release();
-          // Released once the next `steps` steps have run: before the step after them.
-          this.schedule(this.step + l.steps + 1, release);
-          if (l.until !== undefined) this.keepUntil(l.until, release);
-        };
-      case "until":
-        return (addr, wosize) => {
-          const r = this.rt.root(addr, wosize);
-          this.keepUntil(l.name, () => r.release());
-        };
-      case "cycle": {
-        const keeps = l.lifetimes.map((x) => this.keeper(x));
-        let k = 0;
-        return (addr, wosize) => {
-          const keep = keeps[k];
-          k = k + 1 === keeps.length ? 0 : k + 1;
-          keep?.(addr, wosize);
-        };
-      }
-    }
-  }
-
-  private schedule(step: number, release: () => void): void {
-    this.expiring.push(step, release);
-  }
-
-  private keepUntil(name: string, release: () => void): void {
-    const list = this.kept.get(name);
-    if (list === undefined) this.kept.set(name, [release]);
-    else list.push(release);
-  }
-
-  private keepExternal(d: Domain, id: number, l: Lifetime): void {
-    const free = () => this.tracer.extFree(d.id, id);
-    switch (l.kind) {
-      case "drop":
-        return free();
-      case "forever":
-        return;
-      case "steps": {
-        let freed = false;
-        const once = () => {
-          if (!freed) free();
-          freed = true;
-        };
-        this.schedule(this.step + l.steps + 1, once);
-        if (l.until !== undefined) this.keepUntil(l.until, once);
-        return;
-      }
-      case "until":
-        return this.keepUntil(l.name, free);
-      case "cycle":
-        throw new Error("keep.cycle is for heap blocks only"); // refused by validation
-    }
-  }
-
   // ---- memprof -------------------------------------------------------------------------------
 
   private startProfile(d: Domain, spec: ProfileSpec): void {
@@ -817,40 +681,40 @@ class Engine {
     const d = this.cur;
     switch (a.kind) {
       case "raise":
-        this.logLine(`${head} -> raise ${a.exn}`);
+        this.log.line(`${head} -> raise ${a.exn}`);
         throw new OCamlException(a.exn, a.exn);
       case "stop":
-        this.logLine(`${head} : Gc.Memprof.stop`);
+        this.log.line(`${head} : Gc.Memprof.stop`);
         d.memprofStop();
         return;
       case "start":
-        this.logLine(`${head} : Gc.Memprof.start ${a.profile.name ?? ""}`.trimEnd());
+        this.log.line(`${head} : Gc.Memprof.start ${a.profile.name ?? ""}`.trimEnd());
         this.startProfile(d, a.profile);
         return;
       case "discard":
-        this.logLine(`${head} : Gc.Memprof.discard ${p.name}`);
+        this.log.line(`${head} : Gc.Memprof.discard ${p.name}`);
         d.memprofDiscard(p.profile!);
         return;
       case "alloc": {
-        this.logLine(`${head} : alloc ${a.words}`);
+        this.log.line(`${head} : alloc ${a.words}`);
         const addr = d.alloc(a.words);
-        this.keeper(a.lifetime)?.(addr, a.words);
+        this.lifetimes.keeper(a.lifetime)?.(addr, a.words);
         return;
       }
       case "gc":
-        this.logLine(`${head} : Gc.${a.what}`);
+        this.log.line(`${head} : Gc.${a.what}`);
         return runGc(d, a.what);
       case "switchThread": {
         const t = this.threads.get(a.thread);
         if (t === undefined || !t.alive || t.domain !== d) {
           throw new ScenarioError(this.s.name, "callback", `cannot switch to thread "${a.thread}"`);
         }
-        this.logLine(`${head} : switch to ${a.thread}`);
+        this.log.line(`${head} : switch to ${a.thread}`);
         d.switchTo(t);
         return;
       }
       case "exitThread":
-        this.logLine(`${head} -> Thread.exit`);
+        this.log.line(`${head} -> Thread.exit`);
         throw new ThreadExit();
     }
   }
@@ -872,7 +736,7 @@ class Engine {
     const src = SOURCE_NAMES[info.source];
     const head = `${this.where()} ${p.name} ${LOG_NAMES[kind]} #${serial} size=${info.size} ` +
       `n=${info.nSamples} src=${src} stack=[${info.callstack.join(" ")}]`;
-    this.fixtureLog(
+    this.log.fixture(
       `${this.iter} ${
         kind === "allocMinor" ? "minor" : "major"
       } size=${info.size} n=${info.nSamples}`,
@@ -880,19 +744,19 @@ class Engine {
     );
     this.actions(p, spec, n, head);
     if (spec.result === "none") {
-      this.logLine(`${head} -> None`);
+      this.log.line(`${head} -> None`);
       return undefined;
     }
     const obj = this.tracer.alloc(this.cur.id, info, kind === "allocMajor");
     if (obj === undefined && this.tracer.busy) {
-      this.logLine(`${head} -> None (tracer busy)`);
+      this.log.line(`${head} -> None (tracer busy)`);
       return undefined;
     }
     const v: Tracked = { obj, domain: this.cur.id, iter: this.iter, serial, profile: p };
     this.cur.alloc(1); // the `Some v` the callback returns
     p.tracked++;
     p.live.add(v);
-    this.logLine(`${head} -> Some #${serial}${obj === undefined ? "" : ` id=${obj}`}`);
+    this.log.line(`${head} -> Some #${serial}${obj === undefined ? "" : ` id=${obj}`}`);
     return v;
   }
 
@@ -900,17 +764,17 @@ class Engine {
     const n = ++p.calls.promote;
     this.callbackCounts.promote++;
     const head = `${this.where()} ${p.name} promote #${v.serial}`;
-    this.fixtureLog(undefined, `${this.iter} promote id=${v.iter}`);
+    this.log.fixture(undefined, `${this.iter} promote id=${v.iter}`);
     this.actions(p, spec, n, head);
     if (v.obj !== undefined) this.tracer.promote(v.domain, v.obj);
     if (spec.result === "none") {
       v.profile.ended++;
       v.profile.live.delete(v);
-      this.logLine(`${head} -> None`);
+      this.log.line(`${head} -> None`);
       return undefined;
     }
     this.cur.alloc(1); // `Some v`
-    this.logLine(`${head} -> Some #${v.serial}`);
+    this.log.line(`${head} -> Some #${v.serial}`);
     return v;
   }
 
@@ -918,14 +782,14 @@ class Engine {
     const n = ++p.calls[kind];
     this.callbackCounts[kind]++;
     const head = `${this.where()} ${p.name} ${LOG_NAMES[kind]} #${v.serial}`;
-    this.fixtureLog(undefined, `${this.iter} ${LOG_NAMES[kind]} id=${v.iter}`);
+    this.log.fixture(undefined, `${this.iter} ${LOG_NAMES[kind]} id=${v.iter}`);
     // The block's tracking ends here whatever the callback does.
     v.profile.ended++;
     v.profile.live.delete(v);
     // Like the other callbacks: the scenario's actions first, then the tracer's write.
     this.actions(p, spec, n, head);
     if (v.obj !== undefined) this.tracer.collect(v.domain, v.obj);
-    this.logLine(head);
+    this.log.line(head);
   }
 
   // ---- runtime events ------------------------------------------------------------------------
@@ -957,37 +821,14 @@ class Engine {
 
   // ---- outputs -------------------------------------------------------------------------------
 
-  private logLine(line: string): void {
-    if (this.s.log.format === "default") this.log.push(line);
-  }
-
-  /** Lines of the fixture formats: `exact` for alloc callbacks in memprof_exact format,
-   * `lifecycle` for every callback in memprof_lifecycle format. */
-  private fixtureLog(exact: string | undefined, lifecycle: string): void {
-    const f = this.s.log.format;
-    if (f === "memprof_exact" && exact !== undefined) this.log.push(exact);
-    else if (f === "memprof_lifecycle") this.log.push(lifecycle);
-  }
-
   private formatLog(): string {
-    const f = this.s.log;
-    const rate = this.opts.samplingRate ?? firstProfileRate(this.sc.steps) ?? this.s.samplingRate;
-    const iterations = this.mainLoop.count;
-    let header: string | undefined;
-    if (f.format === "memprof_exact") {
-      header = `# program=${f.program} sampling_rate=${rate} iterations=${iterations} domain=0 ` +
-        `minor_collections_during_loop=${this.mainLoop.minors} samples_recorded=${this.log.length}`;
-    } else if (f.format === "memprof_lifecycle") {
-      header =
-        `# program=${f.program} sampling_rate=${rate} iterations=${iterations} keep=${f.keep} ` +
-        `minor_collections=${this.minorsDuringProfile()} callbacks=${this.log.length}`;
-    }
-    const lines = header === undefined ? this.log : [header, ...this.log];
-    return lines.length === 0 ? "" : lines.join("\n") + "\n";
-  }
-
-  private minorsDuringProfile(): number {
-    return this.rt.minorCollections - this.minorsAtFirstStart;
+    return this.log.text({
+      samplingRate: this.opts.samplingRate ?? firstProfileRate(this.sc.steps) ??
+        this.s.samplingRate,
+      iterations: this.mainLoop.count,
+      minorsDuringLoop: this.mainLoop.minors,
+      minorsDuringProfile: this.rt.minorCollections - this.minorsAtFirstStart,
+    });
   }
 
   private minorsAtFirstStart = 0;

@@ -24,14 +24,9 @@ export {
   ThreadBuilder,
 } from "./builder.ts";
 export { validateScenario } from "./validate.ts";
-export {
-  type CallbackKind,
-  countLeafSteps,
-  type RunOptions,
-  type RunResult,
-  runScenario,
-  type Summary,
-} from "./engine.ts";
+export { countLeafSteps, runScenario } from "./engine.ts";
+export type { CallbackKind, RunOptions, RunResult, Summary } from "./result.ts";
+export { CallbackLog, type LogHeaderFacts } from "./callback_log.ts";
 export {
   compareGolden,
   firstDifference,

@@ -1,0 +1,69 @@
+/**
+ * What running a scenario takes and gives: options, the outputs, and the summary.
+ * @module
+ */
+import type { TracerStats } from "../tracer/mod.ts";
+import type { Scenario } from "./spec.ts";
+
+/** Options of {@linkcode runScenario}. */
+export interface RunOptions {
+  /** Overrides the scenario's seed. */
+  seed?: number;
+  /** Overrides the sampling rate of every profile the scenario starts. */
+  samplingRate?: number;
+  /** Called now and then with the executed and expected numbers of leaf steps. */
+  onProgress?: (done: number, total: number) => void;
+  /** Runs memprof's invariant checker after every top-level step (slower). */
+  checkInvariants?: boolean;
+}
+
+/** Counts a run gathers; printed by the CLI, stored with the goldens. */
+export interface Summary {
+  scenario: string;
+  seed: number;
+  steps: number;
+  /** Blocks the scenario's steps allocated. */
+  allocations: number;
+  /** Their words, headers included (what memprof samples). */
+  wordsAllocated: number;
+  minorCollections: number;
+  majorCycles: number;
+  callbacks: Record<CallbackKind, number>;
+  /** Samples reported by allocation callbacks. */
+  samples: number;
+  /** OCaml exceptions that escaped a step (raised by callbacks). */
+  exceptions: number;
+  /** Per profile: alloc callbacks that returned a value = promotions + deallocations + live. */
+  balance: { profile: string; tracked: number; ended: number; live: number; ok: boolean }[];
+  /** Orphan tables (of terminated domains and exited threads) adopted, and their entries. */
+  orphansAdopted: { tables: number; entries: number };
+  trace: { events: number; bytes: number };
+  /** The ring image: size, and the ring words a reader of the final image finds overwritten
+   * (OCaml's lost-events figure, summed over domains). */
+  ring: { bytes: number; lostWords: number };
+  tracer: TracerStats;
+}
+
+/** Everything a run produces. */
+export interface RunResult {
+  scenario: Scenario;
+  summary: Summary;
+  /** The memtrace trace. */
+  ctf: Uint8Array;
+  /** Its dump (the `trace dump` text). */
+  traceDump: string;
+  /** The runtime_events ring image (`<pid>.events` content). */
+  eventsImage: Uint8Array;
+  /** Its dump (the `events dump` text). */
+  eventsDump: string;
+  /** Every callback with its arguments and result. */
+  callbackLog: string;
+}
+
+/** The callbacks of a tracker. */
+export type CallbackKind =
+  | "allocMinor"
+  | "allocMajor"
+  | "promote"
+  | "deallocMinor"
+  | "deallocMajor";
