@@ -1,10 +1,14 @@
 /**
  * `deno task scenario` — run scenarios, write their outputs, compare or update their goldens.
+ *
+ * The command works through {@linkcode ScenarioCliIO}, so that tests can run it in-process with
+ * files and consoles stubbed.
  * @module
  */
 import { parseArgs } from "node:util";
 import {
   compareGolden,
+  type Golden,
   GOLDEN_FILES,
   goldenIndexSource,
   goldenOf,
@@ -13,9 +17,8 @@ import {
   type Scenario,
 } from "../lib/scenario/mod.ts";
 import { scenarios as registered } from "../scenarios/index.ts";
-import { runMain, UsageError } from "./_io.ts";
 
-const HELP = `Usage: deno task scenario [NAME|PATH ...] [options]
+export const HELP = `Usage: deno task scenario [NAME|PATH ...] [options]
 
 Runs scenarios through the simulated OCaml runtime with memprof, runtime_events and the
 memtrace tracer, writes each one's outputs, and prints a summary table. With no NAME, runs
@@ -34,9 +37,58 @@ Options:
 
 Outputs are written to temporary files and renamed, so none is ever half-written.`;
 
-const GOLDEN_DIR = new URL("../tests/golden/", import.meta.url);
+/** What the command needs from the outside world. */
+export interface ScenarioCliIO {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** Whether stderr is a terminal (for the progress bar). */
+  isTerminal(): boolean;
+  /** Writes a file whole: to a temporary name, then renamed into place. */
+  writeFileAtomic(path: string, data: Uint8Array | string): void;
+  mkdirAll(path: string): void;
+  /** A file's bytes, or undefined when it does not exist. */
+  readFile(path: string): Uint8Array | undefined;
+  /** Imports a scenario module given on the command line. */
+  importModule(path: string): Promise<{ default?: unknown }>;
+  /** Folder of the golden files (`tests/golden`). */
+  goldenDir: string;
+}
 
-async function loadScenario(arg: string): Promise<Scenario> {
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The real files and consoles. */
+export const denoIO: ScenarioCliIO = {
+  stdout: (text) => void Deno.stdout.writeSync(encoder.encode(text)),
+  stderr: (text) => void Deno.stderr.writeSync(encoder.encode(text)),
+  isTerminal: () => Deno.stderr.isTerminal(),
+  writeFileAtomic(path, data) {
+    const tmp = `${path}.${Deno.pid}.tmp`;
+    if (typeof data === "string") Deno.writeTextFileSync(tmp, data);
+    else Deno.writeFileSync(tmp, data);
+    Deno.renameSync(tmp, path);
+  },
+  mkdirAll: (path) => Deno.mkdirSync(path, { recursive: true }),
+  readFile(path) {
+    try {
+      return Deno.readFileSync(path);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return undefined;
+      throw e;
+    }
+  },
+  importModule: (path) => import(new URL(path, `file://${Deno.cwd()}/`).href),
+  goldenDir: new URL("../tests/golden", import.meta.url).pathname,
+};
+
+/** A mistake on the command line: exit status 2. */
+class UsageError extends Error {
+  constructor(message: string, readonly hint?: string) {
+    super(message);
+  }
+}
+
+async function loadScenario(io: ScenarioCliIO, arg: string): Promise<Scenario> {
   const byName = registered.find((s) => s.settings.name === arg);
   if (byName !== undefined) return byName;
   if (!arg.endsWith(".ts")) {
@@ -45,87 +97,72 @@ async function loadScenario(arg: string): Promise<Scenario> {
       `known scenarios: ${registered.map((s) => s.settings.name).join(", ")}`,
     );
   }
-  const url = new URL(arg, `file://${Deno.cwd()}/`);
-  let mod: { default?: Scenario };
+  let mod: { default?: unknown };
   try {
-    mod = await import(url.href);
+    mod = await io.importModule(arg);
   } catch (e) {
     throw new UsageError(`cannot load ${arg}: ${(e as Error).message}`);
   }
-  if (mod.default === undefined || typeof mod.default !== "object" || !("steps" in mod.default)) {
+  const sc = mod.default;
+  if (sc === undefined || typeof sc !== "object" || sc === null || !("steps" in sc)) {
     throw new UsageError(`${arg} has no default export made with scenario(...)`);
   }
-  return mod.default;
+  return sc as Scenario;
 }
 
-/** Writes `data` to `dir/name` through a temporary file renamed into place. */
-function writeAtomic(dir: string, name: string, data: Uint8Array | string): void {
-  const path = `${dir}/${name}`;
-  const tmp = `${path}.${Deno.pid}.tmp`;
-  if (typeof data === "string") Deno.writeTextFileSync(tmp, data);
-  else Deno.writeFileSync(tmp, data);
-  Deno.renameSync(tmp, path);
-}
-
-function writeOutputs(dir: string, r: RunResult): void {
-  Deno.mkdirSync(dir, { recursive: true });
-  writeAtomic(dir, "trace.ctf", r.ctf);
-  writeAtomic(dir, "trace.txt", r.traceDump);
+function writeOutputs(io: ScenarioCliIO, dir: string, r: RunResult): void {
+  io.mkdirAll(dir);
+  io.writeFileAtomic(`${dir}/trace.ctf`, r.ctf);
+  io.writeFileAtomic(`${dir}/trace.txt`, r.traceDump);
   if (r.eventsImage.length > 0) {
-    writeAtomic(dir, `${r.scenario.settings.pid}.events`, r.eventsImage);
+    io.writeFileAtomic(`${dir}/${r.scenario.settings.pid}.events`, r.eventsImage);
   }
-  writeAtomic(dir, "events.txt", r.eventsDump);
-  writeAtomic(dir, "callbacks.txt", r.callbackLog);
-  writeAtomic(dir, "summary.json", JSON.stringify(r.summary, null, 2) + "\n");
+  io.writeFileAtomic(`${dir}/events.txt`, r.eventsDump);
+  io.writeFileAtomic(`${dir}/callbacks.txt`, r.callbackLog);
+  io.writeFileAtomic(`${dir}/summary.json`, JSON.stringify(r.summary, null, 2) + "\n");
 }
 
-function readGolden(name: string) {
-  const dir = new URL(`${name}/`, GOLDEN_DIR);
-  try {
-    return {
-      ctf: Deno.readFileSync(new URL(GOLDEN_FILES.ctf, dir)),
-      traceDump: Deno.readTextFileSync(new URL(GOLDEN_FILES.traceDump, dir)),
-      eventsDump: Deno.readTextFileSync(new URL(GOLDEN_FILES.eventsDump, dir)),
-      callbackLog: Deno.readTextFileSync(new URL(GOLDEN_FILES.callbackLog, dir)),
-    };
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return undefined;
-    throw e;
-  }
+function readGolden(io: ScenarioCliIO, name: string): Golden | undefined {
+  const dir = `${io.goldenDir}/${name}`;
+  const files = [
+    io.readFile(`${dir}/${GOLDEN_FILES.ctf}`),
+    io.readFile(`${dir}/${GOLDEN_FILES.traceDump}`),
+    io.readFile(`${dir}/${GOLDEN_FILES.eventsDump}`),
+    io.readFile(`${dir}/${GOLDEN_FILES.callbackLog}`),
+  ];
+  if (files.some((f) => f === undefined)) return undefined;
+  const [ctf, trace, events, callbacks] = files as Uint8Array[];
+  return {
+    ctf,
+    traceDump: decoder.decode(trace),
+    eventsDump: decoder.decode(events),
+    callbackLog: decoder.decode(callbacks),
+  };
 }
 
-function writeGolden(r: RunResult): void {
-  const dir = new URL(`${r.scenario.settings.name}/`, GOLDEN_DIR).pathname;
-  Deno.mkdirSync(dir, { recursive: true });
+function writeGolden(io: ScenarioCliIO, r: RunResult): void {
+  const dir = `${io.goldenDir}/${r.scenario.settings.name}`;
+  io.mkdirAll(dir);
   const g = goldenOf(r);
-  writeAtomic(dir, GOLDEN_FILES.ctf, g.ctf);
-  writeAtomic(dir, GOLDEN_FILES.traceDump, g.traceDump);
-  writeAtomic(dir, GOLDEN_FILES.eventsDump, g.eventsDump);
-  writeAtomic(dir, GOLDEN_FILES.callbackLog, g.callbackLog);
+  io.writeFileAtomic(`${dir}/${GOLDEN_FILES.ctf}`, g.ctf);
+  io.writeFileAtomic(`${dir}/${GOLDEN_FILES.traceDump}`, g.traceDump);
+  io.writeFileAtomic(`${dir}/${GOLDEN_FILES.eventsDump}`, g.eventsDump);
+  io.writeFileAtomic(`${dir}/${GOLDEN_FILES.callbackLog}`, g.callbackLog);
 }
 
-/** A progress bar on stderr when it is a terminal; silence otherwise. */
-function progress(label: string): ((done: number, total: number) => void) | undefined {
-  if (!Deno.stderr.isTerminal()) return undefined;
-  const enc = new TextEncoder();
+/** A progress bar on stderr when it is a terminal; nothing otherwise. */
+function progress(io: ScenarioCliIO, label: string) {
+  if (!io.isTerminal()) return undefined;
   let last = -1;
-  return (done, total) => {
+  return (done: number, total: number) => {
     const pct = total === 0 ? 100 : Math.min(100, Math.floor((done / total) * 100));
     if (pct === last) return;
     last = pct;
     const w = 30, fill = Math.round((pct / 100) * w);
-    Deno.stderr.writeSync(
-      enc.encode(
-        `\r  [${"#".repeat(fill)}${"-".repeat(w - fill)}] ${
-          String(pct).padStart(3)
-        }% ${label}\x1b[K`,
-      ),
+    io.stderr(
+      `\r  [${"#".repeat(fill)}${"-".repeat(w - fill)}] ${String(pct).padStart(3)}% ${label}\x1b[K`,
     );
   };
-}
-
-function clearProgress(): void {
-  if (Deno.stderr.isTerminal()) Deno.stderr.writeSync(new TextEncoder().encode("\r\x1b[K"));
 }
 
 function table(rows: string[][]): string {
@@ -135,11 +172,27 @@ function table(rows: string[][]): string {
   ).join("\n");
 }
 
-async function main(): Promise<void> {
+const COLUMNS = [
+  "scenario",
+  "steps",
+  "allocs",
+  "words",
+  "samples",
+  "callbacks",
+  "trace ev",
+  "orphans",
+  "ring KiB",
+  "lost w",
+  "balance",
+  "golden",
+  "ms",
+];
+
+async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
-      args: Deno.args,
+      args: argv,
       allowPositionals: true,
       strict: true,
       options: {
@@ -155,12 +208,15 @@ async function main(): Promise<void> {
     throw new UsageError((e as Error).message, HELP);
   }
   const { values, positionals } = parsed;
-  if (values.help) return console.log(HELP);
+  if (values.help) {
+    io.stdout(HELP + "\n");
+    return 0;
+  }
   if (values.list) {
     for (const s of registered) {
-      console.log(`${s.settings.name.padEnd(32)} ${s.settings.description}`);
+      io.stdout(`${s.settings.name.padEnd(32)} ${s.settings.description}\n`);
     }
-    return;
+    return 0;
   }
   const seed = values.seed === undefined ? undefined : Number(values.seed);
   if (seed !== undefined && !(Number.isInteger(seed) && seed >= 0 && seed < 2 ** 32)) {
@@ -175,53 +231,45 @@ async function main(): Promise<void> {
   }
   const list = positionals.length === 0
     ? registered
-    : await Promise.all(positionals.map(loadScenario));
+    : await Promise.all(positionals.map((p) => loadScenario(io, p)));
 
-  const rows = [[
-    "scenario",
-    "steps",
-    "allocs",
-    "words",
-    "samples",
-    "callbacks",
-    "trace ev",
-    "orphans",
-    "ring KiB",
-    "lost w",
-    "balance",
-    "golden",
-    "ms",
-  ]];
+  const rows = [COLUMNS];
   let failures = 0;
   for (const sc of list) {
     const name = sc.settings.name;
     const t0 = performance.now();
     let r: RunResult;
+    const bar = progress(io, name);
     try {
-      r = runScenario(sc, { seed, samplingRate: rate, onProgress: progress(name) });
+      r = runScenario(sc, { seed, samplingRate: rate, onProgress: bar });
     } catch (e) {
-      clearProgress();
-      console.error(`error: ${(e as Error).message}`);
+      if (bar) io.stderr("\r\x1b[K");
+      io.stderr(`error: ${(e as Error).message}\n`);
       failures++;
       continue;
     }
-    clearProgress();
+    if (bar) io.stderr("\r\x1b[K");
     const ms = performance.now() - t0;
-    writeOutputs(`${values.out}/${name}`, r);
-    let golden = "none";
+    writeOutputs(io, `${values.out}/${name}`, r);
+    let golden = "-";
     if (values.update) {
-      writeGolden(r);
+      writeGolden(io, r);
       golden = "updated";
     } else if (seed === undefined && rate === undefined) {
-      const g = readGolden(name);
+      const g = readGolden(io, name);
+      golden = "none";
       if (g !== undefined) {
         const diff = compareGolden(goldenOf(r), g);
         golden = diff === undefined ? "same" : "DIFFERS";
-        if (diff !== undefined) console.error(`${name}: ${diff}`);
+        if (diff !== undefined) {
+          io.stderr(
+            `${name}: ${diff}\n  (if the change is intended: deno task scenario ${name} --update, then review the diff)\n`,
+          );
+        }
       }
-    } else golden = "-";
+    }
     const s = r.summary;
-    const cbs = Object.values(s.callbacks).reduce((a, b) => a + b, 0);
+    const callbacks = Object.values(s.callbacks).reduce((a, b) => a + b, 0);
     const ok = s.balance.every((b) => b.ok) ? "ok" : "BROKEN";
     rows.push([
       name,
@@ -229,7 +277,7 @@ async function main(): Promise<void> {
       String(s.allocations),
       String(s.wordsAllocated),
       String(s.samples),
-      String(cbs),
+      String(callbacks),
       String(s.trace.events),
       String(s.orphansAdopted.entries),
       (s.ring.bytes / 1024).toFixed(0),
@@ -241,15 +289,32 @@ async function main(): Promise<void> {
     if (ok !== "ok") failures++;
   }
   if (values.update) {
-    const names = registered.map((s) => s.settings.name).filter((n) => readGolden(n) !== undefined);
-    writeAtomic(GOLDEN_DIR.pathname.replace(/\/$/, ""), "index.ts", goldenIndexSource(names));
+    const names = registered.map((s) => s.settings.name).filter((n) =>
+      readGolden(io, n) !== undefined
+    );
+    io.writeFileAtomic(`${io.goldenDir}/index.ts`, goldenIndexSource(names));
   }
-  console.log(table(rows));
-  console.log(`\noutputs in ${values.out}/<scenario>/`);
+  io.stdout(table(rows) + "\n");
+  io.stdout(`\noutputs in ${values.out}/<scenario>/\n`);
   if (failures > 0) {
-    console.error(`${failures} scenario(s) failed`);
-    Deno.exit(1);
+    io.stderr(`${failures} scenario(s) failed\n`);
+    return 1;
+  }
+  return 0;
+}
+
+/** Runs the command; returns its exit status (2 for usage errors, 1 for failures). */
+export async function run(argv: string[], io: ScenarioCliIO = denoIO): Promise<number> {
+  try {
+    return await main(argv, io);
+  } catch (e) {
+    io.stderr(`error: ${(e as Error).message}\n`);
+    if (e instanceof UsageError) {
+      if (e.hint) io.stderr(e.hint + "\n");
+      return 2;
+    }
+    return 1;
   }
 }
 
-runMain(main);
+if (import.meta.main) Deno.exit(await run(Deno.args));

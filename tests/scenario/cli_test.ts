@@ -1,0 +1,125 @@
+// The `scenario` command, run in-process with files and consoles stubbed (no permissions).
+import assert from "node:assert/strict";
+import { HELP, run, type ScenarioCliIO } from "../../cli/scenario.ts";
+import { goldens } from "../golden/index.ts";
+import { GOLDEN_FILES } from "../../lib/scenario/mod.ts";
+
+const encoder = new TextEncoder();
+
+/** An in-memory file system holding the real goldens. */
+function stub(modules: Record<string, { default?: unknown }> = {}) {
+  const files = new Map<string, Uint8Array>();
+  for (const [name, g] of Object.entries(goldens)) {
+    files.set(`/golden/${name}/${GOLDEN_FILES.ctf}`, g.ctf);
+    files.set(`/golden/${name}/${GOLDEN_FILES.traceDump}`, encoder.encode(g.traceDump));
+    files.set(`/golden/${name}/${GOLDEN_FILES.eventsDump}`, encoder.encode(g.eventsDump));
+    files.set(`/golden/${name}/${GOLDEN_FILES.callbackLog}`, encoder.encode(g.callbackLog));
+  }
+  const io = {
+    out: "",
+    err: "",
+    files,
+    dirs: new Set<string>(),
+    stdout(t: string) {
+      io.out += t;
+    },
+    stderr(t: string) {
+      io.err += t;
+    },
+    isTerminal: () => false,
+    writeFileAtomic(path: string, data: Uint8Array | string) {
+      files.set(path, typeof data === "string" ? encoder.encode(data) : data.slice());
+    },
+    mkdirAll(path: string) {
+      io.dirs.add(path);
+    },
+    readFile: (path: string) => files.get(path),
+    importModule(path: string) {
+      const m = modules[path];
+      return m ? Promise.resolve(m) : Promise.reject(new Error(`Module not found "${path}"`));
+    },
+    goldenDir: "/golden",
+  } satisfies ScenarioCliIO & Record<string, unknown>;
+  return io;
+}
+
+Deno.test("scenario --help and --list", async () => {
+  const io = stub();
+  assert.equal(await run(["--help"], io), 0);
+  assert.equal(io.out, HELP + "\n");
+  const list = stub();
+  assert.equal(await run(["--list"], list), 0);
+  assert.match(list.out, /^ref_loop +fixtures\/memprof_exact ref loop/m);
+  assert.match(list.out, /^service +request loop/m);
+});
+
+Deno.test("scenario NAME writes every output, compares with its golden, prints the table", async () => {
+  const io = stub();
+  assert.equal(await run(["exception_comballoc", "--out", "/o"], io), 0);
+  for (const f of ["trace.ctf", "trace.txt", "events.txt", "callbacks.txt", "summary.json"]) {
+    assert.ok(io.files.has(`/o/exception_comballoc/${f}`), f);
+  }
+  assert.deepEqual(
+    io.files.get("/o/exception_comballoc/callbacks.txt"),
+    encoder.encode(goldens.exception_comballoc.callbackLog),
+  );
+  const summary = JSON.parse(
+    new TextDecoder().decode(io.files.get("/o/exception_comballoc/summary.json")),
+  );
+  assert.equal(summary.scenario, "exception_comballoc");
+  assert.match(io.out, /^scenario +steps +allocs/m);
+  assert.match(io.out, /^exception_comballoc +45 .* ok +same +\d+$/m);
+  assert.match(io.out, /outputs in \/o\/<scenario>\//);
+  assert.equal(io.err, "");
+});
+
+Deno.test("a golden that differs is reported, the run still succeeds", async () => {
+  const io = stub();
+  const path = `/golden/ref_loop/${GOLDEN_FILES.callbackLog}`;
+  io.files.set(path, encoder.encode(goldens.ref_loop.callbackLog.replace("38 minor", "39 minor")));
+  assert.equal(await run(["ref_loop", "--out", "/o"], io), 0);
+  assert.match(io.out, /^ref_loop .* DIFFERS/m);
+  assert.match(io.err, /ref_loop: callbacks\.txt differs at line 2:/);
+});
+
+Deno.test("--update rewrites the goldens and the index", async () => {
+  const io = stub();
+  assert.equal(await run(["alloc_counts", "--update", "--out", "/o"], io), 0);
+  assert.match(io.out, /^alloc_counts .* updated/m);
+  const index = new TextDecoder().decode(io.files.get("/golden/index.ts"));
+  assert.match(index, /import g_alloc_counts_ctf from "\.\/alloc_counts\/trace\.ctf"/);
+  assert.ok(index.includes('"ref_loop": {'));
+});
+
+Deno.test("--seed and --rate override; bad arguments exit 2 with a message", async () => {
+  const io = stub();
+  assert.equal(
+    await run(["arrays_in_major", "--seed", "99", "--rate", "0.5", "--out", "/o"], io),
+    0,
+  );
+  assert.match(io.out, /^arrays_in_major .* ok +- +\d+$/m);
+  for (
+    const [args, msg] of [
+      [["--rate", "1.5"], /--rate must be within \[0, 1\], got 1.5/],
+      [["--seed", "1.5"], /--seed must be an integer/],
+      [["--update", "--seed", "3"], /--update records goldens with each scenario's own/],
+      [["nope"], /no scenario named "nope"/],
+      [["--frob"], /Unknown option '--frob'/],
+      [["missing.ts"], /cannot load missing\.ts/],
+    ] as const
+  ) {
+    const bad = stub();
+    assert.equal(await run([...args], bad), 2, args.join(" "));
+    assert.match(bad.err, msg);
+  }
+});
+
+Deno.test("a PATH loads a scenario module; an invalid module is refused", async () => {
+  const { default: sc } = await import("../../scenarios/alloc_counts.ts");
+  const io = stub({ "./mine.ts": { default: sc }, "./bad.ts": { default: 42 } });
+  assert.equal(await run(["./mine.ts", "--out", "/o"], io), 0);
+  assert.match(io.out, /^alloc_counts .* ok +same/m);
+  const bad = stub({ "./bad.ts": { default: 42 } });
+  assert.equal(await run(["./bad.ts"], bad), 2);
+  assert.match(bad.err, /has no default export made with scenario/);
+});
