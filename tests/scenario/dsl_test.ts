@@ -126,7 +126,8 @@ Deno.test("invalid scenarios fail before running, naming scenario, step and prob
   });
 });
 
-const sized = scenario({ name: "sized", seed: 5 }, (s) => {
+const sized = scenario({ name: "sized", seed: 5, minorHeapWords: 8192, ringLog2: 10 }, (s) => {
+  s.events.start();
   s.main.memprof.start({ samplingRate: 0.05, callstackSize: 2 });
   s.main.repeat(2_000, () =>
     s.main.alloc(sizes.geometric(8, 100), {
@@ -139,6 +140,9 @@ const sized = scenario({ name: "sized", seed: 5 }, (s) => {
 Deno.test("same scenario and seed give byte-identical outputs; another seed differs", () => {
   const a = runScenario(sized), b = runScenario(sized);
   assert.deepEqual(a.ctf, b.ctf);
+  assert.ok(a.eventsImage.length > 0 && a.summary.minorCollections > 0);
+  assert.deepEqual(a.eventsImage, b.eventsImage);
+  assert.equal(a.eventsDump, b.eventsDump);
   assert.equal(a.callbackLog, b.callbackLog);
   assert.equal(a.traceDump, b.traceDump);
   assert.deepEqual(a.summary, b.summary);
