@@ -4,6 +4,7 @@
  * outputs for edge cases, both batch kernels, the CLI, the %.17g formatter, the glibc-exact
  * log1p, and statistical checks with stated bounds.
  */
+import { mulberry32 as uniform } from "../prng.ts";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import {
@@ -52,17 +53,6 @@ function header(text: string): { domain: bigint; lambda: number } {
   const m = /^domain (\d+) lambda (\S+) one_log1m_lambda (\S+)\n/.exec(text);
   assert.ok(m, "header line");
   return { domain: BigInt(m[1]), lambda: Number(m[2]) };
-}
-
-/** A small deterministic uniform generator in [0, 1) for test inputs (mulberry32). */
-function uniform(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
 }
 
 function capture(args: string[]): { code: number; out: string; err: string } {

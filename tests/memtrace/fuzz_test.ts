@@ -6,6 +6,7 @@
  * can encode. A failure names the fixture, the mutant index and the mutations, so that it can
  * be reproduced with `mutant(fixture, seed, index)`.
  */
+import { mulberry32 } from "../prng.ts";
 import assert from "node:assert/strict";
 import {
   type Event,
@@ -48,18 +49,6 @@ const SEED = 0x6d656d74; // "memt"
 
 // ---------------------------------------------------------------------------------------------
 // Seeded randomness and mutations.
-
-/** mulberry32: a small, fast, seedable PRNG. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class Rng {
   private readonly next: () => number;

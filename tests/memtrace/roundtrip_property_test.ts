@@ -4,6 +4,7 @@
  * after the documented clamping of location fields, the unknown-location rule for oversized
  * location lists and the NUL cut of strings. Fixed seeds: every run checks the same cases.
  */
+import { mulberry32 } from "../prng.ts";
 import fc from "fast-check";
 import assert from "node:assert/strict";
 import {
@@ -847,17 +848,6 @@ function summarized(sc: Scenario): Scenario {
         fc.stringify(sc.info)
       }}`,
   });
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Deterministic locations for big pools: shared file names (move-to-front hits and misses),
