@@ -23,11 +23,17 @@ export function infoLines(info: Info, sizeBytes: number): string[] {
   ];
 }
 
-/** Streams the dump of a trace, one line (without newline) per call of `emit`. */
-export function dumpTrace(reader: Reader, emit: (line: string) => void): void {
+/** Streams the dump of a trace, one line (without newline) per call of `emit`; returns the
+ * number of events. */
+export function dumpTrace(reader: Reader, emit: (line: string) => void): number {
   for (const l of infoLines(reader.info, reader.sizeBytes())) emit(l);
   const lookup = (c: LocationCode) => reader.lookupLocationCode(c);
-  reader.iter((dt, ev) => emit(`${dt} ${ev.domain} ${ev.toString(lookup)}`));
+  let events = 0;
+  reader.iter((dt, ev) => {
+    events++;
+    emit(`${dt} ${ev.domain} ${ev.toString(lookup)}`);
+  });
+  return events;
 }
 
 /** The dump as one string (newline-terminated lines). */

@@ -27,7 +27,7 @@ import {
   Type,
   type UserEvent,
 } from "../runtime_events/mod.ts";
-import { dumpTraceToString, MemorySink, Reader } from "../memtrace/mod.ts";
+import { dumpTrace, MemorySink, Reader } from "../memtrace/mod.ts";
 import { Tracer } from "../tracer/mod.ts";
 import { CallbackLog } from "./callback_log.ts";
 import type { CallbackKind, RunOptions, RunResult, Summary } from "./result.ts";
@@ -114,6 +114,8 @@ class Engine {
   private readonly profiles = new Map<string, ProfileState>();
   private readonly userEvents = new Map<string, UserEvent<unknown>>();
   private readonly lifetimes: Lifetimes;
+  /** The trace's sample rate: the first profile's (or the overriding) rate. */
+  private readonly traceRate: number;
   private readonly log: CallbackLog;
   private clockNs = 0;
   private step = 0;
@@ -156,6 +158,7 @@ class Engine {
       pid: this.s.pid,
     });
     const firstRate = opts.samplingRate ?? firstProfileRate(sc.steps) ?? this.s.samplingRate;
+    this.traceRate = firstRate;
     this.tracer = new Tracer(this.traceSink, {
       info: {
         sampleRate: firstRate,
@@ -206,10 +209,10 @@ class Engine {
     this.tracer.close();
     this.opts.onProgress?.(this.step, this.totalSteps);
     const ctf = this.traceSink.bytes().slice();
-    const reader = Reader.fromBytes(ctf);
-    const traceDump = dumpTraceToString(reader);
-    let traceEvents = 0;
-    Reader.fromBytes(ctf).iter(() => traceEvents++, { parseBacktraces: false });
+    // One read of the trace gives both its dump and its event count.
+    const dumpLines: string[] = [];
+    const traceEvents = dumpTrace(Reader.fromBytes(ctf), (line) => dumpLines.push(line));
+    const traceDump = dumpLines.join("\n") + "\n";
     // Without events.start() there is no ring file, as in OCaml without OCAML_RUNTIME_EVENTS_START.
     const eventsImage = this.ring.started ? this.ring.bytes.slice() : new Uint8Array(0);
     const eventsDump = this.ring.started ? dumpImage(eventsImage) : "";
@@ -315,24 +318,13 @@ class Engine {
         const anyKept = keeps.some((k) => k !== undefined);
         const frameLists = st.frames;
         const domainOf = this.domainCache(st.domain, at);
-        // Per-component callstacks, rebuilt only when the thread or its calls change.
-        let lastThread: Thread | undefined, lastFs: FrameStack | undefined, version = -1;
-        let stacks: string[][] = [];
+        const stacksOf = this.frameCache((t) => frameLists.map((f) => this.stackOf(t, f)));
         return () => {
           this.tick();
           const d = domainOf();
           this.cur = d;
           for (let k = 0; k < sizes.length; k++) lens[k] = sizes[k]();
-          const t = d.current;
-          if (t !== lastThread) {
-            lastThread = t;
-            lastFs = this.frameStack(t);
-            version = -1;
-          }
-          if (lastFs!.version !== version) {
-            version = lastFs!.version;
-            stacks = frameLists.map((f) => this.stackOf(t, f));
-          }
+          const stacks = stacksOf(d.current);
           try {
             const base = d.allocCombined(lens, stacks);
             this.allocations += lens.length;
@@ -355,13 +347,13 @@ class Engine {
         const sizes = st.blocks.map((b) => sizeSource(b, this.rng));
         const keep = this.lifetimes.keeper(st.lifetime);
         const domainOf = this.domainCache(st.domain, at);
-        const stackOf = this.stackCache(st.frames);
+        const stackOf = this.frameCache((t) => this.stackOf(t, st.frames));
         const blocks = new Array<number>(sizes.length);
         return () => {
           this.tick();
           const d = domainOf();
           this.cur = d;
-          stackOf(d.current);
+          d.current.callstack = stackOf(d.current);
           for (let k = 0; k < sizes.length; k++) blocks[k] = sizes[k]();
           try {
             let a = d.unmarshal(blocks);
@@ -546,12 +538,12 @@ class Engine {
     const frames = st.frames;
     const source = st.source;
     const domainOf = this.domainCache(st.domain, at);
-    const stackOf = this.stackCache(frames);
+    const stackOf = this.frameCache((t) => this.stackOf(t, frames));
     return () => {
       this.tick();
       const d = domainOf();
       this.cur = d;
-      stackOf(d.current);
+      d.current.callstack = stackOf(d.current);
       const n = size();
       try {
         let addr: number;
@@ -595,13 +587,13 @@ class Engine {
     };
   }
 
-  /** Sets a thread's callstack for an allocation with extra frames `at`, rebuilding the array
-   * only when the thread or its enclosing calls changed since the last time. */
-  private stackCache(at: readonly string[]): (t: Thread) => void {
+  /** `build(t)` for thread `t`, computed again only when the thread or its enclosing calls
+   * changed since the last time (allocation steps build their callstacks with this). */
+  private frameCache<T>(build: (t: Thread) => T): (t: Thread) => T {
     let lastThread: Thread | undefined;
     let lastFs: FrameStack | undefined;
     let version = -1;
-    let stack: string[] = [];
+    let value!: T;
     return (t) => {
       if (t !== lastThread) {
         lastThread = t;
@@ -610,9 +602,9 @@ class Engine {
       }
       if (lastFs!.version !== version) {
         version = lastFs!.version;
-        stack = this.stackOf(t, at);
+        value = build(t);
       }
-      t.callstack = stack;
+      return value;
     };
   }
 
@@ -823,8 +815,7 @@ class Engine {
 
   private formatLog(): string {
     return this.log.text({
-      samplingRate: this.opts.samplingRate ?? firstProfileRate(this.sc.steps) ??
-        this.s.samplingRate,
+      samplingRate: this.traceRate,
       iterations: this.mainLoop.count,
       minorsDuringLoop: this.mainLoop.minors,
       minorsDuringProfile: this.rt.minorCollections - this.minorsAtFirstStart,
