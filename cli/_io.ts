@@ -49,6 +49,15 @@ export function writeFileAtomic(path: string, fill: (file: Deno.FsFile) => void)
   Deno.renameSync(tmp, path);
 }
 
+/** Writes `data` (text as UTF-8) to `path` atomically, as {@linkcode writeFileAtomic}. */
+export function writeDataAtomic(path: string, data: Uint8Array | string): void {
+  const bytes = typeof data === "string" ? encoder.encode(data) : data;
+  writeFileAtomic(path, (file) => {
+    let off = 0;
+    while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
+  });
+}
+
 /** Runs a command's main function, turning thrown errors into one readable line on stderr and
  * exit status 1 (2 for usage errors). */
 export function runMain(main: () => void | Promise<void>): void {

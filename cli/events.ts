@@ -15,6 +15,7 @@ import {
   formatStats,
   RuntimeEventsCursor,
 } from "../lib/runtime_events/mod.ts";
+import { UsageError } from "./_io.ts";
 
 const HELP: Record<string, string> = {
   main: `Usage: deno task events <command> FILE [options]
@@ -55,8 +56,6 @@ Options:
   --decoders MODULE  load custom event decoders (as for dump)
   -h, --help         show this help`,
 };
-
-class UsageError extends Error {}
 
 /** What the command needs from the outside world (replaceable in tests). */
 export interface EventsCliIO {

@@ -15,6 +15,7 @@ import {
   writeRngReference,
 } from "../lib/memprof/rng_reference.ts";
 import { MAX_LONG } from "../lib/memprof/rng.ts";
+import { UsageError } from "./_io.ts";
 
 /** Usage text printed by --help. */
 export const USAGE = `Usage: deno task sampler --rate L [--domain ID] [--count N] [--binom LEN ...]
@@ -44,8 +45,6 @@ export interface SamplerIo {
   /** Receives error messages. */
   stderr(text: string): void;
 }
-
-class UsageError extends Error {}
 
 function parseInteger(what: string, text: string, max: bigint): bigint {
   if (!/^[0-9]+$/.test(text)) {

@@ -17,6 +17,7 @@ import {
   type Scenario,
 } from "../lib/scenario/mod.ts";
 import { scenarios as registered } from "../scenarios/index.ts";
+import { UsageError, writeDataAtomic } from "./_io.ts";
 
 export const HELP = `Usage: deno task scenario [NAME|PATH ...] [options]
 
@@ -62,12 +63,7 @@ export const denoIO: ScenarioCliIO = {
   stdout: (text) => void Deno.stdout.writeSync(encoder.encode(text)),
   stderr: (text) => void Deno.stderr.writeSync(encoder.encode(text)),
   isTerminal: () => Deno.stderr.isTerminal(),
-  writeFileAtomic(path, data) {
-    const tmp = `${path}.${Deno.pid}.tmp`;
-    if (typeof data === "string") Deno.writeTextFileSync(tmp, data);
-    else Deno.writeFileSync(tmp, data);
-    Deno.renameSync(tmp, path);
-  },
+  writeFileAtomic: writeDataAtomic,
   mkdirAll: (path) => Deno.mkdirSync(path, { recursive: true }),
   readFile(path) {
     try {
@@ -80,13 +76,6 @@ export const denoIO: ScenarioCliIO = {
   importModule: (path) => import(new URL(path, `file://${Deno.cwd()}/`).href),
   goldenDir: new URL("../tests/golden", import.meta.url).pathname,
 };
-
-/** A mistake on the command line: exit status 2. */
-class UsageError extends Error {
-  constructor(message: string, readonly hint?: string) {
-    super(message);
-  }
-}
 
 async function loadScenario(io: ScenarioCliIO, arg: string): Promise<Scenario> {
   const byName = registered.find((s) => s.settings.name === arg);
