@@ -4,13 +4,13 @@
  * Reference, memtrace's native OCaml on this machine: decode 4.0 M events/s, copy 1.0 M events/s.
  */
 import {
+  copyTrace,
   type Event,
   MemorySink,
   MultiplexedWriter,
   Reader,
   type Timestamp,
 } from "../lib/memtrace/mod.ts";
-import { copyTrace } from "../lib/memtrace/copy.ts";
 import ocamlopt from "../../shared/fixtures/memtrace/ocamlopt.ctf" with { type: "bytes" };
 import single from "../../shared/fixtures/memtrace/single_1e-4.ctf" with { type: "bytes" };
 

@@ -116,7 +116,7 @@ export class Reader {
       const b = this.rb;
       b.pos = 0;
       b.end = this.end;
-      const h = this.header(b);
+      const h = getPacketHeader(b);
       const headerSize = b.pos;
       b.end = Math.min(this.end, b.pos + Math.max(0, h.contentSize));
       if (b.remaining() < h.contentSize) this.fail("trace info packet size", b.pos);
@@ -206,7 +206,7 @@ export class Reader {
       try {
         b.pos = this.pos;
         b.end = this.end;
-        h = this.header(b);
+        h = getPacketHeader(b);
         this.pos = b.pos;
         if (h.contentSize < 0) this.fail("Bad packet size", this.pos);
         if (this.end - this.pos < h.contentSize) this.refill();
@@ -364,10 +364,6 @@ export class Reader {
       off += n;
     }
     return off;
-  }
-
-  private header(b: ReadBuf): PacketHeader {
-    return getPacketHeader(b);
   }
 
   private eventCode(code: number, at: number): void {

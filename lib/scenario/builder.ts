@@ -17,7 +17,7 @@
  * @module
  */
 import { ScenarioError } from "./errors.ts";
-import { parseFrame } from "./frames.ts";
+import { Location } from "../memtrace/types.ts";
 import type {
   AllocSource,
   CallbackAction,
@@ -217,7 +217,7 @@ class Recorder {
   frames(at: string, f: Frame | readonly Frame[] | undefined): Frame[] {
     const list = f === undefined ? [] : typeof f === "string" ? [f] : [...f];
     for (const fr of list) {
-      if (typeof fr !== "string" || parseFrame(fr) === undefined) {
+      if (typeof fr !== "string" || Location.parse(fr) === undefined) {
         this.fail(at, `frame ${JSON.stringify(fr)} is not of the form defname@file:line:start-end`);
       }
     }

@@ -6,7 +6,6 @@
  */
 export * from "./spec.ts";
 export * from "./errors.ts";
-export { parseFrame } from "./frames.ts";
 export {
   act,
   type AllocOptions,
