@@ -1,0 +1,247 @@
+/**
+ * `deno task ocaml` — the OCaml 5.3 toolchain memprof-lab compiles real OCaml programs with.
+ *
+ *   deno task ocaml setup [--prefix DIR] [--build] [--jobs N]
+ *   deno task ocaml status [--json]
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import {
+  type CacheStatus,
+  type CommandRunner,
+  OCAML_NPM_PACKAGE,
+  OCAML_VERSION,
+  OCamlToolchainError,
+  PREFIX_ENV_VAR,
+  setupToolchain,
+  type ToolchainStatus,
+  toolchainStatus,
+} from "../lib/ocaml/mod.ts";
+import { UsageError } from "./_io.ts";
+
+/** Usage text printed by --help. */
+export const USAGE = `Usage: deno task ocaml <command> [options]
+
+Manages the OCaml 5.3 toolchain memprof-lab compiles real OCaml programs with.
+
+Commands:
+  setup    build OCaml ${OCAML_VERSION} from the npm package ${OCAML_NPM_PACKAGE} into the cache
+           (once: a second run says "already built"); takes a few minutes and needs
+           gcc, make, npm and tar
+  status   show the cache prefix and whether it is built, any OCaml of your own, and
+           which toolchain would be used
+
+Options:
+  --prefix DIR      cache prefix; default $XDG_CACHE_HOME/memprof-lab/ocaml-${OCAML_VERSION},
+                    else ~/.cache/memprof-lab/ocaml-${OCAML_VERSION}; ${PREFIX_ENV_VAR}
+                    overrides the default, --prefix overrides both
+  --ocamlopt PATH   use this ocamlopt (must be OCaml 5.3.x) instead of a cache build
+  --ocamlfind PATH  use 'PATH ocamlopt' (must be OCaml 5.3.x) instead of a cache build
+  --build           setup: build into the default cache even if ocamlopt on PATH is 5.3.x
+  --jobs N          setup: parallel make jobs (default: the number of CPUs)
+  --wait SECONDS    setup: how long to wait for another setup building into the same
+                    prefix (default 1800)
+  --json            status: print the status as JSON
+  -h, --help        show this help
+
+Which toolchain is used: --ocamlopt/--ocamlfind; else the cache at --prefix or
+${PREFIX_ENV_VAR}, if built; else the default cache, if built; else ocamlopt on
+PATH, if OCaml 5.3.x. setup writes the full build output to PREFIX.build.log.
+`;
+
+/** What the command needs from the outside world (replaceable in tests). */
+export interface OCamlCliIO {
+  /** Writes text to standard output. */
+  stdout(text: string): void;
+  /** Writes text to standard error. */
+  stderr(text: string): void;
+  /** The environment (`HOME`, `XDG_CACHE_HOME`, `PATH`, `MEMPROF_LAB_OCAML_PREFIX`, …). */
+  readonly env: Record<string, string | undefined>;
+  /** Runs the build commands (default: real processes). */
+  readonly runner?: CommandRunner;
+  /** Interrupts a setup (Ctrl-C). */
+  readonly signal?: AbortSignal;
+}
+
+const encoder = new TextEncoder();
+
+function writeAll(w: { writeSync(b: Uint8Array): number }, text: string): void {
+  const bytes = encoder.encode(text);
+  let off = 0;
+  while (off < bytes.length) off += w.writeSync(bytes.subarray(off));
+}
+
+/** The real process: stdio and its environment. */
+export function denoIO(signal?: AbortSignal): OCamlCliIO {
+  return {
+    stdout: (text) => writeAll(Deno.stdout, text),
+    stderr: (text) => writeAll(Deno.stderr, text),
+    env: Deno.env.toObject(),
+    ...(signal !== undefined ? { signal } : {}),
+  };
+}
+
+function positiveInteger(option: string, text: string): number {
+  if (!/^[0-9]+$/.test(text) || Number(text) < 1) {
+    throw new UsageError(`${option} must be a positive integer, got '${text}'`);
+  }
+  return Number(text);
+}
+
+function describeCache(label: string, c: CacheStatus): string[] {
+  const how = c.source === "default"
+    ? "default"
+    : c.source === "env"
+    ? `from ${PREFIX_ENV_VAR}`
+    : "from --prefix";
+  const out = [`${label.padEnd(11)}${c.prefix} (${how})`];
+  const pad = " ".repeat(11);
+  if (c.built) {
+    const when = c.buildInfo ? `, built ${c.buildInfo.builtAt} in ${c.buildInfo.seconds} s` : "";
+    out.push(`${pad}built: OCaml ${c.version}${when}`);
+  } else if (c.problem !== undefined) {
+    out.push(`${pad}unusable: ${c.problem}`);
+  } else {
+    out.push(`${pad}not built (run 'deno task ocaml setup')`);
+  }
+  if (c.buildingPid !== undefined) {
+    out.push(`${pad}a setup (pid ${c.buildingPid}) is building it now`);
+  }
+  if (c.buildLog !== undefined) out.push(`${pad}build log: ${c.buildLog}`);
+  return out;
+}
+
+/** The status as text, one fact per line. */
+export function formatStatus(s: ToolchainStatus): string {
+  const lines = [
+    `memprof-lab needs OCaml ${s.required}; 'deno task ocaml setup' builds ${s.pinned} from npm:${OCAML_NPM_PACKAGE}.`,
+    ...describeCache("cache:", s.cache),
+    ...(s.defaultCache ? describeCache("default:", s.defaultCache) : []),
+  ];
+  if (s.user === undefined) {
+    lines.push(`${"yours:".padEnd(11)}none (no ocamlopt on PATH)`);
+  } else {
+    const where = s.user.source === "PATH" ? "on PATH" : "given";
+    const verdict = s.user.accepted
+      ? `OCaml ${s.user.version}, accepted`
+      : `refused: ${s.user.problem}`;
+    lines.push(`${"yours:".padEnd(11)}${s.user.ocamlopt.join(" ")} (${where}): ${verdict}`);
+  }
+  lines.push(
+    s.selected
+      ? `${"would use:".padEnd(11)}${s.selected.ocamlopt.join(" ")} (OCaml ${s.selected.version}, ${
+        s.selected.origin === "cache" ? "cache build" : "your own"
+      })`
+      : `${"would use:".padEnd(11)}nothing; run 'deno task ocaml setup', or pass --ocamlopt PATH`,
+  );
+  return lines.join("\n") + "\n";
+}
+
+async function main(argv: string[], io: OCamlCliIO): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        prefix: { type: "string" },
+        ocamlopt: { type: "string" },
+        ocamlfind: { type: "string" },
+        build: { type: "boolean" },
+        jobs: { type: "string" },
+        wait: { type: "string" },
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    io.stdout(USAGE);
+    return 0;
+  }
+  const [command, ...extra] = positionals;
+  if (command === undefined) throw new UsageError("missing command (setup or status)");
+  if (command !== "setup" && command !== "status") {
+    throw new UsageError(`unknown command '${command}'`);
+  }
+  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
+  if (values.ocamlopt !== undefined && values.ocamlfind !== undefined) {
+    throw new UsageError("give either --ocamlopt or --ocamlfind, not both");
+  }
+  const setupOnly = ["build", "jobs", "wait"] as const;
+  for (const name of command === "status" ? setupOnly : ["json"] as const) {
+    if (values[name] !== undefined) throw new UsageError(`--${name} does not apply to ${command}`);
+  }
+  const opts = {
+    env: io.env,
+    ...(values.prefix !== undefined ? { prefix: values.prefix } : {}),
+    ...(values.ocamlopt !== undefined ? { ocamlopt: values.ocamlopt } : {}),
+    ...(values.ocamlfind !== undefined ? { ocamlfind: values.ocamlfind } : {}),
+  };
+
+  if (command === "status") {
+    const status = await toolchainStatus(opts);
+    io.stdout(values.json ? JSON.stringify(status, null, 2) + "\n" : formatStatus(status));
+    if (status.user?.source === "option" && !status.user.accepted) {
+      io.stderr(`error: ${status.user.ocamlopt.join(" ")}: ${status.user.problem}\n`);
+      return 1;
+    }
+    return 0;
+  }
+
+  const jobs = values.jobs !== undefined ? positiveInteger("--jobs", values.jobs) : undefined;
+  const wait = values.wait !== undefined ? positiveInteger("--wait", values.wait) : undefined;
+  const tc = await setupToolchain({
+    ...opts,
+    ...(values.build ? { build: true } : {}),
+    ...(jobs !== undefined ? { jobs } : {}),
+    ...(wait !== undefined ? { lockTimeoutMs: wait * 1000 } : {}),
+    ...(io.runner !== undefined ? { runner: io.runner } : {}),
+    ...(io.signal !== undefined ? { signal: io.signal } : {}),
+    onProgress: (line) => io.stdout(line + "\n"),
+  });
+  io.stdout(`ocamlopt: ${tc.ocamlopt.join(" ")} (OCaml ${tc.version})\n`);
+  return 0;
+}
+
+/**
+ * Runs `ocaml` with `argv` (without the program name) and returns the exit status: 0 on success,
+ * 1 when the toolchain cannot be found, checked or built, 2 for usage errors.
+ */
+export async function run(argv: string[], io: OCamlCliIO = denoIO()): Promise<number> {
+  try {
+    return await main(argv, io);
+  } catch (e) {
+    if (e instanceof Deno.errors.BrokenPipe) return 0;
+    if (e instanceof UsageError) {
+      io.stderr(`error: ${e.message}\nRun 'deno task ocaml --help' for usage.\n`);
+      return 2;
+    }
+    if (e instanceof OCamlToolchainError) {
+      io.stderr(`error: ${e.message}\n`);
+      return 1;
+    }
+    io.stderr(`error: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 1;
+  }
+}
+
+if (import.meta.main) {
+  // Ctrl-C (or SIGTERM) interrupts a setup cleanly: the running step is killed and the temporary
+  // build directory removed. A second Ctrl-C exits at once.
+  const ac = new AbortController();
+  const onSignal = () => {
+    if (ac.signal.aborted) Deno.exit(130);
+    ac.abort();
+  };
+  const signals: Deno.Signal[] = Deno.build.os === "windows" ? [] : ["SIGINT", "SIGTERM"];
+  for (const s of signals) Deno.addSignalListener(s, onSignal);
+  const code = await run(Deno.args, denoIO(ac.signal));
+  Deno.exit(ac.signal.aborted && code !== 0 ? 130 : code);
+}

@@ -1,0 +1,154 @@
+// The `ocaml` command, run in-process with its output, environment and build runner replaced.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type OCamlCliIO, run, USAGE } from "../../cli/ocaml.ts";
+import type { CommandRunner } from "../../lib/ocaml/mod.ts";
+import { fakeOcamlopt, fakeRunner, fakeToolsDir, testEnv, withTemp } from "./helpers.ts";
+
+function stub(env: Record<string, string | undefined>, runner?: CommandRunner) {
+  const io = {
+    out: "",
+    err: "",
+    env,
+    ...(runner ? { runner } : {}),
+    stdout(text: string) {
+      io.out += text;
+    },
+    stderr(text: string) {
+      io.err += text;
+    },
+  };
+  return io satisfies OCamlCliIO;
+}
+
+Deno.test("ocaml --help prints the usage and exits 0", async () => {
+  for (const args of [["--help"], ["-h"], ["setup", "--help"], ["status", "-h"]]) {
+    const io = stub({});
+    assert.equal(await run(args, io), 0, args.join(" "));
+    assert.equal(io.out, USAGE);
+    assert.equal(io.err, "");
+  }
+  assert.match(USAGE, /^Usage: deno task ocaml <command>/);
+  assert.match(USAGE, /MEMPROF_LAB_OCAML_PREFIX/);
+});
+
+Deno.test("ocaml exits 2 on usage errors", async () => {
+  const cases: [string[], RegExp][] = [
+    [[], /missing command/],
+    [["build"], /unknown command 'build'/],
+    [["status", "--frobnicate"], /frobnicate/],
+    [["status", "extra"], /unexpected argument 'extra'/],
+    [["setup", "--ocamlopt", "a", "--ocamlfind", "b"], /either --ocamlopt or --ocamlfind/],
+    [["setup", "--jobs", "0"], /--jobs must be a positive integer/],
+    [["setup", "--json"], /--json does not apply to setup/],
+    [["status", "--build"], /--build does not apply to status/],
+    [["setup", "--prefix"], /--prefix/],
+  ];
+  for (const [args, message] of cases) {
+    const io = stub({});
+    assert.equal(await run(args, io), 2, args.join(" "));
+    assert.match(io.err, message);
+    assert.match(io.err, /^error: .*\nRun 'deno task ocaml --help' for usage\.\n$/);
+    assert.equal(io.out, "");
+  }
+});
+
+Deno.test("ocaml setup builds through the runner and prints stages and the compiler", async () => {
+  await withTemp(async (dir) => {
+    const tools = await fakeToolsDir(join(dir, "tools"));
+    const { runner, calls } = fakeRunner();
+    const prefix = join(dir, "p");
+    const io = stub(testEnv(dir, [tools]), runner);
+    assert.equal(await run(["setup", "--prefix", prefix, "--jobs", "4"], io), 0, io.err);
+    assert.deepEqual(calls[3].slice(1), ["-j4"]);
+    assert.match(io.out, /\] configure: \.\/configure --prefix=/);
+    assert.ok(io.out.endsWith(`ocamlopt: ${join(prefix, "bin", "ocamlopt")} (OCaml 5.3.0)\n`));
+    // Again: instant.
+    const again = stub(testEnv(dir, [tools]), runner);
+    assert.equal(await run(["setup", "--prefix", prefix], again), 0);
+    assert.match(again.out, /^OCaml 5\.3\.0 already built at /);
+    assert.equal(calls.length, 5);
+  });
+});
+
+Deno.test("ocaml setup exits 1 with 'error:' and the log when the build fails", async () => {
+  await withTemp(async (dir) => {
+    const tools = await fakeToolsDir(join(dir, "tools"));
+    const prefix = join(dir, "p");
+    const io = stub(testEnv(dir, [tools]), fakeRunner({ failAt: "install" }).runner);
+    assert.equal(await run(["setup", "--prefix", prefix], io), 1);
+    assert.match(io.err, /^error: OCaml 5\.3\.0 build failed at install/);
+    assert.ok(io.err.includes(`${prefix}.build.log`));
+  });
+});
+
+Deno.test("ocaml setup exits 1 naming apt-get install when gcc and make are missing", async () => {
+  await withTemp(async (dir) => {
+    const tools = await fakeToolsDir(join(dir, "tools"), ["npm", "tar"]);
+    const io = stub(testEnv(dir, [tools]), fakeRunner().runner);
+    assert.equal(await run(["setup"], io), 1);
+    assert.match(io.err, /^error: .*apt-get install gcc make/);
+  });
+});
+
+Deno.test("ocaml setup --ocamlopt refuses OCaml 5.2.1 with exit 1", async () => {
+  await withTemp(async (dir) => {
+    const old = await fakeOcamlopt(join(dir, "old", "ocamlopt"), "5.2.1");
+    const io = stub(testEnv(dir, []));
+    assert.equal(await run(["setup", "--ocamlopt", old], io), 1);
+    assert.match(
+      io.err,
+      /^error: cannot use .* is OCaml 5\.2\.1, but memprof-lab needs OCaml 5\.3\.x/,
+    );
+  });
+});
+
+Deno.test("ocaml status says what is there and which toolchain would be used", async () => {
+  await withTemp(async (dir) => {
+    const path = join(dir, "path");
+    const mine = await fakeOcamlopt(join(path, "ocamlopt"), "5.3.1");
+    const io = stub(testEnv(dir, [path]));
+    assert.equal(await run(["status"], io), 0);
+    const prefix = join(dir, "cache", "memprof-lab", "ocaml-5.3.0");
+    assert.equal(
+      io.out,
+      [
+        "memprof-lab needs OCaml 5.3.x; 'deno task ocaml setup' builds 5.3.0 from npm:ocaml@5.3.0.",
+        `cache:     ${prefix} (default)`,
+        "           not built (run 'deno task ocaml setup')",
+        `yours:     ${mine} (on PATH): OCaml 5.3.1, accepted`,
+        `would use: ${mine} (OCaml 5.3.1, your own)`,
+        "",
+      ].join("\n"),
+    );
+  });
+});
+
+Deno.test("ocaml status --json describes a built cache prefix", async () => {
+  await withTemp(async (dir) => {
+    const prefix = join(dir, "built");
+    await fakeOcamlopt(join(prefix, "bin", "ocamlopt"), "5.3.0");
+    const io = stub(testEnv(dir, []));
+    assert.equal(await run(["status", "--json", "--prefix", prefix], io), 0);
+    const status = JSON.parse(io.out);
+    assert.deepEqual(status.cache, { prefix, source: "option", built: true, version: "5.3.0" });
+    assert.equal(status.defaultCache.built, false);
+    assert.equal(status.user, undefined);
+    assert.deepEqual(status.selected, {
+      ocamlopt: [join(prefix, "bin", "ocamlopt")],
+      version: "5.3.0",
+      origin: "cache",
+      prefix,
+    });
+  });
+});
+
+Deno.test("ocaml status with a refused --ocamlopt prints the status and exits 1", async () => {
+  await withTemp(async (dir) => {
+    const old = await fakeOcamlopt(join(dir, "old", "ocamlopt"), "5.2.1");
+    const io = stub(testEnv(dir, []));
+    assert.equal(await run(["status", "--ocamlopt", old], io), 1);
+    assert.match(io.out, /would use: nothing/);
+    assert.match(io.err, /^error: .*OCaml 5\.2\.1/);
+  });
+});
