@@ -30,7 +30,7 @@ import {
 import { dumpTrace, MemorySink, Reader } from "../memtrace/mod.ts";
 import { Tracer } from "../tracer/mod.ts";
 import { CallbackLog } from "./callback_log.ts";
-import type { CallbackKind, RunOptions, RunResult, Summary } from "./result.ts";
+import type { CallbackKind, RunEvent, RunOptions, RunResult, Summary } from "./result.ts";
 import { ScenarioError } from "./errors.ts";
 import { ScenarioRng, sizeSource } from "./rng.ts";
 import { Lifetimes } from "./lifetimes.ts";
@@ -53,6 +53,11 @@ const LOG_NAMES: Record<CallbackKind, string> = {
   deallocMinor: "dealloc_minor",
   deallocMajor: "dealloc_major",
 };
+
+function ignoreOutcome(): void {}
+
+/** The placeholder frame of {@linkcode RunOptions.harnessFrames}. */
+const HARNESS_FRAME = "<harness>";
 
 /** `Gc.Memprof.allocation_source` names, by number. */
 const SOURCE_NAMES = ["normal", "marshal", "custom"];
@@ -111,6 +116,11 @@ class Engine {
   private readonly threads = new Map<string, Thread>();
   private readonly threadNames = new Map<Thread, string>();
   private readonly frames = new Map<Thread, FrameStack>();
+  /** Per domain: the indices of the loops running on it, outermost first. */
+  private readonly loopStacks = new Map<Domain, number[]>();
+  /** `<harness>` frames below every callstack (see RunOptions.harnessFrames). */
+  private readonly harnessMain: readonly string[];
+  private readonly harnessSpawned: readonly string[];
   private readonly profiles = new Map<string, ProfileState>();
   private readonly userEvents = new Map<string, UserEvent<unknown>>();
   private readonly lifetimes: Lifetimes;
@@ -176,6 +186,9 @@ class Engine {
       externalSamplingRate: this.s.externalSamplingRate ?? firstRate,
     });
     this.lifetimes = new Lifetimes(this.rt, () => this.step);
+    const hf = opts.harnessFrames ?? { main: 0, spawned: 0 };
+    this.harnessMain = new Array<string>(hf.main).fill(HARNESS_FRAME);
+    this.harnessSpawned = new Array<string>(hf.spawned).fill(HARNESS_FRAME);
     const main = this.rt.mainDomain;
     this.domains.set("main", main);
     this.nameThread(main.current, "main");
@@ -256,6 +269,7 @@ class Engine {
         this.exceptions++;
         if (this.tryDepth > 0) throw e; // to the enclosing attempt
         this.log.line(`[${at}] exception ${e.ocamlName} escaped`);
+        this.emitException("escaped", e.ocamlName);
         return;
       }
       if (e instanceof ScenarioError) throw e;
@@ -448,6 +462,7 @@ class Engine {
           } catch (e) {
             if (!(e instanceof OCamlException)) throw e;
             this.log.line(`[${at}] exception ${e.ocamlName} caught`);
+            this.emitException("caught", e.ocamlName);
           } finally {
             this.tryDepth--;
           }
@@ -456,11 +471,20 @@ class Engine {
       case "repeat": {
         const body = this.compile(st.body);
         const count = st.count;
+        const domainOf = this.domainCache(st.domain, at);
         return () => {
           const minorsBefore = this.rt.minorCollections;
-          for (let i = 1; i <= count; i++) {
-            this.iter = i;
-            body();
+          const loops = this.loopsOf(domainOf());
+          const depth = loops.length;
+          loops.push(0);
+          try {
+            for (let i = 1; i <= count; i++) {
+              this.iter = i;
+              loops[depth] = i;
+              body();
+            }
+          } finally {
+            loops.length = depth;
           }
           this.iter = count + 1;
           if (count >= this.mainLoop.count) {
@@ -620,8 +644,62 @@ class Engine {
   /** The callstack of thread `t` for an allocation with extra frames `at` (innermost first). */
   private stackOf(t: Thread, at: readonly string[]): string[] {
     const outer = this.frameStack(t).frames;
-    const all = outer.length === 0 ? at.slice() : [...outer, ...at];
+    const harness = t.domain === this.rt.mainDomain ? this.harnessMain : this.harnessSpawned;
+    const all = outer.length === 0 && harness.length === 0
+      ? at.slice()
+      : [...harness, ...outer, ...at];
     return all.reverse();
+  }
+
+  /** The loop-index stack of domain `d` (created empty on first use). */
+  private loopsOf(d: Domain): number[] {
+    let l = this.loopStacks.get(d);
+    if (l === undefined) {
+      l = [];
+      this.loopStacks.set(d, l);
+    }
+    return l;
+  }
+
+  private emit(ev: RunEvent): void {
+    this.opts.onEvent?.(ev);
+  }
+
+  /** Emits a callback's record when the callback starts (so records keep the order in which
+   * callbacks begin) and returns a function that fills in its outcome when it ends. */
+  private reporter(ev: Exclude<RunEvent, { kind: "escaped" | "caught" }>): (
+    outcome: "some" | "none" | "unit" | { raise: string },
+  ) => void {
+    if (this.opts.onEvent === undefined) return ignoreOutcome;
+    const rec = { ...ev };
+    this.emit(rec);
+    return (outcome) => {
+      (rec as { outcome: unknown }).outcome = outcome;
+    };
+  }
+
+  private emitException(kind: "escaped" | "caught", exn: string): void {
+    if (this.opts.onEvent === undefined) return;
+    const d = this.cur;
+    this.emit({ kind, domain: d.id, loops: this.loopsOf(d).slice(), exn });
+  }
+
+  /** Runs the actions of a callback; an exception they raise is reported to `onEvent` with
+   * the callback's record `record` (which receives the outcome) before it propagates. */
+  private actionsReporting(
+    p: ProfileState,
+    spec: CallbackSpec,
+    n: number,
+    head: string,
+    report: (outcome: { raise: string }) => void,
+  ): void {
+    try {
+      this.actions(p, spec, n, head);
+    } catch (e) {
+      if (e instanceof OCamlException) report({ raise: e.ocamlName });
+      else if (e instanceof ThreadExit) report({ raise: "Thread.Exit" });
+      throw e;
+    }
   }
 
   // ---- memprof -------------------------------------------------------------------------------
@@ -734,16 +812,30 @@ class Engine {
       } size=${info.size} n=${info.nSamples}`,
       `${this.iter} ${LOG_NAMES[kind]} id=${this.iter}`,
     );
-    this.actions(p, spec, n, head);
+    const report = this.reporter({
+      kind,
+      domain: this.cur.id,
+      loops: this.loopsOf(this.cur).slice(),
+      size: info.size,
+      nSamples: info.nSamples,
+      source: src,
+      callstack: info.callstack,
+      id: serial,
+      outcome: "none",
+    });
+    this.actionsReporting(p, spec, n, head, report);
     if (spec.result === "none") {
       this.log.line(`${head} -> None`);
+      report("none");
       return undefined;
     }
     const obj = this.tracer.alloc(this.cur.id, info, kind === "allocMajor");
     if (obj === undefined && this.tracer.busy) {
       this.log.line(`${head} -> None (tracer busy)`);
+      report("none");
       return undefined;
     }
+    report("some");
     const v: Tracked = { obj, domain: this.cur.id, iter: this.iter, serial, profile: p };
     this.cur.alloc(1); // the `Some v` the callback returns
     p.tracked++;
@@ -757,14 +849,23 @@ class Engine {
     this.callbackCounts.promote++;
     const head = `${this.where()} ${p.name} promote #${v.serial}`;
     this.log.fixture(undefined, `${this.iter} promote id=${v.iter}`);
-    this.actions(p, spec, n, head);
+    const report = this.reporter({
+      kind: "promote",
+      domain: this.cur.id,
+      loops: this.loopsOf(this.cur).slice(),
+      id: v.serial,
+      outcome: "none",
+    });
+    this.actionsReporting(p, spec, n, head, report);
     if (v.obj !== undefined) this.tracer.promote(v.domain, v.obj);
     if (spec.result === "none") {
       v.profile.ended++;
       v.profile.live.delete(v);
       this.log.line(`${head} -> None`);
+      report("none");
       return undefined;
     }
+    report("some");
     this.cur.alloc(1); // `Some v`
     this.log.line(`${head} -> Some #${v.serial}`);
     return v;
@@ -779,7 +880,15 @@ class Engine {
     v.profile.ended++;
     v.profile.live.delete(v);
     // Like the other callbacks: the scenario's actions first, then the tracer's write.
-    this.actions(p, spec, n, head);
+    const report = this.reporter({
+      kind: kind as "deallocMinor" | "deallocMajor",
+      domain: this.cur.id,
+      loops: this.loopsOf(this.cur).slice(),
+      id: v.serial,
+      outcome: "unit",
+    });
+    this.actionsReporting(p, spec, n, head, report);
+    report("unit");
     if (v.obj !== undefined) this.tracer.collect(v.domain, v.obj);
     this.log.line(head);
   }

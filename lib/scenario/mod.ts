@@ -24,7 +24,7 @@ export {
 } from "./builder.ts";
 export { validateScenario } from "./validate.ts";
 export { countLeafSteps, runScenario } from "./engine.ts";
-export type { CallbackKind, RunOptions, RunResult, Summary } from "./result.ts";
+export type { CallbackKind, RunEvent, RunOptions, RunResult, Summary } from "./result.ts";
 export { CallbackLog, type LogHeaderFacts } from "./callback_log.ts";
 export {
   compareGolden,

@@ -15,7 +15,50 @@ export interface RunOptions {
   onProgress?: (done: number, total: number) => void;
   /** Runs memprof's invariant checker after every top-level step (slower). */
   checkInvariants?: boolean;
+  /** Receives every callback and every exception a step lets escape or an attempt catches, as
+   * structured records (the differential runner's canonical log is built from them). */
+  onEvent?: (event: RunEvent) => void;
+  /** Frames that sit below the scenario's own on every callstack, as in a real program whose
+   * steps run inside harness functions: `main` on the main domain, `spawned` on the others.
+   * Each is a count of `<harness>` placeholder frames (default 0). */
+  harnessFrames?: { readonly main: number; readonly spawned: number };
 }
+
+/** One callback or exception of a run, as {@linkcode RunOptions.onEvent} receives it. */
+export type RunEvent =
+  | {
+    readonly kind: "allocMinor" | "allocMajor";
+    /** Domain id running the callback. */
+    readonly domain: number;
+    /** Indices of the loops enclosing the step on that domain, outermost first. */
+    readonly loops: readonly number[];
+    readonly size: number;
+    readonly nSamples: number;
+    /** `normal`, `marshal` or `custom`. */
+    readonly source: string;
+    /** Callstack memprof captured, innermost first. */
+    readonly callstack: readonly string[];
+    /** The allocation's number: alloc callbacks are numbered from 1 in the order they run. */
+    readonly id: number;
+    /** What the callback did: returned a value, returned `None`, or raised. */
+    readonly outcome: "some" | "none" | { readonly raise: string };
+  }
+  | {
+    readonly kind: "promote" | "deallocMinor" | "deallocMajor";
+    readonly domain: number;
+    readonly loops: readonly number[];
+    /** The number of the allocation callback that tracked the block. */
+    readonly id: number;
+    /** For promote: as for allocation callbacks; deallocation callbacks return nothing. */
+    readonly outcome: "some" | "none" | "unit" | { readonly raise: string };
+  }
+  | {
+    readonly kind: "escaped" | "caught";
+    readonly domain: number;
+    readonly loops: readonly number[];
+    /** The OCaml exception's name. */
+    readonly exn: string;
+  };
 
 /** Counts a run gathers; printed by the CLI, stored with the goldens. */
 export interface Summary {
