@@ -1,0 +1,349 @@
+/**
+ * `deno task diff`: the differential suite. Every scenario (all of scenarios/index.ts by
+ * default) is simulated and, exported to OCaml, run on the real OCaml 5.3 runtime; the two
+ * canonical callback logs and collection counts are compared.
+ *
+ *   deno task diff                          # the whole library
+ *   deno task diff ref_loop ./mine.ts       # some scenarios, by name or path
+ *   deno task diff --json
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import type { Scenario } from "../lib/scenario/mod.ts";
+import { scenarios as registered } from "../scenarios/index.ts";
+import {
+  differenceContext,
+  differenceSummary,
+  type DiffResult,
+  diffScenario,
+  judge,
+  type KnownDifference,
+  parseKnownDifferences,
+  type Verdict,
+} from "../lib/differential/mod.ts";
+import { findToolchain, setupToolchain, type Toolchain } from "../lib/ocaml/mod.ts";
+import { UsageError } from "./_io.ts";
+
+/** Usage text printed by --help. */
+export const USAGE = `Usage: deno task diff [options] [NAME|PATH ...]
+
+Runs each scenario in the simulation and, exported to an OCaml program, on the real
+OCaml 5.3.0 runtime, and compares their callback logs (every callback in order, with
+its loop indices, domain, size, samples, source, callstack and result) and their
+numbers of minor and major collections. Without names, every scenario of the library.
+A PATH is a module whose default export is a scenario.
+
+Options:
+  --known FILE      known differences (default: scenarios/known_differences.json); a listed
+                    scenario must differ exactly where the list says
+  --no-known        tolerate no difference
+  --json            print the results as JSON
+  --context N       callback lines shown around a difference (default 3)
+  --cache DIR       where compiled programs are kept (default: $MEMPROF_LAB_DIFF_CACHE,
+                    else $XDG_CACHE_HOME/memprof-lab/differential, else ~/.cache/…)
+  --setup           build the OCaml toolchain first if none is found
+  --prefix DIR      OCaml toolchain prefix (as deno task ocaml setup --prefix)
+  --ocamlopt PATH   use this OCaml 5.3.x ocamlopt
+  --ocamlfind PATH  use ocamlfind ocamlopt
+  --timeout S       longest a real program may run, in seconds (default 300)
+  -h, --help        show this help
+
+Exit status: 0 when every exportable scenario agrees or differs exactly as listed,
+1 otherwise (a difference, an error, or an outdated list), 2 for a wrong command line.
+`;
+
+/** What the command needs from the outside world. */
+export interface DiffCliIO {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  isTerminal(): boolean;
+  env(name: string): string | undefined;
+  readTextFile(path: string): string | undefined;
+  importModule(path: string): Promise<{ default?: unknown }>;
+  /** Finds (or, with `setup`, builds) the toolchain. */
+  toolchain(
+    opts: { prefix?: string; ocamlopt?: string; ocamlfind?: string; setup: boolean },
+  ): Promise<Toolchain | undefined>;
+  /** Runs one scenario (injectable for tests). */
+  diff: typeof diffScenario;
+}
+
+const encoder = new TextEncoder();
+
+/** The real consoles, files and toolchain. */
+export const denoIO: DiffCliIO = {
+  stdout: (text) => void Deno.stdout.writeSync(encoder.encode(text)),
+  stderr: (text) => void Deno.stderr.writeSync(encoder.encode(text)),
+  isTerminal: () => Deno.stderr.isTerminal(),
+  env: (name) => Deno.env.get(name),
+  readTextFile(path) {
+    try {
+      return Deno.readTextFileSync(path);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return undefined;
+      throw e;
+    }
+  },
+  importModule: (path) => import(new URL(path, `file://${Deno.cwd()}/`).href),
+  toolchain: async ({ setup, ...opts }) =>
+    setup
+      ? await setupToolchain({ ...opts, onProgress: (l) => console.error(l) })
+      : await findToolchain(opts),
+  diff: diffScenario,
+};
+
+const DEFAULT_KNOWN = new URL("../scenarios/known_differences.json", import.meta.url).pathname;
+
+async function loadScenario(io: DiffCliIO, arg: string): Promise<Scenario> {
+  const byName = registered.find((s) => s.settings.name === arg);
+  if (byName !== undefined) return byName;
+  if (!arg.endsWith(".ts")) {
+    throw new UsageError(
+      `no scenario named "${arg}"`,
+      `known scenarios: ${registered.map((s) => s.settings.name).join(", ")}`,
+    );
+  }
+  let mod: { default?: unknown };
+  try {
+    mod = await io.importModule(arg);
+  } catch (e) {
+    throw new UsageError(`cannot load ${arg}: ${(e as Error).message}`);
+  }
+  const sc = mod.default;
+  if (sc === undefined || typeof sc !== "object" || sc === null || !("steps" in sc)) {
+    throw new UsageError(`${arg} has no default export made with scenario(...)`);
+  }
+  return sc as Scenario;
+}
+
+function cacheDir(io: DiffCliIO, option: string | undefined): string {
+  if (option !== undefined) return option;
+  const env = io.env("MEMPROF_LAB_DIFF_CACHE");
+  if (env) return env;
+  const xdg = io.env("XDG_CACHE_HOME");
+  if (xdg) return `${xdg}/memprof-lab/differential`;
+  const home = io.env("HOME");
+  if (!home) throw new UsageError("no cache folder: set HOME, XDG_CACHE_HOME or --cache");
+  return `${home}/.cache/memprof-lab/differential`;
+}
+
+function positiveInt(name: string, text: string | undefined, dflt: number): number {
+  if (text === undefined) return dflt;
+  if (!/^[0-9]+$/.test(text) || Number(text) <= 0) {
+    throw new UsageError(`${name} must be a positive whole number, got '${text}'`);
+  }
+  return Number(text);
+}
+
+/** A result with its verdict, as printed and returned as JSON. */
+interface Row {
+  readonly result: DiffResult;
+  readonly verdict: Verdict | undefined;
+}
+
+function failed(row: Row): boolean {
+  const r = row.result;
+  if (r.status === "error") return true;
+  if (r.status === "not exportable") return false;
+  return row.verdict !== undefined &&
+    (row.verdict.kind === "unexpected" || row.verdict.kind === "now agrees" ||
+      row.verdict.kind === "moved");
+}
+
+function lineOf(row: Row): string {
+  const r = row.result;
+  switch (r.status) {
+    case "not exportable":
+      return `not exportable: ${r.reason}`;
+    case "error":
+      return `error: ${r.message}`;
+    default: {
+      const s = differenceSummary(r.comparison);
+      const v = row.verdict;
+      if (v?.kind === "known") return `${s} (known: ${v.entry.reason})`;
+      if (v?.kind === "now agrees") {
+        return `${s}, but it is listed as a known difference at ${v.entry.at}: remove it ` +
+          "from the known differences";
+      }
+      if (v?.kind === "moved") {
+        return `${s}, but the known differences list it at ${v.entry.at}: update the list`;
+      }
+      return s;
+    }
+  }
+}
+
+function table(rows: readonly Row[]): string[] {
+  const head = ["scenario", "result", "callbacks sim/real", "minor sim/real", "major sim/real"];
+  const body = rows.map(({ result: r, verdict: v }) => {
+    if (r.status === "not exportable" || r.status === "error") {
+      return [r.scenario, r.status, "", "", ""];
+    }
+    const res = r.status === "agree"
+      ? "agree"
+      : `differs at ${v?.kind === "known" ? `${v.entry.at} (known)` : differenceAt(r)}`;
+    return [
+      r.scenario,
+      res,
+      `${r.callbacks.sim}/${r.callbacks.real}`,
+      `${r.collections.sim.minor}/${r.collections.real.minor}`,
+      `${r.collections.sim.major}/${r.collections.real.major}`,
+    ];
+  });
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  const fmt = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd();
+  return [fmt(head), fmt(widths.map((w) => "-".repeat(w))), ...body.map(fmt)];
+}
+
+function differenceAt(r: Extract<DiffResult, { status: "agree" | "differs" }>): string {
+  const d = r.comparison.difference;
+  if (d === undefined) return "";
+  return d.kind === "callback" ? `callback ${d.index}` : d.kind;
+}
+
+/** Runs the command; returns its exit status. */
+export async function run(args: string[], io: DiffCliIO = denoIO): Promise<number> {
+  try {
+    return await main(args, io);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.stderr(`error: ${e.message}\n${e.hint ? `${e.hint}\n` : ""}`);
+      return 2;
+    }
+    io.stderr(`error: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 1;
+  }
+}
+
+async function main(args: string[], io: DiffCliIO): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        known: { type: "string" },
+        "no-known": { type: "boolean" },
+        json: { type: "boolean" },
+        context: { type: "string" },
+        cache: { type: "string" },
+        setup: { type: "boolean" },
+        prefix: { type: "string" },
+        ocamlopt: { type: "string" },
+        ocamlfind: { type: "string" },
+        timeout: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (e) {
+    throw new UsageError((e as Error).message, "see deno task diff --help");
+  }
+  const o = parsed.values;
+  if (o.help) {
+    io.stdout(USAGE);
+    return 0;
+  }
+  const context = positiveInt("--context", o.context, 3);
+  const timeoutMs = positiveInt("--timeout", o.timeout, 300) * 1000;
+  let known: KnownDifference[] = [];
+  if (!o["no-known"]) {
+    const file = o.known ?? DEFAULT_KNOWN;
+    const text = io.readTextFile(file);
+    if (text === undefined) {
+      if (o.known !== undefined) throw new UsageError(`no such file: ${file}`);
+    } else known = parseKnownDifferences(text, file);
+  }
+  const list = parsed.positionals.length === 0
+    ? [...registered]
+    : await Promise.all(parsed.positionals.map((a) => loadScenario(io, a)));
+  const toolchain = await io.toolchain({
+    prefix: o.prefix,
+    ocamlopt: o.ocamlopt,
+    ocamlfind: o.ocamlfind,
+    setup: o.setup === true,
+  });
+  if (toolchain === undefined) {
+    io.stderr(
+      "error: no OCaml 5.3 toolchain found: run `deno task ocaml setup` (about 3 minutes), " +
+        "pass --setup, or give --ocamlopt PATH\n",
+    );
+    return 1;
+  }
+  const cache = cacheDir(io, o.cache);
+  const progress = io.isTerminal() && !o.json;
+  const rows: Row[] = [];
+  for (const [k, sc] of list.entries()) {
+    const name = sc.settings.name;
+    const result = await io.diff(sc, {
+      ocamlopt: toolchain.ocamlopt,
+      cacheDir: cache,
+      context,
+      timeoutMs,
+      onProgress: progress ? (m) => io.stderr(`\r\x1b[K[${k + 1}/${list.length}] ${m}`) : undefined,
+    });
+    if (progress) io.stderr("\r\x1b[K");
+    const verdict = result.status === "agree" || result.status === "differs"
+      ? judge(name, result.comparison, known)
+      : undefined;
+    const row = { result, verdict };
+    rows.push(row);
+    if (!o.json) {
+      io.stdout(`${name}: ${lineOf(row)}\n`);
+      if (result.status === "differs" && result.comparison.difference !== undefined) {
+        const ctx = differenceContext(result.comparison.difference);
+        if (ctx.length > 0) io.stdout(ctx.join("\n") + "\n");
+      }
+    }
+  }
+  // Listed scenarios that were not run are not judged; listed names that do not exist are.
+  const names = new Set(registered.map((s) => s.settings.name));
+  const stale = parsed.positionals.length === 0 ? known.filter((k) => !names.has(k.scenario)) : [];
+  const compared = rows.reduce(
+    (n, r) =>
+      n +
+      (r.result.status === "agree" || r.result.status === "differs"
+        ? r.result.comparison.compared
+        : 0),
+    0,
+  );
+  const count = (p: (r: Row) => boolean) => rows.filter(p).length;
+  const totals = {
+    scenarios: rows.length,
+    agree: count((r) => r.result.status === "agree"),
+    differ: count((r) => r.result.status === "differs"),
+    knownDifferences: count((r) => r.verdict?.kind === "known"),
+    notExportable: count((r) => r.result.status === "not exportable"),
+    errors: count((r) => r.result.status === "error"),
+    callbacksCompared: compared,
+  };
+  const failures = count(failed) + stale.length;
+  if (o.json) {
+    io.stdout(
+      JSON.stringify(
+        {
+          toolchain: { ocamlopt: toolchain.ocamlopt, version: toolchain.version },
+          results: rows.map((r) => ({ ...r.result, verdict: r.verdict })),
+          staleKnownDifferences: stale,
+          totals,
+          ok: failures === 0,
+        },
+        null,
+        2,
+      ) + "\n",
+    );
+  } else {
+    io.stdout("\n" + table(rows).join("\n") + "\n\n");
+    for (const s of stale) {
+      io.stdout(`known difference for "${s.scenario}": no such scenario in the library\n`);
+    }
+    io.stdout(
+      `${totals.scenarios} scenarios: ${totals.agree} agree, ${totals.differ} differ ` +
+        `(${totals.knownDifferences} known), ${totals.notExportable} not exportable, ` +
+        `${totals.errors} errors; ${totals.callbacksCompared} callbacks compared\n`,
+    );
+  }
+  return failures === 0 ? 0 : 1;
+}
+
+if (import.meta.main) Deno.exit(await run(Deno.args));

@@ -1,0 +1,105 @@
+/**
+ * The checked-in list of known differences between the simulation and the real runtime:
+ * scenario, where it first differs, and a one-line reason. A differential run tolerates exactly
+ * these; a listed scenario that agrees again, or differs elsewhere, makes the run fail so that
+ * the list stays true.
+ * @module
+ */
+import type { Comparison } from "./compare.ts";
+
+/** One entry of the list. */
+export interface KnownDifference {
+  /** The scenario's name. */
+  readonly scenario: string;
+  /** Where it first differs: `callback 12`, `collections`, `minor heap` or `overflow`. */
+  readonly at: string;
+  /** Why, in one line. */
+  readonly reason: string;
+}
+
+/** A malformed known-differences file. */
+export class KnownDifferencesError extends Error {
+  /** Error class name. */
+  override name = "KnownDifferencesError";
+}
+
+/** Where a comparison first differs, in the list's terms (undefined when it agrees). */
+export function differenceKey(c: Comparison): string | undefined {
+  const d = c.difference;
+  if (d === undefined) return undefined;
+  switch (d.kind) {
+    case "callback":
+      return `callback ${d.index}`;
+    case "collections":
+      return "collections";
+    case "minorHeap":
+      return "minor heap";
+    case "overflow":
+      return "overflow";
+  }
+}
+
+const KEY = /^(callback [1-9][0-9]*|collections|minor heap|overflow)$/;
+
+/** Parses the list (JSON: an array of entries), naming `file` in errors. */
+export function parseKnownDifferences(text: string, file: string): KnownDifference[] {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new KnownDifferencesError(`${file}: not valid JSON: ${(e as Error).message}`);
+  }
+  if (!Array.isArray(data)) {
+    throw new KnownDifferencesError(`${file}: expected an array of known differences`);
+  }
+  const seen = new Set<string>();
+  return data.map((entry, i) => {
+    const where = `${file}, entry ${i + 1}`;
+    if (typeof entry !== "object" || entry === null) {
+      throw new KnownDifferencesError(`${where}: expected an object`);
+    }
+    const { scenario, at, reason, ...rest } = entry as Record<string, unknown>;
+    const extra = Object.keys(rest);
+    if (extra.length > 0) {
+      throw new KnownDifferencesError(`${where}: unknown key "${extra[0]}"`);
+    }
+    if (typeof scenario !== "string" || scenario === "") {
+      throw new KnownDifferencesError(`${where}: "scenario" must be a scenario name`);
+    }
+    if (typeof at !== "string" || !KEY.test(at)) {
+      throw new KnownDifferencesError(
+        `${where}: "at" must be "callback N", "collections", "minor heap" or "overflow"`,
+      );
+    }
+    if (typeof reason !== "string" || reason.trim() === "" || reason.includes("\n")) {
+      throw new KnownDifferencesError(`${where}: "reason" must be one line of text`);
+    }
+    if (seen.has(scenario)) {
+      throw new KnownDifferencesError(`${where}: scenario "${scenario}" is listed twice`);
+    }
+    seen.add(scenario);
+    return { scenario, at, reason };
+  });
+}
+
+/** How a scenario's result stands against the list. */
+export type Verdict =
+  | { readonly kind: "ok" }
+  | { readonly kind: "known"; readonly entry: KnownDifference }
+  | { readonly kind: "unexpected" }
+  | { readonly kind: "now agrees"; readonly entry: KnownDifference }
+  | { readonly kind: "moved"; readonly entry: KnownDifference; readonly now: string };
+
+/** Judges a comparison of `scenario` against the list. */
+export function judge(
+  scenario: string,
+  c: Comparison,
+  known: readonly KnownDifference[],
+): Verdict {
+  const entry = known.find((k) => k.scenario === scenario);
+  const key = differenceKey(c);
+  if (entry === undefined) return key === undefined ? { kind: "ok" } : { kind: "unexpected" };
+  if (key === undefined) return { kind: "now agrees", entry };
+  if (key !== entry.at) return { kind: "moved", entry, now: key };
+  return { kind: "known", entry };
+}

@@ -1,0 +1,46 @@
+/**
+ * The differential suite: a scenario simulated and run, exported, on the real OCaml 5.3
+ * runtime; their canonical callback logs compared. See docs/differential.md.
+ *
+ * @example Compare two canonical logs
+ * ```ts
+ * import { compareLogs, differenceSummary } from "./mod.ts";
+ * import { assert } from "node:console";
+ *
+ * const base = { minorCollections: 1, majorCycles: 0, minorHeapWords: 262144, overflow: false };
+ * const sim = { ...base, lines: ["alloc_minor d0 i=1 size=1 n=1 src=normal id=1 stack=[] -> none"] };
+ * const real = { ...base, lines: ["alloc_minor d0 i=2 size=1 n=1 src=normal id=1 stack=[] -> none"] };
+ * assert(differenceSummary(compareLogs(sim, real)) === "differs at callback 1");
+ * ```
+ * @module
+ */
+export {
+  canonicalLine,
+  type CanonicalLog,
+  HARNESS,
+  parseRealLog,
+  RealLogError,
+} from "./canonical.ts";
+export {
+  compareLogs,
+  type Comparison,
+  type Difference,
+  differenceContext,
+  differenceSummary,
+} from "./compare.ts";
+export {
+  differenceKey,
+  judge,
+  type KnownDifference,
+  KnownDifferencesError,
+  parseKnownDifferences,
+  type Verdict,
+} from "./known.ts";
+export {
+  buildProgram,
+  type DiffOptions,
+  type DiffResult,
+  DiffRunError,
+  diffScenario,
+  simulateCanonical,
+} from "./run.ts";

@@ -1,0 +1,257 @@
+/**
+ * One differential run: a scenario is simulated and, exported to OCaml, compiled (binaries are
+ * cached by content hash) and run on the real runtime; both canonical logs are compared. The
+ * first time a binary runs it runs three times, and a program whose output changes from one run
+ * to the next is reported as a nondeterministic export (a bug of the export, not a difference).
+ * @module
+ */
+import { runScenario, type Scenario } from "../scenario/mod.ts";
+import { type ExportedProgram, ExportError, exportOCaml, HARNESS_FRAMES } from "../export/mod.ts";
+import { canonicalLine, type CanonicalLog, parseRealLog, RealLogError } from "./canonical.ts";
+import { compareLogs, type Comparison } from "./compare.ts";
+import type { RunEvent } from "../scenario/mod.ts";
+
+/** How to build and run the real programs. */
+export interface DiffOptions {
+  /** The native compiler command (e.g. `["/…/bin/ocamlopt"]`). */
+  readonly ocamlopt: readonly string[];
+  /** Where compiled programs are kept between runs. */
+  readonly cacheDir: string;
+  /** Runs of a new binary that must print the same log (default 3). */
+  readonly firstRuns?: number;
+  /** Longest a real program may run, in ms (default 300,000). */
+  readonly timeoutMs?: number;
+  /** Lines of context around a difference (default 3). */
+  readonly context?: number;
+  /** Progress messages (compiling, running). */
+  readonly onProgress?: (message: string) => void;
+}
+
+/** What happened to one scenario. */
+export type DiffResult =
+  & { readonly scenario: string }
+  & (
+    | {
+      readonly status: "agree" | "differs";
+      readonly comparison: Comparison;
+      /** Callbacks on each side. */
+      readonly callbacks: { readonly sim: number; readonly real: number };
+      /** Collections on each side. */
+      readonly collections: {
+        readonly sim: { readonly minor: number; readonly major: number };
+        readonly real: { readonly minor: number; readonly major: number };
+      };
+      /** The binary was new and ran `firstRuns` times with identical output. */
+      readonly verifiedNow: boolean;
+    }
+    | { readonly status: "not exportable"; readonly reason: string }
+    | { readonly status: "error"; readonly message: string }
+  );
+
+/** The simulation's canonical log of `sc`, with the harness frames the export adds. */
+export function simulateCanonical(sc: Scenario): CanonicalLog {
+  const events: RunEvent[] = [];
+  const result = runScenario(sc, {
+    onEvent: (e) => events.push(e),
+    harnessFrames: HARNESS_FRAMES,
+  });
+  return {
+    lines: events.map(canonicalLine),
+    minorCollections: result.summary.minorCollections,
+    majorCycles: result.summary.majorCycles,
+    minorHeapWords: sc.settings.minorHeapWords,
+    overflow: false,
+  };
+}
+
+/** Exports, builds, runs and compares scenario `sc`. Never throws for a scenario's problem:
+ * those are results. */
+export async function diffScenario(sc: Scenario, opts: DiffOptions): Promise<DiffResult> {
+  const scenario = sc.settings.name;
+  let program: ExportedProgram;
+  try {
+    program = exportOCaml(sc);
+  } catch (e) {
+    if (e instanceof ExportError) return { scenario, status: "not exportable", reason: e.reason };
+    throw e;
+  }
+  let sim: CanonicalLog;
+  try {
+    sim = simulateCanonical(sc);
+  } catch (e) {
+    return { scenario, status: "error", message: `simulation failed: ${(e as Error).message}` };
+  }
+  // Size the program's log from the simulation: room for twice its callbacks.
+  const capacity = Math.max(4096, 2 * sim.lines.length + 1024);
+  if (capacity > 65_536) program = exportOCaml(sc, { logCapacity: capacity });
+  try {
+    const exe = await buildProgram(program, opts);
+    const { output, verifiedNow } = await runVerified(exe, program, opts);
+    const real = parseRealLog(output, program);
+    const comparison = compareLogs(sim, real, { context: opts.context });
+    return {
+      scenario,
+      status: comparison.difference === undefined ? "agree" : "differs",
+      comparison,
+      callbacks: { sim: sim.lines.length, real: real.lines.length },
+      collections: {
+        sim: { minor: sim.minorCollections, major: sim.majorCycles },
+        real: { minor: real.minorCollections, major: real.majorCycles },
+      },
+      verifiedNow,
+    };
+  } catch (e) {
+    if (e instanceof DiffRunError || e instanceof RealLogError) {
+      return { scenario, status: "error", message: e.message };
+    }
+    throw e;
+  }
+}
+
+/** A program that did not build, crashed, timed out or was not deterministic. */
+export class DiffRunError extends Error {
+  /** Error class name. */
+  override name = "DiffRunError";
+}
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function compilerEnv(): Record<string, string> {
+  const env = Deno.env.toObject();
+  delete env.OCAMLLIB;
+  delete env.CAMLLIB;
+  delete env.OCAMLPARAM;
+  return env;
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Compiles `program` unless a binary of the same source, arguments and compiler is cached.
+ * Returns the executable's path. */
+export async function buildProgram(program: ExportedProgram, opts: DiffOptions): Promise<string> {
+  const key = await sha256Hex(
+    [program.source, program.compileArgs.join(" "), opts.ocamlopt.join(" ")].join("\0"),
+  );
+  const dir = `${opts.cacheDir}/${program.scenario}-${key.slice(0, 16)}`;
+  const exe = `${dir}/program`;
+  if (exists(exe)) return exe;
+  Deno.mkdirSync(opts.cacheDir, { recursive: true });
+  const tmp = Deno.makeTempDirSync({ dir: opts.cacheDir, prefix: ".build-" });
+  try {
+    Deno.writeTextFileSync(`${tmp}/${program.fileName}`, program.source);
+    opts.onProgress?.(`compiling ${program.scenario}`);
+    const [cmd, ...pre] = opts.ocamlopt;
+    const out = await new Deno.Command(cmd, {
+      args: [...pre, ...program.compileArgs, "-o", "program"],
+      cwd: tmp,
+      // A stray OCAMLLIB/CAMLLIB would point the compiler at another standard library.
+      clearEnv: true,
+      env: compilerEnv(),
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!out.success) {
+      const log = new TextDecoder().decode(out.stderr) + new TextDecoder().decode(out.stdout);
+      Deno.writeTextFileSync(`${tmp}/compile.log`, log);
+      const kept = `${opts.cacheDir}/failed-${program.scenario}`;
+      try {
+        Deno.removeSync(kept, { recursive: true });
+      } catch { /* none */ }
+      Deno.renameSync(tmp, kept);
+      throw new DiffRunError(
+        `the exported program did not compile (a bug of the export): ${
+          log.split("\n").slice(0, 12).join("\n")
+        }\n(program and log kept in ${kept})`,
+      );
+    }
+    try {
+      Deno.renameSync(tmp, dir);
+    } catch (e) {
+      // Another run built the same program meanwhile: use theirs.
+      if (!exists(exe)) throw e;
+      Deno.removeSync(tmp, { recursive: true });
+    }
+    return exe;
+  } catch (e) {
+    if (exists(tmp)) Deno.removeSync(tmp, { recursive: true });
+    throw e;
+  }
+}
+
+async function runOnce(exe: string, program: ExportedProgram, opts: DiffOptions): Promise<string> {
+  const cwd = Deno.makeTempDirSync({ prefix: "memprof-lab-run-" });
+  const timeoutMs = opts.timeoutMs ?? 300_000;
+  try {
+    const child = new Deno.Command(exe, {
+      cwd,
+      env: { ...program.env },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already gone */ }
+    }, timeoutMs);
+    const out = await child.output();
+    clearTimeout(timer);
+    if (timedOut) {
+      throw new DiffRunError(`the real program did not finish within ${timeoutMs / 1000} s`);
+    }
+    if (!out.success) {
+      const err = new TextDecoder().decode(out.stderr).trim().split("\n").slice(-8).join("\n");
+      throw new DiffRunError(
+        `the real program exited with status ${out.code}${
+          out.signal ? ` (signal ${out.signal})` : ""
+        }: ${err}`,
+      );
+    }
+    return new TextDecoder().decode(out.stdout);
+  } finally {
+    Deno.removeSync(cwd, { recursive: true });
+  }
+}
+
+/** Runs the program; a binary's first use runs it `firstRuns` times and insists on one output. */
+async function runVerified(
+  exe: string,
+  program: ExportedProgram,
+  opts: DiffOptions,
+): Promise<{ output: string; verifiedNow: boolean }> {
+  const marker = `${exe}.verified`;
+  if (exists(marker)) {
+    opts.onProgress?.(`running ${program.scenario}`);
+    return { output: await runOnce(exe, program, opts), verifiedNow: false };
+  }
+  const runs = opts.firstRuns ?? 3;
+  let first: string | undefined;
+  for (let k = 1; k <= runs; k++) {
+    opts.onProgress?.(`running ${program.scenario} (${k}/${runs}, first use)`);
+    const out = await runOnce(exe, program, opts);
+    if (first === undefined) first = out;
+    else if (out !== first) {
+      const a = first.split("\n"), b = out.split("\n");
+      let i = 0;
+      while (i < a.length && a[i] === b[i]) i++;
+      throw new DiffRunError(
+        `the real program is not deterministic (a bug of the export): runs 1 and ${k} part at ` +
+          `line ${i + 1}: ${JSON.stringify(a[i] ?? "")} vs ${JSON.stringify(b[i] ?? "")}`,
+      );
+    }
+  }
+  Deno.writeTextFileSync(marker, await sha256Hex(first!));
+  return { output: first!, verifiedNow: true };
+}

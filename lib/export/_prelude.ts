@@ -1,0 +1,326 @@
+/**
+ * The fixed part of an exported OCaml program: the harness that records callbacks into
+ * preallocated int arrays, keeps blocks alive in preallocated slot arrays, counts steps, draws
+ * the scenario's sizes and hands the baton between domains. Everything here is allocated when
+ * the module initialises, before the scenario starts, and nothing in it allocates afterwards:
+ * the program's heap holds only what the scenario declares.
+ * @module
+ */
+
+/** Sizes of the harness's tables, fixed when the program is written. */
+export interface PreludeParams {
+  /** Records the callback log can hold. */
+  readonly logCapacity: number;
+  /** Deepest loop nesting on any domain. */
+  readonly maxDepth: number;
+  /** Most callstack frames recorded per allocation callback. */
+  readonly maxFrames: number;
+  /** Number of domains the scenario names (main first). */
+  readonly domains: number;
+  /** Profile slots (one per profile name). */
+  readonly profiles: number;
+  /** Keep-site capacities, by site. */
+  readonly sites: readonly number[];
+  /** Sites kept for a number of steps (ring buffers with due steps). */
+  readonly fifoSites: readonly number[];
+  /** Seed of the scenario's size generator. */
+  readonly seed: number;
+  /** Expected minor heap size in words. */
+  readonly minorHeapWords: number;
+  /** runtime_events ring size, log2 of words. */
+  readonly ringLog2: number;
+  /** Number of distinct exceptions callbacks raise. */
+  readonly exceptions: number;
+}
+
+/** Record layout, in ints, shared with the log parser: see {@linkcode REC}. */
+export const REC = {
+  kind: 0,
+  domain: 1,
+  id: 2,
+  size: 3,
+  nSamples: 4,
+  source: 5,
+  outcome: 6,
+  depth: 7,
+  /** Loop indices follow, then the callstack length and the frames. */
+  loops: 8,
+} as const;
+
+/** Record kinds, as the program writes them. */
+export const KIND_NAMES = [
+  "alloc_minor",
+  "alloc_major",
+  "promote",
+  "dealloc_minor",
+  "dealloc_major",
+  "escaped",
+  "caught",
+] as const;
+
+/** Outcome codes: 0 None, 1 Some, 2 unit (deallocation), 3 + k raised exception k. */
+export const OUTCOME_RAISE_BASE = 3;
+
+/** The OCaml text of the harness. */
+export function prelude(p: PreludeParams): string {
+  const stride = REC.loops + p.maxDepth + 1 + p.maxFrames;
+  const sites = p.sites.length === 0 ? "[||]" : `[| ${p.sites.join("; ")} |]`;
+  const fifo = p.fifoSites.length === 0 ? "[||]" : `[| ${p.fifoSites.join("; ")} |]`;
+  return `[@@@ocaml.warning "-a"]
+
+(* ---- Harness. Allocated at initialisation; allocation-free afterwards. ---- *)
+
+let z = Sys.opaque_identity 0
+let expected_minor_heap_words = ${p.minorHeapWords}
+let ring_log2 = ${p.ringLog2}
+
+(* The callback log: ${p.logCapacity} records of ${stride} ints. *)
+let log_capacity = ${p.logCapacity}
+let stride = ${stride}
+let max_depth = ${p.maxDepth}
+let max_frames = ${p.maxFrames}
+let cblog = Array.make (log_capacity * stride) 0
+let log_n = ref 0
+let log_overflow = ref false
+let frozen = ref false
+let serial = ref 0
+
+(* Per domain (by the scenario's domain number): [depth; i1; i2; ...], the enclosing loops. *)
+let loops = Array.make (${p.domains} * (max_depth + 1)) 0
+(* Domain.self_index () -> the scenario's domain number. *)
+let ord_of_index = Array.make 256 0
+
+(* Executed steps, as the simulation counts them (lifetimes of kept blocks are in steps). *)
+let step = ref 0
+
+(* Keep sites: slot arrays, ring buffers with due steps for keep.steps. *)
+let site_capacity = ${sites}
+let ks = Array.map (fun n -> Array.make (max n 1) (Obj.repr 0)) site_capacity
+let kd = Array.map (fun n -> Array.make (max n 1) 0) site_capacity
+let kh = Array.make (Array.length site_capacity + 1) 0
+let kt = Array.make (Array.length site_capacity + 1) 0
+let fifo_sites = ${fifo}
+let next_due = ref max_int
+
+(* Profiles: handles and per-callback call counts, by profile slot. *)
+let prof = Array.make ${Math.max(1, p.profiles)} (Obj.repr 0)
+let calls = Array.make (${Math.max(1, p.profiles)} * 5) 0
+
+(* Domains: handles and startup handshakes, by domain number. *)
+let doms = Array.make ${p.domains} (Obj.repr 0)
+let started = Array.make ${p.domains} 0
+
+(* An empty weak array: [Weak.get] on it allocates nothing and then runs pending actions, as
+   caml_process_pending_actions does. *)
+let empty_weak : int Weak.t = Weak.create 1
+
+(* The scenario's own size generator (splitmix32, as lib/scenario/rng.ts). *)
+let rng = ref ${p.seed >>> 0}
+
+let fail msg =
+  prerr_string "memprof-lab harness: ";
+  prerr_endline msg;
+  exit 3
+
+(* ---- Recording ---- *)
+
+let[@inline never] record kind id =
+  if !frozen then -1
+  else begin
+    let r = !log_n in
+    if r >= log_capacity then begin log_overflow := true; -1 end
+    else begin
+      log_n := r + 1;
+      let b = r * stride in
+      let di = Domain.self_index () in
+      cblog.(b + ${REC.kind}) <- kind;
+      cblog.(b + ${REC.domain}) <- di;
+      cblog.(b + ${REC.id}) <- id;
+      let o = ord_of_index.(di) * (max_depth + 1) in
+      let d = loops.(o) in
+      cblog.(b + ${REC.depth}) <- d;
+      for j = 1 to d do cblog.(b + ${REC.depth} + j) <- loops.(o + j) done;
+      b
+    end
+  end
+
+let[@inline never] record_alloc kind (info : Gc.Memprof.allocation) =
+  incr serial;
+  let id = !serial in
+  let b = record kind id in
+  if b >= 0 then begin
+    cblog.(b + ${REC.size}) <- info.size;
+    cblog.(b + ${REC.nSamples}) <- info.n_samples;
+    cblog.(b + ${REC.source}) <-
+      (match info.source with Gc.Memprof.Normal -> 0 | Gc.Memprof.Marshal -> 1 | Gc.Memprof.Custom -> 2);
+    let cs = info.callstack in
+    let n = Printexc.raw_backtrace_length cs in
+    let n = if n > max_frames then max_frames else n in
+    let f = b + ${REC.loops} + max_depth in
+    cblog.(f) <- n;
+    for j = 0 to n - 1 do
+      cblog.(f + 1 + j) <- (Obj.magic (Printexc.get_raw_backtrace_slot cs j) : int)
+    done
+  end;
+  b
+
+let[@inline never] set_outcome b o = if b >= 0 then cblog.(b + ${REC.outcome}) <- o
+
+let[@inline never] record_exn kind e =
+  let b = record kind 0 in
+  if b >= 0 then cblog.(b + ${REC.size}) <- e
+
+let[@inline never] bump slot kind =
+  let i = slot * 5 + kind in
+  let n = calls.(i) + 1 in
+  calls.(i) <- n;
+  n
+
+(* ---- Steps and lifetimes ---- *)
+
+let[@inline never] release_due () =
+  let nd = ref max_int in
+  for j = 0 to Array.length fifo_sites - 1 do
+    let s = fifo_sites.(j) in
+    let cap = Array.length ks.(s) in
+    let continue = ref true in
+    while !continue && kh.(s) < kt.(s) do
+      let h = kh.(s) mod cap in
+      if kd.(s).(h) <= !step then begin
+        ks.(s).(h) <- Obj.repr 0;
+        kh.(s) <- kh.(s) + 1
+      end else continue := false
+    done;
+    if kh.(s) < kt.(s) then begin
+      let d = kd.(s).(kh.(s) mod cap) in
+      if d < !nd then nd := d
+    end
+  done;
+  next_due := !nd
+
+let[@inline never] tick () =
+  step := !step + 1;
+  if !step >= !next_due then release_due ()
+
+let[@inline never] keep_steps s n (b : Obj.t) =
+  let cap = Array.length ks.(s) in
+  if kt.(s) - kh.(s) >= cap then fail (Printf.sprintf "keep site %d overflowed (%d slots)" s cap);
+  let t = kt.(s) mod cap in
+  ks.(s).(t) <- b;
+  let due = !step + n + 1 in
+  kd.(s).(t) <- due;
+  kt.(s) <- kt.(s) + 1;
+  if due < !next_due then next_due := due
+
+let[@inline never] keep_slot s (b : Obj.t) =
+  let cap = Array.length ks.(s) in
+  if kt.(s) >= cap then fail (Printf.sprintf "keep site %d overflowed (%d slots)" s cap);
+  ks.(s).(kt.(s)) <- b;
+  kt.(s) <- kt.(s) + 1
+
+let[@inline never] release_site s =
+  let cap = Array.length ks.(s) in
+  for j = kh.(s) to kt.(s) - 1 do ks.(s).(j mod cap) <- Obj.repr 0 done;
+  kh.(s) <- kt.(s)
+
+let[@inline never] release_slots s =
+  for j = 0 to kt.(s) - 1 do ks.(s).(j) <- Obj.repr 0 done;
+  kt.(s) <- 0
+
+let[@inline never] process_pending () = ignore (Sys.opaque_identity (Weak.get empty_weak 0))
+
+(* ---- Sizes ---- *)
+
+let[@inline never] rng_next () =
+  let st = (!rng + 0x9e3779b9) land 0xffffffff in
+  rng := st;
+  let x = ((st lxor (st lsr 16)) * 0x85ebca6b) land 0xffffffff in
+  let x = ((x lxor (x lsr 13)) * 0xc2b2ae35) land 0xffffffff in
+  (x lxor (x lsr 16)) land 0xffffffff
+
+let[@inline never] size_uniform lo hi =
+  let f = Float.of_int (rng_next ()) /. 4294967296. in
+  lo + int_of_float (f *. Float.of_int (hi - lo + 1))
+
+let[@inline never] size_choice (c : int array) =
+  let f = Float.of_int (rng_next ()) /. 4294967296. in
+  c.(int_of_float (f *. Float.of_int (Array.length c)))
+
+(* [l1mp] is log1p(-p) as the simulation computed it; [log] is the C library's. *)
+let[@inline never] size_geometric p l1mp cap =
+  if p >= 1. then 1
+  else begin
+    let u = 1. -. Float.of_int (rng_next ()) /. 4294967296. in
+    let k = 1 + int_of_float (Float.floor (log u /. l1mp)) in
+    if k > cap then cap else k
+  end
+
+(* ---- The baton: one domain runs scenario steps at a time ---- *)
+
+let turn = ref 0
+let baton = Mutex.create ()
+let baton_moved = Condition.create ()
+
+let[@inline never] wait_turn k =
+  Mutex.lock baton;
+  while !turn < k do Condition.wait baton_moved baton done;
+  Mutex.unlock baton
+
+let[@inline never] pass_turn k =
+  Mutex.lock baton;
+  turn := k;
+  Condition.broadcast baton_moved;
+  Mutex.unlock baton
+
+let[@inline never] announce_started ord =
+  Mutex.lock baton;
+  started.(ord) <- 1;
+  Condition.broadcast baton_moved;
+  Mutex.unlock baton
+
+let[@inline never] wait_started ord =
+  Mutex.lock baton;
+  while started.(ord) = 0 do Condition.wait baton_moved baton done;
+  Mutex.unlock baton
+`;
+}
+
+/** The OCaml text that prints the log after the run (allocation no longer matters then). */
+export function epilogue(): string {
+  return `
+let print_log ~minors ~majors =
+  let out = Buffer.create 65536 in
+  let p = Buffer.add_string out in
+  p "memprof-lab differential log 1\\n";
+  p (Printf.sprintf "minor_heap_words %d\\n" (Gc.get ()).Gc.minor_heap_size);
+  for r = 0 to !log_n - 1 do
+    let b = r * stride in
+    let kind = cblog.(b + ${REC.kind}) in
+    p (Printf.sprintf "%d %d %d %d %d %d %d %d" kind cblog.(b + ${REC.domain}) cblog.(b + ${REC.id})
+         cblog.(b + ${REC.size}) cblog.(b + ${REC.nSamples}) cblog.(b + ${REC.source}) cblog.(b + ${REC.outcome})
+         cblog.(b + ${REC.depth}));
+    for j = 1 to cblog.(b + ${REC.depth}) do p (Printf.sprintf " %d" cblog.(b + ${REC.depth} + j)) done;
+    if kind <= 1 then begin
+      let f = b + ${REC.loops} + max_depth in
+      let n = cblog.(f) in
+      p (Printf.sprintf " | %d" n);
+      for j = 0 to n - 1 do
+        let slot : Printexc.raw_backtrace_slot = Obj.magic cblog.(f + 1 + j) in
+        let name =
+          match Printexc.Slot.name (Printexc.convert_raw_backtrace_slot slot) with
+          | Some s -> s
+          | None -> "?"
+          | exception _ -> "?"
+        in
+        p " ";
+        p name
+      done
+    end;
+    p "\\n"
+  done;
+  p (Printf.sprintf "minor_collections %d\\n" minors);
+  p (Printf.sprintf "major_cycles %d\\n" majors);
+  p (Printf.sprintf "log_overflow %b\\n" !log_overflow);
+  print_string (Buffer.contents out)
+`;
+}

@@ -1,0 +1,969 @@
+/**
+ * Scenario → OCaml program. The program does what the scenario declares, on the real OCaml
+ * 5.3 runtime: each allocation is one block of the declared size and source, kept alive exactly
+ * as long as the scenario says; loops are `for` loops, calls are named functions (so their
+ * frames are on the callstacks memprof records), collections are the `Gc` calls they stand for,
+ * trackers do every action the scenario gives them, and domains run one at a time, handing a
+ * baton over on a mutex and condition. Callbacks record into preallocated int arrays and the
+ * log is printed after the run, so the program's own bookkeeping never touches the heap while
+ * the scenario runs. A construct with no faithful OCaml form is refused with an
+ * {@linkcode ExportError}; nothing is approximated silently.
+ *
+ * See docs/differential.md for the export rules.
+ * @module
+ */
+import type {
+  CallbackAction,
+  CallbackSpec,
+  Frame,
+  GcKind,
+  Lifetime,
+  ProfileSpec,
+  Scenario,
+  SizeSpec,
+  Step,
+  TrackerSpec,
+  Trigger,
+} from "../scenario/spec.ts";
+import { ocamlHexFloat } from "../util/ocaml_printf.ts";
+import { ExportError } from "./errors.ts";
+import { epilogue, prelude } from "./_prelude.ts";
+
+/** Callstack frames the program's harness adds below the scenario's own: the function running
+ * the domain's steps, plus the module initialiser and `caml_program` on the main domain, or
+ * `Domain.spawn`'s body on the others. The differential runner gives the simulation as many. */
+export const HARNESS_FRAMES: { readonly main: number; readonly spawned: number } = {
+  main: 3,
+  spawned: 2,
+};
+
+/** Options of {@linkcode exportOCaml}. */
+export interface ExportOptions {
+  /** Records the program's callback log can hold (default 65,536). A run that would log more
+   * reports `log_overflow true`. */
+  readonly logCapacity?: number;
+  /** Slots of each keep site inside a callback, where the number of blocks alive at once
+   * cannot be bounded from the scenario alone (default 4,096). */
+  readonly callbackKeepCapacity?: number;
+}
+
+/** An exported program and what is needed to build, run and read it. */
+export interface ExportedProgram {
+  /** The scenario's name. */
+  readonly scenario: string;
+  /** The OCaml module name (the file is `<file>.ml`). */
+  readonly moduleName: string;
+  /** The file name, without directory: `<name>.ml`. */
+  readonly fileName: string;
+  /** The program text. */
+  readonly source: string;
+  /** OCaml function names (`Module.f12`) of the scenario's frames → the frame's definition
+   * name (`Service.parse`), to read the callstacks the program prints. */
+  readonly frames: ReadonlyMap<string, string>;
+  /** Exceptions callbacks raise, by the number the log gives them. */
+  readonly exceptions: readonly string[];
+  /** `ocamlopt` arguments that build it (source first; add `-o EXE`). */
+  readonly compileArgs: readonly string[];
+  /** Environment the program must run with (`OCAMLRUNPARAM`). */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** Writes the OCaml program of scenario `sc` (validated). Throws {@linkcode ExportError}. */
+export function exportOCaml(sc: Scenario, options: ExportOptions = {}): ExportedProgram {
+  return new Exporter(sc, options).run();
+}
+
+/** The OCaml module name for a scenario name: `service` → `Service`, `a-b.c` → `A_b_c`. */
+export function moduleNameOf(scenario: string): string {
+  const base = scenario.replace(/[^A-Za-z0-9_]/g, "_");
+  const safe = /^[A-Za-z]/.test(base) ? base : `S_${base}`;
+  return safe[0].toUpperCase() + safe.slice(1);
+}
+
+const MAX_YOUNG_WOSIZE = 256;
+const KIND_INDEX = {
+  allocMinor: 0,
+  allocMajor: 1,
+  promote: 2,
+  deallocMinor: 3,
+  deallocMajor: 4,
+} as const;
+type CallbackKindName = keyof typeof KIND_INDEX;
+const CALLBACK_KINDS = Object.keys(KIND_INDEX) as CallbackKindName[];
+/** Sites whose capacity would exceed this many slots are refused (memory of the program). */
+const MAX_SITE_CAPACITY = 50_000_000;
+
+/** Where code is generated: on which domain, how deep in loops, inside what. */
+interface Ctx {
+  /** The scenario's number of the domain running the code. */
+  readonly ord: number;
+  /** Loops enclosing the code on that domain. */
+  readonly depth: number;
+  /** Inside an `attempt`: exceptions propagate to it instead of being logged per step. */
+  readonly inAttempt: boolean;
+  /** Inside a tracker callback. */
+  readonly inCallback: boolean;
+  /** The most times the code can run (product of enclosing loop counts). */
+  readonly bound: number;
+  /** Step position, for errors. */
+  readonly at: string;
+}
+
+interface Segment {
+  readonly ord: number;
+  readonly steps: Step[];
+  /** Domains whose termination this segment's domain waits for before it starts. */
+  joins: number[];
+  /** The segment ends with its domain's termination. */
+  terminates: boolean;
+}
+
+class Exporter {
+  private readonly name: string;
+  private readonly moduleName: string;
+  private readonly domainOrd = new Map<string, number>();
+  private readonly defs: string[] = [];
+  private readonly inits: string[] = [];
+  private readonly frames = new Map<string, string>();
+  private readonly exceptions: string[] = [];
+  private readonly exceptionIndex = new Map<string, number>();
+  private readonly profileSlot = new Map<string, number>();
+  private readonly profileSpecs: ProfileSpec[] = [];
+  private readonly sites: number[] = [];
+  private readonly fifoSites: number[] = [];
+  private readonly releaseSites = new Map<string, { fifo: number[]; slots: number[] }>();
+  private readonly userEvents = new Map<string, { id: number; type: string }>();
+  private readonly logCapacity: number;
+  private readonly callbackKeepCapacity: number;
+  private counter = 0;
+  private maxDepth = 0;
+  private usesEvents = false;
+  private canRaise = false;
+
+  constructor(private readonly sc: Scenario, options: ExportOptions) {
+    this.name = sc.settings.name;
+    this.moduleName = moduleNameOf(this.name);
+    this.logCapacity = options.logCapacity ?? 65_536;
+    this.callbackKeepCapacity = options.callbackKeepCapacity ?? 4_096;
+    sc.domains.forEach((d, i) => this.domainOrd.set(d, i));
+  }
+
+  private refuse(at: string, reason: string): never {
+    throw new ExportError(this.name, at, reason);
+  }
+
+  private fresh(prefix: string): string {
+    return `${prefix}${++this.counter}`;
+  }
+
+  run(): ExportedProgram {
+    this.collectProfiles(this.sc.steps);
+    this.canRaise = this.profileSpecs.some((p) => trackerRaises(p.tracker));
+    const segments = this.segments();
+    const multi = this.sc.domains.length > 1;
+    // Domain functions: the highest number first, since a domain can only spawn later ones.
+    // Trackers first: their keep sites must be known before release steps are written.
+    const callbacks = this.profileSpecs.map((p, slot) => this.trackerCode(slot, p));
+    const runs: string[] = [];
+    const aliveAtEnd = this.aliveAtEnd();
+    const flushBase = segments.length;
+    const exitTurn = flushBase + aliveAtEnd.length;
+    const trailingJoins = segments.length > 0 && segments[segments.length - 1].terminates
+      ? [segments[segments.length - 1].ord]
+      : [];
+    for (let ord = this.sc.domains.length - 1; ord >= 0; ord--) {
+      runs.push(
+        this.domainFunction(ord, segments, aliveAtEnd, flushBase, exitTurn, trailingJoins, multi),
+      );
+    }
+    const maxFrames = Math.min(
+      MAX_FRAMES_RECORDED,
+      Math.max(0, ...this.profileSpecs.map((p) => p.callstackSize)),
+    );
+    const params = {
+      logCapacity: this.logCapacity,
+      maxDepth: Math.max(1, this.maxDepth),
+      maxFrames,
+      domains: this.sc.domains.length,
+      profiles: this.profileSpecs.length,
+      sites: this.sites,
+      fifoSites: this.fifoSites,
+      seed: this.sc.settings.seed,
+      minorHeapWords: this.sc.settings.minorHeapWords,
+      ringLog2: this.sc.settings.ringLog2,
+      exceptions: this.exceptions.length,
+    };
+    const exnDecls = this.exceptions.map((_, i) => `exception E_${i}`).join("\n");
+    const handlers = this.handlersCode();
+    const releases = [...this.releaseSites.entries()].map(([name, s], i) =>
+      `(* release "${name}" *)\nlet[@inline never] release_${i} () =\n  ${
+        [...s.fifo.map((k) => `release_site ${k};`), ...s.slots.map((k) => `release_slots ${k};`)]
+          .join("\n  ")
+      }\n  ()`
+    );
+    const main = this.mainCode(aliveAtEnd, exitTurn, multi);
+    const header = this.header();
+    const source = [
+      header,
+      prelude(params),
+      "(* ---- Scenario ---- *)",
+      exnDecls,
+      handlers,
+      ...this.inits,
+      "let start_fns : (unit -> unit) array = Array.make " +
+      `${Math.max(1, this.profileSpecs.length)} (fun () -> ())`,
+      ...releases,
+      ...this.defs,
+      ...callbacks,
+      ...runs,
+      epilogue(),
+      main,
+    ].filter((s) => s !== "").join("\n\n") + "\n";
+    return {
+      scenario: this.name,
+      moduleName: this.moduleName,
+      fileName: `${this.fileBase()}.ml`,
+      source,
+      frames: this.frames,
+      exceptions: this.exceptions,
+      compileArgs: this.compileArgs(),
+      env: this.env(),
+    };
+  }
+
+  private fileBase(): string {
+    return this.moduleName[0].toLowerCase() + this.moduleName.slice(1);
+  }
+
+  private compileArgs(): string[] {
+    const libs = this.usesEvents ? ["-I", "+runtime_events", "runtime_events.cmxa"] : [];
+    return ["-g", ...libs, `${this.fileBase()}.ml`];
+  }
+
+  private env(): Record<string, string> {
+    const s = this.sc.settings;
+    return { OCAMLRUNPARAM: `s=${s.minorHeapWords},e=${s.ringLog2}` };
+  }
+
+  private header(): string {
+    const base = this.fileBase();
+    const env = this.env().OCAMLRUNPARAM;
+    return [
+      `(* Scenario "${this.name}", exported by memprof-lab for the real OCaml 5.3 runtime.`,
+      ...(this.sc.settings.description === ""
+        ? []
+        : [`   ${this.sc.settings.description.replaceAll("*)", "* )")}`]),
+      "",
+      "   Build and run:",
+      `     ocamlopt ${this.compileArgs().join(" ")} -o ${base}`,
+      `     OCAMLRUNPARAM=${env} ./${base}`,
+      "",
+      "   It prints its callback log (see docs/differential.md); `deno task diff` compares it",
+      "   with the simulation's. *)",
+    ].join("\n");
+  }
+
+  // ---- profiles and trackers -----------------------------------------------------------------
+
+  private collectProfiles(steps: readonly Step[]): void {
+    for (const st of steps) {
+      if (st.kind === "memprofStart") this.addProfile(st.profile, st.at);
+      if ("body" in st) this.collectProfiles(st.body);
+    }
+  }
+
+  private addProfile(p: ProfileSpec, at: string): number {
+    if (p.name === undefined) {
+      this.refuse(at, "a profile started by a callback needs a name (act.start({ name, … }))");
+    }
+    const known = this.profileSlot.get(p.name);
+    if (known !== undefined) {
+      if (JSON.stringify(this.profileSpecs[known]) !== JSON.stringify(p)) {
+        this.refuse(at, `profile "${p.name}" is started with two different specifications`);
+      }
+      return known;
+    }
+    const slot = this.profileSpecs.length;
+    this.profileSlot.set(p.name, slot);
+    this.profileSpecs.push(p);
+    for (const k of CALLBACK_KINDS) {
+      for (const { action } of p.tracker[k]?.actions ?? []) {
+        if (action.kind === "start") this.addProfile(action.profile, at);
+        if (action.kind === "raise") this.exceptionOf(action.exn);
+      }
+    }
+    return slot;
+  }
+
+  private exceptionOf(name: string): number {
+    let i = this.exceptionIndex.get(name);
+    if (i === undefined) {
+      i = this.exceptions.length;
+      this.exceptions.push(name);
+      this.exceptionIndex.set(name, i);
+    }
+    return i;
+  }
+
+  private handlersCode(): string {
+    if (!this.canRaise) return "";
+    const arms = (kind: number) =>
+      this.exceptions.map((_, i) => `| E_${i} -> record_exn ${kind} ${i}`).join(" ");
+    return [
+      `let[@inline never] escaped e = match e with ${arms(5)} | e -> raise e`,
+      `let[@inline never] caught_at o k e = loops.(o) <- k; match e with ${arms(6)} | e -> raise e`,
+    ].join("\n");
+  }
+
+  private trackerCode(slot: number, p: ProfileSpec): string {
+    const spec = (k: CallbackKindName): CallbackSpec =>
+      p.tracker[k] ?? { result: k.startsWith("dealloc") ? "none" : "track", actions: [] };
+    const ctx: Ctx = {
+      ord: 0,
+      depth: 0,
+      inAttempt: true,
+      inCallback: true,
+      bound: Infinity,
+      at: `profile ${p.name}`,
+    };
+    const fns: string[] = [];
+    for (const k of CALLBACK_KINDS) {
+      const ki = KIND_INDEX[k];
+      const s = spec(k);
+      const acts = s.actions.map(({ when, action }) =>
+        `if ${triggerCode(when)} then begin ${this.actionCode(action, slot, ctx)} end;`
+      ).join("\n  ");
+      const fn = `cb_${slot}_${ki}`;
+      if (ki <= 1) {
+        const ret = s.result === "track" ? "set_outcome b 1; Some id" : "set_outcome b 0; None";
+        fns.push(
+          `let ${fn} (info : Gc.Memprof.allocation) : int option =\n` +
+            `  let b = record_alloc ${ki} info in\n  let id = !serial in\n  ignore id;\n` +
+            `  let n = bump ${slot} ${ki} in\n  ignore n;\n  ${acts}\n  ${ret}`,
+        );
+      } else if (ki === 2) {
+        const ret = s.result === "track" ? "set_outcome b 1; Some v" : "set_outcome b 0; None";
+        fns.push(
+          `let ${fn} (v : int) : int option =\n  let b = record ${ki} v in\n` +
+            `  let n = bump ${slot} ${ki} in\n  ignore n;\n  ${acts}\n  ${ret}`,
+        );
+      } else {
+        fns.push(
+          `let ${fn} (v : int) : unit =\n  let b = record ${ki} v in\n` +
+            `  let n = bump ${slot} ${ki} in\n  ignore n;\n  ${acts}\n  set_outcome b 2`,
+        );
+      }
+    }
+    const tracker = `let trk_${slot} : (int, int) Gc.Memprof.tracker = {\n` +
+      `  Gc.Memprof.alloc_minor = cb_${slot}_0; alloc_major = cb_${slot}_1;\n` +
+      `  promote = cb_${slot}_2; dealloc_minor = cb_${slot}_3; dealloc_major = cb_${slot}_4 }`;
+    const start = `let start_${slot} () =\n` +
+      `  for k = 0 to 4 do calls.(${slot} * 5 + k) <- 0 done;\n` +
+      `  prof.(${slot}) <- Obj.repr (Gc.Memprof.start ~sampling_rate:(${
+        ocamlHexFloat(p.samplingRate)
+      }) ~callstack_size:${p.callstackSize} trk_${slot})\n` +
+      `let () = start_fns.(${slot}) <- start_${slot}`;
+    return `(* profile "${p.name}" *)\n${fns.join("\n\n")}\n\n${tracker}\n\n${start}`;
+  }
+
+  private actionCode(a: CallbackAction, slot: number, ctx: Ctx): string {
+    switch (a.kind) {
+      case "raise":
+        return `set_outcome b ${3 + this.exceptionOf(a.exn)}; raise E_${this.exceptionOf(a.exn)}`;
+      case "stop":
+        return "Gc.Memprof.stop ()";
+      case "start":
+        return `start_fns.(${this.profileSlot.get(a.profile.name!)!}) ()`;
+      case "discard":
+        return `Gc.Memprof.discard (Obj.obj prof.(${slot}))`;
+      case "alloc":
+        return this.keepCode(camlBlock(a.words), a.lifetime, ctx);
+      case "gc":
+        return gcCode(a.what);
+      case "switchThread":
+      case "exitThread":
+        return this.refuse(
+          ctx.at,
+          "callbacks that switch or exit systhreads are not exported: the scenario DSL runs a " +
+            "domain's steps as one program, so the rest of the program would have to continue on " +
+            "another systhread (see docs/differential.md)",
+        );
+    }
+  }
+
+  // ---- segments: which domain runs which top-level steps ---------------------------------------
+
+  private segments(): Segment[] {
+    const segs: Segment[] = [];
+    let cur: Segment | undefined;
+    let pendingJoins: number[] = [];
+    const alive = new Set<number>([0]);
+    for (const st of this.sc.steps) {
+      const domain = "domain" in st ? st.domain : undefined;
+      // Steps of no domain (release, runtime_events control) run on the current domain, or on
+      // the main domain after a termination.
+      const ord = domain !== undefined
+        ? this.domainOrd.get(domain)!
+        : cur !== undefined && !cur.terminates
+        ? cur.ord
+        : 0;
+      if (cur === undefined || cur.ord !== ord || cur.terminates) {
+        cur = { ord, steps: [], joins: pendingJoins, terminates: false };
+        pendingJoins = [];
+        segs.push(cur);
+      }
+      this.checkNesting(st, domain);
+      cur.steps.push(st);
+      if (st.kind === "spawn") alive.add(this.domainOrd.get(st.child)!);
+      if (st.kind === "terminate") {
+        if (ord === 0) this.refuse(st.at, "the main domain cannot terminate");
+        alive.delete(ord);
+        const others = [...alive].filter((o) => o !== 0).map((o) => this.sc.domains[o]);
+        if (others.length > 0) {
+          this.refuse(
+            st.at,
+            `domain "${this.sc.domains[ord]}" terminates while ${
+              others.map((d) => `"${d}"`).join(", ")
+            } still run${others.length === 1 ? "s" : ""}: OCaml 5.3 lets whichever domain first ` +
+              "reaches its part of the next collection adopt the orphaned tracked blocks " +
+              "(memprof.c, orphans_adopt), so the real run is not deterministic",
+          );
+        }
+        cur.terminates = true;
+        pendingJoins.push(ord);
+      }
+    }
+    return segs;
+  }
+
+  /** Compound steps run on one domain only; spawn and terminate stay at the top level. */
+  private checkNesting(st: Step, domain: string | undefined): void {
+    if (!("body" in st)) return;
+    const walk = (body: readonly Step[]) => {
+      for (const inner of body) {
+        if (inner.kind === "spawn" || inner.kind === "terminate") {
+          this.refuse(
+            inner.at,
+            `${inner.kind} inside a ${st.kind}: domains are spawned and terminated only at the ` +
+              "top level of an exported scenario (each domain's steps run in one OCaml function)",
+          );
+        }
+        if ("domain" in inner && inner.domain !== domain) {
+          this.refuse(
+            inner.at,
+            `a step of domain "${inner.domain}" inside a ${st.kind} of domain "${domain}": ` +
+              "an exported compound step holds the steps of its own domain only",
+          );
+        }
+        if ("body" in inner) walk(inner.body);
+      }
+    };
+    walk(st.body);
+  }
+
+  private aliveAtEnd(): number[] {
+    const dead = new Set<number>();
+    for (const st of this.sc.steps) {
+      if (st.kind === "terminate") dead.add(this.domainOrd.get(st.domain)!);
+    }
+    return this.sc.domains.map((_, i) => i).filter((i) => !dead.has(i));
+  }
+
+  private domainFunction(
+    ord: number,
+    segments: readonly Segment[],
+    aliveAtEnd: readonly number[],
+    flushBase: number,
+    exitTurn: number,
+    trailingJoins: readonly number[],
+    multi: boolean,
+  ): string {
+    const fn = ord === 0 ? "run_main" : `run_${ord}`;
+    const lines: string[] = [];
+    if (ord !== 0) {
+      lines.push(`ord_of_index.(Domain.self_index ()) <- ${ord};`, `announce_started ${ord};`);
+    }
+    const joinCode = (joins: readonly number[]) =>
+      joins.map((j) => `Domain.join (Obj.obj doms.(${j}) : unit Domain.t);`);
+    segments.forEach((seg, i) => {
+      if (seg.ord !== ord) return;
+      if (multi) lines.push(`wait_turn ${i};`);
+      lines.push(...joinCode(seg.joins));
+      const ctx: Ctx = {
+        ord,
+        depth: 0,
+        inAttempt: false,
+        inCallback: false,
+        bound: 1,
+        at: "",
+      };
+      lines.push(this.stepsCode(seg.steps, ctx));
+      if (multi) lines.push(`pass_turn ${i + 1};`);
+    });
+    const flushIndex = aliveAtEnd.indexOf(ord);
+    if (flushIndex >= 0) {
+      if (multi) lines.push(`wait_turn ${flushBase + flushIndex};`);
+      if (flushIndex === 0) lines.push(...joinCode(trailingJoins));
+      lines.push("(* the simulation's final poll: pending callbacks run *)");
+      lines.push(this.guarded("process_pending ()", false) + ";");
+      if (multi) lines.push(`pass_turn ${flushBase + flushIndex + 1};`);
+      // The main domain ends the run after every flush; the others end after that.
+      if (multi) lines.push(`wait_turn ${ord === 0 ? exitTurn : exitTurn + 1};`);
+    }
+    return `let[@inline never] ${fn} () =\n  ${lines.join("\n  ")}\n  Sys.opaque_identity ()`;
+  }
+
+  private mainCode(aliveAtEnd: readonly number[], exitTurn: number, multi: boolean): string {
+    const joins = aliveAtEnd.filter((o) => o !== 0).map((o) =>
+      `  Domain.join (Obj.obj doms.(${o}) : unit Domain.t);`
+    );
+    return [
+      "let () =",
+      "  ord_of_index.(Domain.self_index ()) <- 0;",
+      "  Gc.full_major ();",
+      "  let s0 = Gc.quick_stat () in",
+      "  (* An empty minor heap, as the simulation starts with; then nothing allocates but the",
+      "     scenario. *)",
+      "  Gc.minor ();",
+      "  run_main ();",
+      "  frozen := true;",
+      "  let s1 = Gc.quick_stat () in",
+      ...(multi ? [`  pass_turn ${exitTurn + 1};`] : []),
+      ...joins,
+      "  print_log ~minors:(s1.Gc.minor_collections - s0.Gc.minor_collections - 1)",
+      "    ~majors:(s1.Gc.major_collections - s0.Gc.major_collections)",
+    ].join("\n");
+  }
+
+  // ---- steps -----------------------------------------------------------------------------------
+
+  private stepsCode(steps: readonly Step[], ctx: Ctx): string {
+    if (steps.length === 0) return "();";
+    return steps.map((st) => this.stepCode(st, { ...ctx, at: st.at })).join("\n  ");
+  }
+
+  /** A leaf step: counted, then its body, with exceptions logged unless an attempt takes them. */
+  private leaf(body: string, ctx: Ctx): string {
+    return `tick (); ${this.guarded(body, ctx.inAttempt)};`;
+  }
+
+  private guarded(body: string, inAttempt: boolean): string {
+    if (!this.canRaise || inAttempt) return `(${body})`;
+    return `(try ${body} with e -> escaped e)`;
+  }
+
+  private loopBase(ord: number): string {
+    return `(${ord} * (max_depth + 1))`;
+  }
+
+  private stepCode(st: Step, ctx: Ctx): string {
+    switch (st.kind) {
+      case "alloc":
+        return this.leaf(this.allocSite(st, ctx), ctx);
+      case "allocCombined":
+        return this.leaf(this.combinedSite(st, ctx), ctx);
+      case "unmarshal": {
+        const blocks = st.blocks.map((b) => this.constantSize(b, st.at, "unmarshal block"));
+        return this.leaf(
+          this.inFrames(st.frames, this.keepCode(this.marshalled(blocks), st.lifetime, ctx), ctx),
+          ctx,
+        );
+      }
+      case "gc":
+        return this.leaf(gcCode(st.what), ctx);
+      case "poll":
+        return this.leaf("Sys.poll_actions ()", ctx);
+      case "spawn": {
+        const child = this.domainOrd.get(st.child)!;
+        return this.leaf(
+          `doms.(${child}) <- Obj.repr (Domain.spawn run_${child}); wait_started ${child}`,
+          ctx,
+        );
+      }
+      case "terminate":
+        return "tick (); (* the domain's function returns: Domain.join by the next domain *)";
+      case "threadCreate":
+      case "threadSwitch":
+      case "threadExit":
+      case "blocking":
+        return this.refuse(
+          st.at,
+          "systhreads are not exported: a thread switch moves the rest of the domain's " +
+            "straight-line steps onto another thread, which has no one-to-one OCaml form " +
+            "(see docs/differential.md)",
+        );
+      case "memprofStart":
+        return this.leaf(`start_fns.(${this.profileSlot.get(st.profile.name!)!}) ()`, ctx);
+      case "memprofStop":
+        return this.leaf("Gc.Memprof.stop ()", ctx);
+      case "memprofDiscard": {
+        const slot = this.profileSlot.get(st.profile);
+        if (slot === undefined) this.refuse(st.at, `profile "${st.profile}" is never started`);
+        return this.leaf(`Gc.Memprof.discard (Obj.obj prof.(${slot}))`, ctx);
+      }
+      case "call": {
+        const fn = this.frameFunction(st.frame, this.stepsCode(st.body, ctx));
+        return `${fn} ();`;
+      }
+      case "repeat": {
+        const k = ctx.depth + 1;
+        this.maxDepth = Math.max(this.maxDepth, k);
+        const lb = this.loopBase(ctx.ord);
+        const i = `i${k}`;
+        const body = this.stepsCode(st.body, { ...ctx, depth: k, bound: ctx.bound * st.count });
+        return `loops.(${lb}) <- ${k};\n  for ${i} = 1 to ${st.count} do\n  loops.(${lb} + ${k}) <- ${i};\n  ${body}\n  done;\n  loops.(${lb}) <- ${ctx.depth};`;
+      }
+      case "attempt": {
+        const body = this.stepsCode(st.body, { ...ctx, inAttempt: true });
+        if (!this.canRaise) return `begin\n  ${body}\n  end;`;
+        return `(try\n  ${body}\n  ()\n  with e -> caught_at ${
+          this.loopBase(ctx.ord)
+        } ${ctx.depth} e);`;
+      }
+      case "extAlloc":
+        return this.refuse(
+          st.at,
+          "external allocations (Memtrace.External) need the memtrace library, which the " +
+            "OCaml toolchain built here does not have",
+        );
+      case "userEvent": {
+        this.usesEvents = true;
+        const ev = this.userEvent(st.name, st.event.type, st.at);
+        switch (st.event.type) {
+          case "unit":
+            return this.leaf(`Runtime_events.User.write ${ev} ()`, ctx);
+          case "int":
+            return this.leaf(`Runtime_events.User.write ${ev} (${st.event.value})`, ctx);
+          case "span":
+            return this.leaf(
+              `Runtime_events.User.write ${ev} Runtime_events.Type.${
+                st.event.phase === "begin" ? "Begin" : "End"
+              }`,
+              ctx,
+            );
+          case "custom":
+            return this.refuse(st.at, "custom user events are not exported");
+        }
+        break;
+      }
+      case "release": {
+        this.releaseOf(st.name);
+        const i = [...this.releaseSites.keys()].indexOf(st.name);
+        return `tick (); release_${i} ();`;
+      }
+      case "eventsStart":
+        this.usesEvents = true;
+        return this.leaf("Runtime_events.start ()", ctx);
+      case "eventsPause":
+        this.usesEvents = true;
+        return this.leaf("Runtime_events.pause ()", ctx);
+      case "eventsResume":
+        this.usesEvents = true;
+        return this.leaf("Runtime_events.resume ()", ctx);
+    }
+  }
+
+  private userEvent(name: string, type: string, at: string): string {
+    let e = this.userEvents.get(name);
+    if (e === undefined) {
+      e = { id: this.userEvents.size, type };
+      this.userEvents.set(name, e);
+      const t = type === "unit" ? "unit" : type === "int" ? "int" : "span";
+      this.inits.push(
+        `type Runtime_events.User.tag += Ev_${e.id}\n` +
+          `let ev_${e.id} = Runtime_events.User.register ${
+            JSON.stringify(name)
+          } Ev_${e.id} Runtime_events.Type.${t}`,
+      );
+    } else if (e.type !== type) {
+      this.refuse(at, `user event "${name}" is written with two types`);
+    }
+    return `ev_${e.id}`;
+  }
+
+  /** A function standing for frame `frame`, running `body`; returns its name. */
+  private frameFunction(frame: Frame, body: string): string {
+    const fn = this.fresh("f");
+    this.frames.set(`${this.moduleName}.${fn}`, defName(frame));
+    this.defs.push(
+      `(* ${
+        frame.replaceAll("*)", "* )")
+      } *)\nlet[@inline never] ${fn} () =\n  ${body}\n  Sys.opaque_identity ()`,
+    );
+    return fn;
+  }
+
+  /** `code` run inside the frames `frames` (caller first): a chain of named functions. */
+  private inFrames(frames: readonly Frame[], code: string, _ctx: Ctx): string {
+    let inner = code;
+    for (let k = frames.length - 1; k >= 0; k--) {
+      inner = `${this.frameFunction(frames[k], `${inner};`)} ()`;
+    }
+    return inner;
+  }
+
+  // ---- allocations -----------------------------------------------------------------------------
+
+  private allocSite(st: Extract<Step, { kind: "alloc" }>, ctx: Ctx): string {
+    const at = st.at;
+    let code: string;
+    switch (st.source) {
+      case "caml": {
+        const n = this.sizeCode(st.size, at);
+        code = n.constant !== undefined
+          ? this.keepCode(camlBlock(n.constant), st.lifetime, ctx)
+          : `let n = ${n.draw} in ${
+            this.keepCode(camlBlockMatch(n.values, "n"), st.lifetime, ctx)
+          }`;
+        break;
+      }
+      case "runtime":
+      case "array":
+      case "major": {
+        const n = this.sizeCode(st.size, at);
+        if (st.source === "major" && Math.min(...n.values) <= MAX_YOUNG_WOSIZE) {
+          this.refuse(
+            at,
+            `a direct major allocation of ${Math.min(...n.values)} words: no OCaml primitive ` +
+              `allocates a block of at most ${MAX_YOUNG_WOSIZE} words with caml_alloc_shr`,
+          );
+        }
+        const expr = st.source === "array" ? "Array.make n z" : "Bytes.create (8 * n - 1)";
+        code = `let n = ${n.draw} in ${this.keepCode(`Obj.repr (${expr})`, st.lifetime, ctx)}`;
+        break;
+      }
+      case "custom": {
+        const n = this.constantSize(st.size, at, "custom block");
+        if (n < 6 || n > 21) {
+          this.refuse(
+            at,
+            `a custom block of ${n} words: exported custom blocks are char Bigarrays, of 5 + ` +
+              `(number of dimensions) words, so 6 to 21 words`,
+          );
+        }
+        const m = this.sizeCode(st.customMem ?? 0, at);
+        const dims = this.fresh("dims");
+        this.inits.push(`let ${dims} = Array.make ${n - 5} 1`);
+        code = `${dims}.(0) <- 8 * (${m.draw}); ` + this.keepCode(
+          `Obj.repr (Bigarray.Genarray.create Bigarray.char Bigarray.c_layout ${dims})`,
+          st.lifetime,
+          ctx,
+        );
+        break;
+      }
+      case "unmarshal": {
+        const n = this.constantSize(st.size, at, "unmarshalled block");
+        code = this.keepCode(this.marshalled([n]), st.lifetime, ctx);
+        break;
+      }
+    }
+    return this.inFrames(st.frames, code, ctx);
+  }
+
+  private combinedSite(st: Extract<Step, { kind: "allocCombined" }>, ctx: Ctx): string {
+    const lens = st.sizes.map((s) => this.constantSize(s, st.at, "combined allocation"));
+    const frameLists = st.frames;
+    const outer = frameLists[0] ?? [];
+    for (const fl of frameLists) {
+      const same = fl.length === outer.length &&
+        fl.every((f, i) => i === fl.length - 1 ? defName(f) === defName(outer[i]) : f === outer[i]);
+      if (!same) {
+        this.refuse(
+          st.at,
+          `combined-allocation components with different frames (${JSON.stringify(fl)} vs ${
+            JSON.stringify(outer)
+          }): the components of one combined allocation are ` +
+            "allocated by one OCaml function, so they share their frames and only the innermost " +
+            "frame's location may differ (an inlined function adds no frame of its own to " +
+            "memprof's callstack)",
+        );
+      }
+    }
+    // The compiler lists the components in the reverse of their evaluation order.
+    const binds: string[] = [];
+    for (let k = lens.length - 1; k >= 0; k--) {
+      binds.push(`let b${k} = Sys.opaque_identity (${camlExpr(lens[k])}) in`);
+    }
+    const keeps = lens.map((_, k) =>
+      this.keepCode(`Obj.repr b${k}`, st.lifetimes[k] ?? st.lifetimes[0], ctx, true)
+    );
+    return this.inFrames(outer, `${binds.join(" ")} ${keeps.join("; ")}`, ctx);
+  }
+
+  private constantSize(s: SizeSpec, at: string, what: string): number {
+    if (typeof s !== "number") {
+      this.refuse(at, `the ${what} needs a constant size to be exported`);
+    }
+    return s;
+  }
+
+  /** Code drawing a size as the simulation does, and the values it can take (≤ 256 listed). */
+  private sizeCode(s: SizeSpec, at: string): {
+    draw: string;
+    values: number[];
+    constant?: number;
+  } {
+    if (typeof s === "number") return { draw: `${s}`, values: [s], constant: s };
+    if ("uniform" in s) {
+      const [a, b] = s.uniform;
+      return {
+        draw: `size_uniform ${a} ${b}`,
+        values: range(a, Math.min(b, MAX_YOUNG_WOSIZE + 1)),
+      };
+    }
+    if ("choice" in s) {
+      const arr = this.fresh("choice");
+      this.inits.push(`let ${arr} = [| ${s.choice.join("; ")} |]`);
+      return { draw: `size_choice ${arr}`, values: [...new Set(s.choice)] };
+    }
+    const { mean, max } = s.geometric;
+    if (max === undefined) {
+      this.refuse(at, "sizes.geometric without a maximum cannot be exported");
+    }
+    const p = 1 / mean;
+    return {
+      draw: `size_geometric (${ocamlHexFloat(p)}) (${ocamlHexFloat(Math.log1p(-p))}) ${max}`,
+      values: range(1, Math.min(max, MAX_YOUNG_WOSIZE + 1)),
+    };
+  }
+
+  /** A string holding a marshalled value whose blocks intern reads in the order `blocks`. */
+  private marshalled(blocks: readonly number[]): string {
+    const v = this.fresh("marshalled");
+    this.inits.push(
+      `let ${v} =\n  let sizes = [| ${blocks.join("; ")} |] in\n` +
+        "  let rec build i =\n    let b = Obj.new_block 0 sizes.(i) in\n" +
+        "    for j = 0 to sizes.(i) - 1 do Obj.set_field b j (Obj.repr 0) done;\n" +
+        "    if i + 1 < Array.length sizes then Obj.set_field b 0 (build (i + 1));\n    b\n" +
+        "  in\n  Marshal.to_string (build 0) []",
+    );
+    return `(Marshal.from_string ${v} 0 : Obj.t)`;
+  }
+
+  /** Code allocating `alloc` (an Obj.t expression) and keeping it as `l` says. */
+  private keepCode(alloc: string, l: Lifetime, ctx: Ctx, bound = false): string {
+    const block = bound ? alloc : `Obj.repr (${alloc})`;
+    if (l.kind === "drop") return `ignore (Sys.opaque_identity (${block}))`;
+    return `let blk = ${block} in ${this.keepStmt(l, ctx)}`;
+  }
+
+  /** Keeps `blk` as lifetime `l` says (a new site per lifetime in the program). */
+  private keepStmt(l: Lifetime, ctx: Ctx): string {
+    switch (l.kind) {
+      case "drop":
+        return "ignore blk";
+      case "forever":
+        return `keep_slot ${
+          this.site(ctx.inCallback ? this.callbackKeepCapacity : ctx.bound, ctx)
+        } blk`;
+      case "until": {
+        const s = this.site(ctx.inCallback ? this.callbackKeepCapacity : ctx.bound, ctx);
+        this.releaseOf(l.name).slots.push(s);
+        return `keep_slot ${s} blk`;
+      }
+      case "steps": {
+        const s = this.site(ctx.inCallback ? this.callbackKeepCapacity : l.steps + 1, ctx);
+        this.fifoSites.push(s);
+        if (l.until !== undefined) this.releaseOf(l.until).fifo.push(s);
+        return `keep_steps ${s} ${l.steps} blk`;
+      }
+      case "cycle": {
+        const c = this.fresh("cycle");
+        this.inits.push(`let ${c} = ref 0`);
+        const arms = l.lifetimes.map((x, i) => `| ${i} -> ${this.keepStmt(x, ctx)}`);
+        return `(let k = !${c} in ${c} := (if k + 1 = ${l.lifetimes.length} then 0 else k + 1); ` +
+          `match k with ${arms.join(" ")} | _ -> ())`;
+      }
+    }
+  }
+
+  private site(capacity: number, ctx: Ctx): number {
+    if (!(capacity <= MAX_SITE_CAPACITY)) {
+      this.refuse(
+        ctx.at,
+        `blocks kept here may number ${capacity}: more than the ${MAX_SITE_CAPACITY} slots ` +
+          "an exported keep site holds",
+      );
+    }
+    this.sites.push(capacity);
+    return this.sites.length - 1;
+  }
+
+  private releaseOf(name: string): { fifo: number[]; slots: number[] } {
+    let r = this.releaseSites.get(name);
+    if (r === undefined) {
+      r = { fifo: [], slots: [] };
+      this.releaseSites.set(name, r);
+    }
+    return r;
+  }
+}
+
+/** Frames recorded per allocation callback, at most. */
+const MAX_FRAMES_RECORDED = 64;
+
+/** `defname` of a frame `defname@file:line:start-end`. */
+export function defName(frame: string): string {
+  const at = frame.lastIndexOf("@");
+  return at < 0 ? frame : frame.slice(0, at);
+}
+
+function range(a: number, b: number): number[] {
+  const out: number[] = [];
+  for (let i = a; i <= b; i++) out.push(i);
+  return out;
+}
+
+/** An OCaml expression allocating one block of `n` words in OCaml code (`Alloc_small`). */
+function camlExpr(n: number): string {
+  if (n > MAX_YOUNG_WOSIZE) return `Array.make ${n} z`;
+  if (n === 1) return "ref z";
+  return `(${new Array<string>(n).fill("z").join(", ")})`;
+}
+
+function camlBlock(n: number): string {
+  return `Obj.repr (Sys.opaque_identity (${camlExpr(n)}))`;
+}
+
+/** A match allocating a block of `n` words for each possible size. */
+function camlBlockMatch(values: readonly number[], v: string): string {
+  const arms = [...new Set(values)].filter((n) => n <= MAX_YOUNG_WOSIZE).sort((a, b) => a - b)
+    .map((n) => `| ${n} -> ${camlBlock(n)}`);
+  return `(match ${v} with ${arms.join(" ")} | n -> Obj.repr (Array.make n z))`;
+}
+
+function gcCode(what: GcKind): string {
+  switch (what) {
+    case "minor":
+      return "Gc.minor ()";
+    case "majorSlice":
+      return "ignore (Gc.major_slice 0)";
+    case "major":
+      return "Gc.major ()";
+    case "fullMajor":
+      return "Gc.full_major ()";
+    case "compact":
+      return "Gc.compact ()";
+  }
+}
+
+function triggerCode(t: Trigger): string {
+  switch (t.kind) {
+    case "always":
+      return "true";
+    case "nth":
+      return `n = ${t.n}`;
+    case "every":
+      return `(n >= ${t.offset} && (n - ${t.offset}) mod ${t.period} = 0)`;
+  }
+}
+
+function trackerRaises(t: TrackerSpec): boolean {
+  for (const k of CALLBACK_KINDS) {
+    for (const { action } of t[k]?.actions ?? []) {
+      if (action.kind === "raise") return true;
+      if (action.kind === "start" && trackerRaises(action.profile.tracker)) return true;
+    }
+  }
+  return false;
+}
