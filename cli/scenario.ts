@@ -18,6 +18,7 @@ import {
 } from "../lib/scenario/mod.ts";
 import { scenarios as registered } from "../scenarios/index.ts";
 import { UsageError, writeDataAtomic } from "./_io.ts";
+import { exportOCaml } from "../lib/export/mod.ts";
 
 export const HELP = `Usage: deno task scenario [NAME|PATH ...] [options]
 
@@ -32,6 +33,10 @@ Options:
   --out DIR     where outputs go (default: out); one folder per scenario with trace.ctf,
                 trace.txt, <pid>.events, events.txt, callbacks.txt and summary.json
   --list        list the registered scenarios and exit
+  --export-ocaml DIR
+                write DIR/<name>.ml, a standalone OCaml 5.3 program doing what each
+                scenario declares (its header gives the ocamlopt and run commands), instead
+                of running the scenarios; see docs/differential.md
   --update      rewrite tests/golden/<scenario>/ from this run (review the diff!) and
                 regenerate tests/golden/index.ts; not with --seed or --rate
   -h, --help    show this help
@@ -177,6 +182,33 @@ const COLUMNS = [
   "ms",
 ];
 
+/** `--export-ocaml DIR`: one program per scenario; refusals are reported, the rest written. */
+function exportAll(io: ScenarioCliIO, list: readonly Scenario[], dir: string): number {
+  io.mkdirAll(dir);
+  let failures = 0;
+  for (const sc of list) {
+    const name = sc.settings.name;
+    try {
+      // Room in the program's callback log for twice the simulation's callbacks.
+      const counts = runScenario(sc).summary.callbacks;
+      const callbacks = Object.values(counts).reduce((a, b) => a + b, 0);
+      const program = exportOCaml(sc, { logCapacity: Math.max(65_536, 2 * callbacks + 1024) });
+      const path = `${dir}/${program.fileName}`;
+      io.writeFileAtomic(path, program.source);
+      const exe = program.fileName.replace(/\.ml$/, "");
+      io.stdout(
+        `${name}: ${path}\n  build: (cd ${dir} && ocamlopt ${
+          program.compileArgs.join(" ")
+        } -o ${exe})\n  run:   (cd ${dir} && OCAMLRUNPARAM=${program.env.OCAMLRUNPARAM} ./${exe})\n`,
+      );
+    } catch (e) {
+      failures++;
+      io.stderr(`error: ${(e as Error).message}\n`);
+    }
+  }
+  return failures === 0 ? 0 : 1;
+}
+
 async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
   let parsed;
   try {
@@ -190,6 +222,7 @@ async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
         out: { type: "string", default: "out" },
         list: { type: "boolean" },
         update: { type: "boolean" },
+        "export-ocaml": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -221,6 +254,15 @@ async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
   const list = positionals.length === 0
     ? registered
     : await Promise.all(positionals.map((p) => loadScenario(io, p)));
+  const exportDir = values["export-ocaml"];
+  if (exportDir !== undefined) {
+    if (values.update || seed !== undefined || rate !== undefined) {
+      throw new UsageError(
+        "--export-ocaml exports scenarios as they are: not with --update, --seed or --rate",
+      );
+    }
+    return exportAll(io, list, exportDir);
+  }
 
   const rows = [COLUMNS];
   let failures = 0;
