@@ -11,8 +11,8 @@ import {
   Reader,
   type Timestamp,
 } from "../lib/memtrace/mod.ts";
-import ocamlopt from "../../shared/fixtures/memtrace/ocamlopt.ctf" with { type: "bytes" };
-import single from "../../shared/fixtures/memtrace/single_1e-4.ctf" with { type: "bytes" };
+import ocamlopt from "../tests/fixtures/memtrace/ocamlopt.ctf" with { type: "bytes" };
+import single from "../tests/fixtures/memtrace/single_1e-4.ctf" with { type: "bytes" };
 
 const EVENTS = Reader.fromBytes(ocamlopt).readAll().length;
 const SINGLE_EVENTS = Reader.fromBytes(single).readAll().length;

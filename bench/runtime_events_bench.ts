@@ -5,7 +5,7 @@
  *
  * @module
  */
-import d8Image from "../../shared/fixtures/runtime_events/d8/18440.events" with { type: "bytes" };
+import d8Image from "../tests/fixtures/runtime_events/d8/18440.events" with { type: "bytes" };
 import {
   DecoderRegistry,
   dumpCallbacks,

@@ -1,6 +1,6 @@
 /**
  * `deno task sampler`: prints the gap sequence a domain's memprof RNG will use, in the format of
- * ../shared/fixtures/rng/*.txt (see lib/memprof/rng_reference.ts).
+ * tests/fixtures/rng/*.txt (see lib/memprof/rng_reference.ts).
  *
  *   deno task sampler --domain 0 --rate 0.01 --count 200
  *   deno task sampler --rate 1e-4 --binom 1 2 3 --binom 1000,5000
@@ -21,7 +21,7 @@ import { UsageError } from "./_io.ts";
 export const USAGE = `Usage: deno task sampler --rate L [--domain ID] [--count N] [--binom LEN ...]
 
 Prints memprof's sampling random numbers (OCaml 5.3 runtime/memprof.c) for one domain,
-in the format of ../shared/fixtures/rng/*.txt:
+in the format of tests/fixtures/rng/*.txt:
   line 1  domain <ID> lambda <L> one_log1m_lambda <1/log1p(-L)>   (both as C's %.17g)
   line 2  geom and N rand_geom values from a freshly seeded domain
           (or "sampling off (min lambda)" when 1/log1p(-L) is -inf, e.g. L = 0; then nothing more)

@@ -1,5 +1,5 @@
 /**
- * The text format of the RNG reference files (../shared/fixtures/rng/*.txt), produced from
+ * The text format of the RNG reference files (tests/fixtures/rng/*.txt), produced from
  * {@link MemprofRng}, plus a C-compatible `%.17g` formatter for the header's doubles.
  *
  * Format (one line each, "\n"-terminated):

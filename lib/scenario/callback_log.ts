@@ -1,6 +1,6 @@
 /**
  * The callback log of a run, in the engine's own format or in one of the fixture formats
- * (../shared/fixtures/memprof_exact and memprof_lifecycle), whose header lines it rebuilds from
+ * (tests/fixtures/memprof_exact and memprof_lifecycle), whose header lines it rebuilds from
  * the run's counts.
  * @module
  */

@@ -198,7 +198,7 @@ export interface ScenarioSettings {
 }
 
 /** Formats of the callback log. The fixture formats are those of
- * `../shared/fixtures/memprof_exact` (alloc callbacks: `<iteration> minor size=.. n=..`) and
+ * `tests/fixtures/memprof_exact` (alloc callbacks: `<iteration> minor size=.. n=..`) and
  * `memprof_lifecycle` (every callback: `<iteration> <callback> id=<allocating iteration>`). */
 export type LogFormat =
   | { readonly format: "default" }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import refText from "../../../shared/fixtures/memprof_exact/ref_0.01.txt" with { type: "text" };
-import tripleText from "../../../shared/fixtures/memprof_exact/triple_cons_0.01.txt" with {
+import refText from "../fixtures/memprof_exact/ref_0.01.txt" with { type: "text" };
+import tripleText from "../fixtures/memprof_exact/triple_cons_0.01.txt" with {
   type: "text",
 };
 import { Runtime } from "../../lib/runtime/mod.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import lifecycleText from "../../../shared/fixtures/memprof_lifecycle/lifecycle_0.001_600000_1000.txt" with {
+import lifecycleText from "../fixtures/memprof_lifecycle/lifecycle_0.001_600000_1000.txt" with {
   type: "text",
 };
 import { Runtime } from "../../lib/runtime/mod.ts";

@@ -1,6 +1,6 @@
 /**
  * memprof's sampling RNG (lib/memprof/rng.ts) against the C reference: the fixture files in
- * ../shared/fixtures/rng (made from memprof.c's own functions, gcc -O2, x86-64), extra reference
+ * tests/fixtures/rng (made from memprof.c's own functions, gcc -O2, x86-64), extra reference
  * outputs for edge cases, both batch kernels, the CLI, the %.17g formatter, the glibc-exact
  * log1p, and statistical checks with stated bounds.
  */
@@ -34,10 +34,10 @@ import {
 import { main as samplerMain, USAGE } from "../../cli/sampler.ts";
 import { createWasmBatchKernelWith } from "../../lib/memprof/rng_wasm.ts";
 
-import fx1e5 from "../../../shared/fixtures/rng/domain0_lambda0.00001.txt" with { type: "text" };
-import fx1e4 from "../../../shared/fixtures/rng/domain0_lambda0.0001.txt" with { type: "text" };
-import fx1e2 from "../../../shared/fixtures/rng/domain0_lambda0.01.txt" with { type: "text" };
-import fx05 from "../../../shared/fixtures/rng/domain0_lambda0.5.txt" with { type: "text" };
+import fx1e5 from "../fixtures/rng/domain0_lambda0.00001.txt" with { type: "text" };
+import fx1e4 from "../fixtures/rng/domain0_lambda0.0001.txt" with { type: "text" };
+import fx1e2 from "../fixtures/rng/domain0_lambda0.01.txt" with { type: "text" };
+import fx05 from "../fixtures/rng/domain0_lambda0.5.txt" with { type: "text" };
 
 const FIXTURES: Record<string, string> = {
   "domain0_lambda0.00001.txt": fx1e5,
@@ -64,9 +64,9 @@ function capture(args: string[]): { code: number; out: string; err: string } {
 // ---------------------------------------------------------------------------------------------
 // The reference files
 
-Deno.test("rng fixtures: the fixture list covers ../shared/fixtures/rng (when readable)", () => {
+Deno.test("rng fixtures: the fixture list covers tests/fixtures/rng (when readable)", () => {
   // Without --allow-read (bare `deno test`) the static imports above are all we can see.
-  const dir = new URL("../../../shared/fixtures/rng/", import.meta.url);
+  const dir = new URL("../fixtures/rng/", import.meta.url);
   if (Deno.permissions.querySync({ name: "read", path: dir }).state !== "granted") return;
   const names = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n.endsWith(".txt"));
   assert.deepEqual(names.sort(), Object.keys(FIXTURES).sort());

@@ -27,10 +27,10 @@ import {
   Writer,
 } from "../../lib/memtrace/mod.ts";
 import { formatG, ocamlHexFloat, ocamlQuote, shortestG } from "../../lib/util/ocaml_printf.ts";
-import listsV1 from "../../../shared/fixtures/memtrace/lists_and_sets_v1_e8e7dbe.ctf" with {
+import listsV1 from "../fixtures/memtrace/lists_and_sets_v1_e8e7dbe.ctf" with {
   type: "bytes",
 };
-import edge from "../../../shared/fixtures/memtrace/edge_writer_api.ctf" with { type: "bytes" };
+import edge from "../fixtures/memtrace/edge_writer_api.ctf" with { type: "bytes" };
 
 const MAX = Number.MAX_SAFE_INTEGER;
 

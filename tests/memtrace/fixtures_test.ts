@@ -1,40 +1,40 @@
-// The real traces in ../shared/fixtures/memtrace: our dump must equal the reference dump made
+// The real traces in tests/fixtures/memtrace: our dump must equal the reference dump made
 // with memtrace's own reader, and decode+re-encode must give exactly what memtrace's copy gives.
 import assert from "node:assert/strict";
 import { copyTrace, dumpTraceToString, MemorySink, Reader } from "../../lib/memtrace/mod.ts";
 
-import edgeCtf from "../../../shared/fixtures/memtrace/edge_writer_api.ctf" with { type: "bytes" };
-import edgeTxt from "../../../shared/fixtures/memtrace/edge_writer_api.txt" with { type: "text" };
-import singleCtf from "../../../shared/fixtures/memtrace/single_1e-4.ctf" with { type: "bytes" };
-import singleTxt from "../../../shared/fixtures/memtrace/single_1e-4.txt" with { type: "text" };
-import extCtf from "../../../shared/fixtures/memtrace/external_2e-5.ctf" with { type: "bytes" };
-import extTxt from "../../../shared/fixtures/memtrace/external_2e-5.txt" with { type: "text" };
-import multiCtf from "../../../shared/fixtures/memtrace/multi_mdtrace_3e-4.renumbered.ctf" with {
+import edgeCtf from "../fixtures/memtrace/edge_writer_api.ctf" with { type: "bytes" };
+import edgeTxt from "../fixtures/memtrace/edge_writer_api.txt" with { type: "text" };
+import singleCtf from "../fixtures/memtrace/single_1e-4.ctf" with { type: "bytes" };
+import singleTxt from "../fixtures/memtrace/single_1e-4.txt" with { type: "text" };
+import extCtf from "../fixtures/memtrace/external_2e-5.ctf" with { type: "bytes" };
+import extTxt from "../fixtures/memtrace/external_2e-5.txt" with { type: "text" };
+import multiCtf from "../fixtures/memtrace/multi_mdtrace_3e-4.renumbered.ctf" with {
   type: "bytes",
 };
-import multiTxt from "../../../shared/fixtures/memtrace/multi_mdtrace_3e-4.renumbered.txt" with {
+import multiTxt from "../fixtures/memtrace/multi_mdtrace_3e-4.renumbered.txt" with {
   type: "text",
 };
-import ocamloptCtf from "../../../shared/fixtures/memtrace/ocamlopt.ctf" with { type: "bytes" };
-import ocamloptTxtGz from "../../../shared/fixtures/memtrace/ocamlopt.txt.gz" with {
+import ocamloptCtf from "../fixtures/memtrace/ocamlopt.ctf" with { type: "bytes" };
+import ocamloptTxtGz from "../fixtures/memtrace/ocamlopt.txt.gz" with {
   type: "bytes",
 };
-import v1Ctf from "../../../shared/fixtures/memtrace/lists_and_sets_v1_e8e7dbe.ctf" with {
+import v1Ctf from "../fixtures/memtrace/lists_and_sets_v1_e8e7dbe.ctf" with {
   type: "bytes",
 };
-import v1TxtGz from "../../../shared/fixtures/memtrace/lists_and_sets_v1_e8e7dbe.txt.gz" with {
+import v1TxtGz from "../fixtures/memtrace/lists_and_sets_v1_e8e7dbe.txt.gz" with {
   type: "bytes",
 };
-import v1CopyCtf from "../../../shared/fixtures/memtrace/lists_and_sets_v1_e8e7dbe.copy-v3.ctf" with {
+import v1CopyCtf from "../fixtures/memtrace/lists_and_sets_v1_e8e7dbe.copy-v3.ctf" with {
   type: "bytes",
 };
-import singleCodes from "../../../shared/fixtures/memtrace/single_1e-4.codes.txt" with {
+import singleCodes from "../fixtures/memtrace/single_1e-4.codes.txt" with {
   type: "text",
 };
-import multiCodes from "../../../shared/fixtures/memtrace/multi_mdtrace_3e-4.renumbered.codes.txt" with {
+import multiCodes from "../fixtures/memtrace/multi_mdtrace_3e-4.renumbered.codes.txt" with {
   type: "text",
 };
-import singleLocs from "../../../shared/fixtures/memtrace/single_1e-4.locs.txt" with {
+import singleLocs from "../fixtures/memtrace/single_1e-4.locs.txt" with {
   type: "text",
 };
 

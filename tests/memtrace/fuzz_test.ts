@@ -17,14 +17,14 @@ import {
   MemtraceFormatError,
   Reader,
 } from "../../lib/memtrace/mod.ts";
-import edge from "../../../shared/fixtures/memtrace/edge_writer_api.ctf" with { type: "bytes" };
-import single from "../../../shared/fixtures/memtrace/single_1e-4.ctf" with { type: "bytes" };
-import external from "../../../shared/fixtures/memtrace/external_2e-5.ctf" with { type: "bytes" };
-import multi from "../../../shared/fixtures/memtrace/multi_mdtrace_3e-4.renumbered.ctf" with {
+import edge from "../fixtures/memtrace/edge_writer_api.ctf" with { type: "bytes" };
+import single from "../fixtures/memtrace/single_1e-4.ctf" with { type: "bytes" };
+import external from "../fixtures/memtrace/external_2e-5.ctf" with { type: "bytes" };
+import multi from "../fixtures/memtrace/multi_mdtrace_3e-4.renumbered.ctf" with {
   type: "bytes",
 };
-import ocamlopt from "../../../shared/fixtures/memtrace/ocamlopt.ctf" with { type: "bytes" };
-import listsV1 from "../../../shared/fixtures/memtrace/lists_and_sets_v1_e8e7dbe.ctf" with {
+import ocamlopt from "../fixtures/memtrace/ocamlopt.ctf" with { type: "bytes" };
+import listsV1 from "../fixtures/memtrace/lists_and_sets_v1_e8e7dbe.ctf" with {
   type: "bytes",
 };
 

@@ -1,11 +1,11 @@
 // The `events` command, run in-process with its file and console access stubbed
 // (so the test needs no permissions).
 import { assert, assertEquals } from "./assert.ts";
-import d8Image from "../../../shared/fixtures/runtime_events/d8/18440.events" with {
+import d8Image from "../fixtures/runtime_events/d8/18440.events" with {
   type: "bytes",
 };
-import d8Dump from "../../../shared/fixtures/runtime_events/d8/dump.txt" with { type: "text" };
-import e10Image from "../../../shared/fixtures/runtime_events/e10/18448.events" with {
+import d8Dump from "../fixtures/runtime_events/d8/dump.txt" with { type: "text" };
+import e10Image from "../fixtures/runtime_events/e10/18448.events" with {
   type: "bytes",
 };
 import { type EventsCliIO, run } from "../../cli/events.ts";

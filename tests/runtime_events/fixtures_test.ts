@@ -1,16 +1,16 @@
 // Real OCaml 5.3 ring files: our dump must equal OCaml's consumer output, and
 // our producer must lay out a file exactly as the real runtime did.
 import { assert, assertEquals } from "./assert.ts";
-import d8Image from "../../../shared/fixtures/runtime_events/d8/18440.events" with {
+import d8Image from "../fixtures/runtime_events/d8/18440.events" with {
   type: "bytes",
 };
-import d8Dump from "../../../shared/fixtures/runtime_events/d8/dump.txt" with { type: "text" };
-import d8Header from "../../../shared/fixtures/runtime_events/d8/header.txt" with { type: "text" };
-import e10Image from "../../../shared/fixtures/runtime_events/e10/18448.events" with {
+import d8Dump from "../fixtures/runtime_events/d8/dump.txt" with { type: "text" };
+import d8Header from "../fixtures/runtime_events/d8/header.txt" with { type: "text" };
+import e10Image from "../fixtures/runtime_events/e10/18448.events" with {
   type: "bytes",
 };
-import e10Dump from "../../../shared/fixtures/runtime_events/e10/dump.txt" with { type: "text" };
-import e10Header from "../../../shared/fixtures/runtime_events/e10/header.txt" with {
+import e10Dump from "../fixtures/runtime_events/e10/dump.txt" with { type: "text" };
+import e10Header from "../fixtures/runtime_events/e10/header.txt" with {
   type: "text",
 };
 import {

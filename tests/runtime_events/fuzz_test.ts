@@ -2,10 +2,10 @@
 // Reading a mutated file must end in a clean read or a RuntimeEventsFormatError,
 // never another exception, and never hang.
 import { assert } from "./assert.ts";
-import d8Image from "../../../shared/fixtures/runtime_events/d8/18440.events" with {
+import d8Image from "../fixtures/runtime_events/d8/18440.events" with {
   type: "bytes",
 };
-import e10Image from "../../../shared/fixtures/runtime_events/e10/18448.events" with {
+import e10Image from "../fixtures/runtime_events/e10/18448.events" with {
   type: "bytes",
 };
 import {

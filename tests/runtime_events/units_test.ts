@@ -1,6 +1,6 @@
 // Enums, header words, layout arithmetic, OCaml text formats and statistics.
 import { assert, assertEquals } from "./assert.ts";
-import e10Image from "../../../shared/fixtures/runtime_events/e10/18448.events" with {
+import e10Image from "../fixtures/runtime_events/e10/18448.events" with {
   type: "bytes",
 };
 import {

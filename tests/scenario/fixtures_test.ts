@@ -1,10 +1,10 @@
 // Scenarios that are the programs of the real-runtime fixtures must reproduce them exactly.
 import assert from "node:assert/strict";
-import refText from "../../../shared/fixtures/memprof_exact/ref_0.01.txt" with { type: "text" };
-import tripleText from "../../../shared/fixtures/memprof_exact/triple_cons_0.01.txt" with {
+import refText from "../fixtures/memprof_exact/ref_0.01.txt" with { type: "text" };
+import tripleText from "../fixtures/memprof_exact/triple_cons_0.01.txt" with {
   type: "text",
 };
-import lifecycleText from "../../../shared/fixtures/memprof_lifecycle/lifecycle_0.001_600000_1000.txt" with {
+import lifecycleText from "../fixtures/memprof_lifecycle/lifecycle_0.001_600000_1000.txt" with {
   type: "text",
 };
 import { firstDifference, runScenario } from "../../lib/scenario/mod.ts";
