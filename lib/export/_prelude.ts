@@ -227,6 +227,9 @@ let[@inline never] release_slots s =
   for j = 0 to kt.(s) - 1 do ks.(s).(j) <- Obj.repr 0 done;
   kt.(s) <- 0
 
+(* Marshal.from_string without its OCaml wrappers (which would add callstack frames). *)
+external input_value_from_string : string -> int -> Obj.t = "caml_input_value_from_bytes"
+
 let[@inline never] process_pending () = ignore (Sys.opaque_identity (Weak.get empty_weak 0))
 
 (* ---- Sizes ---- *)

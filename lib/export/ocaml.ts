@@ -871,7 +871,8 @@ class Exporter {
         "    if i + 1 < Array.length sizes then Obj.set_field b 0 (build (i + 1));\n    b\n" +
         "  in\n  Marshal.to_string (build 0) []",
     );
-    return `(Marshal.from_string ${v} 0 : Obj.t)`;
+    // The primitive itself, not Marshal.from_string: its OCaml wrappers would add two frames.
+    return `(input_value_from_string ${v} 0 : Obj.t)`;
   }
 
   /** Code allocating `alloc` (an Obj.t expression) and keeping it as `l` says. */

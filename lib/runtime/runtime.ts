@@ -291,8 +291,27 @@ export class Domain implements MemprofHost {
     const addr = wosize <= MAX_YOUNG_WOSIZE
       ? this.allocFromRuntime(wosize)
       : this.allocMajor(wosize);
-    this.processPendingActions();
-    return addr;
+    return this.#pendingActionsHolding([addr], [wosize])[0];
+  }
+
+  /**
+   * `caml_process_pending_actions` in a C primitive that holds its result `addr` in a local
+   * root (`CAMLlocal`/`CAMLparam`), as `caml_uniform_array_make` and intern's `intern_end`
+   * do: a collection run by a callback keeps the blocks alive and may move them. Returns where
+   * they are afterwards. Throws what a callback throws.
+   */
+  #pendingActionsHolding(
+    addrs: readonly number[],
+    sizes: readonly number[],
+  ): readonly number[] {
+    if (!(this.youngPtr < this.youngLimit || this.actionPending)) return addrs;
+    const locals = addrs.map((a, k) => this.runtime.root(a, sizes[k]));
+    try {
+      this.processPendingActions();
+      return locals.map((r) => r.addr);
+    } finally {
+      for (const r of locals) r.release();
+    }
   }
 
   /**
@@ -366,9 +385,17 @@ export class Domain implements MemprofHost {
    * callback throws.
    */
   unmarshal(blocks: readonly number[]): number {
+    return this.unmarshalValue(blocks)[0] ?? -1;
+  }
+
+  /**
+   * {@linkcode unmarshal}, returning the address of every block of the value, in order: a
+   * callback that collects while `intern_end` holds the value may move them.
+   */
+  unmarshalValue(blocks: readonly number[]): readonly number[] {
     let whsize = 0;
     for (const w of blocks) whsize += w + 1;
-    if (whsize === 0) return -1;
+    if (whsize === 0) return [];
     const bulkWosize = whsize - 1;
     let dest: number;
     if (bulkWosize <= MAX_YOUNG_WOSIZE && bulkWosize !== 0) {
@@ -378,18 +405,18 @@ export class Domain implements MemprofHost {
       if (p < this.youngLimit) this.#dispatch(bulkWosize, false, null, false);
       dest = this.youngPtr;
     } else dest = -1;
-    let root = -1;
+    const addrs: number[] = [];
     for (const w of blocks) {
       let addr: number;
       if (dest >= 0) {
         addr = dest;
         dest += w + 1;
       } else addr = this.runtime.takeAddresses(w + 1);
-      if (root < 0) root = addr;
+      addrs.push(addr);
       this.memprof.sampleBlock(addr, w, w + 1, AllocationSource.MARSHAL);
     }
-    this.processPendingActions();
-    return root;
+    // intern_end holds the root, and through it every block of the value.
+    return this.#pendingActionsHolding(addrs, blocks);
   }
 
   /** `caml_alloc_small_dispatch`. */

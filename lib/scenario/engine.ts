@@ -370,12 +370,11 @@ class Engine {
           d.current.callstack = stackOf(d.current);
           for (let k = 0; k < sizes.length; k++) blocks[k] = sizes[k]();
           try {
-            let a = d.unmarshal(blocks);
+            const addrs = d.unmarshalValue(blocks);
             this.allocations += blocks.length;
-            for (const w of blocks) {
-              this.words += w + 1;
-              keep?.(a, w);
-              a += w + 1;
+            for (let k = 0; k < blocks.length; k++) {
+              this.words += blocks[k] + 1;
+              keep?.(addrs[k], blocks[k]);
             }
           } catch (e) {
             this.guard(at, () => {
