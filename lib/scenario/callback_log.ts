@@ -5,12 +5,15 @@
  * @module
  */
 import type { LogFormat } from "./spec.ts";
+import { formatG } from "../util/ocaml_printf.ts";
 
 /** Counts the fixture formats' header lines report. */
 export interface LogHeaderFacts {
   samplingRate: number;
   /** Iterations of the longest loop. */
   iterations: number;
+  /** Id of the domain that ran that loop (memprof_exact). */
+  loopDomain: number;
   /** Minor collections during that loop (memprof_exact). */
   minorsDuringLoop: number;
   /** Minor collections since the first profile started (memprof_lifecycle). */
@@ -42,11 +45,11 @@ export class CallbackLog {
     const n = this.lines.length;
     let header: string | undefined;
     if (f.format === "memprof_exact") {
-      header = `# program=${f.program} sampling_rate=${facts.samplingRate} ` +
-        `iterations=${facts.iterations} domain=0 ` +
+      header = `# program=${f.program} sampling_rate=${formatG(facts.samplingRate, 6)} ` +
+        `iterations=${facts.iterations} domain=${facts.loopDomain} ` +
         `minor_collections_during_loop=${facts.minorsDuringLoop} samples_recorded=${n}`;
     } else if (f.format === "memprof_lifecycle") {
-      header = `# program=${f.program} sampling_rate=${facts.samplingRate} ` +
+      header = `# program=${f.program} sampling_rate=${formatG(facts.samplingRate, 6)} ` +
         `iterations=${facts.iterations} keep=${f.keep} ` +
         `minor_collections=${facts.minorsDuringProfile} callbacks=${n}`;
     }

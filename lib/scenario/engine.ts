@@ -149,7 +149,7 @@ class Engine {
   private readonly progressEvery: number;
   private untilProgress: number;
   /** The longest loop run so far and the minor collections during it (log headers). */
-  private mainLoop = { count: 0, minors: 0 };
+  private mainLoop = { count: 0, minors: 0, domain: 0 };
 
   constructor(private readonly sc: Scenario, private readonly opts: RunOptions) {
     this.s = sc.settings;
@@ -473,7 +473,8 @@ class Engine {
         const domainOf = this.domainCache(st.domain, at);
         return () => {
           const minorsBefore = this.rt.minorCollections;
-          const loops = this.loopsOf(domainOf());
+          const loopDomain = domainOf();
+          const loops = this.loopsOf(loopDomain);
           const depth = loops.length;
           loops.push(0);
           try {
@@ -487,7 +488,11 @@ class Engine {
           }
           this.iter = count + 1;
           if (count >= this.mainLoop.count) {
-            this.mainLoop = { count, minors: this.rt.minorCollections - minorsBefore };
+            this.mainLoop = {
+              count,
+              minors: this.rt.minorCollections - minorsBefore,
+              domain: loopDomain.id,
+            };
           }
         };
       }
@@ -925,6 +930,7 @@ class Engine {
     return this.log.text({
       samplingRate: this.traceRate,
       iterations: this.mainLoop.count,
+      loopDomain: this.mainLoop.domain,
       minorsDuringLoop: this.mainLoop.minors,
       minorsDuringProfile: this.rt.minorCollections - this.minorsAtFirstStart,
     });
