@@ -97,44 +97,59 @@ export function parseRealLog(text: string, program: ExportedProgram): CanonicalL
       `the program's output does not start with its log header: ${JSON.stringify(rows[0])}`,
     );
   }
-  const field = (row: string | undefined, key: string): string => {
-    if (row === undefined || !row.startsWith(`${key} `)) {
+  const field = (r: number, key: string, form: RegExp): string => {
+    const row = rows[r];
+    if (row === undefined || !row.startsWith(`${key} `) || !form.test(row.slice(key.length + 1))) {
       throw new RealLogError(
-        `expected "${key} …" in the program's log, got ${JSON.stringify(row)}`,
+        `line ${r + 1} of the program's log: expected "${key} ${
+          form === BOOL ? "true|false" : "N"
+        }", got ${JSON.stringify(row ?? "(end of output)")}`,
       );
     }
     return row.slice(key.length + 1);
   };
-  const minorHeapWords = Number(field(rows[1], "minor_heap_words"));
+  const minorHeapWords = Number(field(1, "minor_heap_words", NAT));
   const lines: string[] = [];
   let r = 2;
   for (; r < rows.length && /^[0-9]/.test(rows[r]); r++) {
     lines.push(realLine(rows[r], program, r + 1));
   }
-  const minorCollections = Number(field(rows[r], "minor_collections"));
-  const majorCycles = Number(field(rows[r + 1], "major_cycles"));
-  const overflow = field(rows[r + 2], "log_overflow") === "true";
+  const minorCollections = Number(field(r, "minor_collections", INT));
+  const majorCycles = Number(field(r + 1, "major_cycles", INT));
+  const overflow = field(r + 2, "log_overflow", BOOL) === "true";
   return { lines, minorCollections, majorCycles, minorHeapWords, overflow };
 }
 
+const NAT = /^[0-9]+$/;
+const INT = /^-?[0-9]+$/;
+const BOOL = /^(true|false)$/;
+
 function realLine(row: string, program: ExportedProgram, lineNo: number): string {
+  const bad = (what: string): never => {
+    throw new RealLogError(`line ${lineNo} of the program's log: ${what}: ${row}`);
+  };
   const bar = row.indexOf(" | ");
-  const nums = (bar < 0 ? row : row.slice(0, bar)).split(" ").map(Number);
-  if (nums.length < 8 || nums.some((n) => !Number.isInteger(n))) {
-    throw new RealLogError(`line ${lineNo} of the program's log is malformed: ${row}`);
-  }
+  const words = (bar < 0 ? row : row.slice(0, bar)).split(" ");
+  if (words.length < 8 || words.some((w) => !NAT.test(w))) bad("malformed record");
+  const nums = words.map(Number);
   const [kind, domain, id, size, nSamples, source, outcome, depth] = nums;
-  const loops = nums.slice(8, 8 + depth);
+  const loops = nums.slice(8);
   const name = KIND_NAMES[kind];
-  if (name === undefined || loops.length !== depth) {
-    throw new RealLogError(`line ${lineNo} of the program's log is malformed: ${row}`);
-  }
+  if (name === undefined) bad(`unknown record kind ${kind}`);
+  if (loops.length !== depth) bad(`${loops.length} loop indices for depth ${depth}`);
+  if (kind <= 1 && SOURCES[source] === undefined) bad(`unknown allocation source ${source}`);
+  if (kind <= 1 && bar < 0) bad("an allocation record without its callstack");
+  if (kind >= 5 && program.exceptions[size] === undefined) bad(`unknown exception ${size}`);
+  if (
+    kind <= 4 && !(outcome <= 2 || program.exceptions[outcome - OUTCOME_RAISE_BASE] !== undefined)
+  ) bad(`unknown outcome ${outcome}`);
   const head = `${name} d${domain} i=${loopsText(loops)}`;
   const out = outcome >= OUTCOME_RAISE_BASE
     ? `raise ${program.exceptions[outcome - OUTCOME_RAISE_BASE]}`
     : ["none", "some", "unit"][outcome];
   if (kind <= 1) {
-    const names = bar < 0 ? [] : row.slice(bar + 3).split(" ").slice(1);
+    const [count, ...names] = row.slice(bar + 3).split(" ");
+    if (!NAT.test(count) || Number(count) !== names.length) bad("callstack length mismatch");
     const stack = names.map((n) => program.frames.get(n) ?? HARNESS);
     return `${head} size=${size} n=${nSamples} src=${SOURCES[source]} id=${id} stack=[${
       stack.join(" ")

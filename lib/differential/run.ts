@@ -25,6 +25,9 @@ export interface DiffOptions {
   readonly context?: number;
   /** Progress messages (compiling, running). */
   readonly onProgress?: (message: string) => void;
+  /** The environment the compiler runs in (default: this process's, which needs env
+   * permission); OCAMLLIB, CAMLLIB and OCAMLPARAM are always removed from it. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** What happened to one scenario. */
@@ -119,12 +122,17 @@ async function sha256Hex(text: string): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-function compilerEnv(): Record<string, string> {
-  const env = Deno.env.toObject();
+function compilerEnv(
+  given: Readonly<Record<string, string>> | undefined,
+): { clearEnv?: boolean; env?: Record<string, string> } {
+  const readable = given !== undefined ||
+    Deno.permissions.querySync({ name: "env" }).state === "granted";
+  if (!readable) return {};
+  const env = { ...(given ?? Deno.env.toObject()) };
   delete env.OCAMLLIB;
   delete env.CAMLLIB;
   delete env.OCAMLPARAM;
-  return env;
+  return { clearEnv: true, env };
 }
 
 function exists(path: string): boolean {
@@ -154,9 +162,9 @@ export async function buildProgram(program: ExportedProgram, opts: DiffOptions):
     const out = await new Deno.Command(cmd, {
       args: [...pre, ...program.compileArgs, "-o", "program"],
       cwd: tmp,
-      // A stray OCAMLLIB/CAMLLIB would point the compiler at another standard library.
-      clearEnv: true,
-      env: compilerEnv(),
+      // A stray OCAMLLIB/CAMLLIB would point the compiler at another standard library: they are
+      // removed when the environment can be read (given, or with env permission).
+      ...compilerEnv(opts.env),
       stdout: "piped",
       stderr: "piped",
     }).output();

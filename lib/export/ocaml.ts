@@ -129,6 +129,8 @@ class Exporter {
   private readonly exceptionIndex = new Map<string, number>();
   private readonly profileSlot = new Map<string, number>();
   private readonly profileSpecs: ProfileSpec[] = [];
+  /** Position of the step that starts each profile (directly or through its callbacks). */
+  private readonly profileAt: string[] = [];
   private readonly sites: number[] = [];
   private readonly fifoSites: number[] = [];
   private readonly releaseSites = new Map<string, { fifo: number[]; slots: number[] }>();
@@ -159,12 +161,12 @@ class Exporter {
   run(): ExportedProgram {
     this.collectProfiles(this.sc.steps);
     if (this.sc.domains.length > 1) {
-      for (const p of this.profileSpecs) {
+      for (const [slot, p] of this.profileSpecs.entries()) {
         for (const k of CALLBACK_KINDS) {
           for (const { action } of p.tracker[k]?.actions ?? []) {
             if (action.kind === "alloc" && action.lifetime.kind !== "drop") {
               this.refuse(
-                `profile ${p.name}`,
+                this.profileAt[slot],
                 `a callback keeps the block it allocates, in a scenario with several domains: ${RACE}`,
               );
             }
@@ -190,10 +192,15 @@ class Exporter {
         this.domainFunction(ord, segments, aliveAtEnd, flushBase, exitTurn, trailingJoins, multi),
       );
     }
-    const maxFrames = Math.min(
-      MAX_FRAMES_RECORDED,
-      Math.max(0, ...this.profileSpecs.map((p) => p.callstackSize)),
-    );
+    const maxFrames = Math.max(0, ...this.profileSpecs.map((p) => p.callstackSize));
+    if (maxFrames > MAX_FRAMES_RECORDED) {
+      const slot = this.profileSpecs.findIndex((p) => p.callstackSize === maxFrames);
+      this.refuse(
+        this.profileAt[slot],
+        `a callstack size of ${maxFrames}: the exported program records at most ` +
+          `${MAX_FRAMES_RECORDED} frames per callback`,
+      );
+    }
     const params = {
       logCapacity: this.logCapacity,
       maxDepth: Math.max(1, this.maxDepth),
@@ -300,6 +307,7 @@ class Exporter {
     const slot = this.profileSpecs.length;
     this.profileSlot.set(p.name, slot);
     this.profileSpecs.push(p);
+    this.profileAt.push(at);
     for (const k of CALLBACK_KINDS) {
       for (const { action } of p.tracker[k]?.actions ?? []) {
         if (action.kind === "start") this.addProfile(action.profile, at);
@@ -338,7 +346,7 @@ class Exporter {
       inAttempt: true,
       inCallback: true,
       bound: Infinity,
-      at: `profile ${p.name}`,
+      at: this.profileAt[slot],
     };
     const fns: string[] = [];
     for (const k of CALLBACK_KINDS) {
@@ -941,7 +949,7 @@ const RACE = "OCaml 5.3 shares the promotion of every domain's remembered set am
   "kept tracked block may be reported deallocated in some runs and promoted in others";
 
 /** Frames recorded per allocation callback, at most. */
-const MAX_FRAMES_RECORDED = 64;
+const MAX_FRAMES_RECORDED = 1024;
 
 /** `defname` of a frame `defname@file:line:start-end`. */
 export function defName(frame: string): string {

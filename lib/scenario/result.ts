@@ -16,7 +16,10 @@ export interface RunOptions {
   /** Runs memprof's invariant checker after every top-level step (slower). */
   checkInvariants?: boolean;
   /** Receives every callback and every exception a step lets escape or an attempt catches, as
-   * structured records (the differential runner's canonical log is built from them). */
+   * structured records (the differential runner's canonical log is built from them). A
+   * callback's record arrives when the callback starts, so records keep the order in which
+   * callbacks start; its `outcome` is filled in when the callback ends: read records after
+   * the run (or after the callback), not inside `onEvent`. */
   onEvent?: (event: RunEvent) => void;
   /** Frames that sit below the scenario's own on every callstack, as in a real program whose
    * steps run inside harness functions: `main` on the main domain, `spawned` on the others.

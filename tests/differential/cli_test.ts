@@ -1,0 +1,365 @@
+// The `diff` command, run in-process with the toolchain, the differential runs, files and
+// consoles replaced.
+import assert from "node:assert/strict";
+import { type DiffCliIO, run, USAGE } from "../../cli/diff.ts";
+import {
+  compareLogs,
+  type DiffOptions,
+  type DiffResult,
+  type KnownDifference,
+} from "../../lib/differential/mod.ts";
+import type { Scenario } from "../../lib/scenario/mod.ts";
+import type { Toolchain } from "../../lib/ocaml/mod.ts";
+import { scenarios } from "../../scenarios/index.ts";
+import { callbackLines, canonical, resultOf } from "./helpers.ts";
+
+const TOOLCHAIN: Toolchain = {
+  ocamlopt: ["/opt/ocaml/bin/ocamlopt"],
+  version: "5.3.0",
+  origin: "user",
+};
+const KNOWN = "/repo/known.json";
+
+const agree = (name: string, n = 4) =>
+  resultOf(name, compareLogs(canonical(callbackLines(n)), canonical(callbackLines(n))));
+/** Differs at callback `at` (1-based) of 5. */
+const differsAt = (name: string, at: number) => {
+  const real = callbackLines(5);
+  real[at - 1] = "promote d0 i=- id=1 -> some";
+  return resultOf(name, compareLogs(canonical(callbackLines(5)), canonical(real)));
+};
+
+interface Stub extends DiffCliIO {
+  out: string;
+  err: string;
+  calls: { scenario: string; opts: DiffOptions }[];
+  toolchainCalls: Parameters<DiffCliIO["toolchain"]>[0][];
+}
+
+function stub(
+  opts: {
+    results?: Record<string, DiffResult>;
+    files?: Record<string, string>;
+    env?: Record<string, string>;
+    toolchain?: Toolchain | undefined;
+    terminal?: boolean;
+    modules?: Record<string, { default?: unknown }>;
+  } = {},
+): Stub {
+  const io: Stub = {
+    out: "",
+    err: "",
+    calls: [],
+    toolchainCalls: [],
+    stdout(t) {
+      io.out += t;
+    },
+    stderr(t) {
+      io.err += t;
+    },
+    isTerminal: () => opts.terminal ?? false,
+    env: (name) => (opts.env ?? { HOME: "/home/u" })[name],
+    readTextFile: (path) => opts.files?.[path],
+    importModule(path) {
+      const m = opts.modules?.[path];
+      return m ? Promise.resolve(m) : Promise.reject(new Error(`Module not found "${path}"`));
+    },
+    toolchain(o) {
+      io.toolchainCalls.push(o);
+      return Promise.resolve("toolchain" in opts ? opts.toolchain : TOOLCHAIN);
+    },
+    diff(sc: Scenario, o: DiffOptions) {
+      const name = sc.settings.name;
+      io.calls.push({ scenario: name, opts: o });
+      o.onProgress?.(`running ${name}`);
+      return Promise.resolve(opts.results?.[name] ?? agree(name));
+    },
+  };
+  return io;
+}
+
+const knownFile = (...entries: KnownDifference[]) => ({ [KNOWN]: JSON.stringify(entries) });
+
+Deno.test("diff exits 0 when every scenario agrees, printing one line each, a table and totals", async () => {
+  const io = stub();
+  assert.equal(await run(["ref_loop", "triple_cons", "--no-known"], io), 0);
+  assert.deepEqual(io.calls.map((c) => c.scenario), ["ref_loop", "triple_cons"]);
+  assert.match(io.out, /^ref_loop: agree \(4 callbacks\)$/m);
+  assert.match(io.out, /^triple_cons: agree \(4 callbacks\)$/m);
+  assert.match(
+    io.out,
+    /^scenario +result +callbacks sim\/real +minor sim\/real +major sim\/real$/m,
+  );
+  assert.match(io.out, /^ref_loop +agree +4\/4 +1\/1 +0\/0$/m);
+  assert.match(
+    io.out,
+    /^2 scenarios: 2 agree, 0 differ \(0 known\), 0 not exportable, 0 errors; 8 callbacks compared$/m,
+  );
+  assert.equal(io.err, "");
+});
+
+Deno.test("diff exits 1 on an unexpected difference and shows the lines around it", async () => {
+  const io = stub({ results: { ref_loop: differsAt("ref_loop", 3) }, files: knownFile() });
+  assert.equal(await run(["ref_loop", "triple_cons", "--known", KNOWN], io), 1);
+  assert.match(io.out, /^ref_loop: differs at callback 3$/m);
+  assert.match(io.out, /^ {2}simulation:$/m);
+  assert.match(io.out, /^ {2}> 3 alloc_minor d0 i=3 /m);
+  assert.match(io.out, /^ {2}real OCaml 5\.3:$/m);
+  assert.match(io.out, /^ {2}> 3 promote d0 i=- id=1 -> some$/m);
+  assert.match(io.out, /^ref_loop +differs at callback 3 +/m);
+  assert.match(io.out, /1 agree, 1 differ \(0 known\)/);
+});
+
+Deno.test("diff exits 0 on a known difference at the listed place, printing its reason", async () => {
+  const io = stub({
+    results: { ref_loop: differsAt("ref_loop", 3) },
+    files: knownFile({ scenario: "ref_loop", at: "callback 3", reason: "the remembered set" }),
+  });
+  assert.equal(await run(["ref_loop", "--known", KNOWN], io), 0);
+  assert.match(io.out, /^ref_loop: differs at callback 3 \(known: the remembered set\)$/m);
+  assert.match(io.out, /^ref_loop +differs at callback 3 \(known\)/m);
+  assert.match(io.out, /1 scenarios: 0 agree, 1 differ \(1 known\)/);
+});
+
+Deno.test("diff exits 1 when a listed difference now agrees: remove it from the list", async () => {
+  const io = stub({
+    files: knownFile({ scenario: "ref_loop", at: "callback 3", reason: "why" }),
+  });
+  assert.equal(await run(["ref_loop", "--known", KNOWN], io), 1);
+  assert.match(
+    io.out,
+    /^ref_loop: agree \(4 callbacks\), but it is listed as a known difference at callback 3: remove it from the known differences$/m,
+  );
+});
+
+Deno.test("diff exits 1 when a listed difference moved: update the list", async () => {
+  const io = stub({
+    results: { ref_loop: differsAt("ref_loop", 2) },
+    files: knownFile({ scenario: "ref_loop", at: "callback 3", reason: "why" }),
+  });
+  assert.equal(await run(["ref_loop", "--known", KNOWN], io), 1);
+  assert.match(
+    io.out,
+    /^ref_loop: differs at callback 2, but the known differences list it at callback 3: update the list$/m,
+  );
+});
+
+Deno.test("diff --no-known tolerates no difference, even a listed one", async () => {
+  const io = stub({
+    results: { ref_loop: differsAt("ref_loop", 3) },
+    files: knownFile({ scenario: "ref_loop", at: "callback 3", reason: "why" }),
+  });
+  assert.equal(await run(["ref_loop", "--known", KNOWN, "--no-known"], io), 1);
+  assert.doesNotMatch(io.out, /known:/);
+});
+
+Deno.test("diff judges listed scenarios only when they run, and stale entries on a full run", async () => {
+  const files = knownFile({ scenario: "gone", at: "overflow", reason: "why" });
+  // A run of some scenarios: the entry is not about them.
+  const some = stub({ files });
+  assert.equal(await run(["ref_loop", "--known", KNOWN], some), 0);
+  // A run of the whole library: a listed scenario that does not exist fails the run.
+  const all = stub({ files });
+  assert.equal(await run(["--known", KNOWN], all), 1);
+  assert.deepEqual(all.calls.map((c) => c.scenario), scenarios.map((s) => s.settings.name));
+  assert.match(all.out, /^known difference for "gone": no such scenario in the library$/m);
+  const json = stub({ files });
+  assert.equal(await run(["--known", KNOWN, "--json"], json), 1);
+  const parsed = JSON.parse(json.out);
+  assert.deepEqual(parsed.staleKnownDifferences, [{
+    scenario: "gone",
+    at: "overflow",
+    reason: "why",
+  }]);
+  assert.equal(parsed.ok, false);
+});
+
+Deno.test("diff exits 1 on an error and 0 on a scenario it cannot export", async () => {
+  const refused = stub({
+    results: { ref_loop: { scenario: "ref_loop", status: "not exportable", reason: "threads" } },
+  });
+  assert.equal(await run(["ref_loop", "--no-known"], refused), 0);
+  assert.match(refused.out, /^ref_loop: not exportable: threads$/m);
+  assert.match(refused.out, /^ref_loop +not exportable$/m);
+  assert.match(refused.out, /1 not exportable, 0 errors; 0 callbacks compared/);
+  const error = stub({
+    results: { ref_loop: { scenario: "ref_loop", status: "error", message: "it crashed" } },
+  });
+  assert.equal(await run(["ref_loop", "triple_cons", "--no-known"], error), 1);
+  assert.match(error.out, /^ref_loop: error: it crashed$/m);
+  assert.match(error.out, /0 not exportable, 1 errors/);
+});
+
+Deno.test("diff --json prints the results, verdicts and totals as JSON", async () => {
+  const io = stub({
+    results: {
+      ref_loop: differsAt("ref_loop", 3),
+      triple_cons: differsAt("triple_cons", 5),
+      lifecycle: { scenario: "lifecycle", status: "not exportable", reason: "no" },
+    },
+    files: knownFile({ scenario: "ref_loop", at: "callback 3", reason: "known one" }),
+  });
+  const code = await run(
+    ["ref_loop", "triple_cons", "lifecycle", "comballoc", "--json", "--known", KNOWN],
+    io,
+  );
+  assert.equal(code, 1);
+  const out = JSON.parse(io.out);
+  assert.deepEqual(out.toolchain, { ocamlopt: TOOLCHAIN.ocamlopt, version: "5.3.0" });
+  assert.deepEqual(out.totals, {
+    scenarios: 4,
+    agree: 1,
+    differ: 2,
+    knownDifferences: 1,
+    notExportable: 1,
+    errors: 0,
+    callbacksCompared: 3 + 5 + 4,
+  });
+  assert.equal(out.ok, false);
+  assert.deepEqual(out.results.map((r: { scenario: string }) => r.scenario), [
+    "ref_loop",
+    "triple_cons",
+    "lifecycle",
+    "comballoc",
+  ]);
+  assert.deepEqual(out.results[0].verdict, {
+    kind: "known",
+    entry: { scenario: "ref_loop", at: "callback 3", reason: "known one" },
+  });
+  assert.deepEqual(out.results[1].verdict, { kind: "unexpected" });
+  assert.equal(out.results[1].comparison.difference.index, 5);
+  assert.equal(out.results[2].verdict, undefined);
+  assert.deepEqual(out.results[3].verdict, { kind: "ok" });
+  assert.deepEqual(out.staleKnownDifferences, []);
+  assert.equal(io.err, "");
+});
+
+Deno.test("diff --json says ok when everything agrees", async () => {
+  const io = stub();
+  assert.equal(await run(["ref_loop", "--json", "--no-known"], io), 0);
+  const out = JSON.parse(io.out);
+  assert.equal(out.ok, true);
+  assert.equal(out.totals.agree, 1);
+});
+
+Deno.test("diff without a toolchain exits 1 and says how to get one", async () => {
+  const io = stub({ toolchain: undefined });
+  assert.equal(await run(["ref_loop"], io), 1);
+  assert.match(io.err, /^error: no OCaml 5\.3 toolchain found: run `deno task ocaml setup`/);
+  assert.match(io.err, /--setup/);
+  assert.deepEqual(io.calls, []);
+  assert.equal(io.out, "");
+});
+
+Deno.test("diff passes the toolchain options on, and builds it with --setup", async () => {
+  const io = stub();
+  await run(["ref_loop", "--no-known", "--prefix", "/p", "--ocamlopt", "/x/ocamlopt"], io);
+  assert.deepEqual(io.toolchainCalls, [{
+    prefix: "/p",
+    ocamlopt: "/x/ocamlopt",
+    ocamlfind: undefined,
+    setup: false,
+  }]);
+  const setup = stub();
+  await run(["ref_loop", "--no-known", "--setup", "--ocamlfind", "/y/ocamlfind"], setup);
+  assert.equal(setup.toolchainCalls[0].setup, true);
+  assert.equal(setup.toolchainCalls[0].ocamlfind, "/y/ocamlfind");
+});
+
+Deno.test("diff gives each run the compiler, cache folder, context and timeout", async () => {
+  const io = stub({
+    env: { MEMPROF_LAB_DIFF_CACHE: "/env/cache", XDG_CACHE_HOME: "/xdg", HOME: "/h" },
+  });
+  assert.equal(await run(["ref_loop", "--no-known", "--context", "5", "--timeout", "7"], io), 0);
+  const o = io.calls[0].opts;
+  assert.deepEqual(o.ocamlopt, TOOLCHAIN.ocamlopt);
+  assert.equal(o.cacheDir, "/env/cache");
+  assert.equal(o.context, 5);
+  assert.equal(o.timeoutMs, 7000);
+  const dflt = stub({ env: { HOME: "/h" } });
+  await run(["ref_loop", "--no-known"], dflt);
+  assert.equal(dflt.calls[0].opts.cacheDir, "/h/.cache/memprof-lab/differential");
+  assert.equal(dflt.calls[0].opts.context, 3);
+  assert.equal(dflt.calls[0].opts.timeoutMs, 300_000);
+  const xdg = stub({ env: { XDG_CACHE_HOME: "/xdg", HOME: "/h" } });
+  await run(["ref_loop", "--no-known"], xdg);
+  assert.equal(xdg.calls[0].opts.cacheDir, "/xdg/memprof-lab/differential");
+  const opt = stub({ env: { MEMPROF_LAB_DIFF_CACHE: "/env/cache" } });
+  await run(["ref_loop", "--no-known", "--cache", "/mine"], opt);
+  assert.equal(opt.calls[0].opts.cacheDir, "/mine");
+});
+
+Deno.test("diff shows progress on a terminal only, and never with --json", async () => {
+  const tty = stub({ terminal: true });
+  assert.equal(await run(["ref_loop", "triple_cons", "--no-known"], tty), 0);
+  assert.ok(tty.err.includes("[1/2] running ref_loop"));
+  assert.ok(tty.err.includes("[2/2] running triple_cons"));
+  const pipe = stub({ terminal: false });
+  await run(["ref_loop", "--no-known"], pipe);
+  assert.equal(pipe.calls[0].opts.onProgress, undefined);
+  assert.equal(pipe.err, "");
+  const json = stub({ terminal: true });
+  await run(["ref_loop", "--no-known", "--json"], json);
+  assert.equal(json.calls[0].opts.onProgress, undefined);
+});
+
+Deno.test("diff loads a scenario module given as a path", async () => {
+  const sc = scenarios.find((s) => s.settings.name === "alloc_counts")!;
+  const io = stub({ modules: { "./mine.ts": { default: sc } } });
+  assert.equal(await run(["./mine.ts", "--no-known"], io), 0);
+  assert.deepEqual(io.calls.map((c) => c.scenario), ["alloc_counts"]);
+});
+
+Deno.test("diff exits 2 on a wrong command line", async () => {
+  const cases: [string[], RegExp][] = [
+    [["--frob"], /^error: Unknown option '--frob'.*\nsee deno task diff --help\n$/s],
+    [["--context", "0"], /--context must be a positive whole number, got '0'/],
+    [["--timeout", "1.5"], /--timeout must be a positive whole number, got '1\.5'/],
+    [["nope"], /^error: no scenario named "nope"\nknown scenarios: ref_loop, /],
+    [["missing.ts"], /cannot load missing\.ts/],
+    [["./bad.ts"], /\.\/bad\.ts has no default export made with scenario/],
+    [["ref_loop", "--known", "/no/such.json"], /no such file: \/no\/such\.json/],
+  ];
+  for (const [args, message] of cases) {
+    const io = stub({ modules: { "./bad.ts": { default: 42 } } });
+    assert.equal(await run(args, io), 2, args.join(" "));
+    assert.match(io.err, message);
+    assert.deepEqual(io.calls, [], args.join(" "));
+  }
+});
+
+Deno.test("diff exits 1 naming the file and entry of a malformed known-differences list", async () => {
+  const io = stub({
+    files: { [KNOWN]: '[{"scenario": "ref_loop", "at": "line 3", "reason": "r"}]' },
+  });
+  assert.equal(await run(["ref_loop", "--known", KNOWN], io), 1);
+  assert.match(io.err, /^error: \/repo\/known\.json, entry 1: "at" must be/);
+  assert.deepEqual(io.calls, []);
+});
+
+Deno.test("diff reads the default known-differences list when there is one", async () => {
+  // The stub's files do not hold the default list: no known differences, no error.
+  const none = stub({ results: { ref_loop: differsAt("ref_loop", 3) } });
+  assert.equal(await run(["ref_loop"], none), 1);
+  assert.equal(none.err, "");
+  // The default list, by its path.
+  const path = new URL("../../scenarios/known_differences.json", import.meta.url).pathname;
+  const listed = stub({
+    results: { ref_loop: differsAt("ref_loop", 3) },
+    files: { [path]: JSON.stringify([{ scenario: "ref_loop", at: "callback 3", reason: "r" }]) },
+  });
+  assert.equal(await run(["ref_loop"], listed), 0);
+  assert.match(listed.out, /\(known: r\)/);
+});
+
+Deno.test("diff --help prints the usage and exits 0", async () => {
+  for (const args of [["--help"], ["-h"], ["ref_loop", "--help"]]) {
+    const io = stub();
+    assert.equal(await run(args, io), 0);
+    assert.equal(io.out, USAGE);
+    assert.equal(io.err, "");
+    assert.deepEqual(io.calls, []);
+    assert.deepEqual(io.toolchainCalls, []);
+  }
+  assert.match(USAGE, /^Usage: deno task diff \[options\] \[NAME\|PATH \.\.\.\]/);
+});
