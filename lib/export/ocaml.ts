@@ -584,9 +584,12 @@ class Exporter {
     return steps.map((st) => this.stepCode(st, { ...ctx, at: st.at })).join("\n  ");
   }
 
-  /** A leaf step: counted, then its body, with exceptions logged unless an attempt takes them. */
-  private leaf(body: string, ctx: Ctx): string {
-    return `tick (); ${this.guarded(body, ctx.inAttempt)};`;
+  /** A leaf step: counted, then its body, with exceptions logged unless an attempt takes them.
+   * `pre` (a `let … in` drawing a size) runs before the handler is set up, so that every path
+   * through an allocating loop body still reaches the allocation (see lib/scenario/polling.ts). */
+  private leaf(body: string, ctx: Ctx, pre = ""): string {
+    const guarded = this.guarded(body, ctx.inAttempt);
+    return pre === "" ? `tick (); ${guarded};` : `tick (); (${pre}${guarded});`;
   }
 
   private guarded(body: string, inAttempt: boolean): string {
@@ -600,8 +603,10 @@ class Exporter {
 
   private stepCode(st: Step, ctx: Ctx): string {
     switch (st.kind) {
-      case "alloc":
-        return this.leaf(this.allocSite(st, ctx), ctx);
+      case "alloc": {
+        const { pre, code } = this.allocSite(st, ctx);
+        return this.leaf(code, ctx, pre);
+      }
       case "allocCombined":
         return this.leaf(this.combinedSite(st, ctx), ctx);
       case "unmarshal": {
@@ -653,7 +658,12 @@ class Exporter {
         const lb = this.loopBase(ctx.ord);
         const i = `i${k}`;
         const body = this.stepsCode(st.body, { ...ctx, depth: k, bound: ctx.bound * st.count });
-        return `loops.(${lb}) <- ${k};\n  for ${i} = 1 to ${st.count} do\n  loops.(${lb} + ${k}) <- ${i};\n  ${body}\n  done;\n  loops.(${lb}) <- ${ctx.depth};`;
+        const loop =
+          `loops.(${lb}) <- ${k};\n  for ${i} = 1 to ${st.count} do\n  loops.(${lb} + ${k}) <- ${i};\n  ${body}\n  done;\n  loops.(${lb}) <- ${ctx.depth}`;
+        // A callback raising at the loop's back-edge poll leaves the loop: outside attempts the
+        // exception is logged there, as the simulation does, and the next step runs.
+        if (!this.canRaise || ctx.inAttempt) return `${loop};`;
+        return `(try\n  ${loop}\n  with e -> loops.(${lb}) <- ${ctx.depth}; escaped e);`;
       }
       case "attempt": {
         const body = this.stepsCode(st.body, { ...ctx, inAttempt: true });
@@ -746,17 +756,27 @@ class Exporter {
 
   // ---- allocations -----------------------------------------------------------------------------
 
-  private allocSite(st: Extract<Step, { kind: "alloc" }>, ctx: Ctx): string {
+  private allocSite(
+    st: Extract<Step, { kind: "alloc" }>,
+    ctx: Ctx,
+  ): { pre: string; code: string } {
     const at = st.at;
     let code: string;
+    // Without frames of its own, the size is drawn before the step's handler (see leaf).
+    let pre = "";
     switch (st.source) {
       case "caml": {
         const n = this.sizeCode(st.size, at);
-        code = n.constant !== undefined
-          ? this.keepCode(camlBlock(n.constant), st.lifetime, ctx)
-          : `let n = ${n.draw} in ${
+        if (n.constant !== undefined) {
+          code = this.keepCode(camlBlock(n.constant), st.lifetime, ctx);
+        } else if (st.frames.length === 0) {
+          pre = `let n = ${n.draw} in `;
+          code = this.keepCode(camlBlockMatch(n.values, "n"), st.lifetime, ctx);
+        } else {
+          code = `let n = ${n.draw} in ${
             this.keepCode(camlBlockMatch(n.values, "n"), st.lifetime, ctx)
           }`;
+        }
         break;
       }
       case "runtime":
@@ -799,7 +819,7 @@ class Exporter {
         break;
       }
     }
-    return this.inFrames(st.frames, code, ctx);
+    return { pre, code: this.inFrames(st.frames, code, ctx) };
   }
 
   private combinedSite(st: Extract<Step, { kind: "allocCombined" }>, ctx: Ctx): string {
@@ -974,10 +994,16 @@ function camlBlock(n: number): string {
   return `Obj.repr (Sys.opaque_identity (${camlExpr(n)}))`;
 }
 
-/** A match allocating a block of `n` words for each possible size. */
+/** A match allocating a block of `n` words for each possible size. When every size is at most
+ * 256 words, the largest is the catch-all arm, so that every arm allocates inline. */
 function camlBlockMatch(values: readonly number[], v: string): string {
-  const arms = [...new Set(values)].filter((n) => n <= MAX_YOUNG_WOSIZE).sort((a, b) => a - b)
-    .map((n) => `| ${n} -> ${camlBlock(n)}`);
+  const small = [...new Set(values)].filter((n) => n <= MAX_YOUNG_WOSIZE).sort((a, b) => a - b);
+  if (small.length === values.length && small.length > 0) {
+    const last = small.pop()!;
+    const arms = small.map((n) => `| ${n} -> ${camlBlock(n)}`);
+    return `(match ${v} with ${arms.join(" ")} | _ -> ${camlBlock(last)})`;
+  }
+  const arms = small.map((n) => `| ${n} -> ${camlBlock(n)}`);
   return `(match ${v} with ${arms.join(" ")} | n -> Obj.repr (Array.make n z))`;
 }
 

@@ -38,6 +38,8 @@ import { MemprofRng, oneLog1mLambda as computeOneLog1mLambda } from "./rng.ts";
  * heap grows down from `youngEnd` to `youngStart`. Block addresses are header addresses.
  */
 export interface MemprofHost {
+  /** `caml_raise`: raises `exn` in OCaml code after running the pending actions once. */
+  raise(exn: unknown): never;
   /** Domain id (seeds the RNG). */
   readonly id: number;
   /** Allocation pointer (header of the last block allocated in the minor heap). */
@@ -52,6 +54,10 @@ export interface MemprofHost {
   resetYoungLimit(): void;
   /** `caml_set_action_pending`. */
   setActionPending(): void;
+  /** `caml_update_young_limit_after_c_call`, which `caml_callback` runs before entering OCaml
+   * code: a pending action becomes an interrupt, so the callback's first allocation or poll
+   * enters the runtime. */
+  enterOCamlFromC(): void;
   /** `caml_poll_gc_work`. */
   pollGcWork(): void;
   /**
@@ -445,7 +451,10 @@ export class MemprofDomain {
     let value: unknown = undefined;
     let res: Result = null;
     try {
-      if (cb) value = (cb as (x: unknown) => unknown)(param);
+      if (cb) {
+        this.host.enterOCamlFromC();
+        value = (cb as (x: unknown) => unknown)(param);
+      }
     } catch (exn) {
       res = { exn };
       stats.exceptions++;
@@ -684,7 +693,7 @@ export class MemprofDomain {
       entries.transferTo(this.entries);
     }
     this.updateSuspended(false);
-    if (res) throw res.exn;
+    if (res) this.host.raise(res.exn);
   }
 
   // ---- systhreads ----
@@ -758,7 +767,7 @@ export class MemprofDomain {
       this.updateSuspended(true);
       const res = this.entriesRunCallbacks(thread, thread.entries);
       this.updateSuspended(false);
-      if (res) throw res.exn;
+      if (res) this.host.raise(res.exn);
     }
     const config = thread.entries.validatedConfig();
     if (config === null || config.status !== ProfileStatus.SAMPLING) {

@@ -187,6 +187,16 @@ export class Domain implements MemprofHost {
     this.actionPending = true;
   }
 
+  /**
+   * `caml_update_young_limit_after_c_call` (callback.c runs it in `caml_callback*` before
+   * entering OCaml code): with an action pending, young_limit is set so that the next
+   * allocation or poll enters the runtime. memprof's own trigger resets set the flag, so the
+   * first allocation of a callback (its `Some`) enters the runtime and does the GC work due.
+   */
+  enterOCamlFromC(): void {
+    if (this.actionPending) this.youngLimit = Infinity;
+  }
+
   /** `caml_poll_gc_work`. */
   pollGcWork(): void {
     if (this.youngPtr - MAX_YOUNG_WHSIZE < this.youngTrigger) {
@@ -427,7 +437,7 @@ export class Domain implements MemprofHost {
     for (;;) {
       if (fromCaml) {
         const res = this.doPendingActions();
-        if (res) throw res.exn;
+        if (res) this.raise(res.exn);
       } else {
         this.pollGcWork();
         this.actionPending = true;
@@ -447,6 +457,20 @@ export class Domain implements MemprofHost {
   }
 
   /**
+   * `caml_raise` (fail_nat.c): an exception leaving the runtime for OCaml code first lets the
+   * pending actions run once (`caml_process_pending_actions_with_root_res`), so callbacks made
+   * pending meanwhile (say, the deallocations of a cancelled combined allocation) run before
+   * the exception is raised; an exception they raise is raised instead.
+   */
+  raise(exn: unknown): never {
+    if (this.youngPtr < this.youngLimit || this.actionPending) {
+      const res = this.doPendingActions();
+      if (res) throw res.exn;
+    }
+    throw exn;
+  }
+
+  /**
    * `caml_do_pending_actions_res`: GC work, then memprof callbacks. Returns the exception a
    * callback raised (wrapped), or null.
    */
@@ -459,14 +483,13 @@ export class Domain implements MemprofHost {
   }
 
   /**
-   * A poll point in OCaml code (loop back-edge, function entry): enters the runtime only if the
-   * allocation limit says so (an interrupt). Throws what a callback throws.
+   * A poll point in OCaml code (`Ipoll`: a loop back-edge, `Sys.poll_actions`). It enters the
+   * runtime when `young_ptr <= young_limit` (amd64 emits `jbe`, where an allocation's check is
+   * `jb`: a minor heap filled exactly to the limit is noticed at a poll, not by the allocation
+   * that filled it), then runs `caml_process_pending_actions`. Throws what a callback throws.
    */
   poll(): void {
-    if (this.youngPtr < this.youngLimit) {
-      const res = this.doPendingActions();
-      if (res) throw res.exn;
-    }
+    if (this.youngPtr <= this.youngLimit) this.processPendingActions();
   }
 
   /**
@@ -476,7 +499,7 @@ export class Domain implements MemprofHost {
   processPendingActions(): void {
     if (this.youngPtr < this.youngLimit || this.actionPending) {
       const res = this.doPendingActions();
-      if (res) throw res.exn;
+      if (res) this.raise(res.exn);
     }
   }
 
@@ -505,10 +528,13 @@ export class Domain implements MemprofHost {
     }
   }
 
-  /** `Gc.major ()`: finish the current major cycle, then callbacks. */
+  /** `Gc.major ()` (gc_ctrl.c, `gc_major_res`): the minor heaps emptied once
+   * (`caml_empty_minor_heaps_once`), the current major cycle finished (which empties them
+   * twice more), then callbacks: three minor collections in all. */
   majorGc(): void {
     this.#events.beginPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MAJOR);
     try {
+      this.runtime.minorCollection(this);
       this.runtime.finishMajorCycle(this, false);
       this.processPendingActions();
     } finally {

@@ -34,6 +34,7 @@ import type { CallbackKind, RunEvent, RunOptions, RunResult, Summary } from "./r
 import { ScenarioError } from "./errors.ts";
 import { ScenarioRng, sizeSource } from "./rng.ts";
 import { Lifetimes } from "./lifetimes.ts";
+import { allocatesOnEveryPath } from "./polling.ts";
 import type {
   CallbackAction,
   CallbackSpec,
@@ -471,20 +472,34 @@ class Engine {
         const body = this.compile(st.body);
         const count = st.count;
         const domainOf = this.domainCache(st.domain, at);
+        // ocamlopt's back-edge poll, unless the body allocates inline on every path.
+        const polls = !allocatesOnEveryPath(st.body);
         return () => {
           const minorsBefore = this.rt.minorCollections;
           const loopDomain = domainOf();
           const loops = this.loopsOf(loopDomain);
           const depth = loops.length;
           loops.push(0);
+          let left: OCamlException | undefined;
           try {
             for (let i = 1; i <= count; i++) {
               this.iter = i;
               loops[depth] = i;
               body();
+              if (polls && i < count) {
+                left = this.backEdgePoll(loopDomain);
+                if (left !== undefined) break;
+              }
             }
           } finally {
             loops.length = depth;
+          }
+          if (left !== undefined) {
+            // Outside any attempt, an exception at the back-edge leaves the loop; the step after
+            // the loop runs (the export wraps such loops in a handler that logs it).
+            this.exceptions++;
+            this.log.line(`[${at}] exception ${left.ocamlName} escaped the loop`);
+            this.emitException("escaped", left.ocamlName);
           }
           this.iter = count + 1;
           if (count >= this.mainLoop.count) {
@@ -653,6 +668,22 @@ class Engine {
       ? at.slice()
       : [...harness, ...outer, ...at];
     return all.reverse();
+  }
+
+  /** The poll at a loop's back-edge on domain `d`. An OCaml exception a callback raises there
+   * goes to the enclosing attempt, or, outside any, is returned: it leaves the loop. */
+  private backEdgePoll(d: Domain): OCamlException | undefined {
+    this.cur = d;
+    try {
+      d.poll();
+    } catch (e) {
+      if (
+        e instanceof OCamlException && !(e instanceof OCamlFailure) &&
+        !(e instanceof OCamlInvalidArgument) && this.tryDepth === 0
+      ) return e;
+      throw e;
+    }
+    return undefined;
   }
 
   /** The loop-index stack of domain `d` (created empty on first use). */

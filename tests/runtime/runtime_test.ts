@@ -169,3 +169,20 @@ Deno.test("runtime options are validated", () => {
   assert.throws(() => new Runtime({ minorHeapWords: 100 }), RangeError);
   assert.throws(() => new Runtime({ minorHeapWords: 4097 }), RangeError);
 });
+
+Deno.test("Gc.major runs three minor collections, Gc.full_major and Gc.compact six", () => {
+  // gc_ctrl.c: gc_major_res empties the minor heaps once, then caml_finish_major_cycle empties
+  // them twice (stw_finish_major_cycle and cycle_all_domains); full_major and compaction finish
+  // three cycles. Counted on the real OCaml 5.3.0 runtime with Gc.quick_stat.
+  const rt = new Runtime();
+  const d = rt.mainDomain;
+  const minors = (f: () => void) => {
+    const before = rt.minorCollections;
+    f();
+    return rt.minorCollections - before;
+  };
+  assert.equal(minors(() => d.majorGc()), 3);
+  assert.equal(minors(() => d.fullMajor()), 6);
+  assert.equal(minors(() => d.compact()), 6);
+  assert.equal(minors(() => d.minorGc()), 1);
+});

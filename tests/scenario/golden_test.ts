@@ -27,13 +27,15 @@ Deno.test("an edited golden is caught, with the differing line and its context",
   const sc = scenarios.find((s) => s.settings.name === "exception_comballoc")!;
   const golden = goldens[sc.settings.name];
   const lines = golden.callbackLog.split("\n");
-  lines[5] = lines[5].replace("dealloc_minor", "dealloc_major");
+  const k = lines.findIndex((l) => l.includes("dealloc_minor"));
+  assert.ok(k >= 0);
+  lines[k] = lines[k].replace("dealloc_minor", "dealloc_major");
   const edited = { ...golden, callbackLog: lines.join("\n") };
   const diff = compareGolden(goldenOf(runScenario(sc)), edited);
   assert.ok(diff !== undefined);
-  assert.match(diff, /^callbacks\.txt differs at line 6:/);
-  assert.ok(diff.includes(`- golden 6: ${lines[5]}`), diff);
-  assert.ok(diff.includes("+ run    6: "), diff);
+  assert.match(diff, new RegExp(`^callbacks\\.txt differs at line ${k + 1}:`));
+  assert.ok(diff.includes(`- golden ${k + 1}: ${lines[k]}`), diff);
+  assert.ok(diff.includes(`+ run    ${k + 1}: `), diff);
   // A changed trace byte whose dump still agrees is reported too.
   const ctf = golden.ctf.slice();
   ctf[ctf.length - 1] ^= 1;
