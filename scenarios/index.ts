@@ -25,6 +25,24 @@ import sources from "./sources.ts";
 import threads from "./threads.ts";
 import callback_actions from "./callback_actions.ts";
 import tracer_reentrancy from "./tracer_reentrancy.ts";
+import array_loop_300 from "./array_loop_300.ts";
+import array_loop_1000 from "./array_loop_1000.ts";
+import array_loop_5000 from "./array_loop_5000.ts";
+import mixed_minor_major_loop from "./mixed_minor_major_loop.ts";
+import growing_set from "./growing_set.ts";
+import gc_in_callbacks from "./gc_in_callbacks.ts";
+import raise_in_loop_attempt from "./raise_in_loop_attempt.ts";
+import raise_in_loop_unguarded from "./raise_in_loop_unguarded.ts";
+import raise_pending_unguarded from "./raise_pending_unguarded.ts";
+import bigarray_custom from "./bigarray_custom.ts";
+import unmarshal_shapes from "./unmarshal_shapes.ts";
+import spawned_profile_after_stop from "./spawned_profile_after_stop.ts";
+import spawned_profile_only from "./spawned_profile_only.ts";
+import domain_exit_tracked from "./domain_exit_tracked.ts";
+import thread_block_in_callback from "./thread_block_in_callback.ts";
+import runtime_poll from "./runtime_poll.ts";
+import none_vs_some_small_heap from "./none_vs_some_small_heap.ts";
+import local_roots from "./local_roots.ts";
 
 /** Every registered scenario, in the order the CLI runs them. */
 export const scenarios: readonly Scenario[] = [
@@ -49,4 +67,22 @@ export const scenarios: readonly Scenario[] = [
   threads,
   callback_actions,
   tracer_reentrancy,
+  array_loop_300,
+  array_loop_1000,
+  array_loop_5000,
+  mixed_minor_major_loop,
+  growing_set,
+  gc_in_callbacks,
+  raise_in_loop_attempt,
+  raise_in_loop_unguarded,
+  raise_pending_unguarded,
+  bigarray_custom,
+  unmarshal_shapes,
+  spawned_profile_after_stop,
+  spawned_profile_only,
+  domain_exit_tracked,
+  thread_block_in_callback,
+  runtime_poll,
+  none_vs_some_small_heap,
+  local_roots,
 ];

@@ -85,6 +85,78 @@ import g_tracer_reentrancy_ctf from "./tracer_reentrancy/trace.ctf" with { type:
 import g_tracer_reentrancy_trace from "./tracer_reentrancy/trace.txt" with { type: "text" };
 import g_tracer_reentrancy_events from "./tracer_reentrancy/events.txt" with { type: "text" };
 import g_tracer_reentrancy_callbacks from "./tracer_reentrancy/callbacks.txt" with { type: "text" };
+import g_array_loop_300_ctf from "./array_loop_300/trace.ctf" with { type: "bytes" };
+import g_array_loop_300_trace from "./array_loop_300/trace.txt" with { type: "text" };
+import g_array_loop_300_events from "./array_loop_300/events.txt" with { type: "text" };
+import g_array_loop_300_callbacks from "./array_loop_300/callbacks.txt" with { type: "text" };
+import g_array_loop_1000_ctf from "./array_loop_1000/trace.ctf" with { type: "bytes" };
+import g_array_loop_1000_trace from "./array_loop_1000/trace.txt" with { type: "text" };
+import g_array_loop_1000_events from "./array_loop_1000/events.txt" with { type: "text" };
+import g_array_loop_1000_callbacks from "./array_loop_1000/callbacks.txt" with { type: "text" };
+import g_array_loop_5000_ctf from "./array_loop_5000/trace.ctf" with { type: "bytes" };
+import g_array_loop_5000_trace from "./array_loop_5000/trace.txt" with { type: "text" };
+import g_array_loop_5000_events from "./array_loop_5000/events.txt" with { type: "text" };
+import g_array_loop_5000_callbacks from "./array_loop_5000/callbacks.txt" with { type: "text" };
+import g_mixed_minor_major_loop_ctf from "./mixed_minor_major_loop/trace.ctf" with { type: "bytes" };
+import g_mixed_minor_major_loop_trace from "./mixed_minor_major_loop/trace.txt" with { type: "text" };
+import g_mixed_minor_major_loop_events from "./mixed_minor_major_loop/events.txt" with { type: "text" };
+import g_mixed_minor_major_loop_callbacks from "./mixed_minor_major_loop/callbacks.txt" with { type: "text" };
+import g_growing_set_ctf from "./growing_set/trace.ctf" with { type: "bytes" };
+import g_growing_set_trace from "./growing_set/trace.txt" with { type: "text" };
+import g_growing_set_events from "./growing_set/events.txt" with { type: "text" };
+import g_growing_set_callbacks from "./growing_set/callbacks.txt" with { type: "text" };
+import g_gc_in_callbacks_ctf from "./gc_in_callbacks/trace.ctf" with { type: "bytes" };
+import g_gc_in_callbacks_trace from "./gc_in_callbacks/trace.txt" with { type: "text" };
+import g_gc_in_callbacks_events from "./gc_in_callbacks/events.txt" with { type: "text" };
+import g_gc_in_callbacks_callbacks from "./gc_in_callbacks/callbacks.txt" with { type: "text" };
+import g_raise_in_loop_attempt_ctf from "./raise_in_loop_attempt/trace.ctf" with { type: "bytes" };
+import g_raise_in_loop_attempt_trace from "./raise_in_loop_attempt/trace.txt" with { type: "text" };
+import g_raise_in_loop_attempt_events from "./raise_in_loop_attempt/events.txt" with { type: "text" };
+import g_raise_in_loop_attempt_callbacks from "./raise_in_loop_attempt/callbacks.txt" with { type: "text" };
+import g_raise_in_loop_unguarded_ctf from "./raise_in_loop_unguarded/trace.ctf" with { type: "bytes" };
+import g_raise_in_loop_unguarded_trace from "./raise_in_loop_unguarded/trace.txt" with { type: "text" };
+import g_raise_in_loop_unguarded_events from "./raise_in_loop_unguarded/events.txt" with { type: "text" };
+import g_raise_in_loop_unguarded_callbacks from "./raise_in_loop_unguarded/callbacks.txt" with { type: "text" };
+import g_raise_pending_unguarded_ctf from "./raise_pending_unguarded/trace.ctf" with { type: "bytes" };
+import g_raise_pending_unguarded_trace from "./raise_pending_unguarded/trace.txt" with { type: "text" };
+import g_raise_pending_unguarded_events from "./raise_pending_unguarded/events.txt" with { type: "text" };
+import g_raise_pending_unguarded_callbacks from "./raise_pending_unguarded/callbacks.txt" with { type: "text" };
+import g_bigarray_custom_ctf from "./bigarray_custom/trace.ctf" with { type: "bytes" };
+import g_bigarray_custom_trace from "./bigarray_custom/trace.txt" with { type: "text" };
+import g_bigarray_custom_events from "./bigarray_custom/events.txt" with { type: "text" };
+import g_bigarray_custom_callbacks from "./bigarray_custom/callbacks.txt" with { type: "text" };
+import g_unmarshal_shapes_ctf from "./unmarshal_shapes/trace.ctf" with { type: "bytes" };
+import g_unmarshal_shapes_trace from "./unmarshal_shapes/trace.txt" with { type: "text" };
+import g_unmarshal_shapes_events from "./unmarshal_shapes/events.txt" with { type: "text" };
+import g_unmarshal_shapes_callbacks from "./unmarshal_shapes/callbacks.txt" with { type: "text" };
+import g_spawned_profile_after_stop_ctf from "./spawned_profile_after_stop/trace.ctf" with { type: "bytes" };
+import g_spawned_profile_after_stop_trace from "./spawned_profile_after_stop/trace.txt" with { type: "text" };
+import g_spawned_profile_after_stop_events from "./spawned_profile_after_stop/events.txt" with { type: "text" };
+import g_spawned_profile_after_stop_callbacks from "./spawned_profile_after_stop/callbacks.txt" with { type: "text" };
+import g_spawned_profile_only_ctf from "./spawned_profile_only/trace.ctf" with { type: "bytes" };
+import g_spawned_profile_only_trace from "./spawned_profile_only/trace.txt" with { type: "text" };
+import g_spawned_profile_only_events from "./spawned_profile_only/events.txt" with { type: "text" };
+import g_spawned_profile_only_callbacks from "./spawned_profile_only/callbacks.txt" with { type: "text" };
+import g_domain_exit_tracked_ctf from "./domain_exit_tracked/trace.ctf" with { type: "bytes" };
+import g_domain_exit_tracked_trace from "./domain_exit_tracked/trace.txt" with { type: "text" };
+import g_domain_exit_tracked_events from "./domain_exit_tracked/events.txt" with { type: "text" };
+import g_domain_exit_tracked_callbacks from "./domain_exit_tracked/callbacks.txt" with { type: "text" };
+import g_thread_block_in_callback_ctf from "./thread_block_in_callback/trace.ctf" with { type: "bytes" };
+import g_thread_block_in_callback_trace from "./thread_block_in_callback/trace.txt" with { type: "text" };
+import g_thread_block_in_callback_events from "./thread_block_in_callback/events.txt" with { type: "text" };
+import g_thread_block_in_callback_callbacks from "./thread_block_in_callback/callbacks.txt" with { type: "text" };
+import g_runtime_poll_ctf from "./runtime_poll/trace.ctf" with { type: "bytes" };
+import g_runtime_poll_trace from "./runtime_poll/trace.txt" with { type: "text" };
+import g_runtime_poll_events from "./runtime_poll/events.txt" with { type: "text" };
+import g_runtime_poll_callbacks from "./runtime_poll/callbacks.txt" with { type: "text" };
+import g_none_vs_some_small_heap_ctf from "./none_vs_some_small_heap/trace.ctf" with { type: "bytes" };
+import g_none_vs_some_small_heap_trace from "./none_vs_some_small_heap/trace.txt" with { type: "text" };
+import g_none_vs_some_small_heap_events from "./none_vs_some_small_heap/events.txt" with { type: "text" };
+import g_none_vs_some_small_heap_callbacks from "./none_vs_some_small_heap/callbacks.txt" with { type: "text" };
+import g_local_roots_ctf from "./local_roots/trace.ctf" with { type: "bytes" };
+import g_local_roots_trace from "./local_roots/trace.txt" with { type: "text" };
+import g_local_roots_events from "./local_roots/events.txt" with { type: "text" };
+import g_local_roots_callbacks from "./local_roots/callbacks.txt" with { type: "text" };
 
 /** Golden files by scenario name. */
 export const goldens: Record<string, Golden> = {
@@ -213,5 +285,113 @@ export const goldens: Record<string, Golden> = {
     traceDump: g_tracer_reentrancy_trace,
     eventsDump: g_tracer_reentrancy_events,
     callbackLog: g_tracer_reentrancy_callbacks,
+  },
+  "array_loop_300": {
+    ctf: g_array_loop_300_ctf,
+    traceDump: g_array_loop_300_trace,
+    eventsDump: g_array_loop_300_events,
+    callbackLog: g_array_loop_300_callbacks,
+  },
+  "array_loop_1000": {
+    ctf: g_array_loop_1000_ctf,
+    traceDump: g_array_loop_1000_trace,
+    eventsDump: g_array_loop_1000_events,
+    callbackLog: g_array_loop_1000_callbacks,
+  },
+  "array_loop_5000": {
+    ctf: g_array_loop_5000_ctf,
+    traceDump: g_array_loop_5000_trace,
+    eventsDump: g_array_loop_5000_events,
+    callbackLog: g_array_loop_5000_callbacks,
+  },
+  "mixed_minor_major_loop": {
+    ctf: g_mixed_minor_major_loop_ctf,
+    traceDump: g_mixed_minor_major_loop_trace,
+    eventsDump: g_mixed_minor_major_loop_events,
+    callbackLog: g_mixed_minor_major_loop_callbacks,
+  },
+  "growing_set": {
+    ctf: g_growing_set_ctf,
+    traceDump: g_growing_set_trace,
+    eventsDump: g_growing_set_events,
+    callbackLog: g_growing_set_callbacks,
+  },
+  "gc_in_callbacks": {
+    ctf: g_gc_in_callbacks_ctf,
+    traceDump: g_gc_in_callbacks_trace,
+    eventsDump: g_gc_in_callbacks_events,
+    callbackLog: g_gc_in_callbacks_callbacks,
+  },
+  "raise_in_loop_attempt": {
+    ctf: g_raise_in_loop_attempt_ctf,
+    traceDump: g_raise_in_loop_attempt_trace,
+    eventsDump: g_raise_in_loop_attempt_events,
+    callbackLog: g_raise_in_loop_attempt_callbacks,
+  },
+  "raise_in_loop_unguarded": {
+    ctf: g_raise_in_loop_unguarded_ctf,
+    traceDump: g_raise_in_loop_unguarded_trace,
+    eventsDump: g_raise_in_loop_unguarded_events,
+    callbackLog: g_raise_in_loop_unguarded_callbacks,
+  },
+  "raise_pending_unguarded": {
+    ctf: g_raise_pending_unguarded_ctf,
+    traceDump: g_raise_pending_unguarded_trace,
+    eventsDump: g_raise_pending_unguarded_events,
+    callbackLog: g_raise_pending_unguarded_callbacks,
+  },
+  "bigarray_custom": {
+    ctf: g_bigarray_custom_ctf,
+    traceDump: g_bigarray_custom_trace,
+    eventsDump: g_bigarray_custom_events,
+    callbackLog: g_bigarray_custom_callbacks,
+  },
+  "unmarshal_shapes": {
+    ctf: g_unmarshal_shapes_ctf,
+    traceDump: g_unmarshal_shapes_trace,
+    eventsDump: g_unmarshal_shapes_events,
+    callbackLog: g_unmarshal_shapes_callbacks,
+  },
+  "spawned_profile_after_stop": {
+    ctf: g_spawned_profile_after_stop_ctf,
+    traceDump: g_spawned_profile_after_stop_trace,
+    eventsDump: g_spawned_profile_after_stop_events,
+    callbackLog: g_spawned_profile_after_stop_callbacks,
+  },
+  "spawned_profile_only": {
+    ctf: g_spawned_profile_only_ctf,
+    traceDump: g_spawned_profile_only_trace,
+    eventsDump: g_spawned_profile_only_events,
+    callbackLog: g_spawned_profile_only_callbacks,
+  },
+  "domain_exit_tracked": {
+    ctf: g_domain_exit_tracked_ctf,
+    traceDump: g_domain_exit_tracked_trace,
+    eventsDump: g_domain_exit_tracked_events,
+    callbackLog: g_domain_exit_tracked_callbacks,
+  },
+  "thread_block_in_callback": {
+    ctf: g_thread_block_in_callback_ctf,
+    traceDump: g_thread_block_in_callback_trace,
+    eventsDump: g_thread_block_in_callback_events,
+    callbackLog: g_thread_block_in_callback_callbacks,
+  },
+  "runtime_poll": {
+    ctf: g_runtime_poll_ctf,
+    traceDump: g_runtime_poll_trace,
+    eventsDump: g_runtime_poll_events,
+    callbackLog: g_runtime_poll_callbacks,
+  },
+  "none_vs_some_small_heap": {
+    ctf: g_none_vs_some_small_heap_ctf,
+    traceDump: g_none_vs_some_small_heap_trace,
+    eventsDump: g_none_vs_some_small_heap_events,
+    callbackLog: g_none_vs_some_small_heap_callbacks,
+  },
+  "local_roots": {
+    ctf: g_local_roots_ctf,
+    traceDump: g_local_roots_trace,
+    eventsDump: g_local_roots_events,
+    callbackLog: g_local_roots_callbacks,
   },
 };
