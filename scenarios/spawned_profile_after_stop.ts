@@ -51,8 +51,9 @@ export default scenario({
     tracker: { promote: cb.none() },
   });
   w.call("Spawned.worker_loop@spawned.ml:20:4-40", () =>
-    w.repeat(300, () => {
-      w.repeat(10, () =>
+    // Few major arrays while two domains run (see spawned_profile_only).
+    w.repeat(10, () => {
+      w.repeat(300, () =>
         w.alloc(sizes.choice(2, 4, 8), { at: "Spawned.worker_node@spawned.ml:18:16-40" }));
       w.alloc(300, { source: "array", at: "Spawned.worker_table@spawned.ml:19:16-34" });
     }));

@@ -74,12 +74,15 @@ let z = Sys.opaque_identity 0
 let expected_minor_heap_words = ${p.minorHeapWords}
 let ring_log2 = ${p.ringLog2}
 
-(* The callback log: ${p.logCapacity} records of ${stride} ints. *)
+(* The callback log: ${p.logCapacity} records of ${stride} ints, outside the OCaml heap (a
+   Bigarray's data is malloc'd), so that the program's bookkeeping does not grow the major heap. *)
 let log_capacity = ${p.logCapacity}
 let stride = ${stride}
 let max_depth = ${p.maxDepth}
 let max_frames = ${p.maxFrames}
-let cblog = Array.make (log_capacity * stride) 0
+let cblog : (int, Bigarray.int_elt, Bigarray.c_layout) Bigarray.Array1.t =
+  Bigarray.Array1.create Bigarray.int Bigarray.c_layout (log_capacity * stride)
+let () = Bigarray.Array1.fill cblog 0
 let log_n = ref 0
 let log_overflow = ref false
 let frozen = ref false
@@ -133,13 +136,13 @@ let[@inline never] record kind id =
       log_n := r + 1;
       let b = r * stride in
       let di = Domain.self_index () in
-      cblog.(b + ${REC.kind}) <- kind;
-      cblog.(b + ${REC.domain}) <- di;
-      cblog.(b + ${REC.id}) <- id;
+      cblog.{b + ${REC.kind}} <- kind;
+      cblog.{b + ${REC.domain}} <- di;
+      cblog.{b + ${REC.id}} <- id;
       let o = ord_of_index.(di) * (max_depth + 1) in
       let d = loops.(o) in
-      cblog.(b + ${REC.depth}) <- d;
-      for j = 1 to d do cblog.(b + ${REC.depth} + j) <- loops.(o + j) done;
+      cblog.{b + ${REC.depth}} <- d;
+      for j = 1 to d do cblog.{b + ${REC.depth} + j} <- loops.(o + j) done;
       b
     end
   end
@@ -149,26 +152,26 @@ let[@inline never] record_alloc kind (info : Gc.Memprof.allocation) =
   let id = !serial in
   let b = record kind id in
   if b >= 0 then begin
-    cblog.(b + ${REC.size}) <- info.size;
-    cblog.(b + ${REC.nSamples}) <- info.n_samples;
-    cblog.(b + ${REC.source}) <-
+    cblog.{b + ${REC.size}} <- info.size;
+    cblog.{b + ${REC.nSamples}} <- info.n_samples;
+    cblog.{b + ${REC.source}} <-
       (match info.source with Gc.Memprof.Normal -> 0 | Gc.Memprof.Marshal -> 1 | Gc.Memprof.Custom -> 2);
     let cs = info.callstack in
     let n = Printexc.raw_backtrace_length cs in
     let n = if n > max_frames then max_frames else n in
     let f = b + ${REC.loops} + max_depth in
-    cblog.(f) <- n;
+    cblog.{f} <- n;
     for j = 0 to n - 1 do
-      cblog.(f + 1 + j) <- (Obj.magic (Printexc.get_raw_backtrace_slot cs j) : int)
+      cblog.{f + 1 + j} <- (Obj.magic (Printexc.get_raw_backtrace_slot cs j) : int)
     done
   end;
   b
 
-let[@inline never] set_outcome b o = if b >= 0 then cblog.(b + ${REC.outcome}) <- o
+let[@inline never] set_outcome b o = if b >= 0 then cblog.{b + ${REC.outcome}} <- o
 
 let[@inline never] record_exn kind e =
   let b = record kind 0 in
-  if b >= 0 then cblog.(b + ${REC.size}) <- e
+  if b >= 0 then cblog.{b + ${REC.size}} <- e
 
 let[@inline never] bump slot kind =
   let i = slot * 5 + kind in
@@ -298,17 +301,17 @@ let print_log ~minors ~majors =
   p (Printf.sprintf "minor_heap_words %d\\n" (Gc.get ()).Gc.minor_heap_size);
   for r = 0 to !log_n - 1 do
     let b = r * stride in
-    let kind = cblog.(b + ${REC.kind}) in
-    p (Printf.sprintf "%d %d %d %d %d %d %d %d" kind cblog.(b + ${REC.domain}) cblog.(b + ${REC.id})
-         cblog.(b + ${REC.size}) cblog.(b + ${REC.nSamples}) cblog.(b + ${REC.source}) cblog.(b + ${REC.outcome})
-         cblog.(b + ${REC.depth}));
-    for j = 1 to cblog.(b + ${REC.depth}) do p (Printf.sprintf " %d" cblog.(b + ${REC.depth} + j)) done;
+    let kind = cblog.{b + ${REC.kind}} in
+    p (Printf.sprintf "%d %d %d %d %d %d %d %d" kind cblog.{b + ${REC.domain}} cblog.{b + ${REC.id}}
+         cblog.{b + ${REC.size}} cblog.{b + ${REC.nSamples}} cblog.{b + ${REC.source}} cblog.{b + ${REC.outcome}}
+         cblog.{b + ${REC.depth}});
+    for j = 1 to cblog.{b + ${REC.depth}} do p (Printf.sprintf " %d" cblog.{b + ${REC.depth} + j}) done;
     if kind <= 1 then begin
       let f = b + ${REC.loops} + max_depth in
-      let n = cblog.(f) in
+      let n = cblog.{f} in
       p (Printf.sprintf " | %d" n);
       for j = 0 to n - 1 do
-        let slot : Printexc.raw_backtrace_slot = Obj.magic cblog.(f + 1 + j) in
+        let slot : Printexc.raw_backtrace_slot = Obj.magic cblog.{f + 1 + j} in
         let name =
           match Printexc.Slot.name (Printexc.convert_raw_backtrace_slot slot) with
           | Some s -> s
