@@ -43,6 +43,7 @@ import thread_block_in_callback from "./thread_block_in_callback.ts";
 import runtime_poll from "./runtime_poll.ts";
 import none_vs_some_small_heap from "./none_vs_some_small_heap.ts";
 import local_roots from "./local_roots.ts";
+import remembered_set from "./remembered_set.ts";
 
 /** Every registered scenario, in the order the CLI runs them. */
 export const scenarios: readonly Scenario[] = [
@@ -85,4 +86,5 @@ export const scenarios: readonly Scenario[] = [
   runtime_poll,
   none_vs_some_small_heap,
   local_roots,
+  remembered_set,
 ];

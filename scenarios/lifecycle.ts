@@ -24,9 +24,9 @@ export default scenario({
   const p = main.memprof.start({ samplingRate: 0.001, callstackSize: 0 });
   main.repeat(N, () => {
     // let r = ref i in if i mod 3 = 0 then keep.((i / 3) mod K) <- r
-    main.alloc(1, { lifetime: keep.cycle(keep.drop, keep.drop, keep.steps(3 * K, "keep")) });
+    main.alloc(1, { lifetime: keep.cycle(keep.drop, keep.drop, keep.ring(K, "keep")) });
   });
-  main.alloc(1, { lifetime: keep.forever }); // ref 0, stored in every slot
+  main.alloc(1, { lifetime: keep.forever }); // ref 0, stored in every slot (Array.fill)
   s.release("keep");
   main.fullMajor();
   main.memprof.stop();

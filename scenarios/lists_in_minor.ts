@@ -21,7 +21,8 @@ export default scenario({
       main.repeat(100, () => {
         main.repeat(1_000, () =>
           main.alloc(2, {
-            lifetime: keep.until("list"),
+            // allocate_list (n :: accu): the cells link each other.
+            lifetime: keep.list("list"),
             at: "Lists_in_minor.allocate_list@lists_in_minor.ml:8:9-26",
           }));
         s.release("list");

@@ -19,7 +19,8 @@ export default scenario({
   });
   main.repeat(20_000, () =>
     main.allocCombined([2, 3], {
-      lifetime: keep.until("acc"),
+      // `acc := (i, i, i) :: !acc`: the cells link each other; only the head is stored.
+      lifetime: keep.list("acc"),
       at: "Exact.triple_cons@exact.ml:31:11-30",
     }));
   main.memprof.stop();

@@ -221,6 +221,21 @@ let[@inline never] keep_slot s (b : Obj.t) =
   ks.(s).(kt.(s)) <- b;
   kt.(s) <- kt.(s) + 1
 
+(* keep.ring: slot k mod capacity, replacing (releasing) what was stored there. *)
+let[@inline never] keep_ring s (b : Obj.t) =
+  let cap = Array.length ks.(s) in
+  let k = kt.(s) in
+  ks.(s).(k) <- b;
+  kt.(s) <- (if k + 1 = cap then 0 else k + 1)
+
+let[@inline never] release_ring s =
+  for j = 0 to Array.length ks.(s) - 1 do ks.(s).(j) <- Obj.repr 0 done
+
+(* keep.list: the block's first field links the previous head; the head is stored in slot 0. *)
+let[@inline never] keep_list s (b : Obj.t) =
+  Obj.set_field b 0 ks.(s).(0);
+  ks.(s).(0) <- b
+
 let[@inline never] release_site s =
   let cap = Array.length ks.(s) in
   for j = kh.(s) to kt.(s) - 1 do ks.(s).(j mod cap) <- Obj.repr 0 done;

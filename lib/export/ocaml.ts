@@ -133,7 +133,10 @@ class Exporter {
   private readonly profileAt: string[] = [];
   private readonly sites: number[] = [];
   private readonly fifoSites: number[] = [];
-  private readonly releaseSites = new Map<string, { fifo: number[]; slots: number[] }>();
+  private readonly releaseSites = new Map<
+    string,
+    { fifo: number[]; slots: number[]; rings: number[] }
+  >();
   private readonly userEvents = new Map<string, { id: number; type: string }>();
   private readonly logCapacity: number;
   private readonly callbackKeepCapacity: number;
@@ -218,7 +221,11 @@ class Exporter {
     const handlers = this.handlersCode();
     const releases = [...this.releaseSites.entries()].map(([name, s], i) =>
       `(* release "${name}" *)\nlet[@inline never] release_${i} () =\n  ${
-        [...s.fifo.map((k) => `release_site ${k};`), ...s.slots.map((k) => `release_slots ${k};`)]
+        [
+          ...s.fifo.map((k) => `release_site ${k};`),
+          ...s.slots.map((k) => `release_slots ${k};`),
+          ...s.rings.map((k) => `release_ring ${k};`),
+        ]
           .join("\n  ")
       }\n  ()`
     );
@@ -399,7 +406,7 @@ class Exporter {
       case "discard":
         return `Gc.Memprof.discard (Obj.obj prof.(${slot}))`;
       case "alloc":
-        return this.keepCode(camlBlock(a.words), a.lifetime, ctx);
+        return this.keepCode(camlBlock(a.words), a.lifetime, ctx, { linkable: true });
       case "gc":
         return gcCode(a.what);
       case "switchThread":
@@ -768,13 +775,19 @@ class Exporter {
       case "caml": {
         const n = this.sizeCode(st.size, at);
         if (n.constant !== undefined) {
-          code = this.keepCode(camlBlock(n.constant), st.lifetime, ctx);
+          code = this.keepCode(camlBlock(n.constant), st.lifetime, ctx, {
+            linkable: n.constant <= MAX_YOUNG_WOSIZE,
+          });
         } else if (st.frames.length === 0) {
           pre = `let n = ${n.draw} in `;
-          code = this.keepCode(camlBlockMatch(n.values, "n"), st.lifetime, ctx);
+          code = this.keepCode(camlBlockMatch(n.values, "n"), st.lifetime, ctx, {
+            linkable: Math.max(...n.values) <= MAX_YOUNG_WOSIZE,
+          });
         } else {
           code = `let n = ${n.draw} in ${
-            this.keepCode(camlBlockMatch(n.values, "n"), st.lifetime, ctx)
+            this.keepCode(camlBlockMatch(n.values, "n"), st.lifetime, ctx, {
+              linkable: Math.max(...n.values) <= MAX_YOUNG_WOSIZE,
+            })
           }`;
         }
         break;
@@ -791,7 +804,11 @@ class Exporter {
           );
         }
         const expr = st.source === "array" ? "Array.make n z" : "Bytes.create (8 * n - 1)";
-        code = `let n = ${n.draw} in ${this.keepCode(`Obj.repr (${expr})`, st.lifetime, ctx)}`;
+        code = `let n = ${n.draw} in ${
+          this.keepCode(`Obj.repr (${expr})`, st.lifetime, ctx, {
+            linkable: st.source === "array" && Math.max(...n.values) <= MAX_YOUNG_WOSIZE,
+          })
+        }`;
         break;
       }
       case "custom": {
@@ -847,7 +864,10 @@ class Exporter {
       binds.push(`let b${k} = Sys.opaque_identity (${camlExpr(lens[k])}) in`);
     }
     const keeps = lens.map((_, k) =>
-      this.keepCode(`Obj.repr b${k}`, st.lifetimes[k] ?? st.lifetimes[0], ctx, true)
+      this.keepCode(`Obj.repr b${k}`, st.lifetimes[k] ?? st.lifetimes[0], ctx, {
+        bound: true,
+        linkable: true,
+      })
     );
     return this.inFrames(outer, `${binds.join(" ")} ${keeps.join("; ")}`, ctx);
   }
@@ -903,15 +923,22 @@ class Exporter {
     return `(input_value_from_string ${v} 0 : Obj.t)`;
   }
 
-  /** Code allocating `alloc` (an Obj.t expression) and keeping it as `l` says. */
-  private keepCode(alloc: string, l: Lifetime, ctx: Ctx, bound = false): string {
-    const block = bound ? alloc : `Obj.repr (${alloc})`;
-    if (l.kind === "drop") return `ignore (Sys.opaque_identity (${block}))`;
-    return `let blk = ${block} in ${this.keepStmt(l, ctx)}`;
+  /** Code allocating `alloc` (an Obj.t expression) and keeping it as `l` says. `block` says
+   * what it is: a young block whose first field may hold a pointer (`linkable`, as a list's
+   * cells are linked), and whether `alloc` is already an Obj.t (`bound`). */
+  private keepCode(
+    alloc: string,
+    l: Lifetime,
+    ctx: Ctx,
+    block: { readonly bound?: boolean; readonly linkable?: boolean } = {},
+  ): string {
+    const value = block.bound ? alloc : `Obj.repr (${alloc})`;
+    if (l.kind === "drop") return `ignore (Sys.opaque_identity (${value}))`;
+    return `let blk = ${value} in ${this.keepStmt(l, ctx, block.linkable === true)}`;
   }
 
   /** Keeps `blk` as lifetime `l` says (a new site per lifetime in the program). */
-  private keepStmt(l: Lifetime, ctx: Ctx): string {
+  private keepStmt(l: Lifetime, ctx: Ctx, linkable: boolean): string {
     switch (l.kind) {
       case "drop":
         return "ignore blk";
@@ -933,9 +960,26 @@ class Exporter {
       case "cycle": {
         const c = this.fresh("cycle");
         this.inits.push(`let ${c} = ref 0`);
-        const arms = l.lifetimes.map((x, i) => `| ${i} -> ${this.keepStmt(x, ctx)}`);
+        const arms = l.lifetimes.map((x, i) => `| ${i} -> ${this.keepStmt(x, ctx, linkable)}`);
         return `(let k = !${c} in ${c} := (if k + 1 = ${l.lifetimes.length} then 0 else k + 1); ` +
           `match k with ${arms.join(" ")} | _ -> ())`;
+      }
+      case "ring": {
+        const s = this.site(l.slots, ctx);
+        if (l.name !== undefined) this.releaseOf(l.name).rings.push(s);
+        return `keep_ring ${s} blk`;
+      }
+      case "list": {
+        if (!linkable) {
+          this.refuse(
+            ctx.at,
+            "keep.list links each block to the previous one through its first field: only " +
+              "blocks of at most 256 words allocated by OCaml code or Array.make can be linked",
+          );
+        }
+        const s = this.site(1, ctx);
+        this.releaseOf(l.name).rings.push(s);
+        return `keep_list ${s} blk`;
       }
     }
   }
@@ -952,10 +996,10 @@ class Exporter {
     return this.sites.length - 1;
   }
 
-  private releaseOf(name: string): { fifo: number[]; slots: number[] } {
+  private releaseOf(name: string): { fifo: number[]; slots: number[]; rings: number[] } {
     let r = this.releaseSites.get(name);
     if (r === undefined) {
-      r = { fifo: [], slots: [] };
+      r = { fifo: [], slots: [], rings: [] };
       this.releaseSites.set(name, r);
     }
     return r;

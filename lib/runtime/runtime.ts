@@ -35,6 +35,9 @@ const NO_FRAMES: readonly string[] = Object.freeze([]);
 /** OCaml 5.3's default minor heap size, in words. */
 export const DEFAULT_MINOR_HEAP_WORDS = 262_144;
 
+/** Entries the remembered set keeps in reserve beyond its size (minor_gc.c). */
+const REF_TABLE_RESERVE = 256;
+
 /** Options of {@linkcode Runtime}. */
 export interface RuntimeOptions {
   /** Minor heap size per domain, in words (even; default 262,144). */
@@ -136,6 +139,13 @@ export class Domain implements MemprofHost {
   current: Thread;
   /** Per-component callstacks of the combined allocation in progress, if any. */
   #comballocStacks: readonly (readonly string[])[] | null = null;
+  /** The remembered set (`minor_tables->major_ref`): entries since the last minor collection,
+   * the table's size and its current limit (size, then size + reserve once a collection was
+   * requested). */
+  #refEntries = 0;
+  #refSize: number;
+  #refLimit: number;
+
   /** Statistics. */
   readonly stats = {
     minorWordsBeforeLastGc: 0,
@@ -149,6 +159,9 @@ export class Domain implements MemprofHost {
   constructor(runtime: Runtime, id: number, parent: Domain | null) {
     this.runtime = runtime;
     this.id = id;
+    // minor_gc.c allocates the ref table with minor_heap_wsz / 8 entries (and 256 in reserve).
+    this.#refSize = Math.floor(runtime.minorHeapWords / 8);
+    this.#refLimit = this.#refSize;
     this.#newMinorArena();
     this.memprof = new MemprofDomain(this, runtime.memprofShared, parent ? parent.memprof : null);
     const t = new Thread(runtime.nextThreadId++, this, this.memprof.current!);
@@ -180,6 +193,29 @@ export class Domain implements MemprofHost {
       : this.memprofYoungTrigger;
     if (this.requestedMinorGc || this.requestedMajorSlice) this.youngLimit = Infinity;
     this.actionPending = true;
+  }
+
+  /**
+   * `caml_modify` by this domain of a slot in the major heap (a global, an array the program
+   * keeps blocks in) from the block at `old` (-1: an immediate) to the block at `addr`. Storing
+   * a young block over anything but a young block adds an entry to this domain's remembered
+   * set; when the table is full (minor heap / 8 entries), OCaml requests a minor collection
+   * (`realloc_generic_table`), and when even its reserve of 256 fills, it doubles the table.
+   */
+  rememberStore(addr: number, old: number): void {
+    if (addr < 0 || !this.isYoung(addr)) return;
+    if (old >= 0 && this.isYoung(old)) return;
+    if (this.#refEntries >= this.#refLimit) {
+      if (this.#refLimit === this.#refSize) {
+        this.#refLimit = this.#refSize + REF_TABLE_RESERVE;
+        this.requestedMinorGc = true;
+        this.youngLimit = Infinity; // caml_request_minor_gc interrupts the domain
+      } else {
+        this.#refSize *= 2;
+        this.#refLimit = this.#refSize + REF_TABLE_RESERVE;
+      }
+    }
+    this.#refEntries++;
   }
 
   /** `caml_set_action_pending`: a flag only; it does not move young_limit in 5.3. */
@@ -573,7 +609,9 @@ export class Domain implements MemprofHost {
   /** `Gc.Memprof.start` on this domain (allocates the boxed 1/log1p(-λ) on the minor heap). */
   memprofStart<M, J>(opts: StartOptions<M, J>): Profile {
     return this.memprof.start(opts, () => {
-      this.allocFromRuntime(1);
+      // caml_copy_double, then caml_initialize into the config block (caml_alloc_shr): a young
+      // value stored in the major heap, one remembered-set entry.
+      this.rememberStore(this.allocFromRuntime(1), -1);
     });
   }
 
@@ -653,6 +691,8 @@ export class Domain implements MemprofHost {
     ev.endPhase(this.id, RuntimePhase.EV_MINOR_MEMPROF_CLEAN);
     ev.counter(this.id, RuntimeCounter.EV_C_MINOR_ALLOCATED, allocated);
     this.#newMinorArena();
+    this.#refEntries = 0;
+    this.#refLimit = this.#refSize;
     this.memprof.setTrigger();
     this.resetYoungLimit();
     ev.endPhase(this.id, RuntimePhase.EV_MINOR);

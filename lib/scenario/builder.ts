@@ -51,6 +51,12 @@ export const keep: {
   /** Successive executions of the step take these lifetimes in turn: `cycle(drop, drop,
    * steps(9))` keeps every third block. */
   cycle(...lifetimes: Lifetime[]): Lifetime;
+  /** Linked from the block kept before it, like the cells of a list (`acc := x :: !acc`),
+   * until `release(name)`. */
+  list(name: string): Lifetime;
+  /** Stored in slot `k mod slots` of a global array, replacing the block stored there
+   * (`keep.(k mod slots) <- x`); `release(name)` empties the array. */
+  ring(slots: number, name?: string): Lifetime;
 } = {
   drop: { kind: "drop" },
   forever: { kind: "forever" },
@@ -60,6 +66,9 @@ export const keep: {
       : { kind: "steps", steps: n, until: orUntil },
   until: (name) => ({ kind: "until", name }),
   cycle: (...lifetimes) => ({ kind: "cycle", lifetimes }),
+  list: (name) => ({ kind: "list", name }),
+  ring: (slots, name) =>
+    name === undefined ? { kind: "ring", slots } : { kind: "ring", slots, name },
 };
 
 // ---- sizes ---------------------------------------------------------------------------------

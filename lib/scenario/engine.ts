@@ -186,7 +186,11 @@ class Engine {
       clock: () => EPOCH_US + Math.floor(this.clockNs / 1000),
       externalSamplingRate: this.s.externalSamplingRate ?? firstRate,
     });
-    this.lifetimes = new Lifetimes(this.rt, () => this.step);
+    this.lifetimes = new Lifetimes(
+      this.rt,
+      () => this.step,
+      (addr, old) => this.cur.rememberStore(addr, old),
+    );
     const hf = opts.harnessFrames ?? { main: 0, spawned: 0 };
     this.harnessMain = new Array<string>(hf.main).fill(HARNESS_FRAME);
     this.harnessSpawned = new Array<string>(hf.spawned).fill(HARNESS_FRAME);
@@ -375,7 +379,8 @@ class Engine {
             this.allocations += blocks.length;
             for (let k = 0; k < blocks.length; k++) {
               this.words += blocks[k] + 1;
-              keep?.(addrs[k], blocks[k]);
+              // The value is stored once, by its root; the other blocks hang from it.
+              keep?.(addrs[k], blocks[k], k > 0);
             }
           } catch (e) {
             this.guard(at, () => {

@@ -4,21 +4,34 @@
  * never). External allocations use the same lifetimes, ending in a free.
  * @module
  */
-import type { Runtime } from "../runtime/mod.ts";
+import type { Root, Runtime } from "../runtime/mod.ts";
 import { ReleaseQueue } from "./schedule.ts";
 import type { Lifetime } from "./spec.ts";
 
-/** Keeps a block at `addr` of `wosize` words alive as its lifetime says. */
-export type Keeper = (addr: number, wosize: number) => void;
+/** Keeps a block at `addr` of `wosize` words alive as its lifetime says. `reached` says the
+ * block is reachable through another one just kept (a block of an unmarshalled value other
+ * than its root): it is kept, but nothing is stored for it. */
+export type Keeper = (addr: number, wosize: number, reached?: boolean) => void;
+
+/** Reports a store of the block at `addr` into a slot of the major heap that held the block
+ * at `old` (-1: nothing, or an immediate), for the remembered set. */
+export type StoreHook = (addr: number, old: number) => void;
 
 /** The roots of one run and when they go. */
 export class Lifetimes {
   private readonly due = new ReleaseQueue();
   private readonly named = new Map<string, (() => void)[]>();
+  /** Releases run at every `release(name)` (rings), not only the first after a keep. */
+  private readonly everyRelease = new Map<string, (() => void)[]>();
   private readonly forever: unknown[] = [];
 
-  /** `now()` is the number of the step being executed. */
-  constructor(private readonly rt: Runtime, private readonly now: () => number) {}
+  /** `now()` is the number of the step being executed; `store` learns of every store a keep
+   * makes in the program's global slots. */
+  constructor(
+    private readonly rt: Runtime,
+    private readonly now: () => number,
+    private readonly store: StoreHook = () => {},
+  ) {}
 
   /** Releases what is due at step `step` (call at the start of each step). */
   tick(step: number): void {
@@ -27,6 +40,7 @@ export class Lifetimes {
 
   /** `release(name)`: ends every lifetime waiting for `name`. */
   release(name: string): void {
+    for (const release of this.everyRelease.get(name) ?? []) release();
     const list = this.named.get(name);
     if (list === undefined) return;
     this.named.delete(name);
@@ -40,26 +54,53 @@ export class Lifetimes {
       case "drop":
         return undefined;
       case "forever":
-        return (addr, wosize) => {
+        return (addr, wosize, reached) => {
           this.forever.push(this.rt.root(addr, wosize));
+          if (!reached) this.store(addr, -1);
         };
       case "steps":
-        return (addr, wosize) => {
-          const r = this.rt.root(addr, wosize);
-          this.end(l, () => r.release());
-        };
       case "until":
-        return (addr, wosize) => {
+        // A fresh global slot per block, emptied (an immediate stored) at the release.
+        return (addr, wosize, reached) => {
           const r = this.rt.root(addr, wosize);
           this.end(l, () => r.release());
+          if (!reached) this.store(addr, -1);
         };
+      case "list": {
+        // Each block links the one kept before it; the newest is stored in a global.
+        let head: Root | undefined;
+        return (addr, wosize, reached) => {
+          const r = this.rt.root(addr, wosize);
+          this.waitFor(l.name, () => r.release());
+          if (reached) return;
+          this.store(addr, head === undefined ? -1 : head.addr);
+          head = r;
+        };
+      }
+      case "ring": {
+        const slots: (Root | undefined)[] = new Array(l.slots);
+        let k = 0;
+        if (l.name !== undefined) {
+          this.onEveryRelease(l.name, () => {
+            for (const r of slots) r?.clear();
+          });
+        }
+        return (addr, wosize, reached) => {
+          let r = slots[k];
+          const old = r === undefined ? -1 : r.addr;
+          if (r === undefined) r = slots[k] = this.rt.root(addr, wosize);
+          else r.set(addr, wosize); // the block stored there before is released
+          k = k + 1 === l.slots ? 0 : k + 1;
+          if (!reached) this.store(addr, old);
+        };
+      }
       case "cycle": {
         const keeps = l.lifetimes.map((x) => this.keeper(x));
         let k = 0;
-        return (addr, wosize) => {
+        return (addr, wosize, reached) => {
           const keep = keeps[k];
           k = k + 1 === keeps.length ? 0 : k + 1;
-          keep?.(addr, wosize);
+          keep?.(addr, wosize, reached);
         };
       }
     }
@@ -86,8 +127,16 @@ export class Lifetimes {
       case "until":
         return this.waitFor(l.name, release);
       case "cycle":
-        throw new Error("keep.cycle applies to heap blocks only"); // refused by validation
+      case "list":
+      case "ring":
+        throw new Error(`keep.${l.kind} applies to heap blocks only`); // refused by validation
     }
+  }
+
+  private onEveryRelease(name: string, release: () => void): void {
+    const list = this.everyRelease.get(name);
+    if (list === undefined) this.everyRelease.set(name, [release]);
+    else list.push(release);
   }
 
   private waitFor(name: string, release: () => void): void {

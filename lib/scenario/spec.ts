@@ -22,6 +22,13 @@ export type Lifetime =
   | { readonly kind: "steps"; readonly steps: number; readonly until?: string }
   | { readonly kind: "until"; readonly name: string }
   | { readonly kind: "forever" }
+  /** linked from the block kept before it at the same step, like a list's cells: only the
+   * newest is stored in a global (OCaml's remembered set sees one store per block kept, which
+   * costs an entry only when the previous one is no longer young), until `release(name)` */
+  | { readonly kind: "list"; readonly name: string }
+  /** stored in the next of `slots` slots of a global array in turn, replacing (and so
+   * releasing) the block stored there `slots` keeps before; `release(name)` empties them */
+  | { readonly kind: "ring"; readonly slots: number; readonly name?: string }
   /** the k-th execution of the step uses `lifetimes[(k - 1) mod length]` */
   | { readonly kind: "cycle"; readonly lifetimes: readonly Lifetime[] };
 

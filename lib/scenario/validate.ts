@@ -124,7 +124,12 @@ class Validator {
       }
       if (l.until !== undefined) this.untilNames.add(l.until);
     }
-    if (l.kind === "until") this.untilNames.add(l.name);
+    if (l.kind === "until" || l.kind === "list") this.untilNames.add(l.name);
+    if (l.kind === "ring") {
+      if (!(Number.isInteger(l.slots) && l.slots >= 1)) {
+        this.fail(at, `keep.ring needs a whole number of slots ≥ 1, got ${l.slots}`);
+      }
+    }
     if (l.kind === "cycle") {
       if (l.lifetimes.length === 0) this.fail(at, "keep.cycle needs at least one lifetime");
       for (const x of l.lifetimes) {
@@ -241,7 +246,10 @@ class Validator {
           break;
         case "extAlloc":
           this.size(at, st.bytes, "extAlloc bytes");
-          if (st.lifetime.kind === "cycle") this.fail(at, "keep.cycle is for heap blocks only");
+          if (
+            st.lifetime.kind === "cycle" || st.lifetime.kind === "list" ||
+            st.lifetime.kind === "ring"
+          ) this.fail(at, `keep.${st.lifetime.kind} is for heap blocks only`);
           this.lifetime(at, st.lifetime);
           break;
         case "memprofStart":

@@ -157,6 +157,10 @@ import g_local_roots_ctf from "./local_roots/trace.ctf" with { type: "bytes" };
 import g_local_roots_trace from "./local_roots/trace.txt" with { type: "text" };
 import g_local_roots_events from "./local_roots/events.txt" with { type: "text" };
 import g_local_roots_callbacks from "./local_roots/callbacks.txt" with { type: "text" };
+import g_remembered_set_ctf from "./remembered_set/trace.ctf" with { type: "bytes" };
+import g_remembered_set_trace from "./remembered_set/trace.txt" with { type: "text" };
+import g_remembered_set_events from "./remembered_set/events.txt" with { type: "text" };
+import g_remembered_set_callbacks from "./remembered_set/callbacks.txt" with { type: "text" };
 
 /** Golden files by scenario name. */
 export const goldens: Record<string, Golden> = {
@@ -393,5 +397,11 @@ export const goldens: Record<string, Golden> = {
     traceDump: g_local_roots_trace,
     eventsDump: g_local_roots_events,
     callbackLog: g_local_roots_callbacks,
+  },
+  "remembered_set": {
+    ctf: g_remembered_set_ctf,
+    traceDump: g_remembered_set_trace,
+    eventsDump: g_remembered_set_events,
+    callbackLog: g_remembered_set_callbacks,
   },
 };
