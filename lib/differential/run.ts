@@ -196,11 +196,19 @@ export async function buildProgram(program: ExportedProgram, opts: DiffOptions):
   }
 }
 
+/**
+ * Runs the program once. It runs as `/tmp/memprof-lab-XXXXXXXXXXXXXXXX/program` (one length) whatever the
+ * cache folder: the runtime keeps the executable's path (`Sys.executable_name`) in the heap, and
+ * the major collector's pacing follows the heap's size, so a path of another length shifts when
+ * major cycles end (seen: a CI checkout's longer path moved a difference by 41 callbacks).
+ */
 async function runOnce(exe: string, program: ExportedProgram, opts: DiffOptions): Promise<string> {
-  const cwd = Deno.makeTempDirSync({ prefix: "memprof-lab-run-" });
+  const cwd = Deno.makeTempDirSync({ dir: "/tmp", prefix: "memprof-lab-" });
   const timeoutMs = opts.timeoutMs ?? 300_000;
   try {
-    const child = new Deno.Command(exe, {
+    Deno.copyFileSync(exe, `${cwd}/program`);
+    Deno.chmodSync(`${cwd}/program`, 0o755);
+    const child = new Deno.Command(`${cwd}/program`, {
       cwd,
       env: { ...program.env },
       stdin: "null",

@@ -335,3 +335,24 @@ Deno.test("buildProgram runs without env permission (the compiler inherits the e
     assert.match(exe, /\/program$/);
   });
 });
+
+Deno.test("the real program always runs from a path of one length, whatever the cache", async () => {
+  // The runtime keeps the executable's path in the heap, whose size paces the major collector:
+  // the path must not depend on where the cache is.
+  await withTemp(async (dir) => {
+    const ocamlopt = await fakeCompiler(dir);
+    await fakeProgram(dir, 'echo "$(pwd) $0" >&2\nexit 2');
+    const [r] = diffResults(
+      await inChild({
+        op: "diff",
+        scenario: "diff_small",
+        ocamlopt: [ocamlopt],
+        cacheDir: join(dir, "a-much-longer-cache-folder-name", "cache"),
+      }),
+    );
+    assert.match(
+      errorOf(r),
+      /^the real program exited with status 2: (\/tmp\/memprof-lab-[0-9a-f]{16}) \1\/program$/,
+    );
+  });
+});
