@@ -44,6 +44,7 @@ import runtime_poll from "./runtime_poll.ts";
 import none_vs_some_small_heap from "./none_vs_some_small_heap.ts";
 import local_roots from "./local_roots.ts";
 import remembered_set from "./remembered_set.ts";
+import loop_indices from "./loop_indices.ts";
 
 /** Every registered scenario, in the order the CLI runs them. */
 export const scenarios: readonly Scenario[] = [
@@ -87,4 +88,5 @@ export const scenarios: readonly Scenario[] = [
   none_vs_some_small_heap,
   local_roots,
   remembered_set,
+  loop_indices,
 ];

@@ -293,6 +293,19 @@ let[@inline never] pass_turn k =
   Condition.broadcast baton_moved;
   Mutex.unlock baton
 
+let released = Array.make ${p.domains} 0
+
+let[@inline never] release_domain ord =
+  Mutex.lock baton;
+  released.(ord) <- 1;
+  Condition.broadcast baton_moved;
+  Mutex.unlock baton
+
+let[@inline never] wait_released ord =
+  Mutex.lock baton;
+  while released.(ord) = 0 do Condition.wait baton_moved baton done;
+  Mutex.unlock baton
+
 let[@inline never] announce_started ord =
   Mutex.lock baton;
   started.(ord) <- 1;

@@ -129,6 +129,8 @@ class Exporter {
   private readonly exceptionIndex = new Map<string, number>();
   private readonly profileSlot = new Map<string, number>();
   private readonly profileSpecs: ProfileSpec[] = [];
+  /** Domains ended by a `join`: their function waits for the joiner to release it. */
+  private readonly joined = new Set<number>();
   /** Position of the step that starts each profile (directly or through its callbacks). */
   private readonly profileAt: string[] = [];
   private readonly sites: number[] = [];
@@ -445,22 +447,26 @@ class Exporter {
       if (alive.size > 1) this.checkNoKeeps(st, alive);
       cur.steps.push(st);
       if (st.kind === "spawn") alive.add(this.domainOrd.get(st.child)!);
-      if (st.kind === "terminate") {
-        if (ord === 0) this.refuse(st.at, "the main domain cannot terminate");
-        alive.delete(ord);
+      if (st.kind === "terminate" || st.kind === "join") {
+        const ending = st.kind === "join" ? this.domainOrd.get(st.target)! : ord;
+        if (ending === 0) this.refuse(st.at, "the main domain cannot terminate");
+        if (st.kind === "join") this.joined.add(ending);
+        alive.delete(ending);
         const others = [...alive].filter((o) => o !== 0).map((o) => this.sc.domains[o]);
         if (others.length > 0) {
           this.refuse(
             st.at,
-            `domain "${this.sc.domains[ord]}" terminates while ${
+            `domain "${this.sc.domains[ending]}" terminates while ${
               others.map((d) => `"${d}"`).join(", ")
             } still run${others.length === 1 ? "s" : ""}: OCaml 5.3 lets whichever domain first ` +
               "reaches its part of the next collection adopt the orphaned tracked blocks " +
               "(memprof.c, orphans_adopt), so the real run is not deterministic",
           );
         }
-        cur.terminates = true;
-        pendingJoins.push(ord);
+        if (st.kind === "terminate") {
+          cur.terminates = true;
+          pendingJoins.push(ord);
+        }
       }
     }
     return segs;
@@ -490,7 +496,7 @@ class Exporter {
     if (!("body" in st)) return;
     const walk = (body: readonly Step[]) => {
       for (const inner of body) {
-        if (inner.kind === "spawn" || inner.kind === "terminate") {
+        if (inner.kind === "spawn" || inner.kind === "terminate" || inner.kind === "join") {
           this.refuse(
             inner.at,
             `${inner.kind} inside a ${st.kind}: domains are spawned and terminated only at the ` +
@@ -514,6 +520,7 @@ class Exporter {
     const dead = new Set<number>();
     for (const st of this.sc.steps) {
       if (st.kind === "terminate") dead.add(this.domainOrd.get(st.domain)!);
+      if (st.kind === "join") dead.add(this.domainOrd.get(st.target)!);
     }
     return this.sc.domains.map((_, i) => i).filter((i) => !dead.has(i));
   }
@@ -549,6 +556,8 @@ class Exporter {
       lines.push(this.stepsCode(seg.steps, ctx));
       if (multi) lines.push(`pass_turn ${i + 1};`);
     });
+    // A domain ended by a join waits, after its last step, for the joiner to let it end.
+    if (this.joined.has(ord)) lines.push(`wait_released ${ord};`);
     const flushIndex = aliveAtEnd.indexOf(ord);
     if (flushIndex >= 0) {
       if (multi) lines.push(`wait_turn ${flushBase + flushIndex};`);
@@ -678,6 +687,18 @@ class Exporter {
         return `(try\n  ${body}\n  ()\n  with e -> caught_at ${
           this.loopBase(ctx.ord)
         } ${ctx.depth} e);`;
+      }
+      case "when": {
+        const body = this.stepsCode(st.body, ctx);
+        return `if loops.(${this.loopBase(ctx.ord)} + ${st.loop}) mod ${st.every} = ${st.offset} ` +
+          `then begin\n  ${body}\n  end;`;
+      }
+      case "join": {
+        const target = this.domainOrd.get(st.target)!;
+        return this.leaf(
+          `release_domain ${target}; Domain.join (Obj.obj doms.(${target}) : unit Domain.t)`,
+          ctx,
+        );
       }
       case "extAlloc":
         return this.refuse(

@@ -110,6 +110,47 @@ export const act: {
   exitThread: () => ({ kind: "exitThread" }),
 };
 
+/** The index `i` of a loop being built (`d.repeat(n, (i) => …)`), from 1 to `n`. */
+export class LoopIndex {
+  #open = true;
+
+  /** @internal Made by {@linkcode DomainBuilder.repeat}. */
+  constructor(
+    private readonly r: Recorder,
+    private readonly domain: string,
+    /** Depth of the loop on its domain: 1 for the outermost. */
+    readonly depth: number,
+  ) {}
+
+  /** `if i mod period = offset then body` (offset from 0 to period - 1; 0 by default): OCaml's
+   * "every `period`-th iteration". */
+  every(period: number, body: () => void, offset = 0): void {
+    const at = this.r.nextAt();
+    if (!this.#open) this.r.fail(at, "a loop index used outside its loop");
+    if (!(Number.isInteger(period) && period >= 1)) {
+      this.r.fail(at, `every needs a whole number ≥ 1, got ${period}`);
+    }
+    if (!(Number.isInteger(offset) && offset >= 0 && offset < period)) {
+      this.r.fail(at, `every's offset must be a whole number in [0, ${period - 1}], got ${offset}`);
+    }
+    const steps = this.r.nested(at, body);
+    this.r.push({
+      at,
+      kind: "when",
+      domain: this.domain,
+      loop: this.depth,
+      every: period,
+      offset,
+      body: steps,
+    });
+  }
+
+  /** @internal The loop's body has been built. */
+  close(): void {
+    this.#open = false;
+  }
+}
+
 /** A callback behaviour, built fluently: `cb.track().on(2, act.raise())`. Immutable. */
 export class CallbackBuilder implements CallbackSpec {
   constructor(
@@ -321,6 +362,9 @@ export class DomainBuilder {
   /** `Gc.Memprof` on this domain. */
   readonly memprof: MemprofControl;
 
+  /** Loops being built on this domain (for loop indices). */
+  #loopDepth = 0;
+
   constructor(private readonly r: Recorder, readonly name: string) {
     this.memprof = new MemprofControl(r, name);
   }
@@ -394,11 +438,24 @@ export class DomainBuilder {
   }
 
   /** Repeats `body` `count` times (it is recorded once). */
-  repeat(count: number, body: () => void): this {
+  repeat(count: number, body: (i: LoopIndex) => void): this {
     const at = this.r.nextAt();
-    const steps = this.r.nested(at, body);
+    const index = new LoopIndex(this.r, this.name, ++this.#loopDepth);
+    let steps: Step[];
+    try {
+      steps = this.r.nested(at, () => body(index));
+    } finally {
+      index.close();
+      this.#loopDepth--;
+    }
     this.r.push({ at, kind: "repeat", domain: this.name, count, body: steps });
     return this;
+  }
+
+  /** `Domain.join target` on this domain: `target`'s function returns after its last step,
+   * and this domain waits for it to terminate. */
+  join(target: DomainBuilder): void {
+    this.r.push({ at: this.r.nextAt(), kind: "join", domain: this.name, target: target.name });
   }
 
   /** Runs `body` inside a call of `frame` (it is on the callstack of allocations in `body`). */

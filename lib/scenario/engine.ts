@@ -516,6 +516,25 @@ class Engine {
           }
         };
       }
+      case "when": {
+        const body = this.compile(st.body);
+        const domainOf = this.domainCache(st.domain, at);
+        const depth = st.loop - 1, every = st.every, offset = st.offset;
+        return () => {
+          const i = this.loopsOf(domainOf())[depth];
+          if (i % every === offset) body();
+        };
+      }
+      case "join":
+        return this.domainOp(st.domain, at, (d) => {
+          const target = this.domain(st.target, at);
+          this.cur = target;
+          try {
+            this.rt.terminateDomain(target);
+          } finally {
+            this.cur = d;
+          }
+        });
       case "extAlloc": {
         const bytes = sizeSource(st.bytes, this.rng);
         const lifetime = st.lifetime;
@@ -830,7 +849,10 @@ class Engine {
   }
 
   private where(): string {
-    return `i=${this.iter} ${this.threadName(this.cur.current)}@${this.cur.id}`;
+    const loops = this.loopsOf(this.cur);
+    return `i=${loops.length === 0 ? "-" : loops.join(".")} ${
+      this.threadName(this.cur.current)
+    }@${this.cur.id}`;
   }
 
   private onAlloc(
@@ -1050,8 +1072,9 @@ export function countLeafSteps(steps: readonly Step[]): number {
   let n = 0;
   for (const st of steps) {
     if (st.kind === "repeat") n += st.count * countLeafSteps(st.body);
-    else if (st.kind === "call" || st.kind === "attempt") n += countLeafSteps(st.body);
-    else if (st.kind === "blocking") n += 1 + countLeafSteps(st.body);
+    else if (st.kind === "call" || st.kind === "attempt" || st.kind === "when") {
+      n += countLeafSteps(st.body);
+    } else if (st.kind === "blocking") n += 1 + countLeafSteps(st.body);
     else n += 1;
   }
   return n;

@@ -14,6 +14,7 @@ export {
   type CombinedOptions,
   DomainBuilder,
   keep,
+  LoopIndex,
   MemprofControl,
   type ProfileRef,
   scenario,

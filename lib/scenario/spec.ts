@@ -158,6 +158,18 @@ export type Step =
     | OnDomain & { readonly kind: "memprofDiscard"; readonly profile: string }
     | OnDomain & { readonly kind: "call"; readonly frame: Frame; readonly body: readonly Step[] }
     | OnDomain & { readonly kind: "repeat"; readonly count: number; readonly body: readonly Step[] }
+    /** OCaml's `if i mod every = offset then body`, where `i` is the index (from 1) of the
+     * `loop`-th loop enclosing the step on its domain, counting from the outermost (1). */
+    | OnDomain & {
+      readonly kind: "when";
+      readonly loop: number;
+      readonly every: number;
+      readonly offset: number;
+      readonly body: readonly Step[];
+    }
+    /** `Domain.join`: `target`'s function returns (its last step ran) and this domain waits for
+     * its termination. */
+    | OnDomain & { readonly kind: "join"; readonly target: string }
     | OnDomain & {
       readonly kind: "extAlloc";
       readonly bytes: SizeSpec;

@@ -49,6 +49,7 @@ class Validator {
   run(): void {
     this.settings();
     this.scan(this.sc.steps);
+    this.loopRefs(this.sc.steps, new Map());
     for (const n of this.untilNames) {
       if (!this.releaseNames.has(n)) {
         this.fail("settings", `blocks are kept until "${n}" but nothing releases "${n}"`);
@@ -115,6 +116,21 @@ class Validator {
     if ("uniform" in s) return s.uniform[1];
     if ("choice" in s) return Math.max(...s.choice);
     return s.geometric.max ?? Infinity;
+  }
+
+  /** Every `when` refers to a loop enclosing it on its domain. */
+  private loopRefs(steps: readonly Step[], depths: ReadonlyMap<string, number>): void {
+    for (const st of steps) {
+      if (st.kind === "when" && !(st.loop >= 1 && st.loop <= loopDepth(depths, st.domain))) {
+        this.fail(st.at, `loop ${st.loop} does not enclose this step on domain "${st.domain}"`);
+      }
+      if (!("body" in st)) continue;
+      if (st.kind === "repeat") {
+        const inner = new Map(depths);
+        inner.set(st.domain, loopDepth(depths, st.domain) + 1);
+        this.loopRefs(st.body, inner);
+      } else this.loopRefs(st.body, depths);
+    }
   }
 
   private lifetime(at: string, l: Lifetime): void {
@@ -266,6 +282,19 @@ class Validator {
         case "attempt":
           this.scan(st.body);
           break;
+        case "when":
+          if (!(Number.isInteger(st.every) && st.every >= 1)) {
+            this.fail(at, `every needs a whole number ≥ 1, got ${st.every}`);
+          }
+          if (!(Number.isInteger(st.offset) && st.offset >= 0 && st.offset < st.every)) {
+            this.fail(at, `every's offset must be in [0, ${st.every - 1}], got ${st.offset}`);
+          }
+          this.scan(st.body);
+          break;
+        case "join":
+          if (st.target === st.domain) this.fail(at, "a domain cannot join itself");
+          if (st.target === "main") this.fail(at, "the main domain cannot be joined");
+          break;
         case "release":
           this.releaseNames.add(st.name);
           break;
@@ -306,6 +335,10 @@ class Validator {
         case "terminate":
           if (st.domain === "main") this.fail(at, "the main domain cannot terminate");
           this.alive.delete(st.domain);
+          break;
+        case "join":
+          if (!this.alive.has(st.target)) this.fail(at, `domain "${st.target}" is not running`);
+          this.alive.delete(st.target);
           break;
         case "threadCreate":
           this.threadAlive.set(st.thread, true);
@@ -370,11 +403,20 @@ class Validator {
           // A raise may cut the body anywhere: memprof's state after it is known at run time only.
           if (hasMemprofStep(st.body)) this.profileActions = true;
           break;
+        case "when":
+          // Runs on some iterations only: memprof's state after it is known at run time only.
+          this.follow(st.body);
+          if (hasMemprofStep(st.body)) this.profileActions = true;
+          break;
         default:
           break;
       }
     }
   }
+}
+
+function loopDepth(depths: ReadonlyMap<string, number>, domain: string): number {
+  return depths.get(domain) ?? 0;
 }
 
 function hasMemprofStep(steps: readonly Step[]): boolean {

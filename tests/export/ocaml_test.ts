@@ -596,3 +596,41 @@ Deno.test("exportOCaml refuses a callstack size larger than the program can reco
   });
   assert.throws(() => exportOCaml(huge), /step 1: a callstack size of 5000: .* at most 1024/);
 });
+
+Deno.test("every becomes an if on the loop index; join releases and joins the domain", () => {
+  const src = exportOCaml(scenario({ name: "every_join" }, (s) => {
+    s.main.repeat(4, () =>
+      s.main.repeat(30, (j) => {
+        s.main.alloc(1);
+        j.every(10, () => s.main.minorGc(), 3);
+      }));
+    const w = s.main.spawn("w");
+    w.repeat(5, () => w.alloc(2));
+    s.main.join(w);
+    s.main.alloc(1);
+  })).source;
+  // Depth 2 of the main domain (number 0): loops.(0 * (max_depth + 1) + 2).
+  assert.match(
+    src,
+    /if loops\.\(\(0 \* \(max_depth \+ 1\)\) \+ 2\) mod 10 = 3 then begin\s+tick \(\); \(Gc\.minor \(\)\);\s+end;/,
+  );
+  assert.match(src, /release_domain 1; Domain\.join \(Obj\.obj doms\.\(1\) : unit Domain\.t\)/);
+  // The joined domain waits to be released after its last step, and has no final flush.
+  const run1 = src.slice(
+    src.indexOf("let[@inline never] run_1 () ="),
+    src.indexOf("let[@inline never] run_main"),
+  );
+  assert.match(run1, /wait_released 1;\s+Sys\.opaque_identity \(\)/);
+  assert.doesNotMatch(run1, /process_pending/);
+});
+
+Deno.test("join is refused inside a compound step", () => {
+  assert.throws(
+    () =>
+      exportOCaml(scenario({ name: "join_nested" }, (s) => {
+        const w = s.main.spawn("w");
+        s.main.repeat(1, () => s.main.join(w));
+      })),
+    /step 2\.1: join inside a repeat/,
+  );
+});

@@ -161,6 +161,10 @@ import g_remembered_set_ctf from "./remembered_set/trace.ctf" with { type: "byte
 import g_remembered_set_trace from "./remembered_set/trace.txt" with { type: "text" };
 import g_remembered_set_events from "./remembered_set/events.txt" with { type: "text" };
 import g_remembered_set_callbacks from "./remembered_set/callbacks.txt" with { type: "text" };
+import g_loop_indices_ctf from "./loop_indices/trace.ctf" with { type: "bytes" };
+import g_loop_indices_trace from "./loop_indices/trace.txt" with { type: "text" };
+import g_loop_indices_events from "./loop_indices/events.txt" with { type: "text" };
+import g_loop_indices_callbacks from "./loop_indices/callbacks.txt" with { type: "text" };
 
 /** Golden files by scenario name. */
 export const goldens: Record<string, Golden> = {
@@ -403,5 +407,11 @@ export const goldens: Record<string, Golden> = {
     traceDump: g_remembered_set_trace,
     eventsDump: g_remembered_set_events,
     callbackLog: g_remembered_set_callbacks,
+  },
+  "loop_indices": {
+    ctf: g_loop_indices_ctf,
+    traceDump: g_loop_indices_trace,
+    eventsDump: g_loop_indices_events,
+    callbackLog: g_loop_indices_callbacks,
   },
 };

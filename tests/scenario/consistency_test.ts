@@ -8,8 +8,8 @@ import { runScenario } from "../../lib/scenario/mod.ts";
 import { scenarios } from "../../scenarios/index.ts";
 
 const ALLOC =
-  /^i=\d+ \S+@(\d+) \S+ (alloc_minor|alloc_major) #(\d+) size=(\d+) n=(\d+) src=\S+ stack=\[(.*)\] -> Some #\d+ id=(\d+)$/;
-const LATER = /^i=\d+ \S+@\d+ \S+ (promote|dealloc_minor|dealloc_major) #(\d+)/;
+  /^i=(?:-|\d+(?:\.\d+)*) \S+@(\d+) \S+ (alloc_minor|alloc_major) #(\d+) size=(\d+) n=(\d+) src=\S+ stack=\[(.*)\] -> Some #\d+ id=(\d+)$/;
+const LATER = /^i=(?:-|\d+(?:\.\d+)*) \S+@\d+ \S+ (promote|dealloc_minor|dealloc_major) #(\d+)/;
 
 for (const sc of scenarios.filter((s) => s.settings.log.format === "default")) {
   Deno.test(`${sc.settings.name}: trace agrees with the callback log`, () => {
