@@ -196,6 +196,22 @@ export async function buildProgram(program: ExportedProgram, opts: DiffOptions):
   }
 }
 
+/** A new directory `/tmp/memprof-lab-<16 hex digits>` (Deno's own temporary names drop leading
+ * zeros, so their length varies). */
+function fixedLengthTempDir(): string {
+  for (;;) {
+    const bytes = crypto.getRandomValues(new Uint8Array(8));
+    const hex = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+    const dir = `/tmp/memprof-lab-${hex}`;
+    try {
+      Deno.mkdirSync(dir, { mode: 0o700 });
+      return dir;
+    } catch (e) {
+      if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+    }
+  }
+}
+
 /**
  * Runs the program once. It runs as `/tmp/memprof-lab-XXXXXXXXXXXXXXXX/program` (one length) whatever the
  * cache folder: the runtime keeps the executable's path (`Sys.executable_name`) in the heap, and
@@ -203,7 +219,7 @@ export async function buildProgram(program: ExportedProgram, opts: DiffOptions):
  * major cycles end (seen: a CI checkout's longer path moved a difference by 41 callbacks).
  */
 async function runOnce(exe: string, program: ExportedProgram, opts: DiffOptions): Promise<string> {
-  const cwd = Deno.makeTempDirSync({ dir: "/tmp", prefix: "memprof-lab-" });
+  const cwd = fixedLengthTempDir();
   const timeoutMs = opts.timeoutMs ?? 300_000;
   try {
     Deno.copyFileSync(exe, `${cwd}/program`);
