@@ -10,7 +10,6 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import type { Scenario } from "../lib/scenario/mod.ts";
 import { scenarios as registered } from "../scenarios/index.ts";
 import {
   differenceContext,
@@ -23,6 +22,7 @@ import {
   type Verdict,
 } from "../lib/differential/mod.ts";
 import { findToolchain, setupToolchain, type Toolchain } from "../lib/ocaml/mod.ts";
+import { loadScenario } from "./_load.ts";
 import { UsageError } from "./_io.ts";
 
 /** Usage text printed by --help. */
@@ -94,28 +94,6 @@ export const denoIO: DiffCliIO = {
 };
 
 const DEFAULT_KNOWN = new URL("../scenarios/known_differences.json", import.meta.url).pathname;
-
-async function loadScenario(io: DiffCliIO, arg: string): Promise<Scenario> {
-  const byName = registered.find((s) => s.settings.name === arg);
-  if (byName !== undefined) return byName;
-  if (!arg.endsWith(".ts")) {
-    throw new UsageError(
-      `no scenario named "${arg}"`,
-      `known scenarios: ${registered.map((s) => s.settings.name).join(", ")}`,
-    );
-  }
-  let mod: { default?: unknown };
-  try {
-    mod = await io.importModule(arg);
-  } catch (e) {
-    throw new UsageError(`cannot load ${arg}: ${(e as Error).message}`);
-  }
-  const sc = mod.default;
-  if (sc === undefined || typeof sc !== "object" || sc === null || !("steps" in sc)) {
-    throw new UsageError(`${arg} has no default export made with scenario(...)`);
-  }
-  return sc as Scenario;
-}
 
 function cacheDir(io: DiffCliIO, option: string | undefined): string {
   if (option !== undefined) return option;
@@ -256,7 +234,7 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
   }
   const list = parsed.positionals.length === 0
     ? [...registered]
-    : await Promise.all(parsed.positionals.map((a) => loadScenario(io, a)));
+    : await Promise.all(parsed.positionals.map((a) => loadScenario(io.importModule, a)));
   const toolchain = await io.toolchain({
     prefix: o.prefix,
     ocamlopt: o.ocamlopt,

@@ -17,6 +17,7 @@ import {
   type Scenario,
 } from "../lib/scenario/mod.ts";
 import { scenarios as registered } from "../scenarios/index.ts";
+import { loadScenario } from "./_load.ts";
 import { UsageError, writeDataAtomic } from "./_io.ts";
 import { exportOCaml } from "../lib/export/mod.ts";
 
@@ -81,28 +82,6 @@ export const denoIO: ScenarioCliIO = {
   importModule: (path) => import(new URL(path, `file://${Deno.cwd()}/`).href),
   goldenDir: new URL("../tests/golden", import.meta.url).pathname,
 };
-
-async function loadScenario(io: ScenarioCliIO, arg: string): Promise<Scenario> {
-  const byName = registered.find((s) => s.settings.name === arg);
-  if (byName !== undefined) return byName;
-  if (!arg.endsWith(".ts")) {
-    throw new UsageError(
-      `no scenario named "${arg}"`,
-      `known scenarios: ${registered.map((s) => s.settings.name).join(", ")}`,
-    );
-  }
-  let mod: { default?: unknown };
-  try {
-    mod = await io.importModule(arg);
-  } catch (e) {
-    throw new UsageError(`cannot load ${arg}: ${(e as Error).message}`);
-  }
-  const sc = mod.default;
-  if (sc === undefined || typeof sc !== "object" || sc === null || !("steps" in sc)) {
-    throw new UsageError(`${arg} has no default export made with scenario(...)`);
-  }
-  return sc as Scenario;
-}
 
 function writeOutputs(io: ScenarioCliIO, dir: string, r: RunResult): void {
   io.mkdirAll(dir);
@@ -253,7 +232,7 @@ async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
   }
   const list = positionals.length === 0
     ? registered
-    : await Promise.all(positionals.map((p) => loadScenario(io, p)));
+    : await Promise.all(positionals.map((p) => loadScenario(io.importModule, p)));
   const exportDir = values["export-ocaml"];
   if (exportDir !== undefined) {
     if (values.update || seed !== undefined || rate !== undefined) {
