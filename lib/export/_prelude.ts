@@ -293,29 +293,24 @@ let[@inline never] pass_turn k =
   Condition.broadcast baton_moved;
   Mutex.unlock baton
 
+(* One-way handshakes between domains, on the baton's mutex: a flag per domain number. *)
+let[@inline never] raise_flag (flags : int array) ord =
+  Mutex.lock baton;
+  flags.(ord) <- 1;
+  Condition.broadcast baton_moved;
+  Mutex.unlock baton
+
+let[@inline never] wait_flag (flags : int array) ord =
+  Mutex.lock baton;
+  while flags.(ord) = 0 do Condition.wait baton_moved baton done;
+  Mutex.unlock baton
+
+(* A spawned domain says it started; a joined domain is let end. *)
 let released = Array.make ${p.domains} 0
-
-let[@inline never] release_domain ord =
-  Mutex.lock baton;
-  released.(ord) <- 1;
-  Condition.broadcast baton_moved;
-  Mutex.unlock baton
-
-let[@inline never] wait_released ord =
-  Mutex.lock baton;
-  while released.(ord) = 0 do Condition.wait baton_moved baton done;
-  Mutex.unlock baton
-
-let[@inline never] announce_started ord =
-  Mutex.lock baton;
-  started.(ord) <- 1;
-  Condition.broadcast baton_moved;
-  Mutex.unlock baton
-
-let[@inline never] wait_started ord =
-  Mutex.lock baton;
-  while started.(ord) = 0 do Condition.wait baton_moved baton done;
-  Mutex.unlock baton
+let announce_started ord = raise_flag started ord
+let wait_started ord = wait_flag started ord
+let release_domain ord = raise_flag released ord
+let wait_released ord = wait_flag released ord
 `;
 }
 

@@ -80,7 +80,7 @@ export function moduleNameOf(scenario: string): string {
   return safe[0].toUpperCase() + safe.slice(1);
 }
 
-const MAX_YOUNG_WOSIZE = 256;
+import { MAX_YOUNG_WOSIZE } from "../runtime/mod.ts";
 const KIND_INDEX = {
   allocMinor: 0,
   allocMajor: 1,
@@ -628,7 +628,7 @@ class Exporter {
       case "unmarshal": {
         const blocks = st.blocks.map((b) => this.constantSize(b, st.at, "unmarshal block"));
         return this.leaf(
-          this.inFrames(st.frames, this.keepCode(this.marshalled(blocks), st.lifetime, ctx), ctx),
+          this.inFrames(st.frames, this.keepCode(this.marshalled(blocks), st.lifetime, ctx)),
           ctx,
         );
       }
@@ -774,7 +774,7 @@ class Exporter {
   }
 
   /** `code` run inside the frames `frames` (caller first): a chain of named functions. */
-  private inFrames(frames: readonly Frame[], code: string, _ctx: Ctx): string {
+  private inFrames(frames: readonly Frame[], code: string): string {
     let inner = code;
     for (let k = frames.length - 1; k >= 0; k--) {
       inner = `${this.frameFunction(frames[k], `${inner};`)} ()`;
@@ -857,7 +857,7 @@ class Exporter {
         break;
       }
     }
-    return { pre, code: this.inFrames(st.frames, code, ctx) };
+    return { pre, code: this.inFrames(st.frames, code) };
   }
 
   private combinedSite(st: Extract<Step, { kind: "allocCombined" }>, ctx: Ctx): string {
@@ -890,7 +890,7 @@ class Exporter {
         linkable: true,
       })
     );
-    return this.inFrames(outer, `${binds.join(" ")} ${keeps.join("; ")}`, ctx);
+    return this.inFrames(outer, `${binds.join(" ")} ${keeps.join("; ")}`);
   }
 
   private constantSize(s: SizeSpec, at: string, what: string): number {

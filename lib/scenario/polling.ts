@@ -9,7 +9,7 @@
  */
 import type { SizeSpec, Step } from "./spec.ts";
 
-const MAX_YOUNG_WOSIZE = 256;
+import { MAX_YOUNG_WOSIZE } from "../runtime/mod.ts";
 
 /** The largest size a spec can give (Infinity when unbounded). */
 export function maxSize(s: SizeSpec): number {

@@ -19,7 +19,8 @@ import type {
   TrackerSpec,
 } from "./spec.ts";
 
-const MAX_YOUNG_WOSIZE = 256;
+import { maxSize } from "./polling.ts";
+import { MAX_YOUNG_WOSIZE } from "../runtime/mod.ts";
 
 /** Throws {@linkcode ScenarioError} for the first problem found. */
 export function validateScenario(sc: Scenario): void {
@@ -109,13 +110,6 @@ class Validator {
         bad(`geometric max must be an integer in [${min}, ${max}]`);
       }
     } else bad("unknown size distribution");
-  }
-
-  private maxSize(s: SizeSpec): number {
-    if (typeof s === "number") return s;
-    if ("uniform" in s) return s.uniform[1];
-    if ("choice" in s) return Math.max(...s.choice);
-    return s.geometric.max ?? Infinity;
   }
 
   /** Every `when` refers to a loop enclosing it on its domain. */
@@ -239,7 +233,7 @@ class Validator {
           let whsize = 0;
           for (const s of st.sizes) {
             this.size(at, s, "allocCombined", 1, MAX_YOUNG_WOSIZE);
-            whsize += this.maxSize(s) + 1;
+            whsize += maxSize(s) + 1;
           }
           if (whsize - 1 > MAX_YOUNG_WOSIZE) {
             this.fail(
