@@ -487,13 +487,22 @@ class Engine {
           loops.push(0);
           let left: OCamlException | undefined;
           try {
-            for (let i = 1; i <= count; i++) {
-              this.iter = i;
-              loops[depth] = i;
-              body();
-              if (polls && i < count) {
-                left = this.backEdgePoll(loopDomain);
-                if (left !== undefined) break;
+            if (!polls) {
+              for (let i = 1; i <= count; i++) {
+                this.iter = i;
+                loops[depth] = i;
+                body();
+              }
+            } else {
+              for (let i = 1; i <= count; i++) {
+                this.iter = i;
+                loops[depth] = i;
+                body();
+                // The poll's own test first: it enters the runtime only at young_ptr <= young_limit.
+                if (i < count && loopDomain.youngPtr <= loopDomain.youngLimit) {
+                  left = this.backEdgePoll(loopDomain);
+                  if (left !== undefined) break;
+                }
               }
             }
           } finally {
