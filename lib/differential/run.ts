@@ -10,6 +10,7 @@ import { type ExportedProgram, ExportError, exportOCaml, HARNESS_FRAMES } from "
 import { canonicalLine, type CanonicalLog, parseRealLog, RealLogError } from "./canonical.ts";
 import { compareLogs, type Comparison } from "./compare.ts";
 import type { RunEvent } from "../scenario/mod.ts";
+import type { MajorGcInitialState } from "../runtime/major_gc.ts";
 
 /** How to build and run the real programs. */
 export interface DiffOptions {
@@ -52,11 +53,15 @@ export type DiffResult =
   );
 
 /** The simulation's canonical log of `sc`, with the harness frames the export adds. */
-export function simulateCanonical(sc: Scenario): CanonicalLog {
+export function simulateCanonical(
+  sc: Scenario,
+  opts: { readonly majorHeap?: MajorGcInitialState } = {},
+): CanonicalLog {
   const events: RunEvent[] = [];
   const result = runScenario(sc, {
     onEvent: (e) => events.push(e),
     harnessFrames: HARNESS_FRAMES,
+    majorHeap: opts.majorHeap,
   });
   return {
     lines: events.map(canonicalLine),
@@ -80,7 +85,7 @@ export async function diffScenario(sc: Scenario, opts: DiffOptions): Promise<Dif
   }
   let sim: CanonicalLog;
   try {
-    sim = simulateCanonical(sc);
+    sim = simulateCanonical(sc, { majorHeap: program.majorHeap });
   } catch (e) {
     return { scenario, status: "error", message: `simulation failed: ${(e as Error).message}` };
   }

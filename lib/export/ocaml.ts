@@ -28,6 +28,8 @@ import type {
 import { ocamlHexFloat } from "../util/ocaml_printf.ts";
 import { ExportError } from "./errors.ts";
 import { epilogue, prelude } from "./_prelude.ts";
+import { type HarnessBlock, harnessBlocks, harnessMajorHeap } from "./_harness_heap.ts";
+import type { MajorGcInitialState } from "../runtime/major_gc.ts";
 
 /** Callstack frames the program's harness adds below the scenario's own: the function running
  * the domain's steps, plus the module initialiser and `caml_program` on the main domain, or
@@ -66,6 +68,8 @@ export interface ExportedProgram {
   readonly compileArgs: readonly string[];
   /** Environment the program must run with (`OCAMLRUNPARAM`). */
   readonly env: Readonly<Record<string, string>>;
+  /** Its major heap when the scenario starts, for the simulation's major GC pacing. */
+  readonly majorHeap: MajorGcInitialState;
 }
 
 /** Writes the OCaml program of scenario `sc` (validated). Throws {@linkcode ExportError}. */
@@ -124,6 +128,8 @@ class Exporter {
   private readonly domainOrd = new Map<string, number>();
   private readonly defs: string[] = [];
   private readonly inits: string[] = [];
+  /** Blocks the scenario's initialised values keep in the heap (see _harness_heap.ts). */
+  private readonly initBlocks: HarnessBlock[] = [];
   private readonly frames = new Map<string, string>();
   private readonly exceptions: string[] = [];
   private readonly exceptionIndex = new Map<string, number>();
@@ -258,6 +264,10 @@ class Exporter {
       exceptions: this.exceptions,
       compileArgs: this.compileArgs(),
       env: this.env(),
+      majorHeap: harnessMajorHeap(
+        harnessBlocks(params, this.initBlocks),
+        this.sc.settings.minorHeapWords,
+      ),
     };
   }
 
@@ -844,6 +854,7 @@ class Exporter {
         const m = this.sizeCode(st.customMem ?? 0, at);
         const dims = this.fresh("dims");
         this.inits.push(`let ${dims} = Array.make ${n - 5} 1`);
+        this.initBlocks.push({ wosize: n - 5, fields: "ints", via: "root" });
         code = `${dims}.(0) <- 8 * (${m.draw}); ` + this.keepCode(
           `Obj.repr (Bigarray.Genarray.create Bigarray.char Bigarray.c_layout ${dims})`,
           st.lifetime,
@@ -940,6 +951,14 @@ class Exporter {
         "    if i + 1 < Array.length sizes then Obj.set_field b 0 (build (i + 1));\n    b\n" +
         "  in\n  Marshal.to_string (build 0) []",
     );
+    // The string stays in the heap: Marshal's 20-byte header, then per block a 1-byte header
+    // (fewer than 8 fields, tag 0) or a 5-byte one, and one byte per integer field (a block's
+    // first field holds the next block, written in place).
+    let bytes = 20;
+    blocks.forEach((n, i) => {
+      bytes += (n < 8 ? 1 : 5) + n - (i + 1 < blocks.length && n > 0 ? 1 : 0);
+    });
+    this.initBlocks.push({ wosize: Math.floor(bytes / 8) + 1, fields: "noscan", via: "root" });
     // The primitive itself, not Marshal.from_string: its OCaml wrappers would add two frames.
     return `(input_value_from_string ${v} 0 : Obj.t)`;
   }
@@ -981,6 +1000,7 @@ class Exporter {
       case "cycle": {
         const c = this.fresh("cycle");
         this.inits.push(`let ${c} = ref 0`);
+        this.initBlocks.push({ wosize: 1, fields: "ints", via: "root" });
         const arms = l.lifetimes.map((x, i) => `| ${i} -> ${this.keepStmt(x, ctx, linkable)}`);
         return `(let k = !${c} in ${c} := (if k + 1 = ${l.lifetimes.length} then 0 else k + 1); ` +
           `match k with ${arms.join(" ")} | _ -> ())`;

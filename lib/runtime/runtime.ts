@@ -25,6 +25,7 @@ import {
   type RuntimeEventsSink,
   RuntimePhase,
 } from "./events.ts";
+import { DomainMajorState, MajorGc, type MajorGcInitialState, SliceKind } from "./major_gc.ts";
 
 /** Largest block (in words, excluding header) allocated in the minor heap. */
 export const MAX_YOUNG_WOSIZE = 256;
@@ -34,6 +35,13 @@ const NO_FRAMES: readonly string[] = Object.freeze([]);
 
 /** OCaml 5.3's default minor heap size, in words. */
 export const DEFAULT_MINOR_HEAP_WORDS = 262_144;
+
+/** `custom_minor_max_bsz` default (bytes): larger out-of-heap memory goes to the major heap. */
+const CUSTOM_MINOR_MAX_BSZ = 70_000;
+/** `custom_minor_ratio` default (percent of the minor heap's size in bytes). */
+const CUSTOM_MINOR_RATIO = 100;
+/** `custom_major_ratio` default. */
+const CUSTOM_MAJOR_RATIO = 44;
 
 /** Entries the remembered set keeps in reserve beyond its size (minor_gc.c). */
 const REF_TABLE_RESERVE = 256;
@@ -46,6 +54,8 @@ export interface RuntimeOptions {
   events?: RuntimeEventsSink;
   /** Process id used as lifecycle payload (default 4242). */
   pid?: number;
+  /** The fixed part of the major heap (default: the exported harness's, see major_gc.ts). */
+  majorHeap?: MajorGcInitialState;
 }
 
 /**
@@ -129,6 +139,11 @@ export class Domain implements MemprofHost {
   requestedMinorGc = false;
   /** A major slice was requested. */
   requestedMajorSlice = false;
+  /** This domain's side of the major GC's pacing (allocated words, slice target). */
+  readonly major: DomainMajorState = new DomainMajorState();
+  /** `major_slice_epoch`: the global epoch when this domain's last slice began. A new domain
+   * starts at 0, behind any epoch (domain.c), so its first poll runs a slice. */
+  majorSliceEpoch: number = -1;
   /** Still running. */
   alive = true;
   /** memprof state. */
@@ -143,6 +158,10 @@ export class Domain implements MemprofHost {
    * the table's size and its current limit (size, then size + reserve once a collection was
    * requested). */
   #refEntries = 0;
+  /** Young custom blocks with out-of-heap memory (`minor_tables->custom`): address, bytes. */
+  #customTable: number[] = [];
+  /** `extra_heap_resources_minor`. */
+  #extraMinor = 0;
   #refSize: number;
   #refLimit: number;
 
@@ -162,6 +181,8 @@ export class Domain implements MemprofHost {
     // minor_gc.c allocates the ref table with minor_heap_wsz / 8 entries (and 256 in reserve).
     this.#refSize = Math.floor(runtime.minorHeapWords / 8);
     this.#refLimit = this.#refSize;
+    // The main domain's last slice was the harness's own (see Runtime.majorSliceEpoch).
+    if (parent === null) this.majorSliceEpoch = runtime.majorSliceEpoch;
     this.#newMinorArena();
     this.memprof = new MemprofDomain(this, runtime.memprofShared, parent ? parent.memprof : null);
     const t = new Thread(runtime.nextThreadId++, this, this.memprof.current!);
@@ -191,7 +212,10 @@ export class Domain implements MemprofHost {
     this.youngLimit = this.youngTrigger > this.memprofYoungTrigger
       ? this.youngTrigger
       : this.memprofYoungTrigger;
-    if (this.requestedMinorGc || this.requestedMajorSlice) this.youngLimit = Infinity;
+    if (
+      this.requestedMinorGc || this.requestedMajorSlice ||
+      this.majorSliceEpoch < this.runtime.majorSliceEpoch
+    ) this.youngLimit = Infinity;
     this.actionPending = true;
   }
 
@@ -233,36 +257,71 @@ export class Domain implements MemprofHost {
     if (this.actionPending) this.youngLimit = Infinity;
   }
 
-  /** `caml_poll_gc_work`. */
+  /**
+   * A C primitive returning normally to OCaml (`RET_FROM_C_CALL` after `caml_c_call`, amd64.S):
+   * with an action pending, young_limit is set so that the next allocation or poll enters the
+   * runtime. Since every reset of young_limit flags an action as pending, this is what makes the
+   * poll after `Array.make`, `Gc.minor ()` or `Bytes.create` run what callbacks a collection or
+   * an earlier callback made ready.
+   */
+  returnFromC(): void {
+    if (this.actionPending) this.youngLimit = Infinity;
+  }
+
+  /**
+   * `caml_poll_gc_work`. A domain that has used half its minor heap, or is asked for a minor
+   * collection before that, moves the global major slice epoch to the number of minor
+   * collections so far; a domain whose last slice began in an earlier epoch runs one. So a
+   * minor cycle brings at most one automatic slice per domain.
+   */
   pollGcWork(): void {
+    const rt = this.runtime;
     if (this.youngPtr - MAX_YOUNG_WHSIZE < this.youngTrigger) {
       if (this.youngTrigger === this.youngStart) {
         this.requestedMinorGc = true;
       } else {
-        // Half the arena used: the trigger moves to the start and a major slice runs.
+        // Half the arena used: the trigger moves to the start.
+        rt.advanceMajorSliceEpoch();
         this.youngTrigger = this.youngStart;
-        this.requestedMajorSlice = true;
       }
     } else if (this.requestedMinorGc) {
-      this.requestedMajorSlice = true;
+      rt.advanceMajorSliceEpoch();
     }
+    if (this.majorSliceEpoch < rt.majorSliceEpoch) this.requestedMajorSlice = true;
     if (this.requestedMinorGc) {
       this.requestedMinorGc = false;
       this.runtime.minorCollection(this);
     }
-    if (this.requestedMajorSlice) {
+    if (this.requestedMajorSlice || this.major.requestedGlobal) {
       this.requestedMajorSlice = false;
-      this.#autoMajorSlice();
+      this.#events.beginPhase(this.id, RuntimePhase.EV_MAJOR);
+      this.#slice(SliceKind.AUTO);
+      this.#events.endPhase(this.id, RuntimePhase.EV_MAJOR);
+    }
+    if (this.major.requestedGlobal) {
+      // The slice fell short of its target (a cycle ended first): every domain is asked for a
+      // slice (stw_global_major_slice), which runs at its next poll.
+      this.major.requestedGlobal = false;
+      for (const d of this.runtime.domains) {
+        d.requestedMajorSlice = true;
+        d.youngLimit = Infinity;
+      }
     }
     this.resetYoungLimit();
   }
 
-  #autoMajorSlice(): void {
+  /** A major slice of this domain (`caml_major_collection_slice`); it records the epoch it
+   * began in. */
+  #slice(kind: SliceKind): void {
     this.stats.majorSlices++;
-    this.#events.beginPhase(this.id, RuntimePhase.EV_MAJOR);
+    const epoch = this.runtime.majorSliceEpoch;
     this.#events.beginPhase(this.id, RuntimePhase.EV_MAJOR_SLICE);
-    this.#events.endPhase(this.id, RuntimePhase.EV_MAJOR_SLICE);
-    this.#events.endPhase(this.id, RuntimePhase.EV_MAJOR);
+    try {
+      this.runtime.majorSlice(this, kind);
+    } finally {
+      this.#events.endPhase(this.id, RuntimePhase.EV_MAJOR_SLICE);
+    }
+    this.majorSliceEpoch = epoch;
   }
 
   /** Memprof's own minor-heap allocation (callstack arrays, sample_info), from C. */
@@ -337,7 +396,9 @@ export class Domain implements MemprofHost {
     const addr = wosize <= MAX_YOUNG_WOSIZE
       ? this.allocFromRuntime(wosize)
       : this.allocMajor(wosize);
-    return this.#pendingActionsHolding([addr], [wosize])[0];
+    const res = this.#pendingActionsHolding([addr], [wosize])[0];
+    this.returnFromC();
+    return res;
   }
 
   /**
@@ -401,8 +462,24 @@ export class Domain implements MemprofHost {
    * a binomial draw over its words (header included); its callback waits for a poll point.
    */
   allocMajor(wosize: number, source: AllocationSource = AllocationSource.NORMAL): number {
-    const addr = this.runtime.takeAddresses(wosize + 1);
+    const addr = this.allocShr(wosize);
     this.memprof.sampleBlock(addr, wosize, wosize + 1, source);
+    return addr;
+  }
+
+  /**
+   * `caml_alloc_shr` without memprof: the block is placed in the major heap and counted as
+   * allocated directly; past a fifth of the minor heap's size in such words since the last
+   * slice, a slice is requested from every domain (`caml_request_major_slice(1)`).
+   */
+  allocShr(wosize: number): number {
+    const addr = this.runtime.takeAddresses(wosize + 1);
+    const m = this.major;
+    this.runtime.majorGc.allocate(m, addr, wosize + 1, true);
+    if (m.allocatedDirect > this.runtime.minorHeapWords / 5) {
+      m.requestedGlobal = true;
+      this.youngLimit = Infinity;
+    }
     return addr;
   }
 
@@ -412,11 +489,43 @@ export class Domain implements MemprofHost {
    * out-of-heap memory separately: `memWords` words reported and sampled, source `custom`.
    */
   allocCustom(wosize: number, memWords: number): number {
-    const addr = wosize <= MAX_YOUNG_WOSIZE
-      ? this.allocFromRuntime(wosize)
-      : this.allocMajor(wosize);
+    const mem = memWords * 8;
+    let addr: number;
+    if (wosize <= MAX_YOUNG_WOSIZE && mem <= CUSTOM_MINOR_MAX_BSZ) {
+      addr = this.allocFromRuntime(wosize);
+      if (mem !== 0) {
+        // add_to_custom_table, then caml_adjust_minor_gc_speed(mem, get_max_minor ()): young
+        // out-of-heap memory past the minor heap's size in bytes asks for a minor collection.
+        this.#customTable.push(addr, mem);
+        const maxMinor = Math.trunc(this.runtime.minorHeapWords * 8 / 100) * CUSTOM_MINOR_RATIO;
+        this.#extraMinor += mem / maxMinor;
+        if (this.#extraMinor > 1.0) {
+          this.requestedMinorGc = true;
+          this.youngLimit = Infinity;
+        }
+      }
+    } else {
+      addr = this.allocShr(wosize);
+      this.adjustGcSpeed(mem);
+    }
     this.memprof.sampleBlock(addr, memWords, memWords, AllocationSource.CUSTOM);
     return addr;
+  }
+
+  /**
+   * `caml_adjust_gc_speed(res, 0)`: out-of-heap memory held by major blocks, as a share of
+   * `caml_custom_get_max_major ()` (the heap's size / 150 × custom_major_ratio 44); past 0.2 of
+   * it since the last slice, every domain is asked for a slice, whose work then covers that
+   * share of a whole cycle.
+   */
+  adjustGcSpeed(res: number): void {
+    const max = Math.trunc(this.runtime.majorGc.heap.heapWords * 8 / 150) * CUSTOM_MAJOR_RATIO;
+    if (res > max) res = max;
+    this.major.extraResources += res / max;
+    if (this.major.extraResources > 0.2) {
+      this.major.requestedGlobal = true;
+      this.youngLimit = Infinity;
+    }
   }
 
   /**
@@ -457,12 +566,18 @@ export class Domain implements MemprofHost {
       if (dest >= 0) {
         addr = dest;
         dest += w + 1;
-      } else addr = this.runtime.takeAddresses(w + 1);
+      } else {
+        // intern_alloc_obj: counted as allocated (directly) without a slice request.
+        addr = this.runtime.takeAddresses(w + 1);
+        this.runtime.majorGc.allocate(this.major, addr, w + 1, true);
+      }
       addrs.push(addr);
       this.memprof.sampleBlock(addr, w, w + 1, AllocationSource.MARSHAL);
     }
     // intern_end holds the root, and through it every block of the value.
-    return this.#pendingActionsHolding(addrs, blocks);
+    const res = this.#pendingActionsHolding(addrs, blocks);
+    this.returnFromC();
+    return res;
   }
 
   /** `caml_alloc_small_dispatch`. */
@@ -548,17 +663,19 @@ export class Domain implements MemprofHost {
       this.requestedMinorGc = true;
       this.pollGcWork();
       this.processPendingActions();
+      this.returnFromC();
     } finally {
       this.#events.endPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MINOR);
     }
   }
 
-  /** `Gc.major_slice 0`: a slice (never completing a cycle in this model), then callbacks. */
+  /** `Gc.major_slice 0`: a slice with the work due (`GC_CALCULATE_MAJOR_SLICE`), then callbacks. */
   majorSlice(): void {
     this.#events.beginPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MAJOR_SLICE);
     try {
-      this.#autoMajorSlice();
+      this.#slice(SliceKind.CALCULATE);
       this.processPendingActions();
+      this.returnFromC();
     } finally {
       this.#events.endPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MAJOR_SLICE);
     }
@@ -573,6 +690,7 @@ export class Domain implements MemprofHost {
       this.runtime.minorCollection(this);
       this.runtime.finishMajorCycle(this, false);
       this.processPendingActions();
+      this.returnFromC();
     } finally {
       this.#events.endPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MAJOR);
     }
@@ -586,6 +704,7 @@ export class Domain implements MemprofHost {
         this.runtime.finishMajorCycle(this, false);
         this.processPendingActions();
       }
+      this.returnFromC();
     } finally {
       this.#events.endPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_FULL_MAJOR);
     }
@@ -599,6 +718,7 @@ export class Domain implements MemprofHost {
         this.runtime.finishMajorCycle(this, i === 2);
         this.processPendingActions();
       }
+      this.returnFromC();
     } finally {
       this.#events.endPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_COMPACT);
     }
@@ -608,21 +728,29 @@ export class Domain implements MemprofHost {
 
   /** `Gc.Memprof.start` on this domain (allocates the boxed 1/log1p(-λ) on the minor heap). */
   memprofStart<M, J>(opts: StartOptions<M, J>): Profile {
-    return this.memprof.start(opts, () => {
-      // caml_copy_double, then caml_initialize into the config block (caml_alloc_shr): a young
-      // value stored in the major heap, one remembered-set entry.
-      this.rememberStore(this.allocFromRuntime(1), -1);
+    const profile = this.memprof.start(opts, () => {
+      // caml_copy_double, then caml_initialize into the config block (caml_alloc_shr of 9
+      // fields): a young value stored in the major heap, one remembered-set entry. The program
+      // keeps the profile (the config block, holding the boxed float) for good.
+      const lambda = this.allocFromRuntime(1);
+      this.runtime.root(lambda, 1);
+      this.runtime.root(this.allocShr(9), 9);
+      this.rememberStore(lambda, -1);
     });
+    this.returnFromC();
+    return profile;
   }
 
   /** `Gc.Memprof.stop`. */
   memprofStop(): void {
     this.memprof.stop();
+    this.returnFromC();
   }
 
   /** `Gc.Memprof.discard`. */
   memprofDiscard(p: Profile): void {
     memprofDiscard(p);
+    this.returnFromC();
   }
 
   // ---- systhreads ----
@@ -683,6 +811,13 @@ export class Domain implements MemprofHost {
   /** @internal This domain's part of a minor collection, after promotion. */
   minorFinish(): void {
     const ev = this.#events;
+    // custom_finalize_minor: promoted custom blocks now count against the major heap.
+    const ct = this.#customTable;
+    for (let k = 0; k < ct.length; k += 2) {
+      if (this.promotedTo(ct[k]) >= 0) this.adjustGcSpeed(ct[k + 1]);
+    }
+    ct.length = 0;
+    this.#extraMinor = 0;
     const allocated = this.youngEnd - this.youngPtr;
     this.stats.minorWords += allocated;
     this.stats.minorWordsBeforeLastGc = allocated;
@@ -738,6 +873,16 @@ export class Runtime {
   #snapshot: Set<number> = new Set();
   #marked: Set<number> = new Set();
   #compaction: Map<number, number> | null = null;
+  /** The major GC's pacing and heap. */
+  readonly majorGc: MajorGc;
+  /** `caml_major_slice_epoch`. */
+  majorSliceEpoch: number = 0;
+  /** `caml_minor_collections_count`, counted from the harness's own `Gc.minor ()` (the
+   * scenario starts one collection after the epoch was last moved). */
+  #minorCount = 1;
+  /** The domain whose slice is running (it leads the end-of-cycle stop-the-world). */
+  #slicing: Domain | null = null;
+  #compactAtCycleEnd = false;
 
   /** Creates the runtime and its main domain (id 0). */
   constructor(opts: RuntimeOptions = {}) {
@@ -749,7 +894,21 @@ export class Runtime {
     this.events = opts.events ?? NULL_SINK;
     this.pid = opts.pid ?? 4242;
     this.#cycleStart = this.#nextAddr;
+    this.majorGc = new MajorGc({
+      endCycle: () => this.#endCycle(),
+      rootAddresses: () => this.#rootAddresses(),
+    }, { initial: opts.majorHeap });
     this.spawnDomain(null);
+  }
+
+  *#rootAddresses(): Iterable<number> {
+    for (const r of this.roots) if (r.addr >= 0) yield r.addr;
+  }
+
+  /** The domain whose minor heap holds `addr`, if any. */
+  #youngOwner(addr: number): Domain | null {
+    for (const d of this.domains) if (addr >= d.youngStart && addr < d.youngEnd) return d;
+    return null;
   }
 
   /** The main domain (id 0 while it lives). */
@@ -817,6 +976,7 @@ export class Runtime {
    */
   minorCollection(by: Domain): void {
     this.minorCollections++;
+    this.#minorCount++;
     const order = [by, ...this.domains.filter((d) => d !== by)];
     for (const d of order) d.minorScanRoots();
     const fwd = this.forwarding;
@@ -830,6 +990,8 @@ export class Runtime {
           to = this.takeAddresses(r.wosize + 1);
           fwd.set(a, to);
           promoted += r.wosize;
+          const owner = this.#youngOwner(a) ?? by;
+          this.majorGc.allocate(owner.major, to, r.wosize + 1, false);
         }
         r.addr = to;
       }
@@ -858,15 +1020,49 @@ export class Runtime {
   }
 
   /**
-   * Finishes a major cycle (`caml_finish_major_cycle`), in 5.3's order: the minor heaps are
-   * emptied, marking ends, every domain's memprof learns which tracked blocks died
-   * (`stw_cycle_all_domains` calls `caml_memprof_after_major_gc` first), the minor heaps are
-   * emptied again, the heap is cycled and, if asked, compacted. Dead = not reachable from the
-   * roots when the cycle began nor now, and not allocated or promoted during the cycle (OCaml 5
-   * marks what was reachable at the cycle's start and allocates new blocks marked).
+   * `advance_global_major_slice_epoch`: the epoch becomes the number of minor collections; if
+   * it moved, every domain is interrupted to run its slice.
+   */
+  advanceMajorSliceEpoch(): void {
+    const old = this.majorSliceEpoch;
+    this.majorSliceEpoch = this.#minorCount;
+    if (old !== this.#minorCount) { for (const d of this.domains) d.youngLimit = Infinity; }
+  }
+
+  /** @internal A slice by `by` (the major GC may end the cycle, led by `by`). */
+  majorSlice(by: Domain, kind: SliceKind): void {
+    const prev = this.#slicing;
+    this.#slicing = by;
+    try {
+      this.majorGc.slice(by.major, kind);
+    } finally {
+      this.#slicing = prev;
+    }
+  }
+
+  /**
+   * Finishes a major cycle (`caml_finish_major_cycle`): the minor heaps are emptied, then slices
+   * with a budget of 10,000,000 words run until the cycle ends (see {@linkcode majorSlice}).
+   * The cycle's end (`stw_cycle_all_domains`), in 5.3's order: every domain's memprof learns
+   * which tracked blocks died (`caml_memprof_after_major_gc`), the minor heaps are emptied
+   * again, the heap is cycled and, if asked, compacted. Dead = not reachable from the roots when
+   * the cycle began nor now, and not allocated or promoted during the cycle (OCaml 5 marks what
+   * was reachable at the cycle's start and allocates new blocks marked).
    */
   finishMajorCycle(by: Domain, compact: boolean): void {
     this.minorCollection(by);
+    const cycles = this.majorGc.cycles;
+    this.#compactAtCycleEnd = compact;
+    try {
+      while (this.majorGc.cycles === cycles) this.majorSlice(by, SliceKind.FINISH);
+    } finally {
+      this.#compactAtCycleEnd = false;
+    }
+  }
+
+  #endCycle(): void {
+    const by = this.#slicing ?? this.mainDomain;
+    const compact = this.#compactAtCycleEnd;
     const ev = this.events;
     const order = [by, ...this.domains.filter((d) => d !== by)];
     const marked = new Set(this.#snapshot);
@@ -888,11 +1084,18 @@ export class Runtime {
     if (compact) {
       ev.beginPhase(by.id, RuntimePhase.EV_COMPACT);
       this.#compaction = new Map();
-      for (const r of this.roots) if (r.addr >= 0) r.addr = this.compactedTo(r.addr);
+      for (const r of this.roots) {
+        if (r.addr >= 0) {
+          const to = this.compactedTo(r.addr);
+          this.majorGc.move(r.addr, to);
+          r.addr = to;
+        }
+      }
       for (const d of order) d.memprof.scanRoots(false, true);
       this.#compaction = null;
       ev.endPhase(by.id, RuntimePhase.EV_COMPACT);
     }
+    this.majorGc.startCycle();
     this.#cycleStart = this.#nextAddr;
     const snap = new Set<number>();
     for (const r of this.roots) if (r.addr >= 0) snap.add(r.addr);

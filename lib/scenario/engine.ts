@@ -165,6 +165,7 @@ class Engine {
     });
     this.rt = new Runtime({
       minorHeapWords: this.s.minorHeapWords,
+      majorHeap: this.opts.majorHeap,
       events: this.ring,
       pid: this.s.pid,
     });
@@ -405,6 +406,11 @@ class Engine {
             frames: [...this.frameStack(parent.current).frames],
             version: ++frameVersions,
           });
+          // The new domain's first act (Domain.spawn's body, DLS.create_dls): `Array.make 8`.
+          this.cur = child;
+          child.current.callstack = this.stackOf(child.current, []);
+          this.guard(at, () => child.makeArray(8));
+          this.cur = parent;
         };
       case "terminate":
         return this.domainOp(st.domain, at, (d) => {
@@ -557,6 +563,7 @@ class Engine {
             const id = this.tracer.extAlloc(d.id, bytes(), stack, () => {
               // Printexc.get_callstack allocates the callstack array while the lock is held.
               if (stack.length > 0) d.alloc(Math.min(stack.length, 256));
+              d.returnFromC();
             });
             if (id !== undefined) this.lifetimes.end(lifetime, () => this.tracer.extFree(d.id, id));
           });
@@ -629,15 +636,18 @@ class Engine {
             break;
           case "runtime":
             addr = d.allocFromRuntime(n);
+            d.returnFromC();
             break;
           case "array":
             addr = d.makeArray(n);
             break;
           case "major":
             addr = d.allocMajor(n);
+            d.returnFromC();
             break;
           case "custom":
             addr = d.allocCustom(n, mem!());
+            d.returnFromC();
             break;
           case "unmarshal":
             addr = d.unmarshal([n]);

@@ -4,6 +4,7 @@
  */
 import type { TracerStats } from "../tracer/mod.ts";
 import type { Scenario } from "./spec.ts";
+import type { MajorGcInitialState } from "../runtime/major_gc.ts";
 
 /** Options of {@linkcode runScenario}. */
 export interface RunOptions {
@@ -25,6 +26,9 @@ export interface RunOptions {
    * steps run inside harness functions: `main` on the main domain, `spawned` on the others.
    * Each is a count of `<harness>` placeholder frames (default 0). */
   harnessFrames?: { readonly main: number; readonly spawned: number };
+  /** The program's own major heap when the scenario starts (the major GC's pacing depends on
+   * it). Default: that of a minimal exported program (see lib/runtime/major_gc.ts). */
+  majorHeap?: MajorGcInitialState;
 }
 
 /** One callback or exception of a run, as {@linkcode RunOptions.onEvent} receives it. */

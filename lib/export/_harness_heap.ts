@@ -1,0 +1,158 @@
+/**
+ * The major heap an exported program holds when its scenario starts, for the simulation's
+ * major GC pacing (lib/runtime/major_gc.ts): the runtime's and standard library's data, plus
+ * the harness's tables, whose sizes depend on the scenario, in the state the harness's
+ * initialisation leaves the major GC in.
+ *
+ * That state is computed by running the initialisation through the pacing model itself, from
+ * the point where the harness starts allocating its tables (measured once with OCaml 5.3.0's
+ * debug runtime, `OCAMLRUNPARAM=v=0x800` and a pool dump at each `caml_cycle_heap`): the tables
+ * are allocated in program order (young ones are promoted at the next minor collection, those
+ * over 256 words go straight to the major heap and may ask for slices), then the harness's
+ * `Gc.full_major ()`, `Gc.quick_stat ()` and `Gc.minor ()` run. What follows is the fourth
+ * major cycle's start, as the scenario finds it.
+ *
+ * Marking costs follow major_gc.c: a block reached by scanning costs its size with header; a
+ * block darkened directly from a root (the module's globals) costs the fields scanned from its
+ * first pointer among its first eight fields, or, with none, its fields past the eighth.
+ * @module
+ */
+
+import {
+  DomainMajorState,
+  MajorGc,
+  type MajorGcInitialState,
+  SliceKind,
+} from "../runtime/major_gc.ts";
+import type { PreludeParams } from "./_prelude.ts";
+
+/** One block the harness allocates at initialisation and keeps. */
+export interface HarnessBlock {
+  /** Fields. */
+  readonly wosize: number;
+  /** What its fields hold: immediates, pointers to heap or static blocks, or no fields to scan. */
+  readonly fields: "ints" | "pointers" | "noscan";
+  /** Reached from a global directly (a root) or by scanning another block. */
+  readonly via: "root" | "scan";
+}
+
+/** Marking work of one block (see the module doc). */
+function markCost(b: HarnessBlock): number {
+  if (b.via === "scan") return b.wosize + 1;
+  if (b.fields === "noscan") return 0;
+  if (b.fields === "pointers") return b.wosize;
+  return b.wosize <= 8 ? 0 : b.wosize - 8;
+}
+
+/** The harness's blocks for prelude parameters `p` and the scenario's own initialised values,
+ * in the order the program allocates them. */
+export function harnessBlocks(
+  p: Pick<PreludeParams, "domains" | "maxDepth" | "profiles" | "sites" | "exceptions">,
+  extra: readonly HarnessBlock[] = [],
+): HarnessBlock[] {
+  const root = (wosize: number, fields: HarnessBlock["fields"]): HarnessBlock => ({
+    wosize,
+    fields,
+    via: "root",
+  });
+  const out: HarnessBlock[] = [];
+  out.push(root(p.domains * (p.maxDepth + 1), "ints")); // loops
+  out.push(root(256, "ints")); // ord_of_index
+  if (p.sites.length > 0) {
+    for (const fields of ["pointers", "ints"] as const) { // ks, kd
+      for (const n of p.sites) out.push({ wosize: Math.max(n, 1), fields, via: "scan" });
+      out.push(root(p.sites.length, "pointers"));
+    }
+  }
+  out.push(root(p.sites.length + 1, "ints"), root(p.sites.length + 1, "ints")); // kh, kt
+  const slots = Math.max(1, p.profiles);
+  out.push(root(slots, "ints"), root(slots * 5, "ints")); // prof, calls
+  out.push(root(p.domains, "ints"), root(p.domains, "ints")); // doms, started
+  out.push(root(p.domains, "ints")); // released
+  for (let i = 0; i < p.exceptions; i++) out.push(root(2, "pointers")); // exception constructors
+  out.push(...extra);
+  out.push(root(slots, "pointers")); // start_fns: static closures
+  for (let i = 0; i < p.profiles; i++) out.push(root(5, "pointers")); // trackers
+  return out;
+}
+
+/** Largest block allocated in the minor heap (`Max_young_wosize`). */
+const MAX_YOUNG_WOSIZE = 256;
+
+/**
+ * Where the harness starts allocating its tables (after the callback log's Bigarray, whose
+ * out-of-heap memory ended the first cycle, and the slice that followed): the twelve pools of
+ * the runtime's and standard library's data, four of them swept; the first cycle's marking
+ * still to do; work done ahead of allocation.
+ */
+const TABLES_START: MajorGcInitialState = {
+  workAhead: 16_366 - 13_202 - 8,
+  pools: [
+    { sz: 1, fixed: 36, swept: true },
+    { sz: 2, fixed: 16, swept: true },
+    { sz: 3, fixed: 8, swept: true },
+    { sz: 4, fixed: 2, swept: true },
+    { sz: 5, fixed: 4, swept: false },
+    { sz: 6, fixed: 4, swept: false },
+    { sz: 7, fixed: 2, swept: false },
+    { sz: 8, fixed: 2, swept: false },
+    { sz: 10, fixed: 1, swept: false },
+    { sz: 11, fixed: 1, swept: false },
+    { sz: 21, fixed: 2, swept: false },
+    { sz: 25, fixed: 1, swept: false },
+  ],
+  large: [],
+  markWork: 292,
+  ephemerons: 1,
+};
+/** Marking work of the runtime's own live data in later cycles. */
+const RUNTIME_MARK = 292;
+/** The rest of the harness's initialisation allocates 29 words of small blocks (references,
+ * mutexes, condition variables) that stay. */
+const OTHER_INIT_BLOCKS = [...Array(13).fill(2), 3];
+/** `Gc.quick_stat ()`: the record and its three boxed floats. */
+const QUICK_STAT_BLOCKS = [18, 2, 2, 2];
+
+/**
+ * The major heap of an exported program whose harness allocates `blocks` (from
+ * {@linkcode harnessBlocks}), with a minor heap of `minorHeapWords`, when its scenario starts.
+ */
+export function harnessMajorHeap(
+  blocks: readonly HarnessBlock[],
+  minorHeapWords: number,
+): MajorGcInitialState {
+  const d = new DomainMajorState();
+  let young: { whsize: number; mark: number }[] = [];
+  const promote = () => {
+    for (const b of young) gc.allocatePermanent(d, b.whsize, b.mark, false);
+    young = [];
+  };
+  const gc: MajorGc = new MajorGc({
+    endCycle: () => {
+      promote(); // the cycle's stop-the-world empties the minor heap
+      gc.startCycle();
+    },
+    rootAddresses: () => [],
+  }, { initial: TABLES_START, fixedMark: RUNTIME_MARK });
+  const slicesAsked = () => {
+    while (d.requestedGlobal) gc.slice(d, SliceKind.AUTO);
+  };
+  for (const w of OTHER_INIT_BLOCKS) young.push({ whsize: w, mark: 0 });
+  for (const b of blocks) {
+    if (b.wosize <= MAX_YOUNG_WOSIZE) young.push({ whsize: b.wosize + 1, mark: markCost(b) });
+    else {
+      gc.allocatePermanent(d, b.wosize + 1, markCost(b), true);
+      if (d.allocatedDirect > minorHeapWords / 5) d.requestedGlobal = true;
+      slicesAsked();
+    }
+  }
+  for (let i = 0; i < 3; i++) { // Gc.full_major ()
+    promote();
+    const cycles = gc.cycles;
+    while (gc.cycles === cycles) gc.slice(d, SliceKind.FINISH);
+  }
+  for (const w of QUICK_STAT_BLOCKS) young.push({ whsize: w, mark: 0 });
+  promote(); // Gc.minor (), then its slice
+  gc.slice(d, SliceKind.AUTO);
+  return gc.state();
+}

@@ -1,0 +1,350 @@
+/**
+ * OCaml 5.3's shared (major) heap as the major GC's pacing sees it (runtime/shared_heap.c):
+ * blocks of at most 128 words with header live in 4,096-word pools of one size class each;
+ * larger blocks are separate "large allocations" with a two-word header. Sweeping visits the
+ * pools size class by size class (available pools first), then the large allocations, and costs
+ * the pool's whole slab or the large block's size whatever it finds; an allocation that finds no
+ * swept pool with room sweeps pools of its class lazily (`pool_find`), and a pool found empty
+ * while sweeping is released.
+ *
+ * Colours follow 5.3's rotation: a block allocated during a cycle is MARKED; at the start of the
+ * next cycle MARKED becomes UNMARKED and UNMARKED becomes GARBAGE; marking turns reachable
+ * UNMARKED blocks MARKED again; sweeping frees GARBAGE.
+ *
+ * @module
+ */
+
+/** Words in a pool (`POOL_WSIZE`). */
+export const POOL_WSIZE = 4096;
+/** Words of a pool's header (`POOL_HEADER_WSIZE`). */
+const POOL_HEADER_WSIZE = 4;
+/** Largest block (with header) allocated in a pool (`SIZECLASS_MAX`). */
+export const SIZECLASS_MAX = 128;
+/** Words of a large allocation's header (`LARGE_ALLOC_HEADER_SZ` / 8). */
+export const LARGE_ALLOC_HEADER_WSIZE = 2;
+
+/** Block size (with header) of each size class (`wsize_sizeclass`, sizeclasses.h). */
+const WSIZE_SIZECLASS: readonly number[] = [
+  1,
+  2,
+  3,
+  4,
+  5,
+  6,
+  7,
+  8,
+  10,
+  12,
+  14,
+  16,
+  17,
+  19,
+  22,
+  25,
+  28,
+  32,
+  33,
+  37,
+  42,
+  47,
+  53,
+  59,
+  65,
+  73,
+  81,
+  89,
+  99,
+  108,
+  118,
+  128,
+];
+/** Words lost at the start of a pool of each size class (`wastage_sizeclass`). */
+const WASTAGE_SIZECLASS: readonly number[] = [
+  0,
+  0,
+  0,
+  0,
+  2,
+  0,
+  4,
+  4,
+  2,
+  0,
+  4,
+  12,
+  12,
+  7,
+  0,
+  17,
+  4,
+  28,
+  0,
+  22,
+  18,
+  3,
+  11,
+  21,
+  62,
+  4,
+  42,
+  87,
+  33,
+  96,
+  80,
+  124,
+];
+const NUM_SIZECLASSES = WSIZE_SIZECLASS.length;
+
+/** The size class of a block of `whsize` words with header (`sizeclass_wsize`). */
+export function sizeclassOf(whsize: number): number {
+  let sz = 0;
+  while (WSIZE_SIZECLASS[sz] < whsize) sz++;
+  return sz;
+}
+
+/** Sweeping work of one pool of size class `sz` (its slab). */
+export function sweepWorkOf(sz: number): number {
+  const capacity = (POOL_WSIZE - POOL_HEADER_WSIZE - WASTAGE_SIZECLASS[sz]) / WSIZE_SIZECLASS[sz];
+  return capacity * WSIZE_SIZECLASS[sz];
+}
+
+/** Block colours (`caml_global_heap_state`), relative to the current cycle. */
+export const enum Colour {
+  MARKED = 0,
+  UNMARKED = 1,
+  GARBAGE = 2,
+}
+
+/** One block of the major heap that the simulation knows about. */
+export interface MajorBlock {
+  /** Header address. */
+  readonly addr: number;
+  /** Size with header, in words. */
+  readonly whsize: number;
+  /** Colour. */
+  colour: Colour;
+  /** Its pool, or null for a large allocation. */
+  pool: Pool | null;
+}
+
+/** A pool: one size class, a fixed number of slots. */
+export class Pool {
+  /** Size class. */
+  readonly sz: number;
+  /** Slots. */
+  readonly capacity: number;
+  /** Blocks the simulation allocated in it (until swept as garbage). */
+  readonly blocks: MajorBlock[] = [];
+  /** Live blocks of the program's fixed part (runtime and harness data; never freed). */
+  fixed: number;
+  /** A pool of size class `sz` holding `fixed` permanent blocks. */
+  constructor(sz: number, fixed = 0) {
+    this.sz = sz;
+    this.capacity = (POOL_WSIZE - POOL_HEADER_WSIZE - WASTAGE_SIZECLASS[sz]) / WSIZE_SIZECLASS[sz];
+    this.fixed = fixed;
+  }
+  /** Sweeping cost: the whole slab (`POOL_END - POOL_FIRST_BLOCK`). */
+  get sweepWork(): number {
+    return sweepWorkOf(this.sz);
+  }
+  /** Slots in use. */
+  get used(): number {
+    return this.fixed + this.blocks.length;
+  }
+}
+
+/** A large allocation of the program's fixed part, or one the simulation made. */
+interface Large {
+  readonly whsize: number;
+  /** The simulation's block, or null for a permanent one. */
+  readonly block: MajorBlock | null;
+}
+
+/** Where a pool starts, given by the calibrated initial state. */
+export interface PoolState {
+  /** Size class. */
+  readonly sz: number;
+  /** Permanent blocks in it. */
+  readonly fixed: number;
+  /** Already swept in the current cycle. */
+  readonly swept: boolean;
+}
+
+/** The heap. Lists are stacks whose head is the last element, as the C lists' heads. */
+export class MajorHeap {
+  #avail: Pool[][] = [];
+  #full: Pool[][] = [];
+  #unsweptAvail: Pool[][] = [];
+  #unsweptFull: Pool[][] = [];
+  #sweptLarge: Large[] = [];
+  #unsweptLarge: Large[] = [];
+  #nextToSweep = 0;
+  /** `stats.pool_words`. */
+  poolWords = 0;
+  /** `stats.large_words` (headers included). */
+  largeWords = 0;
+  /** Sweeping done by allocations since the last slice (`major_work_done_between_slices`). */
+  workBetweenSlices = 0;
+
+  /** A heap holding the given pools and permanent large blocks (sizes with header). */
+  constructor(pools: readonly PoolState[], large: readonly number[]) {
+    for (let i = 0; i < NUM_SIZECLASSES; i++) {
+      this.#avail.push([]);
+      this.#full.push([]);
+      this.#unsweptAvail.push([]);
+      this.#unsweptFull.push([]);
+    }
+    // Listed head first: push in reverse so the first listed is the head.
+    for (let k = pools.length - 1; k >= 0; k--) {
+      const p = pools[k];
+      const pool = new Pool(p.sz, p.fixed);
+      (p.swept ? this.#avail : this.#unsweptAvail)[p.sz].push(pool);
+      this.poolWords += POOL_WSIZE;
+    }
+    for (let k = large.length - 1; k >= 0; k--) {
+      this.#unsweptLarge.push({ whsize: large[k], block: null });
+      this.largeWords += large[k] + LARGE_ALLOC_HEADER_WSIZE;
+    }
+  }
+
+  /** `caml_heap_size` in words. */
+  get heapWords(): number {
+    return this.poolWords + this.largeWords;
+  }
+
+  /** `caml_shared_try_alloc`: places a new (MARKED) block. */
+  allocate(addr: number, whsize: number): MajorBlock {
+    const block: MajorBlock = { addr, whsize, colour: Colour.MARKED, pool: null };
+    if (whsize <= SIZECLASS_MAX) {
+      const pool = this.#placeSmall(whsize);
+      pool.blocks.push(block);
+      block.pool = pool;
+      this.#fullIfFull(pool);
+    } else {
+      this.#sweptLarge.push({ whsize, block });
+      this.largeWords += whsize + LARGE_ALLOC_HEADER_WSIZE;
+    }
+    return block;
+  }
+
+  /** Places a block that stays live for good (the program's own data). */
+  allocatePermanent(whsize: number): void {
+    if (whsize <= SIZECLASS_MAX) {
+      const pool = this.#placeSmall(whsize);
+      pool.fixed++;
+      this.#fullIfFull(pool);
+    } else {
+      this.#sweptLarge.push({ whsize, block: null });
+      this.largeWords += whsize + LARGE_ALLOC_HEADER_WSIZE;
+    }
+  }
+
+  #placeSmall(whsize: number): Pool {
+    return this.#poolFind(sizeclassOf(whsize));
+  }
+
+  #fullIfFull(pool: Pool): void {
+    if (pool.used === pool.capacity) {
+      this.#avail[pool.sz].pop();
+      this.#full[pool.sz].push(pool);
+    }
+  }
+
+  /**
+   * The heap as a {@linkcode MajorGc} initial state can give it back: valid between cycles (no
+   * block of the simulation's, nothing swept but by allocation, no large block swept).
+   */
+  snapshot(): { pools: PoolState[]; large: number[] } {
+    const pools: PoolState[] = [];
+    for (let sz = 0; sz < NUM_SIZECLASSES; sz++) {
+      for (
+        const [list, swept] of [[this.#avail[sz], true], [this.#full[sz], true], [
+          this.#unsweptAvail[sz],
+          false,
+        ], [this.#unsweptFull[sz], false]] as const
+      ) {
+        for (let k = list.length - 1; k >= 0; k--) pools.push({ sz, fixed: list[k].used, swept });
+      }
+    }
+    const large: number[] = [];
+    for (const list of [this.#sweptLarge, this.#unsweptLarge]) {
+      for (let k = list.length - 1; k >= 0; k--) large.push(list[k].whsize);
+    }
+    return { pools, large };
+  }
+
+  #poolFind(sz: number): Pool {
+    const avail = this.#avail[sz];
+    if (avail.length) return avail[avail.length - 1];
+    const unswept = this.#unsweptAvail[sz];
+    while (!avail.length && unswept.length) {
+      this.workBetweenSlices += this.#poolSweep(unswept, sz, false);
+    }
+    if (avail.length) return avail[avail.length - 1];
+    const pool = new Pool(sz);
+    this.poolWords += POOL_WSIZE;
+    avail.push(pool);
+    return pool;
+  }
+
+  /** `pool_sweep`: the head pool of `list`; returns the work (the whole slab). */
+  #poolSweep(list: Pool[], sz: number, release: boolean): number {
+    const pool = list.pop();
+    if (pool === undefined) return 0;
+    const work = pool.sweepWork;
+    const blocks = pool.blocks;
+    let kept = 0;
+    for (let i = 0; i < blocks.length; i++) {
+      const b = blocks[i];
+      if (b.colour === Colour.GARBAGE) b.pool = null;
+      else blocks[kept++] = b;
+    }
+    blocks.length = kept;
+    if (release && pool.used === 0) {
+      this.poolWords -= POOL_WSIZE;
+    } else {
+      (pool.used === pool.capacity ? this.#full : this.#avail)[sz].push(pool);
+    }
+    return work;
+  }
+
+  /** `large_alloc_sweep`: returns the work (the block's size). */
+  #largeSweep(): number {
+    const a = this.#unsweptLarge.pop();
+    if (a === undefined) return 0;
+    if (a.block !== null && a.block.colour === Colour.GARBAGE) {
+      this.largeWords -= a.whsize + LARGE_ALLOC_HEADER_WSIZE;
+    } else this.#sweptLarge.push(a);
+    return a.whsize;
+  }
+
+  /** `caml_sweep`: sweeps until `work` is used up; returns what is left (may be negative). */
+  sweep(work: number): number {
+    while (work > 0 && this.#nextToSweep < NUM_SIZECLASSES) {
+      const sz = this.#nextToSweep;
+      const availWork = this.#poolSweep(this.#unsweptAvail[sz], sz, true);
+      work -= availWork;
+      let fullWork = 0;
+      if (work > 0) {
+        fullWork = this.#poolSweep(this.#unsweptFull[sz], sz, true);
+        work -= fullWork;
+      }
+      if (availWork + fullWork === 0) this.#nextToSweep++;
+    }
+    while (work > 0 && this.#unsweptLarge.length) work -= this.#largeSweep();
+    return work;
+  }
+
+  /** `caml_cycle_heap`: every pool and large allocation is to be swept again. */
+  cycle(): void {
+    for (let i = 0; i < NUM_SIZECLASSES; i++) {
+      this.#unsweptAvail[i] = this.#avail[i];
+      this.#avail[i] = [];
+      this.#unsweptFull[i] = this.#full[i];
+      this.#full[i] = [];
+    }
+    this.#unsweptLarge = this.#sweptLarge;
+    this.#sweptLarge = [];
+    this.#nextToSweep = 0;
+  }
+}

@@ -1,0 +1,315 @@
+/**
+ * OCaml 5.3's major GC pacing (runtime/major_gc.c): how much sweeping and marking each slice
+ * does, and so when a major cycle ends — which matters to memprof because every cycle ends with
+ * a stop-the-world that empties the minor heaps (a minor collection, a new memprof trigger) and
+ * reports the tracked blocks found dead.
+ *
+ * The accounting is 5.3's: allocation in the major heap (direct, or by promotion) adds to the
+ * domain's `allocated_words`; each slice turns them into work owed (`alloc_counter`, about four
+ * words of work per word allocated at the default `space_overhead` of 120: the heap's sweep plus
+ * its marking, spread over the allocation of two thirds of its free memory) and does work until
+ * the shared `work_counter` reaches that target, in chunks, sweeping first, then marking, then
+ * the phase changes that end the cycle. Forced slices (`Gc.major`, `Gc.full_major`) run with a
+ * budget of 10,000,000 words and put the work counter ahead of the allocation counter, so that
+ * automatic slices then do nothing until allocation catches up.
+ *
+ * What the simulation does not know exactly is the program's fixed part: the runtime's and the
+ * harness's own data. {@linkcode MajorGcInitialState} describes it, calibrated against the real
+ * runtime for the exported harness (docs/memprof.md, "Major GC pacing").
+ *
+ * One heap and one sweeping/marking state serve all domains (5.3 has one heap per domain and
+ * each domain sweeps its own): with several domains, which domain does which work depends on
+ * timing in 5.3 (opportunistic work while waiting at barriers), so the simulation does not try.
+ *
+ * @module
+ */
+
+import { Colour, type MajorBlock, MajorHeap, type PoolState } from "./_major_heap.ts";
+
+/** `caml_percent_free` default (`space_overhead`). */
+export const PERCENT_FREE_DEFAULT = 120;
+/** `Chunk_size`: the most work done in one go. */
+const CHUNK_SIZE = 0x4000;
+/** Budget of the slices that finish a cycle (`caml_finish_major_cycle`). */
+const FINISH_BUDGET = 10_000_000;
+/** Work per ephemeron, marking and sweeping it (observed: 4 words each). */
+const EPHEMERON_WORK = 4;
+
+/** Kind of slice (`howmuch` and `collection_slice_mode`). */
+export const enum SliceKind {
+  /** `AUTO_TRIGGERED_MAJOR_SLICE`: interruptible, target = allocation counter. */
+  AUTO = 0,
+  /** `Gc.major_slice 0` (`GC_CALCULATE_MAJOR_SLICE`). */
+  CALCULATE = 1,
+  /** A slice of `caml_finish_major_cycle` (budget 10,000,000). */
+  FINISH = 2,
+}
+
+/** GC phases (`caml_gc_phase`). */
+const enum Phase {
+  SWEEP_AND_MARK_MAIN = 0,
+  MARK_FINAL = 1,
+  SWEEP_EPHE = 2,
+}
+
+/** The fixed part of the program's major heap when the scenario starts. */
+export interface MajorGcInitialState {
+  /** `work_counter - alloc_counter`: work done ahead of allocation (forced cycles). */
+  readonly workAhead: number;
+  /** Pools, head of each size class's list first. */
+  readonly pools: readonly PoolState[];
+  /** Large allocations (sizes with header), head first; none swept yet. */
+  readonly large: readonly number[];
+  /** Marking work of the fixed part's live data, per cycle. */
+  readonly markWork: number;
+  /** Ephemerons (each costs a little marking and sweeping work per cycle). */
+  readonly ephemerons: number;
+}
+
+/**
+ * The state of a program exported by memprof-lab when its scenario starts: after the harness's
+ * `Gc.full_major ()` and `Gc.minor ()`, the fourth cycle has begun; the runtime's and harness's
+ * data fill twelve pools and one large block (`ord_of_index`). Measured with OCaml 5.3.0's
+ * debug runtime (`OCAMLRUNPARAM=v=0x800` and a pool dump at each `caml_cycle_heap`).
+ */
+export const EXPORTED_HARNESS_STATE: MajorGcInitialState = {
+  workAhead: 138_625,
+  pools: [
+    { sz: 1, fixed: 40, swept: true },
+    { sz: 2, fixed: 22, swept: false },
+    { sz: 3, fixed: 8, swept: false },
+    { sz: 4, fixed: 2, swept: false },
+    { sz: 5, fixed: 6, swept: false },
+    { sz: 6, fixed: 4, swept: false },
+    { sz: 7, fixed: 2, swept: false },
+    { sz: 8, fixed: 2, swept: false },
+    { sz: 10, fixed: 1, swept: false },
+    { sz: 11, fixed: 1, swept: false },
+    { sz: 13, fixed: 1, swept: true },
+    { sz: 21, fixed: 2, swept: false },
+    { sz: 25, fixed: 1, swept: false },
+  ],
+  large: [257],
+  markWork: 554,
+  ephemerons: 1,
+};
+
+/** A domain's side of the pacing. */
+export class DomainMajorState {
+  /** `allocated_words`: major allocation since the last slice. */
+  allocatedWords = 0;
+  /** `allocated_words_direct`: the part allocated directly (`caml_alloc_shr`). */
+  allocatedDirect = 0;
+  /** `slice_target`. */
+  sliceTarget = 0;
+  /** `slice_budget`. */
+  sliceBudget = 0;
+  /** `requested_global_major_slice`. */
+  requestedGlobal = false;
+  /** `extra_heap_resources`: out-of-heap memory, as a share of a cycle's worth. */
+  extraResources = 0;
+}
+
+/** Hooks the runtime gives the major GC. */
+export interface MajorGcHost {
+  /** End of cycle (`stw_cycle_all_domains`): memprof, a minor collection, the new cycle. */
+  endCycle(): void;
+  /** Roots now: the addresses of the blocks the program holds. */
+  rootAddresses(): Iterable<number>;
+}
+
+/** Options of {@linkcode MajorGc}. */
+export interface MajorGcOptions {
+  /** The fixed part (default {@linkcode EXPORTED_HARNESS_STATE}). */
+  initial?: MajorGcInitialState;
+  /** `space_overhead` (default 120). */
+  percentFree?: number;
+  /** Marking work of the fixed part from the next cycle on (default: the initial state's). */
+  fixedMark?: number;
+}
+
+/** One runtime's major GC pacing. */
+export class MajorGc {
+  readonly #host: MajorGcHost;
+  readonly #percentFree: number;
+  readonly heap: MajorHeap;
+  readonly #blocks: Map<number, MajorBlock> = new Map();
+  #fixedMark: number;
+  readonly #ephemerons: number;
+  /** `work_counter`. */
+  workCounter: number;
+  /** `alloc_counter`. */
+  allocCounter = 0;
+  #phase = Phase.SWEEP_AND_MARK_MAIN;
+  #sweepingDone = false;
+  #markingDone = false;
+  #markLeft: number;
+  #epheMarked = false;
+  #epheSwept = false;
+  /** Cycles completed by slices. */
+  cycles = 0;
+
+  /** Pacing for a runtime whose hooks are `host`. */
+  constructor(host: MajorGcHost, opts: MajorGcOptions = {}) {
+    this.#host = host;
+    const init = opts.initial ?? EXPORTED_HARNESS_STATE;
+    this.#percentFree = opts.percentFree ?? PERCENT_FREE_DEFAULT;
+    this.heap = new MajorHeap(init.pools, init.large);
+    this.#fixedMark = opts.fixedMark ?? init.markWork;
+    this.#ephemerons = init.ephemerons;
+    this.#markLeft = init.markWork;
+    this.workCounter = init.workAhead;
+  }
+
+  /** A block allocated in the major heap: by `caml_alloc_shr` (`direct`) or by promotion. */
+  allocate(d: DomainMajorState, addr: number, whsize: number, direct: boolean): void {
+    this.#blocks.set(addr, this.heap.allocate(addr, whsize));
+    d.allocatedWords += whsize;
+    if (direct) d.allocatedDirect += whsize;
+  }
+
+  /**
+   * A block of the program's own data that stays live for good, allocated by `caml_alloc_shr`
+   * (`direct`) or by promotion; `markCost` is what marking it costs each cycle from the next.
+   */
+  allocatePermanent(d: DomainMajorState, whsize: number, markCost: number, direct: boolean): void {
+    this.heap.allocatePermanent(whsize);
+    this.#fixedMark += markCost;
+    d.allocatedWords += whsize;
+    if (direct) d.allocatedDirect += whsize;
+  }
+
+  /**
+   * The state as {@linkcode MajorGcInitialState}: valid right after a cycle began (see
+   * {@linkcode MajorHeap.snapshot}), with no block of the simulation's in the heap.
+   */
+  state(): MajorGcInitialState {
+    const { pools, large } = this.heap.snapshot();
+    return {
+      workAhead: this.workCounter + this.heap.workBetweenSlices - this.allocCounter,
+      pools,
+      large,
+      markWork: this.#markLeft,
+      ephemerons: this.#ephemerons,
+    };
+  }
+
+  /** A major block moved (compaction): same block, new address. */
+  move(from: number, to: number): void {
+    const b = this.#blocks.get(from);
+    if (b === undefined || from === to) return;
+    this.#blocks.delete(from);
+    this.#blocks.set(to, { ...b, addr: to });
+  }
+
+  /** `update_major_slice_work`. */
+  #updateWork(d: DomainMajorState, kind: SliceKind, howmuch: number): void {
+    const pf = this.#percentFree;
+    const alloc = d.allocatedWords;
+    const extra = d.extraResources;
+    d.allocatedWords = 0;
+    d.allocatedDirect = 0;
+    d.extraResources = 0;
+    const heapWords = this.heap.heapWords;
+    const totalCycleWork = heapWords + Math.trunc(heapWords * 100.0 / (100.0 + pf));
+    let allocWork = 0;
+    if (heapWords > 0) {
+      const ratio = totalCycleWork * 3.0 * (100 + pf) / heapWords / pf / 2.0;
+      allocWork = Math.trunc(alloc * ratio);
+    }
+    allocWork = Math.max(allocWork, Math.trunc(extra * totalCycleWork));
+    this.workCounter += this.heap.workBetweenSlices;
+    this.heap.workBetweenSlices = 0;
+    this.allocCounter += allocWork;
+    if (kind === SliceKind.AUTO || kind === SliceKind.CALCULATE) {
+      d.sliceTarget = this.allocCounter;
+      d.sliceBudget = 0;
+    } else {
+      d.sliceTarget = this.workCounter;
+      d.sliceBudget = howmuch;
+    }
+  }
+
+  /** `get_major_slice_work`. */
+  #work(d: DomainMajorState): number {
+    const budget = Math.max(d.sliceTarget - this.workCounter, d.sliceBudget);
+    return Math.min(budget, CHUNK_SIZE);
+  }
+
+  /** `commit_major_slice_work`. */
+  #commit(d: DomainMajorState, done: number): void {
+    d.sliceBudget -= done;
+    this.workCounter += done;
+    if (d.sliceTarget - this.workCounter <= 0) d.requestedGlobal = false;
+  }
+
+  /** `major_collection_slice`. Returns true if the slice ended a cycle. */
+  slice(d: DomainMajorState, kind: SliceKind): boolean {
+    this.#updateWork(d, kind, kind === SliceKind.FINISH ? FINISH_BUDGET : 0);
+    let budget: number;
+    while (!this.#sweepingDone && (budget = this.#work(d)) > 0) {
+      const done = budget - this.heap.sweep(budget);
+      this.#commit(d, done);
+      if (done === 0) this.#sweepingDone = true;
+    }
+    for (;;) {
+      while (!this.#markingDone && (budget = this.#work(d)) > 0) {
+        const done = Math.min(budget, this.#markLeft);
+        this.#markLeft -= done;
+        this.#commit(d, done);
+        if (done < budget) this.#markingDone = true;
+      }
+      if (this.#phase === Phase.SWEEP_EPHE) {
+        if (!this.#epheSwept && this.#work(d) > 0) {
+          this.#commit(d, EPHEMERON_WORK * this.#ephemerons);
+          this.#epheSwept = true;
+        }
+        break;
+      }
+      if (!this.#markingDone) break;
+      if (!this.#epheMarked) {
+        if (this.#work(d) <= 0) break;
+        this.#commit(d, EPHEMERON_WORK * this.#ephemerons);
+        this.#epheMarked = true;
+      }
+      if (this.#phase === Phase.SWEEP_AND_MARK_MAIN && !this.#sweepingDone) break;
+      // stw_try_complete_gc_phase, then on to the next phase if work is left.
+      this.#phase = this.#phase === Phase.SWEEP_AND_MARK_MAIN ? Phase.MARK_FINAL : Phase.SWEEP_EPHE;
+      if (this.#work(d) <= 0) break;
+    }
+    if (this.#phase === Phase.SWEEP_EPHE && this.#epheSwept) {
+      this.#host.endCycle();
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * The new cycle (`cycle_major_heap_from_stw_single` and `caml_cycle_heap`, then marking the
+   * roots): colours rotate, everything is to be swept again, and the blocks reachable now are
+   * what marking will visit this cycle.
+   */
+  startCycle(): void {
+    this.cycles++;
+    // Sweeping finished before the cycle could end: the last cycle's garbage is gone.
+    for (const [addr, b] of this.#blocks) {
+      if (b.colour === Colour.GARBAGE) this.#blocks.delete(addr);
+      else b.colour = b.colour === Colour.MARKED ? Colour.UNMARKED : Colour.GARBAGE;
+    }
+    this.heap.cycle();
+    let mark = this.#fixedMark;
+    for (const a of this.#host.rootAddresses()) {
+      const b = this.#blocks.get(a);
+      if (b !== undefined && b.colour === Colour.UNMARKED) {
+        b.colour = Colour.MARKED;
+        mark += b.whsize;
+      }
+    }
+    this.#markLeft = mark;
+    this.#phase = Phase.SWEEP_AND_MARK_MAIN;
+    this.#sweepingDone = false;
+    this.#markingDone = false;
+    this.#epheMarked = false;
+    this.#epheSwept = false;
+  }
+}

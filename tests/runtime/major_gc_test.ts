@@ -1,0 +1,143 @@
+import assert from "node:assert/strict";
+import {
+  DomainMajorState,
+  EXPORTED_HARNESS_STATE,
+  MajorGc,
+  type MajorGcInitialState,
+  SliceKind,
+} from "../../lib/runtime/major_gc.ts";
+import { MajorHeap, sizeclassOf, sweepWorkOf } from "../../lib/runtime/_major_heap.ts";
+import { Runtime } from "../../lib/runtime/mod.ts";
+
+/** A heap with nothing in it but what the test allocates. */
+const EMPTY: MajorGcInitialState = {
+  workAhead: 0,
+  pools: [],
+  large: [],
+  markWork: 0,
+  ephemerons: 0,
+};
+
+function pacing(initial: MajorGcInitialState, roots: () => number[] = () => []) {
+  let cycleEnds = 0;
+  const gc: MajorGc = new MajorGc({
+    endCycle: () => {
+      cycleEnds++;
+      gc.startCycle();
+    },
+    rootAddresses: roots,
+  }, { initial });
+  return { gc, d: new DomainMajorState(), cycleEnds: () => cycleEnds };
+}
+
+Deno.test("size classes and pool sweeping work follow sizeclasses.h", () => {
+  assert.equal(sizeclassOf(2), 1);
+  assert.equal(sizeclassOf(18), 13); // a 17-field record goes to the 19-word class
+  assert.equal(sizeclassOf(128), 31);
+  // A pool's slab: 4,096 words less the 4-word header and the class's wastage.
+  assert.equal(sweepWorkOf(1), 4092);
+  assert.equal(sweepWorkOf(5), 4092);
+  assert.equal(sweepWorkOf(8), 4090); // the measured lazy sweep of the config block's pool
+  assert.equal(sweepWorkOf(17), 4064);
+});
+
+Deno.test("a small block finds no swept pool: unswept pools of its class are swept lazily first", () => {
+  const heap = new MajorHeap([{ sz: 8, fixed: 2, swept: false }], []);
+  assert.equal(heap.heapWords, 4096);
+  heap.allocate(1_000, 10); // memprof's 9-field config block
+  assert.equal(heap.workBetweenSlices, 4090);
+  assert.equal(heap.heapWords, 4096); // the swept pool had room
+  heap.allocate(2_000, 40); // another class: a new pool
+  assert.equal(heap.heapWords, 8192);
+});
+
+Deno.test("sweeping costs whole pools and large blocks, and frees garbage two cycles on", () => {
+  const { gc, d } = pacing(EMPTY);
+  for (let i = 0; i < 4; i++) gc.allocate(d, 100 + i * 1000, 301, true);
+  assert.equal(gc.heap.heapWords, 4 * 303); // a large allocation's header is two words
+  gc.startCycle(); // allocated MARKED, now UNMARKED: not reachable, so GARBAGE next cycle
+  assert.equal(gc.heap.sweep(1_000_000), 1_000_000 - 4 * 301);
+  assert.equal(gc.heap.heapWords, 4 * 303);
+  gc.startCycle();
+  gc.heap.sweep(1_000_000);
+  assert.equal(gc.heap.heapWords, 0);
+});
+
+Deno.test("a slice's work is about four words per word allocated, as update_major_slice_work computes it", () => {
+  // Measured (OCaml 5.3.0, debug runtime): 52,675 words allocated with a 106,532-word heap
+  // count 210,699 words of work.
+  const { gc, d } = pacing({ ...EMPTY, large: [106_530] });
+  d.allocatedWords = 52_675;
+  gc.slice(d, SliceKind.AUTO);
+  assert.equal(gc.allocCounter, 210_699);
+});
+
+Deno.test("a cycle ends in the slice whose budget covers the sweep, the marking and the phase changes", () => {
+  const { gc, d, cycleEnds } = pacing({ ...EMPTY, large: [10_000], markWork: 500, ephemerons: 1 });
+  // Budget: 4 × 2,500 words allocated (heap 10,002 words) ≈ 9,999: short of 10,000 + 500 + 8.
+  d.allocatedWords = 2_500;
+  gc.slice(d, SliceKind.AUTO);
+  assert.equal(cycleEnds(), 0);
+  d.allocatedWords = 200;
+  gc.slice(d, SliceKind.AUTO);
+  assert.equal(cycleEnds(), 1);
+  // Marking (500) and the ephemeron's marking and sweeping (4 + 4) were done, then the cycle.
+  assert.ok(gc.workCounter >= 10_000 + 500 + 8);
+});
+
+Deno.test("forced slices end a cycle at once and put the work counter ahead of allocation", () => {
+  const { gc, d, cycleEnds } = pacing({ ...EMPTY, large: [20_000] });
+  gc.slice(d, SliceKind.FINISH);
+  assert.equal(cycleEnds(), 1);
+  const ahead = gc.workCounter - gc.allocCounter;
+  assert.equal(ahead, 20_000);
+  // Automatic slices do nothing until allocation has caught up.
+  d.allocatedWords = 1_000;
+  const before = gc.workCounter;
+  gc.slice(d, SliceKind.AUTO);
+  assert.equal(gc.workCounter, before);
+});
+
+Deno.test("the exported harness's state is the one measured in the real program", () => {
+  // After the harness's Gc.full_major and Gc.minor: 13 pools and ord_of_index, 53,507 words.
+  const heap = new MajorHeap(EXPORTED_HARNESS_STATE.pools, EXPORTED_HARNESS_STATE.large);
+  assert.equal(heap.heapWords, 53_507);
+  assert.equal(EXPORTED_HARNESS_STATE.workAhead, 138_625);
+});
+
+Deno.test("Gc.minor after a slice in the same minor cycle runs no second slice (the slice epoch)", () => {
+  const rt = new Runtime({ minorHeapWords: 8192 });
+  const d = rt.mainDomain;
+  d.minorGc(); // a new epoch: a slice
+  assert.equal(d.stats.majorSlices, 1);
+  for (let i = 0; i < 400; i++) d.alloc(10); // past half the minor heap: a slice
+  assert.equal(d.stats.majorSlices, 2);
+  d.minorGc(); // same minor cycle as that slice: no slice
+  assert.equal(d.stats.majorSlices, 2);
+  d.alloc(10);
+  d.minorGc(); // the collection above began a new minor cycle: a slice again
+  assert.equal(d.stats.majorSlices, 3);
+});
+
+Deno.test("direct major allocations past a fifth of the minor heap ask for a slice", () => {
+  const rt = new Runtime({ minorHeapWords: 8192 });
+  const d = rt.mainDomain;
+  const slices = d.stats.majorSlices;
+  for (let i = 0; i < 5; i++) d.makeArray(300); // 5 × 301 words < 8,192 / 5
+  assert.equal(d.stats.majorSlices, slices);
+  d.makeArray(300); // 1,806 > 1,638.4: caml_request_major_slice(1), run at its pending actions
+  assert.equal(d.stats.majorSlices, slices + 1);
+});
+
+Deno.test("young custom blocks' out-of-heap memory past the minor heap's size forces a minor collection", () => {
+  // get_max_minor: 4,096 words = 32,768 bytes, / 100 × 100 = 32,700 bytes.
+  const rt = new Runtime({ minorHeapWords: 4096 });
+  const d = rt.mainDomain;
+  const before = rt.minorCollections;
+  for (let i = 0; i < 255; i++) d.allocCustom(6, 16); // 128 bytes each: 32,640 bytes
+  d.poll();
+  assert.equal(rt.minorCollections, before);
+  d.allocCustom(6, 16); // 32,768 > 32,700: caml_request_minor_gc
+  d.poll();
+  assert.equal(rt.minorCollections, before + 1);
+});
