@@ -141,6 +141,9 @@ export class Domain implements MemprofHost {
   requestedMajorSlice = false;
   /** This domain's side of the major GC's pacing (allocated words, slice target). */
   readonly major: DomainMajorState = new DomainMajorState();
+  /** @internal Words (headers included) the minor collection in progress promoted from this
+   * domain's minor heap. */
+  promotedWords = 0;
   /** `major_slice_epoch`: the global epoch when this domain's last slice began. A new domain
    * starts at 0, behind any epoch (domain.c), so its first poll runs a slice. */
   majorSliceEpoch: number = -1;
@@ -811,12 +814,6 @@ export class Domain implements MemprofHost {
   /** @internal This domain's part of a minor collection, after promotion. */
   minorFinish(): void {
     const ev = this.#events;
-    // custom_finalize_minor: promoted custom blocks now count against the major heap.
-    const ct = this.#customTable;
-    for (let k = 0; k < ct.length; k += 2) {
-      if (this.promotedTo(ct[k]) >= 0) this.adjustGcSpeed(ct[k + 1]);
-    }
-    ct.length = 0;
     this.#extraMinor = 0;
     const allocated = this.youngEnd - this.youngPtr;
     this.stats.minorWords += allocated;
@@ -824,13 +821,22 @@ export class Domain implements MemprofHost {
     ev.beginPhase(this.id, RuntimePhase.EV_MINOR_MEMPROF_CLEAN);
     this.memprof.afterMinorGc();
     ev.endPhase(this.id, RuntimePhase.EV_MINOR_MEMPROF_CLEAN);
-    ev.counter(this.id, RuntimeCounter.EV_C_MINOR_ALLOCATED, allocated);
     this.#newMinorArena();
     this.#refEntries = 0;
     this.#refLimit = this.#refSize;
     this.memprof.setTrigger();
     this.resetYoungLimit();
+    // 5.3 reports both in bytes, headers included for the promoted blocks.
+    ev.counter(this.id, RuntimeCounter.EV_C_MINOR_PROMOTED, this.promotedWords * 8);
+    ev.counter(this.id, RuntimeCounter.EV_C_MINOR_ALLOCATED, allocated * 8);
+    this.promotedWords = 0;
     ev.endPhase(this.id, RuntimePhase.EV_MINOR);
+    // custom_finalize_minor: promoted custom blocks now count against the major heap.
+    const ct = this.#customTable;
+    for (let k = 0; k < ct.length; k += 2) {
+      if (this.promotedTo(ct[k]) >= 0) this.adjustGcSpeed(ct[k + 1]);
+    }
+    ct.length = 0;
   }
 }
 
@@ -991,13 +997,13 @@ export class Runtime {
           fwd.set(a, to);
           promoted += r.wosize;
           const owner = this.#youngOwner(a) ?? by;
+          owner.promotedWords += r.wosize + 1;
           this.majorGc.allocate(owner.major, to, r.wosize + 1, false);
         }
         r.addr = to;
       }
     }
     this.promotedWords += promoted;
-    by.runtime.events.counter(by.id, RuntimeCounter.EV_C_MINOR_PROMOTED, promoted);
     for (const d of order) d.minorFinish();
     fwd.clear();
   }
