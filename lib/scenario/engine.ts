@@ -290,7 +290,8 @@ class Engine {
   private tick(): void {
     this.clockNs += this.s.clockTickNs;
     const n = ++this.step;
-    this.lifetimes.tick(n);
+    // keep.steps releases are the harness's `release_due` loop, whose back-edges are polls.
+    if (this.lifetimes.tick(n) && this.cur.alive) this.cur.poll();
     if (--this.untilProgress === 0) {
       this.untilProgress = this.progressEvery;
       this.opts.onProgress?.(n, this.totalSteps);
@@ -570,26 +571,40 @@ class Engine {
         };
       }
       case "userEvent":
-        return this.domainOp(st.domain, at, (d) => this.writeUserEvent(d, st.name, st.event));
+        return this.domainOp(st.domain, at, (d) => {
+          this.writeUserEvent(d, st.name, st.event);
+          d.returnFromC(); // Runtime_events.User.write is a C primitive
+        });
       case "release":
         return () => {
           this.tick();
           this.lifetimes.release(st.name);
+          // The exported program's release loops: their back-edges are polls.
+          this.guard(at, () => this.cur.poll());
         };
       case "eventsStart":
         return () => {
           this.tick();
-          this.guard(at, () => this.ring.start());
+          this.guard(at, () => {
+            this.ring.start();
+            this.cur.returnFromC(); // Runtime_events.start is a C primitive
+          });
         };
       case "eventsPause":
         return () => {
           this.tick();
-          this.guard(at, () => this.ring.pause());
+          this.guard(at, () => {
+            this.ring.pause();
+            this.cur.returnFromC(); // Runtime_events.pause is a C primitive
+          });
         };
       case "eventsResume":
         return () => {
           this.tick();
-          this.guard(at, () => this.ring.resume());
+          this.guard(at, () => {
+            this.ring.resume();
+            this.cur.returnFromC(); // Runtime_events.resume is a C primitive
+          });
         };
     }
   }

@@ -33,9 +33,12 @@ export class Lifetimes {
     private readonly store: StoreHook = () => {},
   ) {}
 
-  /** Releases what is due at step `step` (call at the start of each step). */
-  tick(step: number): void {
-    if (this.due.next <= step) this.due.runDue(step);
+  /** Releases what is due at step `step` (call at the start of each step). Returns whether
+   * anything was (the exported program then runs its release loop, whose back-edges poll). */
+  tick(step: number): boolean {
+    if (this.due.next > step) return false;
+    this.due.runDue(step);
+    return true;
   }
 
   /** `release(name)`: ends every lifetime waiting for `name`. */

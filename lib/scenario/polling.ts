@@ -19,11 +19,26 @@ export function maxSize(s: SizeSpec): number {
   return s.geometric.max ?? Infinity;
 }
 
-/** Whether a step is an allocation by OCaml code in the function running it: an `alloc` of at
- * most 256 words with no frames of its own, or an `allocCombined` with none. */
+/** How many different sizes a spec can give (Infinity when unbounded). */
+export function distinctSizes(s: SizeSpec): number {
+  if (typeof s === "number") return 1;
+  if ("uniform" in s) return s.uniform[1] - s.uniform[0] + 1;
+  if ("choice" in s) return new Set(s.choice).size;
+  return s.geometric.max ?? Infinity;
+}
+
+/**
+ * Whether a step is an allocation by OCaml code in the function running it, that ocamlopt's
+ * polling analysis sees: an `alloc` of at most 256 words with no frames of its own, or an
+ * `allocCombined` with none. A size drawn among four or more values is a `match` that ocamlopt
+ * compiles to a switch (`Iswitch`), and OCaml 5.3's analysis (asmcomp/dataflow.ml) folds a
+ * switch's arms from its bottom value, which is "unsafe": the allocations in its arms do not
+ * count, and the loop gets a poll at its back-edge.
+ */
 export function allocatesInline(st: Step): boolean {
   if (st.kind === "alloc") {
-    return st.source === "caml" && st.frames.length === 0 && maxSize(st.size) <= MAX_YOUNG_WOSIZE;
+    return st.source === "caml" && st.frames.length === 0 &&
+      maxSize(st.size) <= MAX_YOUNG_WOSIZE && distinctSizes(st.size) < 4;
   }
   if (st.kind === "allocCombined") return st.frames.every((f) => f.length === 0);
   return false;
