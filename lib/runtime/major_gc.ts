@@ -110,12 +110,44 @@ export class DomainMajorState {
   extraResources = 0;
 }
 
+/** What a slice computed and did (one object, reused by every slice). */
+export class SliceReport {
+  /** `caml_heap_size` in words when the slice began. */
+  heapWords = 0;
+  /** Words allocated since the last slice. */
+  allocated = 0;
+  /** Work owed for them. */
+  allocWork = 0;
+  /** Work owed for out-of-heap resources. */
+  extraWork = 0;
+  /** `work_counter` after the update. */
+  workCounter = 0;
+  /** `alloc_counter` after the update. */
+  allocCounter = 0;
+  /** `slice_target`. */
+  sliceTarget = 0;
+  /** `slice_budget`. */
+  sliceBudget = 0;
+  /** Words swept by the slice. */
+  swept = 0;
+  /** Words marked by the slice. */
+  marked = 0;
+  /** Phase changes (`stw_try_complete_gc_phase`) the slice made. */
+  phaseChanges = 0;
+  /** Whether the slice ends the cycle. */
+  endsCycle = false;
+}
+
 /** Hooks the runtime gives the major GC. */
 export interface MajorGcHost {
   /** End of cycle (`stw_cycle_all_domains`): memprof, a minor collection, the new cycle. */
   endCycle(): void;
   /** Roots now: the addresses of the blocks the program holds. */
   rootAddresses(): Iterable<number>;
+  /** A slice computed its work (`update_major_slice_work`) and is about to do it. */
+  sliceBegin?(report: SliceReport): void;
+  /** A slice did its work; if it ends the cycle, {@linkcode endCycle} follows. */
+  sliceEnd?(report: SliceReport): void;
 }
 
 /** Options of {@linkcode MajorGc}. */
@@ -148,6 +180,8 @@ export class MajorGc {
   #epheSwept = false;
   /** Cycles completed by slices. */
   cycles = 0;
+  /** The last slice's report. */
+  readonly report: SliceReport = new SliceReport();
 
   /** Pacing for a runtime whose hooks are `host`. */
   constructor(host: MajorGcHost, opts: MajorGcOptions = {}) {
@@ -217,7 +251,13 @@ export class MajorGc {
       const ratio = totalCycleWork * 3.0 * (100 + pf) / heapWords / pf / 2.0;
       allocWork = Math.trunc(alloc * ratio);
     }
-    allocWork = Math.max(allocWork, Math.trunc(extra * totalCycleWork));
+    const extraWork = Math.trunc(extra * totalCycleWork);
+    const r = this.report;
+    r.heapWords = heapWords;
+    r.allocated = alloc;
+    r.allocWork = allocWork;
+    r.extraWork = extraWork;
+    allocWork = Math.max(allocWork, extraWork);
     this.workCounter += this.heap.workBetweenSlices;
     this.heap.workBetweenSlices = 0;
     this.allocCounter += allocWork;
@@ -228,6 +268,10 @@ export class MajorGc {
       d.sliceTarget = this.workCounter;
       d.sliceBudget = howmuch;
     }
+    r.workCounter = this.workCounter;
+    r.allocCounter = this.allocCounter;
+    r.sliceTarget = d.sliceTarget;
+    r.sliceBudget = d.sliceBudget;
   }
 
   /** `get_major_slice_work`. */
@@ -246,10 +290,15 @@ export class MajorGc {
   /** `major_collection_slice`. Returns true if the slice ended a cycle. */
   slice(d: DomainMajorState, kind: SliceKind): boolean {
     this.#updateWork(d, kind, kind === SliceKind.FINISH ? FINISH_BUDGET : 0);
+    const r = this.report;
+    r.swept = r.marked = r.phaseChanges = 0;
+    r.endsCycle = false;
+    this.#host.sliceBegin?.(r);
     let budget: number;
     while (!this.#sweepingDone && (budget = this.#work(d)) > 0) {
       const done = budget - this.heap.sweep(budget);
       this.#commit(d, done);
+      r.swept += done;
       if (done === 0) this.#sweepingDone = true;
     }
     for (;;) {
@@ -257,6 +306,7 @@ export class MajorGc {
         const done = Math.min(budget, this.#markLeft);
         this.#markLeft -= done;
         this.#commit(d, done);
+        r.marked += done;
         if (done < budget) this.#markingDone = true;
       }
       if (this.#phase === Phase.SWEEP_EPHE) {
@@ -275,9 +325,12 @@ export class MajorGc {
       if (this.#phase === Phase.SWEEP_AND_MARK_MAIN && !this.#sweepingDone) break;
       // stw_try_complete_gc_phase, then on to the next phase if work is left.
       this.#phase = this.#phase === Phase.SWEEP_AND_MARK_MAIN ? Phase.MARK_FINAL : Phase.SWEEP_EPHE;
+      r.phaseChanges++;
       if (this.#work(d) <= 0) break;
     }
-    if (this.#phase === Phase.SWEEP_EPHE && this.#epheSwept) {
+    r.endsCycle = this.#phase === Phase.SWEEP_EPHE && this.#epheSwept;
+    this.#host.sliceEnd?.(r);
+    if (r.endsCycle) {
       this.#host.endCycle();
       return true;
     }

@@ -25,7 +25,14 @@ import {
   type RuntimeEventsSink,
   RuntimePhase,
 } from "./events.ts";
-import { DomainMajorState, MajorGc, type MajorGcInitialState, SliceKind } from "./major_gc.ts";
+import {
+  DomainMajorState,
+  MajorGc,
+  type MajorGcInitialState,
+  SliceKind,
+  type SliceReport,
+} from "./major_gc.ts";
+import { DEFAULT_GC_TIME, GcClock, type GcTimeModel } from "./gc_time.ts";
 
 /** Largest block (in words, excluding header) allocated in the minor heap. */
 export const MAX_YOUNG_WOSIZE = 256;
@@ -56,6 +63,11 @@ export interface RuntimeOptions {
   pid?: number;
   /** The fixed part of the major heap (default: the exported harness's, see major_gc.ts). */
   majorHeap?: MajorGcInitialState;
+  /** Moves the virtual clock forward by whole nanoseconds while collections run (default: time
+   * stands still during collections). */
+  advanceClock?: (ns: number) => void;
+  /** Costs of collections (default {@linkcode DEFAULT_GC_TIME}, see gc_time.ts). */
+  gcTime?: Partial<GcTimeModel>;
 }
 
 /**
@@ -318,12 +330,7 @@ export class Domain implements MemprofHost {
   #slice(kind: SliceKind): void {
     this.stats.majorSlices++;
     const epoch = this.runtime.majorSliceEpoch;
-    this.#events.beginPhase(this.id, RuntimePhase.EV_MAJOR_SLICE);
-    try {
-      this.runtime.majorSlice(this, kind);
-    } finally {
-      this.#events.endPhase(this.id, RuntimePhase.EV_MAJOR_SLICE);
-    }
+    this.runtime.majorSlice(this, kind);
     this.majorSliceEpoch = epoch;
   }
 
@@ -805,22 +812,45 @@ export class Domain implements MemprofHost {
   /** @internal This domain's part of a stop-the-world minor collection, before promotion. */
   minorScanRoots(): void {
     const ev = this.#events;
+    const t = this.runtime.gcClock;
     ev.beginPhase(this.id, RuntimePhase.EV_MINOR);
+    t.phase(this.id, RuntimePhase.EV_MINOR_GLOBAL_ROOTS, t.minorShare("globalRoots"));
+    ev.beginPhase(this.id, RuntimePhase.EV_MINOR_REMEMBERED_SET);
+    t.phase(this.id, RuntimePhase.EV_MINOR_FINALIZERS_OLDIFY, t.minorShare("finalizersOldify"));
     ev.beginPhase(this.id, RuntimePhase.EV_MINOR_MEMPROF_ROOTS);
     this.memprof.scanRoots(true, false);
+    t.spend(t.minorShare("memprofRoots"));
     ev.endPhase(this.id, RuntimePhase.EV_MINOR_MEMPROF_ROOTS);
   }
 
   /** @internal This domain's part of a minor collection, after promotion. */
   minorFinish(): void {
     const ev = this.#events;
+    const t = this.runtime.gcClock;
+    const id = this.id;
+    t.phase(
+      id,
+      RuntimePhase.EV_MINOR_REMEMBERED_SET_PROMOTE,
+      t.minorShare("rememberedSetPromote") + this.#refEntries * t.model.perRememberedNs,
+    );
+    t.spend(t.minorShare("rememberedSet"));
+    ev.endPhase(id, RuntimePhase.EV_MINOR_REMEMBERED_SET);
+    ev.beginPhase(id, RuntimePhase.EV_MINOR_LOCAL_ROOTS);
+    t.phase(
+      id,
+      RuntimePhase.EV_MINOR_LOCAL_ROOTS_PROMOTE,
+      t.minorShare("localRootsPromote") + this.promotedWords * t.model.perPromotedWordNs,
+    );
+    t.spend(t.minorShare("localRoots"));
+    ev.endPhase(id, RuntimePhase.EV_MINOR_LOCAL_ROOTS);
     this.#extraMinor = 0;
     const allocated = this.youngEnd - this.youngPtr;
     this.stats.minorWords += allocated;
     this.stats.minorWordsBeforeLastGc = allocated;
-    ev.beginPhase(this.id, RuntimePhase.EV_MINOR_MEMPROF_CLEAN);
+    ev.beginPhase(id, RuntimePhase.EV_MINOR_MEMPROF_CLEAN);
     this.memprof.afterMinorGc();
-    ev.endPhase(this.id, RuntimePhase.EV_MINOR_MEMPROF_CLEAN);
+    t.spend(t.minorShare("memprofClean"));
+    ev.endPhase(id, RuntimePhase.EV_MINOR_MEMPROF_CLEAN);
     this.#newMinorArena();
     this.#refEntries = 0;
     this.#refLimit = this.#refSize;
@@ -830,7 +860,11 @@ export class Domain implements MemprofHost {
     ev.counter(this.id, RuntimeCounter.EV_C_MINOR_PROMOTED, this.promotedWords * 8);
     ev.counter(this.id, RuntimeCounter.EV_C_MINOR_ALLOCATED, allocated * 8);
     this.promotedWords = 0;
+    t.spend(t.minorRest());
     ev.endPhase(this.id, RuntimePhase.EV_MINOR);
+    t.phase(id, RuntimePhase.EV_MINOR_FINALIZED, t.minorShare("finalized"));
+    t.phase(id, RuntimePhase.EV_MINOR_FINALIZERS_ADMIN, t.minorShare("finalizersAdmin"));
+    t.phase(id, RuntimePhase.EV_MINOR_CLEAR, t.minorShare("clear"));
     // custom_finalize_minor: promoted custom blocks now count against the major heap.
     const ct = this.#customTable;
     for (let k = 0; k < ct.length; k += 2) {
@@ -886,6 +920,10 @@ export class Runtime {
   /** `caml_minor_collections_count`, counted from the harness's own `Gc.minor ()` (the
    * scenario starts one collection after the epoch was last moved). */
   #minorCount = 1;
+  /** The virtual clock's advance during collections, and the cost model. */
+  readonly gcClock: GcClock;
+  /** Inside a stop-the-world section already (a finishing cycle's). */
+  #inStw = false;
   /** The domain whose slice is running (it leads the end-of-cycle stop-the-world). */
   #slicing: Domain | null = null;
   #compactAtCycleEnd = false;
@@ -900,9 +938,15 @@ export class Runtime {
     this.events = opts.events ?? NULL_SINK;
     this.pid = opts.pid ?? 4242;
     this.#cycleStart = this.#nextAddr;
+    this.gcClock = new GcClock(this.events, opts.advanceClock ?? (() => {}), {
+      ...DEFAULT_GC_TIME,
+      ...opts.gcTime,
+    });
     this.majorGc = new MajorGc({
       endCycle: () => this.#endCycle(),
       rootAddresses: () => this.#rootAddresses(),
+      sliceBegin: (r) => this.#sliceBegin(r),
+      sliceEnd: (r) => this.#sliceEnd(r),
     }, { initial: opts.majorHeap });
     this.spawnDomain(null);
   }
@@ -981,6 +1025,8 @@ export class Runtime {
    * domain updates its memprof entries, resets its minor heap and places new triggers.
    */
   minorCollection(by: Domain): void {
+    const stw = !this.#inStw;
+    if (stw) this.events.beginPhase(by.id, RuntimePhase.EV_STW_LEADER);
     this.minorCollections++;
     this.#minorCount++;
     const order = [by, ...this.domains.filter((d) => d !== by)];
@@ -1006,6 +1052,7 @@ export class Runtime {
     this.promotedWords += promoted;
     for (const d of order) d.minorFinish();
     fwd.clear();
+    if (stw) this.events.endPhase(by.id, RuntimePhase.EV_STW_LEADER);
   }
 
   /** @internal After a major cycle: is `addr` dead? */
@@ -1056,36 +1103,89 @@ export class Runtime {
    * was reachable at the cycle's start and allocates new blocks marked).
    */
   finishMajorCycle(by: Domain, compact: boolean): void {
-    this.minorCollection(by);
-    const cycles = this.majorGc.cycles;
+    const ev = this.events;
+    const outer = this.#inStw;
+    if (!outer) ev.beginPhase(by.id, RuntimePhase.EV_STW_LEADER);
+    this.#inStw = true;
     this.#compactAtCycleEnd = compact;
     try {
+      this.minorCollection(by);
+      ev.beginPhase(by.id, RuntimePhase.EV_MAJOR_FINISH_CYCLE);
+      const cycles = this.majorGc.cycles;
       while (this.majorGc.cycles === cycles) this.majorSlice(by, SliceKind.FINISH);
+      ev.endPhase(by.id, RuntimePhase.EV_MAJOR_FINISH_CYCLE);
     } finally {
       this.#compactAtCycleEnd = false;
+      this.#inStw = outer;
     }
+    if (!outer) ev.endPhase(by.id, RuntimePhase.EV_STW_LEADER);
+  }
+
+  /** `update_major_slice_work`'s counters, then the slice begins. */
+  #sliceBegin(r: SliceReport): void {
+    const d = (this.#slicing ?? this.mainDomain).id;
+    const ev = this.events;
+    ev.counter(d, RuntimeCounter.EV_C_MAJOR_HEAP_WORDS, r.heapWords);
+    ev.counter(d, RuntimeCounter.EV_C_MAJOR_ALLOCATED_WORDS, r.allocated);
+    ev.counter(d, RuntimeCounter.EV_C_MAJOR_ALLOCATED_WORK, r.allocWork);
+    ev.counter(d, RuntimeCounter.EV_C_MAJOR_DEPENDENT_WORK, 0);
+    ev.counter(d, RuntimeCounter.EV_C_MAJOR_EXTRA_WORK, r.extraWork);
+    ev.counter(d, RuntimeCounter.EV_C_MAJOR_WORK_COUNTER, r.workCounter);
+    ev.counter(d, RuntimeCounter.EV_C_MAJOR_ALLOC_COUNTER, r.allocCounter);
+    ev.counter(d, RuntimeCounter.EV_C_MAJOR_SLICE_TARGET, r.sliceTarget);
+    ev.counter(d, RuntimeCounter.EV_C_MAJOR_SLICE_BUDGET, r.sliceBudget);
+    ev.beginPhase(d, RuntimePhase.EV_MAJOR_SLICE);
+  }
+
+  /** The slice's work, as phases: sweeping, marking, the phase changes; then it ends. */
+  #sliceEnd(r: SliceReport): void {
+    const d = (this.#slicing ?? this.mainDomain).id;
+    const ev = this.events;
+    const t = this.gcClock;
+    const m = t.model;
+    t.spend(m.sliceFixedNs);
+    if (r.swept > 0) t.phase(d, RuntimePhase.EV_MAJOR_SWEEP, r.swept * m.perSweptWordNs);
+    if (r.marked > 0) t.phase(d, RuntimePhase.EV_MAJOR_MARK, r.marked * m.perMarkedWordNs);
+    for (let k = 0; k < r.phaseChanges; k++) {
+      ev.beginPhase(d, RuntimePhase.EV_STW_LEADER);
+      t.phase(d, RuntimePhase.EV_MAJOR_GC_PHASE_CHANGE, m.phaseChangeNs);
+      ev.endPhase(d, RuntimePhase.EV_STW_LEADER);
+      t.phase(
+        d,
+        k === 0 ? RuntimePhase.EV_FINALISE_UPDATE_FIRST : RuntimePhase.EV_FINALISE_UPDATE_LAST,
+        m.memprofPhaseNs,
+      );
+    }
+    ev.endPhase(d, RuntimePhase.EV_MAJOR_SLICE);
   }
 
   #endCycle(): void {
     const by = this.#slicing ?? this.mainDomain;
     const compact = this.#compactAtCycleEnd;
     const ev = this.events;
+    const t = this.gcClock;
+    const outer = this.#inStw;
+    if (!outer) ev.beginPhase(by.id, RuntimePhase.EV_STW_LEADER);
+    this.#inStw = true;
     const order = [by, ...this.domains.filter((d) => d !== by)];
     const marked = new Set(this.#snapshot);
     for (const r of this.roots) if (r.addr >= 0) marked.add(r.addr);
     this.#marked = marked;
-    for (const d of order) {
-      ev.beginPhase(d.id, RuntimePhase.EV_MAJOR_MEMPROF_ROOTS);
-      d.memprof.scanRoots(false, false);
-      ev.endPhase(d.id, RuntimePhase.EV_MAJOR_MEMPROF_ROOTS);
-    }
+    for (const d of order) d.memprof.scanRoots(false, false);
     for (const d of order) {
       ev.beginPhase(d.id, RuntimePhase.EV_MAJOR_MEMPROF_CLEAN);
       d.memprof.afterMajorGc();
+      t.spend(t.model.memprofPhaseNs);
       ev.endPhase(d.id, RuntimePhase.EV_MAJOR_MEMPROF_CLEAN);
     }
     this.#marked = new Set();
-    this.minorCollection(by);
+    ev.beginPhase(by.id, RuntimePhase.EV_MAJOR_GC_CYCLE_DOMAINS);
+    try {
+      this.minorCollection(by);
+    } finally {
+      this.#inStw = outer;
+    }
+    ev.beginPhase(by.id, RuntimePhase.EV_MAJOR_GC_STW);
     this.majorCycles++;
     if (compact) {
       ev.beginPhase(by.id, RuntimePhase.EV_COMPACT);
@@ -1102,6 +1202,13 @@ export class Runtime {
       ev.endPhase(by.id, RuntimePhase.EV_COMPACT);
     }
     this.majorGc.startCycle();
+    for (const d of order) {
+      t.phase(d.id, RuntimePhase.EV_MAJOR_MARK_ROOTS, t.model.cycleEndNs);
+      t.phase(d.id, RuntimePhase.EV_MAJOR_MEMPROF_ROOTS, t.model.memprofPhaseNs);
+    }
+    ev.endPhase(by.id, RuntimePhase.EV_MAJOR_GC_STW);
+    ev.endPhase(by.id, RuntimePhase.EV_MAJOR_GC_CYCLE_DOMAINS);
+    if (!outer) ev.endPhase(by.id, RuntimePhase.EV_STW_LEADER);
     this.#cycleStart = this.#nextAddr;
     const snap = new Set<number>();
     for (const r of this.roots) if (r.addr >= 0) snap.add(r.addr);

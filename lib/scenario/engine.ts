@@ -167,6 +167,11 @@ class Engine {
       minorHeapWords: this.s.minorHeapWords,
       majorHeap: this.opts.majorHeap,
       events: this.ring,
+      // Collections take virtual time (lib/runtime/gc_time.ts): the ring and the trace see it.
+      advanceClock: (ns) => {
+        this.clockNs += ns;
+      },
+      gcTime: this.opts.gcTime,
       pid: this.s.pid,
     });
     const firstRate = opts.samplingRate ?? firstProfileRate(sc.steps) ?? this.s.samplingRate;

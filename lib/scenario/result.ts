@@ -5,6 +5,7 @@
 import type { TracerStats } from "../tracer/mod.ts";
 import type { Scenario } from "./spec.ts";
 import type { MajorGcInitialState } from "../runtime/major_gc.ts";
+import type { GcTimeModel } from "../runtime/gc_time.ts";
 
 /** Options of {@linkcode runScenario}. */
 export interface RunOptions {
@@ -29,6 +30,8 @@ export interface RunOptions {
   /** The program's own major heap when the scenario starts (the major GC's pacing depends on
    * it). Default: that of a minimal exported program (see lib/runtime/major_gc.ts). */
   majorHeap?: MajorGcInitialState;
+  /** Costs of collections in virtual time (default: lib/runtime/gc_time.ts's fitted ones). */
+  gcTime?: Partial<GcTimeModel>;
 }
 
 /** One callback or exception of a run, as {@linkcode RunOptions.onEvent} receives it. */
