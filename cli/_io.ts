@@ -1,8 +1,9 @@
 /**
- * Small I/O helpers shared by the command-line tools: buffered stdout, atomic file output and
- * uniform error reporting.
+ * Small I/O helpers shared by the command-line tools: buffered stdout, atomic file output (with
+ * temporaries removed on SIGINT/SIGTERM and stale ones swept) and uniform error reporting.
  * @module
  */
+import { basename, dirname, join } from "node:path";
 
 const encoder = new TextEncoder();
 
@@ -18,6 +19,13 @@ export class StdoutBuffer {
     if (this.size > 1 << 16) this.flush();
   }
 
+  /** Adds text as it is (newlines included). */
+  write(s: string): void {
+    this.parts.push(s);
+    this.size += s.length;
+    if (this.size > 1 << 16) this.flush();
+  }
+
   /** Writes everything buffered so far. */
   flush(): void {
     if (this.parts.length === 0) return;
@@ -29,24 +37,212 @@ export class StdoutBuffer {
   }
 }
 
-/** Writes a file atomically: to a temporary name beside it, then renamed into place, so that
- * readers never see a half-written file. `fill` gets the open file. */
-export function writeFileAtomic(path: string, fill: (file: Deno.FsFile) => void): void {
+/** Whether process `pid` exists, where /proc can be read (Deno lets a program read it only
+ * with all permissions); undefined where it cannot be known. */
+function processExists(pid: number): boolean | undefined {
+  try {
+    Deno.statSync("/proc/self");
+  } catch {
+    return undefined;
+  }
+  try {
+    Deno.statSync(`/proc/${pid}`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A temporary of another process untouched for this long is taken as left by a killed
+ * process, when /proc cannot tell (a live writer writes to its temporary all the time). */
+export const STALE_TEMPORARY_MS = 10 * 60 * 1000;
+
+/** Removes `<path>.<pid>.tmp` files left by processes killed while writing: those of a process
+ * that no longer exists, or not modified for {@linkcode STALE_TEMPORARY_MS}. Best effort. */
+function removeStaleTemporaries(path: string): void {
+  const dir = dirname(path), base = basename(path);
+  const prefix = base + ".";
+  try {
+    for (const e of Deno.readDirSync(dir)) {
+      if (!e.isFile || !e.name.startsWith(prefix) || !e.name.endsWith(".tmp")) continue;
+      const pidText = e.name.slice(prefix.length, -4);
+      if (!/^[0-9]{1,10}$/.test(pidText)) continue;
+      const pid = Number(pidText);
+      if (pid === Deno.pid) continue;
+      const tmp = join(dir, e.name);
+      const exists = processExists(pid);
+      if (exists === true) continue;
+      if (exists === undefined) {
+        const mtime = Deno.statSync(tmp).mtime?.getTime();
+        if (mtime === undefined || Date.now() - mtime < STALE_TEMPORARY_MS) continue;
+      }
+      Deno.removeSync(tmp);
+    }
+  } catch { /* no permission to list or remove: leave them */ }
+}
+
+/** Throws `Deno.errors.IsADirectory` if `path` is an existing directory. */
+function refuseDirectory(path: string): void {
+  let isDir = false;
+  try {
+    isDir = Deno.statSync(path).isDirectory;
+  } catch { /* does not exist (or cannot be checked): the open will tell */ }
+  if (isDir) throw new Deno.errors.IsADirectory(`cannot write ${path}: it is a directory`);
+}
+
+/** Temporaries being written by {@linkcode writeFileAtomicAsync}: removed on SIGINT/SIGTERM. */
+const liveTemporaries = new Set<string>();
+const STOP_SIGNALS: [Deno.Signal, number][] = [["SIGINT", 130], ["SIGTERM", 143]];
+const stopHandlers: [Deno.Signal, () => void][] = [];
+
+function track(tmp: string): void {
+  liveTemporaries.add(tmp);
+  if (stopHandlers.length > 0) return;
+  for (const [signal, status] of STOP_SIGNALS) {
+    const handler = () => {
+      for (const t of liveTemporaries) {
+        try {
+          Deno.removeSync(t);
+        } catch { /* already gone */ }
+      }
+      Deno.exit(status);
+    };
+    try {
+      Deno.addSignalListener(signal, handler);
+      stopHandlers.push([signal, handler]);
+    } catch { /* signal not supported here */ }
+  }
+}
+
+function untrack(tmp: string): void {
+  liveTemporaries.delete(tmp);
+  if (liveTemporaries.size > 0) return;
+  for (const [signal, handler] of stopHandlers.splice(0)) {
+    Deno.removeSignalListener(signal, handler);
+  }
+}
+
+/** Opens the temporary file beside `path`, after the checks both atomic writers make. */
+function openTemporary(path: string): { tmp: string; file: Deno.FsFile } {
+  refuseDirectory(path);
+  removeStaleTemporaries(path);
   const tmp = `${path}.${Deno.pid}.tmp`;
-  const file = Deno.openSync(tmp, { write: true, create: true, truncate: true });
+  return { tmp, file: Deno.openSync(tmp, { write: true, create: true, truncate: true }) };
+}
+
+function discard(tmp: string, file: Deno.FsFile): void {
+  try {
+    file.close();
+  } catch { /* already closed */ }
+  try {
+    Deno.removeSync(tmp);
+  } catch { /* nothing to remove */ }
+}
+
+/**
+ * Writes a file atomically: to `<path>.<pid>.tmp` beside it, then renamed into place, so that
+ * readers never see a half-written file; on any error the temporary is removed. `fill` gets the
+ * open file. A directory `path` is refused (`Deno.errors.IsADirectory`) before anything is
+ * written, and temporaries left by killed processes are removed first. `fill` runs without
+ * yielding, so a signal kills the process at once; long writes should use
+ * {@linkcode writeFileAtomicAsync}, which removes its temporary on SIGINT/SIGTERM.
+ */
+export function writeFileAtomic(path: string, fill: (file: Deno.FsFile) => void): void {
+  const { tmp, file } = openTemporary(path);
   try {
     fill(file);
     file.close();
+    Deno.renameSync(tmp, path);
   } catch (e) {
-    try {
-      file.close();
-    } catch { /* already closed */ }
-    try {
-      Deno.removeSync(tmp);
-    } catch { /* nothing to remove */ }
+    discard(tmp, file);
     throw e;
   }
-  Deno.renameSync(tmp, path);
+}
+
+/**
+ * {@linkcode writeFileAtomic} for a `fill` that yields to the event loop now and then: until it
+ * is done, SIGINT and SIGTERM remove the temporary and end the process (status 130 and 143).
+ */
+export async function writeFileAtomicAsync(
+  path: string,
+  fill: (file: Deno.FsFile) => Promise<void>,
+): Promise<void> {
+  const { tmp, file } = openTemporary(path);
+  track(tmp);
+  try {
+    await fill(file);
+    file.close();
+    Deno.renameSync(tmp, path);
+  } catch (e) {
+    discard(tmp, file);
+    throw e;
+  } finally {
+    untrack(tmp);
+  }
+}
+
+/** A stream that can be read both ways (Deno.stdin, a Deno.FsFile). */
+export interface DualStream {
+  read(p: Uint8Array): Promise<number | null>;
+  readSync(p: Uint8Array): number | null;
+  close?(): void;
+}
+
+/**
+ * A stream read ahead asynchronously: {@linkcode fill} awaits data (so that signals are handled
+ * while a pipe is idle), and {@linkcode readSync} then serves it without blocking. Reading past
+ * what was filled falls back to a blocking read of the stream.
+ */
+export class ReadAhead {
+  private chunks: Uint8Array[] = [];
+  private first = 0;
+  private available = 0;
+  private ended = false;
+
+  /** Reads ahead from `stream`. */
+  constructor(private readonly stream: DualStream) {}
+
+  /** Reads until `bytes` bytes are buffered, or the stream ends. */
+  async fill(bytes: number): Promise<void> {
+    while (!this.ended && this.available < bytes) {
+      const buf = new Uint8Array(1 << 16);
+      const n = await this.stream.read(buf);
+      if (n === null) this.ended = true;
+      else if (n > 0) {
+        this.chunks.push(buf.subarray(0, n));
+        this.available += n;
+      }
+    }
+  }
+
+  /** Takes buffered bytes into `p`; returns the count, or null at the end. */
+  readSync(p: Uint8Array): number | null {
+    if (this.available === 0) return this.ended ? null : this.stream.readSync(p);
+    let n = 0;
+    while (n < p.length && this.chunks.length > 0) {
+      const c = this.chunks[0];
+      const k = Math.min(p.length - n, c.length - this.first);
+      p.set(c.subarray(this.first, this.first + k), n);
+      n += k;
+      this.first += k;
+      if (this.first === c.length) {
+        this.chunks.shift();
+        this.first = 0;
+      }
+    }
+    this.available -= n;
+    return n;
+  }
+
+  /** Closes the stream. */
+  close(): void {
+    this.stream.close?.();
+  }
+}
+
+/** Lets the event loop run (timers, signal handlers) before going on. */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 /** Writes `data` (text as UTF-8) to `path` atomically, as {@linkcode writeFileAtomic}. */
@@ -64,6 +260,8 @@ export function runMain(main: () => void | Promise<void>): void {
   Promise.resolve()
     .then(main)
     .catch((e: unknown) => {
+      // A reader of our output went away (`trace dump … | head`): nothing left to say.
+      if (e instanceof Deno.errors.BrokenPipe) Deno.exit(0);
       if (e instanceof UsageError) {
         console.error(`error: ${e.message}`);
         if (e.hint) console.error(e.hint);

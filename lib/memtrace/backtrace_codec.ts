@@ -160,24 +160,61 @@ export interface CacheVerifier {
 /** Raised when a backtrace refers to a prefix it cannot have (negative length). */
 export class BacktracePrefixError extends Error {}
 
-/** The reader's cache, plus the last decoded backtrace of the domain (shared with events). */
+/** Raised when a decoded backtrace would hold more than the reader's frame limit. */
+export class BacktraceTooLongError extends Error {
+  constructor(readonly limit: number) {
+    super(`backtrace of more than ${limit} frames`);
+  }
+}
+
+/** Bytes of one domain's backtrace cache once allocated (codes and predictions). */
+export const BACKTRACE_CACHE_BYTES = CACHE_SIZE * (8 + 2);
+
+const NO_CODES = new Float64Array(0);
+
+/**
+ * The reader's cache, plus the last decoded backtrace of the domain (shared with events).
+ *
+ * The 160 KiB cache is allocated by {@linkcode allocate} when the domain first decodes a backtrace
+ * (until then it reads as zeros, as memtrace's fresh cache does), so that domains that never
+ * allocate cost a few bytes. Backtraces longer than `maxFrames` are refused.
+ */
 export class BacktraceReader {
-  readonly loc = new Float64Array(CACHE_SIZE);
-  readonly pred = new Int32Array(CACHE_SIZE);
+  /** Cached code of each bucket; empty until {@linkcode allocate}. */
+  loc: Float64Array = NO_CODES;
+  /** Predicted successor bucket of each bucket; empty until {@linkcode allocate}. */
+  pred: Uint16Array = new Uint16Array(0);
   buffer: Float64Array<ArrayBuffer> = new Float64Array(32);
   length = 0;
+  /** Where backtraces that are decoded only to keep the cache in step go (see {@linkcode get}). */
+  private scratch: Float64Array<ArrayBuffer> = new Float64Array(0);
+
+  /** A reader refusing backtraces of more than `maxFrames` frames. */
+  constructor(readonly maxFrames: number) {}
+
+  /** Whether the cache has been allocated. */
+  get allocated(): boolean {
+    return this.loc.length !== 0;
+  }
+
+  /** Allocates the cache (all zeros). */
+  allocate(): void {
+    this.loc = new Float64Array(CACHE_SIZE);
+    this.pred = new Uint16Array(CACHE_SIZE);
+  }
 
   /**
    * Decodes `nencoded` codewords after the first `commonPrefix` entries of the previous
    * backtrace. Afterwards `buffer[0, length)` is the backtrace, caller to callee. When the prefix
    * is longer than what was decoded last time (the previous backtrace was cut), the cache is still
-   * updated but the previous backtrace is kept, as memtrace does.
+   * updated but the previous backtrace is kept, as memtrace does. The cache must be allocated.
+   * Throws {@linkcode BacktraceTooLongError} past `maxFrames` frames.
    */
   get(b: ReadBuf, nencoded: number, commonPrefix: number): void {
     if (commonPrefix < 0) throw new BacktracePrefixError();
     const loc = this.loc, pred = this.pred;
     const keep = commonPrefix > this.length;
-    let buf = keep ? new Float64Array(32) : this.buffer;
+    let buf = keep ? this.scratch : this.buffer;
     let pos = keep ? 0 : commonPrefix;
     let p = 0;
     for (let i = nencoded; i > 0; i--) {
@@ -187,13 +224,13 @@ export class BacktraceReader {
       if (tag === 3) {
         const lit = b.get64();
         loc[bucket] = lit;
-        if (pos >= buf.length) buf = grow(buf);
+        if (pos >= buf.length) buf = this.grow(buf, pos + 1);
         buf[pos++] = lit;
         p = bucket;
         continue;
       }
       const n = tag === 2 ? b.get8() : tag;
-      if (pos + n + 1 > buf.length) buf = grow(buf, pos + n + 1);
+      if (pos + n + 1 > buf.length) buf = this.grow(buf, pos + n + 1);
       buf[pos++] = loc[bucket];
       p = bucket;
       for (let k = 0; k < n; k++) {
@@ -201,33 +238,29 @@ export class BacktraceReader {
         buf[pos++] = loc[p];
       }
     }
-    if (!keep) {
+    if (keep) this.scratch = buf;
+    else {
       this.buffer = buf;
       this.length = pos;
     }
   }
 
-  /** Steps over a backtrace without decoding it (and without touching the cache). */
-  skip(b: ReadBuf, nencoded: number): void {
-    for (let i = 0; i < nencoded; i++) {
-      const tag = b.get16() & 3;
-      if (tag === 2) b.get8();
-      else if (tag === 3) b.skip(8);
-    }
+  /** A buffer of at least `need` entries holding `buf`'s, at most `maxFrames` long. */
+  private grow(buf: Float64Array, need: number): Float64Array<ArrayBuffer> {
+    if (need > this.maxFrames) throw new BacktraceTooLongError(this.maxFrames);
+    let size = Math.max(32, buf.length * 2);
+    while (size < need) size *= 2;
+    const out = new Float64Array(Math.min(size, this.maxFrames));
+    out.set(buf);
+    return out;
   }
 
   /** Whether a packet's verifier agrees with this cache (the dummy verifier always does). */
   check(v: CacheVerifier): boolean {
     if (v.ix === 0xffff) return true;
-    return v.ix >= 0 && v.ix < CACHE_SIZE && this.pred[v.ix] === v.pred &&
-      BigInt(this.loc[v.ix]) === v.value;
+    if (!(v.ix >= 0 && v.ix < CACHE_SIZE)) return false;
+    // An unallocated cache is all zeros.
+    if (!this.allocated) return v.pred === 0 && v.value === 0n;
+    return this.pred[v.ix] === v.pred && BigInt(this.loc[v.ix]) === v.value;
   }
-}
-
-function grow(buf: Float64Array, need = 0): Float64Array<ArrayBuffer> {
-  let size = Math.max(32, buf.length * 2);
-  while (size < need) size *= 2;
-  const out = new Float64Array(size);
-  out.set(buf);
-  return out;
 }

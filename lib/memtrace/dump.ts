@@ -1,11 +1,13 @@
 /**
  * Text renderings of a trace: the dump (info header, then one line per event, exactly as the
- * reference dumps made with memtrace's reader) and summary statistics.
+ * reference dumps made with memtrace's reader) and summary statistics. Dumps stream, and stop
+ * with {@linkcode MemtraceLimitError} when a small hostile trace would print without end.
  * @module
  */
 import { formatG, ocamlHexFloat, ocamlQuote } from "../util/ocaml_printf.ts";
 import type { Reader } from "./reader.ts";
-import { AllocationSource, type Info, type LocationCode } from "./types.ts";
+import { MemtraceLimitError } from "./errors.ts";
+import { AllocationSource, formatObjId, formatSpace4, type Info } from "./types.ts";
 
 /** The 10 header lines of a dump. */
 export function infoLines(info: Info, sizeBytes: number): string[] {
@@ -23,31 +25,170 @@ export function infoLines(info: Info, sizeBytes: number): string[] {
   ];
 }
 
-/** Streams the dump of a trace, one line (without newline) per call of `emit`; returns the
- * number of events. */
-export function dumpTrace(reader: Reader, emit: (line: string) => void): number {
-  for (const l of infoLines(reader.info, reader.sizeBytes())) emit(l);
-  const lookup = (c: LocationCode) => reader.lookupLocationCode(c);
+/** Default budget of a dump: 64 Mi characters, plus {@linkcode DUMP_CHARS_PER_INPUT_BYTE} per
+ * byte of input read so far. */
+export const DUMP_BASE_CHARS = 64 * 1024 * 1024;
+/** Characters of dump allowed per byte of input, beyond {@linkcode DUMP_BASE_CHARS}. The real
+ * traces of the fixtures dump to at most 1,600 characters per byte (deep recursion: ~10,000-frame
+ * backtraces sharing their prefixes). */
+export const DUMP_CHARS_PER_INPUT_BYTE = 4096;
+
+/** Options of the dump functions. */
+export interface DumpOptions {
+  /** Decode backtraces (default true); without, alloc lines show no frames. */
+  parseBacktraces?: boolean;
+  /** Most characters of text the dump may produce; past it, {@linkcode MemtraceLimitError}.
+   * Default: {@linkcode DUMP_BASE_CHARS} + {@linkcode DUMP_CHARS_PER_INPUT_BYTE} × (byte offset
+   * of the event being printed). `Infinity` for no limit. */
+  maxOutputChars?: number;
+}
+
+/** Where dump text goes, piece by piece; `endLine` ends the current line. */
+interface TextOut {
+  put(s: string): void;
+  endLine(): void;
+}
+
+const SOURCE_NAMES = ["alloc", "alloc_major", "alloc_ext"];
+
+/** Writes the dump to `out`, checking the output budget before each piece. */
+function dumpTo(reader: Reader, out: TextOut, options: DumpOptions): number {
+  const fixed = options.maxOutputChars;
+  let total = 0;
+  let limit = fixed ?? DUMP_BASE_CHARS;
+  const put = (s: string) => {
+    if (total + s.length + 1 > limit) {
+      throw new MemtraceLimitError(
+        `dump output of more than ${limit} characters`,
+        limit,
+        reader.eventOffset(),
+        reader.fileName,
+      );
+    }
+    total += s.length;
+    out.put(s);
+  };
+  // Every line starts with a piece, and each piece leaves room for the newline after it.
+  const endLine = () => {
+    total++;
+    out.endLine();
+  };
+  for (const l of infoLines(reader.info, reader.sizeBytes())) {
+    put(l);
+    endLine();
+  }
   let events = 0;
+  const texts = new Map<number, string>();
   reader.iter((dt, ev) => {
     events++;
-    emit(`${dt} ${ev.domain} ${ev.toString(lookup)}`);
-  });
+    if (fixed === undefined) {
+      limit = DUMP_BASE_CHARS + DUMP_CHARS_PER_INPUT_BYTE * reader.eventOffset();
+    }
+    if (ev.kind !== "alloc") {
+      put(`${dt} ${ev.domain} ${ev.toString()}`);
+      endLine();
+      return;
+    }
+    // memtrace's Event.to_string, piece by piece: a line can be long.
+    put(
+      `${dt} ${ev.domain} ${formatObjId(ev.objId)} ${
+        SOURCE_NAMES[ev.source]
+      } ${ev.nsamples} len=${ev.length} dom=${ev.domain} ${formatSpace4(ev.commonPrefix)}: `,
+    );
+    const bt = ev.backtraceBuffer;
+    for (let i = 0; i < ev.backtraceLength; i++) {
+      const code = bt[i];
+      let text = texts.get(code);
+      if (text === undefined) {
+        // A code without locations prints as `$code`, as memtrace's printer prints one whose
+        // list is empty (looking it up would raise in memtrace's dump). It may be defined later.
+        const locs = reader.locationsOf(code);
+        if (locs === undefined || locs.length === 0) text = "$" + code;
+        else {
+          text = "";
+          for (let j = 0; j < locs.length; j++) text += (j > 0 ? " " : "") + locs[j].toString();
+          // Definitions never change: keep the text of short ones.
+          if (text.length <= 4096) {
+            if (texts.size >= 1 << 16) texts.clear();
+            texts.set(code, text);
+          }
+        }
+      }
+      put(i > 0 ? " " + text : text);
+    }
+    endLine();
+  }, { parseBacktraces: options.parseBacktraces ?? true });
   return events;
 }
 
+/** Streams the dump of a trace, one line (without newline) per call of `emit`; returns the
+ * number of events. Within the output budget of {@linkcode DumpOptions}. */
+export function dumpTrace(
+  reader: Reader,
+  emit: (line: string) => void,
+  options: DumpOptions = {},
+): number {
+  let parts: string[] = [];
+  return dumpTo(reader, {
+    put: (s) => parts.push(s),
+    endLine: () => {
+      emit(parts.length === 1 ? parts[0] : parts.join(""));
+      parts = [];
+    },
+  }, options);
+}
+
+/** Streams the dump of a trace as text chunks of about 64 KiB (newlines included), so that
+ * memory stays small however long a line is; returns the number of events. On an error, the
+ * text before it is written, then the error thrown. */
+export function dumpTraceTo(
+  reader: Reader,
+  write: (text: string) => void,
+  options: DumpOptions = {},
+): number {
+  let parts: string[] = [];
+  let size = 0;
+  const flush = () => {
+    if (parts.length === 0) return;
+    const text = parts.join("");
+    parts = [];
+    size = 0;
+    write(text);
+  };
+  try {
+    return dumpTo(reader, {
+      put: (s) => {
+        parts.push(s);
+        size += s.length;
+        if (size >= 1 << 16) flush();
+      },
+      endLine: () => {
+        parts.push("\n");
+        if (++size >= 1 << 16) flush();
+      },
+    }, options);
+  } finally {
+    // What was printed before an error too, so that one sees where it stopped.
+    flush();
+  }
+}
+
 /** The dump as one string (newline-terminated lines). */
-export function dumpTraceToString(reader: Reader): string {
+export function dumpTraceToString(reader: Reader, options: DumpOptions = {}): string {
   const parts: string[] = [];
-  dumpTrace(reader, (l) => parts.push(l));
+  dumpTrace(reader, (l) => parts.push(l), options);
   return parts.join("\n") + "\n";
 }
 
 /** Counts over a trace, as `trace info` prints them. */
 export interface TraceStats {
+  /** Events of every kind. */
   events: number;
+  /** Allocations by source. */
   allocs: { minor: number; major: number; external: number };
+  /** Promotion events. */
   promotions: number;
+  /** Collection events. */
   collections: number;
   /** Sum of `nsamples` over all allocations. */
   samples: number;
@@ -55,9 +196,11 @@ export interface TraceStats {
   words: number;
   /** Allocations by length in words: ≤4, ≤16, ≤256, >256. */
   sizeBuckets: { le4: number; le16: number; le256: number; gt256: number };
+  /** Domains with events, in increasing order. */
   domains: number[];
   /** Time of the last event, µs since the trace start. */
   durationUs: number;
+  /** Distinct location codes in the backtraces. */
   distinctLocationCodes: number;
 }
 

@@ -1,8 +1,10 @@
 /**
  * Errors raised by the memtrace codec.
  *
- * Malformed input always surfaces as {@linkcode MemtraceFormatError}; misuse of the writer API as
- * {@linkcode MemtraceArgumentError}; a fork-like pid change as {@linkcode PidChangedError}.
+ * Malformed input always surfaces as {@linkcode MemtraceFormatError}; input beyond one of the
+ * documented limits (backtrace frames, dump output, per-domain caches) as its subclass
+ * {@linkcode MemtraceLimitError}; misuse of the writer API as {@linkcode MemtraceArgumentError};
+ * a fork-like pid change as {@linkcode PidChangedError}.
  * @module
  */
 
@@ -27,6 +29,26 @@ export class MemtraceFormatError extends Error {
     this.check = check;
     this.offset = offset;
     this.file = file;
+  }
+}
+
+/** A trace refused because it goes beyond one of the reader's documented limits (see
+ * docs/memtrace.md, "Limits and errors"): too many backtrace frames, too much dump output for its
+ * size, backtrace caches for too many domains, or a trace that cannot be re-encoded. The message
+ * starts `trace exceeds a limit: `; `check`, `offset` and `file` are as for
+ * {@linkcode MemtraceFormatError}, and `limit` is the bound that was hit. */
+export class MemtraceLimitError extends MemtraceFormatError {
+  /** Error class name. */
+  override name = "MemtraceLimitError";
+  /** The bound that was exceeded (frames, characters, domains or bytes, as `check` says). */
+  readonly limit: number;
+  /** An error for exceeding `limit`, as described by `check`, at byte `offset` of `file`. */
+  constructor(check: string, limit: number, offset: number, file?: string) {
+    super(check, offset, file);
+    this.limit = limit;
+    this.message = `trace exceeds a limit: ${check} (at byte offset ${offset}${
+      file === undefined ? "" : ` of ${file}`
+    })`;
   }
 }
 

@@ -9,7 +9,7 @@
 import type { ReadBuf, WriteBuf } from "./buf.ts";
 import { type BacktraceWriter, type CacheVerifier, putDummyVerifier } from "./backtrace_codec.ts";
 
-/** The format version this codec writes. Versions 1 to 3 are read. */
+/** The format version this codec writes. Versions 1 to 3 are read; 0 and 4 on are refused. */
 export const MEMTRACE_VERSION = 3;
 /** Packets are at most 32 KiB, so that each one is a single write. */
 export const MAX_PACKET_SIZE = 1 << 15;
@@ -117,7 +117,10 @@ export function getPacketHeader(b: ReadBuf): PacketHeader {
   const allocIdBegin = b.get64Big();
   const allocIdEnd = b.get64Big();
   if (magic !== CTF_MAGIC) throw new HeaderCheckError("Not a CTF packet", start);
-  if (version > MEMTRACE_VERSION) {
+  // memtrace a88470c only refuses versions above its own; its tagged releases (v0.1 to v0.2.3)
+  // refused every version but v1 and v2, the pre-release version 0 included, with this message.
+  // Version 0 traces predate the trace-info event, so reading one as v1 would be wrong.
+  if (version > MEMTRACE_VERSION || version === 0) {
     const v3 = (n: number) => String(n).padStart(3, "0");
     throw new HeaderCheckError(
       `trace format v${v3(version)}, but expected v${v3(MEMTRACE_VERSION)}`,

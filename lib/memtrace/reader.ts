@@ -1,11 +1,19 @@
 /**
  * Reading traces, packet by packet through a 32 KiB window, so that a multi-gigabyte file is
- * never held in memory. The checks and their names are memtrace's; where memtrace would crash,
- * loop or read out of bounds on corrupt input, we raise the same typed error instead.
+ * never held in memory, and a pipe can be read as it comes. The checks and their names are
+ * memtrace's; where memtrace would crash, loop or read out of bounds on corrupt input, we raise
+ * the same typed error instead. What hostile input can make the reader build is bounded: see the
+ * limits below and docs/memtrace.md, "Limits and errors".
  * @module
  */
 import { ReadBuf, Underflow, UnsafeInteger } from "./buf.ts";
-import { BacktracePrefixError, BacktraceReader } from "./backtrace_codec.ts";
+import {
+  BACKTRACE_CACHE_BYTES,
+  BacktracePrefixError,
+  BacktraceReader,
+  BacktraceTooLongError,
+  type CacheVerifier,
+} from "./backtrace_codec.ts";
 import { LocationReader, MtfIndexError } from "./location_codec.ts";
 import {
   Ev,
@@ -15,7 +23,7 @@ import {
   MAX_PACKET_SIZE,
   type PacketHeader,
 } from "./packet.ts";
-import { MemtraceArgumentError, MemtraceFormatError } from "./errors.ts";
+import { MemtraceArgumentError, MemtraceFormatError, MemtraceLimitError } from "./errors.ts";
 import {
   AllocationSource,
   AllocEvent,
@@ -31,42 +39,98 @@ import {
 
 /** Random-access bytes: a file or an array. */
 export interface ByteSource {
-  /** Total size in bytes. */
+  /** Total size in bytes (for a pipe, what `fstat` says: 0). */
   size(): number;
   /** Reads up to `len` bytes at `pos` into `dst[off..]`; returns the count (0 at the end). */
   read(pos: number, dst: Uint8Array, off: number, len: number): number;
+  /** Releases the source. */
   close(): void;
 }
 
 /** A {@linkcode ByteSource} over bytes in memory. */
 export class BytesSource implements ByteSource {
+  /** A source over `bytes` (not copied). */
   constructor(private readonly bytes: Uint8Array) {}
+  /** The number of bytes. */
   size(): number {
     return this.bytes.length;
   }
+  /** Copies bytes from `pos`. */
   read(pos: number, dst: Uint8Array, off: number, len: number): number {
     const n = Math.max(0, Math.min(len, this.bytes.length - pos));
     dst.set(this.bytes.subarray(pos, pos + n), off);
     return n;
   }
+  /** Nothing to release. */
   close(): void {}
 }
 
-/** A {@linkcode ByteSource} over an open file, read on demand. */
+/** A {@linkcode ByteSource} over an open regular file, read on demand. */
 export class FileSource implements ByteSource {
   private at = -1;
+  /** A source over an open file, which {@linkcode close} closes. */
   constructor(private readonly file: Deno.FsFile) {}
+  /** The file's current size. */
   size(): number {
     return this.file.statSync().size;
   }
+  /** Reads at `pos` (seeking only when it is not where the last read stopped). */
   read(pos: number, dst: Uint8Array, off: number, len: number): number {
     if (this.at !== pos) this.file.seekSync(pos, Deno.SeekMode.Start);
     const n = this.file.readSync(dst.subarray(off, off + len)) ?? 0;
     this.at = pos + n;
     return n;
   }
+  /** Closes the file. */
   close(): void {
     this.file.close();
+  }
+}
+
+/** Something read front to back: a pipe, a FIFO, standard input, a character device. */
+export interface ReadableStreamSync {
+  /** Reads into `p`; returns the count, or null at the end. */
+  readSync(p: Uint8Array): number | null;
+  /** Releases the stream. */
+  close?(): void;
+}
+
+/**
+ * A {@linkcode ByteSource} over a stream that cannot seek: reads go forward only (a gap is read
+ * and dropped), so a trace can be read from a pipe as it comes, once. Going back (a second
+ * {@linkcode Reader.iter}) throws {@linkcode MemtraceArgumentError}.
+ */
+export class StreamSource implements ByteSource {
+  private at = 0;
+  private gap: Uint8Array | undefined;
+  /** `size` is what {@linkcode size} reports: memtrace prints `fstat`'s size, 0 for a pipe. */
+  constructor(private readonly stream: ReadableStreamSync, private readonly reportedSize = 0) {}
+  /** The size given to the constructor. */
+  size(): number {
+    return this.reportedSize;
+  }
+  /** Reads at `pos`, which may not be before what was read already. */
+  read(pos: number, dst: Uint8Array, off: number, len: number): number {
+    if (pos < this.at) {
+      throw new MemtraceArgumentError(
+        `Reader: cannot go back to byte ${pos} of a stream already read up to byte ${this.at}`,
+      );
+    }
+    while (this.at < pos) {
+      this.gap ??= new Uint8Array(1 << 16);
+      const n = this.stream.readSync(
+        this.gap.subarray(0, Math.min(this.gap.length, pos - this.at)),
+      );
+      if (n === null || n <= 0) return 0;
+      this.at += n;
+    }
+    const n = this.stream.readSync(dst.subarray(off, off + len)) ?? 0;
+    this.at += n;
+    return n;
+  }
+  /** Closes the stream. */
+  close(): void {
+    this.stream.close?.();
   }
 }
 
@@ -76,24 +140,75 @@ export interface IterOptions {
   parseBacktraces?: boolean;
 }
 
+/** Options of {@linkcode Reader.readAll}. */
+export interface ReadAllOptions extends IterOptions {
+  /** Most backtrace frames all the copied events may hold together (default
+   * {@linkcode READ_ALL_MAX_FRAMES}); beyond, {@linkcode MemtraceLimitError}. */
+  maxTotalFrames?: number;
+}
+
 /** Options of the reader constructors. */
 export interface ReaderOptions {
   /** Name used in error messages (the path, for files). */
   name?: string;
   /** Receives memtrace's warnings about skipped packets. Default: `console.error`. */
   onWarning?: (message: string) => void;
+  /** Most frames one decoded backtrace may hold (default {@linkcode MAX_BACKTRACE_FRAMES});
+   * a longer one raises {@linkcode MemtraceLimitError}. */
+  maxBacktraceFrames?: number;
 }
 
+/** An iteration started by {@linkcode Reader.iterate}, advanced a few packets at a time (so that
+ * a caller can yield to its event loop in between). */
+export interface EventIteration {
+  /** Reads up to `maxPackets` packets (default: all), delivering their events; returns false
+   * once the trace has ended. Throws {@linkcode MemtraceArgumentError} if another iteration of
+   * the same reader started since. */
+  advance(maxPackets?: number): boolean;
+}
+
+/**
+ * Default most frames in one backtrace: 2^20. memtrace's writer encodes at most 4,096 bytes of
+ * codewords per event, about 349,000 new frames (a 3-byte codeword stands for up to 256 frames),
+ * on top of a prefix shared with the previous backtrace; this allows three such encodings
+ * stacked, and 100 times the deepest backtrace of the fixtures (9,982 frames).
+ */
+export const MAX_BACKTRACE_FRAMES = 1 << 20;
+/** Default most frames {@linkcode Reader.readAll} copies in all: 2^24 (128 MiB of codes). */
+export const READ_ALL_MAX_FRAMES = 1 << 24;
+/** Domains whose backtraces may be decoded with no condition on the input's size. */
+export const FREE_DOMAIN_CACHES = 64;
+/** Beyond {@linkcode FREE_DOMAIN_CACHES}, one more domain cache is allowed per this many bytes
+ * read: a cache takes 160 KiB, so hostile input cannot make caches outgrow 40 times its size. */
+export const BYTES_PER_DOMAIN_CACHE = 4096;
+
 interface DomainState {
-  locs: LocationReader;
-  bt: BacktraceReader;
+  /** Location decoder, made on the domain's first location definition. */
+  locs: LocationReader | null;
+  /** Backtrace decoder, made on the domain's first decoded backtrace. */
+  bt: BacktraceReader | null;
   lastTime: number;
+}
+
+interface IterationState {
+  readonly domains: Map<DomainId, DomainState>;
+  readonly parse: boolean;
+  readonly f: (time: Timedelta, ev: Event) => void;
+  caches: number;
+  done: boolean;
 }
 
 const HEADER_UPPER_BOUND = 200;
 const EMPTY_BT = new Float64Array(0);
+const ZERO_VERIFIER_CACHE = new BacktraceReader(0);
 
-/** Reads a trace file or byte array. */
+/** printf `%08x` of an OCaml int: negative ones print as their 63-bit two's complement. */
+export function formatLocationCodeHex(code: LocationCode): string {
+  const hex = code >= 0 ? code.toString(16) : BigInt.asUintN(63, BigInt(code)).toString(16);
+  return hex.padStart(8, "0");
+}
+
+/** Reads a trace file, stream or byte array. */
 export class Reader {
   /** The trace's metadata. */
   readonly info: Info;
@@ -101,16 +216,21 @@ export class Reader {
   private readonly dataOff: number;
   private readonly name: string | undefined;
   private readonly warn: (message: string) => void;
+  private readonly maxFrames: number;
   // The window: win[pos, end) holds file bytes [base + pos, base + end).
   private readonly win = new Uint8Array(MAX_PACKET_SIZE);
   private base = 0;
   private pos = 0;
   private end = 0;
   private readonly rb = new ReadBuf(this.win, 0, 0);
+  /** File offset of the event being decoded or delivered. */
+  private evOff = 0;
+  private current: IterationState | undefined;
 
   private constructor(private readonly source: ByteSource, options: ReaderOptions) {
     this.name = options.name;
     this.warn = options.onWarning ?? ((m) => console.error(m));
+    this.maxFrames = options.maxBacktraceFrames ?? MAX_BACKTRACE_FRAMES;
     try {
       this.seek(0);
       const b = this.rb;
@@ -160,10 +280,27 @@ export class Reader {
     return new Reader(new BytesSource(bytes), options);
   }
 
-  /** Opens a trace file; it is read as iteration proceeds, never whole. */
+  /** Opens a trace file; it is read as iteration proceeds, never whole. A path that is not a
+   * regular file (a FIFO, `/dev/stdin` on a pipe, a device) is read front to back, once: see
+   * {@linkcode StreamSource}. A directory raises `Deno.errors.IsADirectory`. */
   static open(path: string | URL, options: ReaderOptions = {}): Reader {
     const file = Deno.openSync(path, { read: true });
-    return new Reader(new FileSource(file), { name: String(path), ...options });
+    let source: ByteSource;
+    try {
+      const st = file.statSync();
+      if (st.isDirectory) throw new Deno.errors.IsADirectory(`${path} is a directory`);
+      source = st.isFile ? new FileSource(file) : new StreamSource(file, st.size);
+    } catch (e) {
+      file.close();
+      throw e;
+    }
+    return new Reader(source, { name: String(path), ...options });
+  }
+
+  /** Reads a stream front to back (standard input, a socket…), once. Its size is reported
+   * as 0, as memtrace's `fstat` of a pipe does. */
+  static fromStream(stream: ReadableStreamSync, options: ReaderOptions = {}): Reader {
+    return new Reader(new StreamSource(stream), options);
   }
 
   /** Reads from any {@linkcode ByteSource}. */
@@ -171,7 +308,7 @@ export class Reader {
     return new Reader(source, options);
   }
 
-  /** Size of the trace in bytes. */
+  /** Size of the trace in bytes (0 for a pipe, as memtrace's `fstat` gives). */
   sizeBytes(): number {
     return this.source.size();
   }
@@ -181,58 +318,77 @@ export class Reader {
     this.source.close();
   }
 
+  /** The name given in error messages (the path for files), if any. */
+  get fileName(): string | undefined {
+    return this.name;
+  }
+
   /** The locations a code stands for (known once the events up to its first use were read).
-   * Throws {@linkcode MemtraceArgumentError} for a code never defined, as memtrace does. */
+   * Throws {@linkcode MemtraceArgumentError} for a code never defined, as memtrace does, with
+   * memtrace's text (`invalid location code %08x`). */
   lookupLocationCode(code: LocationCode): Location[] {
     const locs = this.locTable.get(code);
     if (locs === undefined) {
-      throw new MemtraceArgumentError(
-        `invalid location code ${code.toString(16).padStart(8, "0")}`,
-      );
+      throw new MemtraceArgumentError(`invalid location code ${formatLocationCodeHex(code)}`);
     }
     return locs;
   }
 
-  /** Calls `f` with each event and its time since the trace start, in file order. */
-  iter(f: (time: Timedelta, ev: Event) => void, options: IterOptions = {}): void {
-    const parse = options.parseBacktraces ?? true;
-    const domains = new Map<DomainId, DomainState>();
-    this.seek(this.dataOff);
-    const b = this.rb;
-    while (true) {
-      if (this.end - this.pos < HEADER_UPPER_BOUND) this.refill();
-      if (this.end === this.pos) return;
-      let h: PacketHeader;
-      try {
-        b.pos = this.pos;
-        b.end = this.end;
-        h = getPacketHeader(b);
-        this.pos = b.pos;
-        if (h.contentSize < 0) this.fail("Bad packet size", this.pos);
-        if (this.end - this.pos < h.contentSize) this.refill();
-      } catch (e) {
-        throw this.translate(e);
-      }
-      const len = Math.min(this.end - this.pos, h.contentSize);
-      const packetEnd = this.pos + len;
-      if (h.pid !== this.info.pid) {
-        this.warn(`skipping bad packet (wrong pid: ${h.pid}, but tracing ${this.info.pid})`);
-      } else if (len !== h.contentSize) {
-        this.warn("skipping truncated packet");
-      } else {
-        b.pos = this.pos;
-        b.end = packetEnd;
-        this.packet(h, b, domains, parse, f);
-      }
-      this.pos = packetEnd;
-    }
+  /** The locations a code stands for, or undefined for a code not defined (so far). */
+  locationsOf(code: LocationCode): Location[] | undefined {
+    return this.locTable.get(code);
   }
 
-  /** Reads every event into an array (backtraces copied). Convenient for small traces. */
-  readAll(options: IterOptions = {}): { time: Timedelta; event: Event }[] {
+  /** Byte offset in the file of the event being delivered (valid during an iteration's
+   * callback): for errors that concern an event, such as a lookup failing. */
+  eventOffset(): number {
+    return this.evOff;
+  }
+
+  /** Calls `f` with each event and its time since the trace start, in file order. */
+  iter(f: (time: Timedelta, ev: Event) => void, options: IterOptions = {}): void {
+    this.iterate(f, options).advance();
+  }
+
+  /** Starts an iteration like {@linkcode iter}'s, advanced by the caller a number of packets at
+   * a time; starting another iteration ends this one. */
+  iterate(f: (time: Timedelta, ev: Event) => void, options: IterOptions = {}): EventIteration {
+    const st: IterationState = {
+      domains: new Map(),
+      parse: options.parseBacktraces ?? true,
+      f,
+      caches: 0,
+      done: false,
+    };
+    this.current = st;
+    this.seek(this.dataOff);
+    return {
+      advance: (maxPackets = Infinity) => {
+        if (this.current !== st) {
+          throw new MemtraceArgumentError("Reader: this iteration was ended by a later one");
+        }
+        return this.advance(st, maxPackets);
+      },
+    };
+  }
+
+  /** Reads every event into an array (backtraces copied). Convenient for small traces: the
+   * copies may hold {@linkcode READ_ALL_MAX_FRAMES} frames in all unless told otherwise. */
+  readAll(options: ReadAllOptions = {}): { time: Timedelta; event: Event }[] {
     const out: { time: Timedelta; event: Event }[] = [];
+    const max = options.maxTotalFrames ?? READ_ALL_MAX_FRAMES;
+    let frames = 0;
     this.iter((time, ev) => {
       if (ev.kind === "alloc") {
+        frames += ev.backtraceLength;
+        if (frames > max) {
+          throw new MemtraceLimitError(
+            `readAll: more than ${max} backtrace frames in all (iterate instead)`,
+            max,
+            this.evOff,
+            this.name,
+          );
+        }
         ev = new AllocEvent(
           ev.objId,
           ev.length,
@@ -249,28 +405,63 @@ export class Reader {
     return out;
   }
 
-  private packet(
-    h: PacketHeader,
-    b: ReadBuf,
-    domains: Map<DomainId, DomainState>,
-    parse: boolean,
-    f: (time: Timedelta, ev: Event) => void,
-  ): void {
-    const domain = h.domain;
-    let st = domains.get(domain);
-    if (st === undefined) {
-      st = { locs: new LocationReader(), bt: new BacktraceReader(), lastTime: this.info.startTime };
-      domains.set(domain, st);
+  /** Reads up to `maxPackets` packets of iteration `it`; false at the end. */
+  private advance(it: IterationState, maxPackets: number): boolean {
+    if (it.done) return false;
+    const b = this.rb;
+    for (let n = 0; n < maxPackets; n++) {
+      if (this.end - this.pos < HEADER_UPPER_BOUND) this.refill();
+      if (this.end === this.pos) {
+        it.done = true;
+        return false;
+      }
+      let h: PacketHeader;
+      try {
+        b.pos = this.pos;
+        b.end = this.end;
+        this.evOff = this.base + this.pos;
+        h = getPacketHeader(b);
+        this.pos = b.pos;
+        if (h.contentSize < 0) this.fail("Bad packet size", this.pos);
+        if (this.end - this.pos < h.contentSize) this.refill();
+      } catch (e) {
+        throw this.translate(e);
+      }
+      const len = Math.min(this.end - this.pos, h.contentSize);
+      const packetEnd = this.pos + len;
+      if (h.pid !== this.info.pid) {
+        this.warn(`skipping bad packet (wrong pid: ${h.pid}, but tracing ${this.info.pid})`);
+      } else if (len !== h.contentSize) {
+        this.warn("skipping truncated packet");
+      } else {
+        b.pos = this.pos;
+        b.end = packetEnd;
+        this.packet(h, b, it);
+      }
+      this.pos = packetEnd;
     }
-    const bt = st.bt;
+    return true;
+  }
+
+  /** Decodes the events of one packet, delivering them to the iteration's callback. */
+  private packet(h: PacketHeader, b: ReadBuf, it: IterationState): void {
+    const domain = h.domain;
+    const parse = it.parse, f = it.f;
+    let st = it.domains.get(domain);
+    if (st === undefined) {
+      st = { locs: null, bt: null, lastTime: this.info.startTime };
+      it.domains.set(domain, st);
+    }
+    let bt = st.bt;
     const start = this.info.startTime;
     let allocId = h.allocIdBegin;
     let ev: Event;
     let time = 0;
-    if (parse && !bt.check(h.verifier)) this.fail("cache verification", b.pos);
+    if (parse && !checkVerifier(bt, h.verifier)) this.fail("cache verification", b.pos);
     while (b.pos < b.end) {
       const at = b.pos;
       try {
+        this.evOff = this.base + at;
         const word = b.getU32();
         time = eventTime(h, word);
         if (!(h.timeBegin <= time && time <= h.timeEnd)) this.fail("time in packet bounds", at);
@@ -280,16 +471,18 @@ export class Reader {
           st.lastTime = time;
           const common = b.getVint();
           const nencoded = b.get8();
-          if (parse) bt.get(b, nencoded, common);
-          else bt.skip(b, nencoded);
+          if (parse) {
+            if (bt === null) bt = this.newBacktraceReader(st, it);
+            bt.get(b, nencoded, common);
+          } else skipBacktrace(b, nencoded);
           ev = new AllocEvent(
             allocId++,
             code - 100,
             domain,
             1,
             AllocationSource.Minor,
-            parse ? bt.buffer : EMPTY_BT,
-            parse ? bt.length : 0,
+            parse ? bt!.buffer : EMPTY_BT,
+            parse ? bt!.length : 0,
             common,
           );
         } else {
@@ -303,16 +496,18 @@ export class Reader {
             if (src > 2) this.fail("source", b.pos - 1);
             const common = b.getVint();
             const nencoded = b.get16();
-            if (parse) bt.get(b, nencoded, common);
-            else bt.skip(b, nencoded);
+            if (parse) {
+              if (bt === null) bt = this.newBacktraceReader(st, it);
+              bt.get(b, nencoded, common);
+            } else skipBacktrace(b, nencoded);
             ev = new AllocEvent(
               allocId++,
               length,
               domain,
               nsamples,
               src as AllocationSource,
-              parse ? bt.buffer : EMPTY_BT,
-              parse ? bt.length : 0,
+              parse ? bt!.buffer : EMPTY_BT,
+              parse ? bt!.length : 0,
               common,
             );
           } else if (code === Ev.Promote) {
@@ -323,8 +518,9 @@ export class Reader {
             // A negative delta is legal: a domain may collect an object of a terminated domain.
             ev = new CollectEvent(allocId - 1 - b.getVint(), domain);
           } else if (code === Ev.Location) {
-            const locs = st.locs.get(b);
-            const id = st.locs.code;
+            const lr = st.locs ??= new LocationReader();
+            const locs = lr.get(b);
+            const id = lr.code;
             const known = this.locTable.get(id);
             if (known === undefined) this.locTable.set(id, locs);
             else if (!sameLocations(known, locs)) this.fail("consistent location info", at);
@@ -341,11 +537,35 @@ export class Reader {
     if (h.allocIdEnd !== allocId) this.fail("alloc id sync", b.pos);
   }
 
-  /** Fills the window from file offset `off`. */
+  /** A domain's backtrace decoder with its cache, within the budget of domain caches. */
+  private newBacktraceReader(st: DomainState, it: IterationState): BacktraceReader {
+    const allowed = FREE_DOMAIN_CACHES + Math.floor(this.evOff / BYTES_PER_DOMAIN_CACHE);
+    if (it.caches >= allowed) {
+      throw new MemtraceLimitError(
+        `backtrace caches (${BACKTRACE_CACHE_BYTES} bytes each) for more than ${allowed} ` +
+          `domains within the first ${this.evOff} bytes`,
+        allowed,
+        this.evOff,
+        this.name,
+      );
+    }
+    it.caches++;
+    const bt = new BacktraceReader(this.maxFrames);
+    bt.allocate();
+    st.bt = bt;
+    return bt;
+  }
+
+  /** Makes the window start at file offset `off` (keeping the bytes already in it) and fills
+   * it: reading goes on from where it stopped whenever possible, which a stream needs. */
   private seek(off: number): void {
-    this.base = off;
-    this.pos = 0;
-    this.end = this.fill(0);
+    if (off >= this.base && off <= this.base + this.end) this.pos = off - this.base;
+    else {
+      this.base = off;
+      this.pos = 0;
+      this.end = 0;
+    }
+    this.refill();
   }
 
   /** Moves the unread bytes to the front of the window and reads more after them. */
@@ -357,6 +577,7 @@ export class Reader {
     this.end = this.fill(len);
   }
 
+  /** Reads into the window from `off` until it is full or the source ends; returns its end. */
   private fill(off: number): number {
     while (off < this.win.length) {
       const n = this.source.read(this.base + off, this.win, off, this.win.length - off);
@@ -366,12 +587,14 @@ export class Reader {
     return off;
   }
 
+  /** Refuses an event code memtrace does not know. */
   private eventCode(code: number, at: number): void {
     if (code > Ev.Collect && !(code >= 101 && code <= 116)) {
       this.fail(`Unknown event code ${code}`, at);
     }
   }
 
+  /** Throws the format error `check` at window position `windowPos`. */
   private fail(check: string, windowPos: number): never {
     throw new MemtraceFormatError(check, this.base + windowPos, this.name);
   }
@@ -393,8 +616,25 @@ export class Reader {
     if (e instanceof BacktracePrefixError) {
       return new MemtraceFormatError("backtrace common prefix", at(this.rb.pos), this.name);
     }
+    if (e instanceof BacktraceTooLongError) {
+      return new MemtraceLimitError(e.message, e.limit, this.evOff, this.name);
+    }
     return e;
   }
+}
+
+/** Steps over a backtrace without decoding it (and without touching any cache). */
+function skipBacktrace(b: ReadBuf, nencoded: number): void {
+  for (let i = 0; i < nencoded; i++) {
+    const tag = b.get16() & 3;
+    if (tag === 2) b.get8();
+    else if (tag === 3) b.skip(8);
+  }
+}
+
+/** A packet's cache verifier against a domain's cache (all zeros before its first backtrace). */
+function checkVerifier(bt: BacktraceReader | null, v: CacheVerifier): boolean {
+  return (bt ?? ZERO_VERIFIER_CACHE).check(v);
 }
 
 function sameLocations(a: readonly Location[], b: readonly Location[]): boolean {

@@ -42,8 +42,10 @@ export class MemorySink implements TraceSink {
 
 /** Writes packets to an open file, synchronously, each fully. */
 export class FileSink implements TraceSink {
+  /** A sink writing to `file`, which `close` closes. */
   constructor(private readonly file: Deno.FsFile) {}
 
+  /** Writes the whole packet. */
   write(bytes: Uint8Array): void {
     let off = 0;
     while (off < bytes.length) off += this.file.writeSync(bytes.subarray(off));

@@ -8,7 +8,7 @@
  * locations wait, when the packet spans more than 30 s, or when the 10,000-id chunk is used up.
  * @module
  */
-import { WriteBuf } from "./buf.ts";
+import { Overflow, WriteBuf } from "./buf.ts";
 import { BacktraceWriter } from "./backtrace_codec.ts";
 import { LOCATION_MAX_LENGTH, LocationWriter } from "./location_codec.ts";
 import {
@@ -123,14 +123,22 @@ export class Writer {
     const dest = new SharedDest(sink, options.idsPerChunk ?? OBJ_IDS_PER_CHUNK);
     const b = new WriteBuf(new Uint8Array(MAX_PACKET_SIZE));
     const h = putPacketHeader(b, pid, info.initialDomain, undefined);
-    putEventHeader(b, Ev.TraceInfo, info.startTime);
-    b.putFloat(info.sampleRate);
-    b.put8(info.wordSize);
-    b.putString(info.executableName);
-    b.putString(info.hostName);
-    b.putString(info.ocamlRuntimeParams);
-    b.put64Big(info.pid);
-    b.putString(info.context ?? "");
+    try {
+      putEventHeader(b, Ev.TraceInfo, info.startTime);
+      b.putFloat(info.sampleRate);
+      b.put8(info.wordSize);
+      b.putString(info.executableName);
+      b.putString(info.hostName);
+      b.putString(info.ocamlRuntimeParams);
+      b.put64Big(info.pid);
+      b.putString(info.context ?? "");
+    } catch (e) {
+      // memtrace raises Buf.Write.Overflow here; readers could not read a larger packet.
+      if (!(e instanceof Overflow)) throw e;
+      throw new MemtraceArgumentError(
+        `Trace.create: the trace info does not fit in a ${MAX_PACKET_SIZE}-byte packet`,
+      );
+    }
     finishPacketHeader(b, h, info.startTime, info.startTime, 0, 0);
     dest.write(b);
     return new Writer(dest, pid, getpid, info.initialDomain, info.startTime);
@@ -168,6 +176,7 @@ export class Writer {
     return this.nextId;
   }
 
+  /** Writes out the pending locations and the packet; the next packet starts at `now`. */
   private flushAt(now: Timestamp): void {
     const actual = this.getpid();
     if (actual !== this.pid) throw new PidChangedError(this.pid, actual);
@@ -212,6 +221,7 @@ export class Writer {
     this.header = putPacketHeader(p, this.pid, this.domain, this.cache);
   }
 
+  /** Flushes first if memtrace would, then writes an event header. */
   private beginEvent(code: number, now: Timestamp): void {
     if (
       this.packet.remaining() < MAX_EV_SIZE || this.newLocCodes.length > 128 ||
@@ -419,6 +429,7 @@ export class MultiplexedWriter {
     return this.writerFor(domain);
   }
 
+  /** The writer of `domain`, flushing the previous domain's when it changes. */
   private writerFor(domain: DomainId): Writer {
     const last = this.writers.get(this.lastDomain)!;
     if (domain === this.lastDomain) return last;

@@ -3,20 +3,24 @@
  * behaving like OCaml 5.3's `caml_runtime_events_read_poll` and the OCaml
  * callbacks of `Runtime_events`, but raising a typed error with a location
  * where OCaml returns `E_CORRUPT_STREAM` (and in a few cases where OCaml
- * would read stale or out-of-bounds memory).
+ * would read stale or out-of-bounds memory). A file is read ring by ring,
+ * only the parts its header says are in use.
  *
  * @module
  */
 
 import { NUM_ALLOC_BUCKETS, RuntimeMessageType, UserMessageType } from "./enums.ts";
-import { RuntimeEventsFormatError } from "./errors.ts";
+import { RuntimeEventsFormatError, RuntimeEventsLimitError } from "./errors.ts";
 import {
   CUSTOM_EVENT_NAME_LENGTH,
   eventsFilePath,
+  MAX_CUSTOM_EVENTS,
   MAX_MSG_LENGTH,
   METADATA_HEADER_SIZE,
+  MetadataField,
   type MetadataHeader,
   readMetadataHeader,
+  RING_HEADER_SIZE,
 } from "./layout.ts";
 
 /** Most domains OCaml 5.3 allows (`Max_domains_max`); larger headers are corrupt. */
@@ -117,48 +121,152 @@ export interface ConsumerCallbacks {
 export interface CursorOptions {
   /** Decoders for custom events, by event name. */
   decoders?: DecoderRegistry;
+  /**
+   * Most bytes of ring data held at once when reading a {@linkcode RingSource}
+   * (default {@linkcode RING_WINDOW_BYTES}; at least 8 KiB, the longest message).
+   */
+  windowBytes?: number;
 }
+
+/**
+ * Random access to the bytes of a ring file, for a cursor that reads only
+ * what it needs, ring by ring (see {@linkcode RingFileSource}).
+ */
+export interface RingSource {
+  /** Current size in bytes. */
+  size(): number;
+  /** Reads up to `dst.length` bytes at `offset` into `dst`; returns how many were read. */
+  readAt(offset: number, dst: Uint8Array): number;
+  /** Called at the end of each poll: a source may close its file until the next read. */
+  release?(): void;
+}
+
+/**
+ * A {@linkcode RingSource} over a regular file, opened when a poll first
+ * reads and closed at its end: a cursor holds no file handle between polls,
+ * and follows a file replaced by a rename.
+ */
+export class RingFileSource implements RingSource {
+  #file: Deno.FsFile | null = null;
+  /** A source reading `path`. */
+  constructor(readonly path: string) {}
+  #open(): Deno.FsFile {
+    return this.#file ??= Deno.openSync(this.path, { read: true });
+  }
+  size(): number {
+    return this.#open().statSync().size;
+  }
+  readAt(offset: number, dst: Uint8Array): number {
+    const f = this.#open();
+    f.seekSync(offset, Deno.SeekMode.Start);
+    let got = 0;
+    while (got < dst.length) {
+      const n = f.readSync(dst.subarray(got));
+      if (n === null || n === 0) break;
+      got += n;
+    }
+    return got;
+  }
+  release(): void {
+    this.#file?.close();
+    this.#file = null;
+  }
+}
+
+/**
+ * Most bytes read from a file that is not a regular file (a pipe, a FIFO, a
+ * device), whose size cannot be known beforehand: 256 MiB, four times OCaml's
+ * default ring file (128 rings of 2^16 words, 65 MiB).
+ */
+export const STREAM_IMAGE_LIMIT = 256 * 1024 * 1024;
+/** Bytes of ring data a file-backed cursor holds at once. */
+export const RING_WINDOW_BYTES = 1 << 20;
 
 const TWO32 = 4294967296;
 const MAX_SAFE_HI = 0x1fffff; // hi word of a u64 that is still a safe integer
 const utf8 = new TextDecoder("utf-8");
+const NAMES_SIZE = BigInt(MAX_CUSTOM_EVENTS * CUSTOM_EVENT_NAME_LENGTH);
 
 /**
  * A reading position in every ring of a runtime_events image. Like OCaml's
  * cursor it starts at position 0 of each ring, so data the producer has
  * already overwritten is reported through `lostEvents`.
+ *
+ * Over bytes in memory (a producer's image), every poll reads the image as it
+ * is then. Over a {@linkcode RingSource} (a file), each poll reads the ring
+ * headers, then the used part of each ring through a window of at most
+ * {@linkcode RING_WINDOW_BYTES}: an empty 2 GiB file costs a few kilobytes.
  */
 export class RuntimeEventsCursor {
   /** The metadata header as read when the cursor was created. */
   readonly metadata: MetadataHeader;
   /** Path of the file, if opened from one. */
   readonly path: string | null;
-  #bytes: Uint8Array;
-  #view: DataView;
+  /** The image, when the cursor reads bytes in memory. */
+  #mem: Uint8Array | null;
+  /** The file, when the cursor reads on demand. */
+  #src: RingSource | null;
+  // The window: #win[0, #winEnd - #winBase) holds bytes [#winBase, #winEnd) of the file. In
+  // memory it is the whole image.
+  #win: Uint8Array;
+  #wv: DataView;
+  #winBase = 0;
+  #winEnd = 0;
+  #hdrBuf = new Uint8Array(16);
   #positions: Float64Array;
   #nextReadDomain = 0;
   #inPoll = false;
   #decoders: DecoderRegistry | undefined;
+  #windowBytes: number;
   #names = new Map<number, UserEventInfo>();
 
   /**
-   * Makes a cursor over an image. The bytes are not copied: a live
-   * producer's image can be polled repeatedly. Throws
-   * {@linkcode RuntimeEventsFormatError} if the metadata header is missing or
-   * declares more than 4096 domains (as OCaml's create_cursor does).
+   * Makes a cursor over an image in memory, or over a {@linkcode RingSource}
+   * read on demand. An image's bytes are not copied: a live producer's image
+   * can be polled repeatedly. Throws {@linkcode RuntimeEventsFormatError} if
+   * the metadata header is missing or declares more than 4096 domains (as
+   * OCaml's create_cursor does).
    */
-  constructor(image: Uint8Array | ArrayBuffer, options: CursorOptions = {}, path?: string) {
-    this.#bytes = image instanceof Uint8Array ? image : new Uint8Array(image);
-    this.#view = new DataView(this.#bytes.buffer, this.#bytes.byteOffset, this.#bytes.byteLength);
+  constructor(
+    image: Uint8Array | ArrayBuffer | RingSource,
+    options: CursorOptions = {},
+    path?: string,
+  ) {
     this.path = path ?? null;
-    if (this.#bytes.byteLength < METADATA_HEADER_SIZE) {
+    this.#decoders = options.decoders;
+    this.#windowBytes = Math.max(MAX_MSG_LENGTH * 8, options.windowBytes ?? RING_WINDOW_BYTES);
+    let header: DataView;
+    let length: number;
+    if (image instanceof Uint8Array || image instanceof ArrayBuffer) {
+      const bytes = image instanceof Uint8Array ? image : new Uint8Array(image);
+      this.#mem = bytes;
+      this.#src = null;
+      this.#win = bytes;
+      this.#winEnd = bytes.byteLength;
+      header = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      this.#wv = header;
+      length = bytes.byteLength;
+    } else {
+      this.#mem = null;
+      this.#src = image;
+      this.#win = new Uint8Array(0);
+      this.#wv = new DataView(this.#win.buffer);
+      const head = new Uint8Array(METADATA_HEADER_SIZE);
+      try {
+        length = image.readAt(0, head);
+      } finally {
+        image.release?.();
+      }
+      header = new DataView(head.buffer);
+    }
+    if (length < METADATA_HEADER_SIZE) {
       throw new RuntimeEventsFormatError(
-        `file is ${this.#bytes.byteLength} bytes, shorter than the ${METADATA_HEADER_SIZE}-byte metadata header`,
+        `file is ${length} bytes, shorter than the ${METADATA_HEADER_SIZE}-byte metadata header`,
         null,
         0,
       );
     }
-    this.metadata = readMetadataHeader(this.#view);
+    this.metadata = readMetadataHeader(header);
     if (this.metadata.maxDomains > BigInt(MAX_DOMAINS_MAX)) {
       throw new RuntimeEventsFormatError(
         `max_domains ${this.metadata.maxDomains} exceeds ${MAX_DOMAINS_MAX}`,
@@ -167,12 +275,11 @@ export class RuntimeEventsCursor {
       );
     }
     this.#positions = new Float64Array(Number(this.metadata.maxDomains));
-    this.#decoders = options.decoders;
   }
 
-  /** Opens a `.events` file (read into memory once; see {@linkcode reload}). */
-  static async open(path: string, options: CursorOptions = {}): Promise<RuntimeEventsCursor> {
-    return new RuntimeEventsCursor(await Deno.readFile(path), options, path);
+  /** Opens a `.events` file: see {@linkcode openSync}. */
+  static open(path: string, options: CursorOptions = {}): Promise<RuntimeEventsCursor> {
+    return Promise.resolve().then(() => RuntimeEventsCursor.openSync(path, options));
   }
 
   /**
@@ -187,25 +294,52 @@ export class RuntimeEventsCursor {
     return RuntimeEventsCursor.open(eventsFilePath(dir, pid), options);
   }
 
-  /** Synchronous {@linkcode open}. */
+  /**
+   * Opens a `.events` file. A regular file is read on demand at each poll
+   * (through a {@linkcode RingFileSource}: only the headers and the used part
+   * of each ring, and nothing held open between polls). Anything else (a
+   * pipe, a device) is read once, as far as its header says the file goes and
+   * at most {@linkcode STREAM_IMAGE_LIMIT} bytes, else
+   * {@linkcode RuntimeEventsLimitError}.
+   */
   static openSync(path: string, options: CursorOptions = {}): RuntimeEventsCursor {
-    return new RuntimeEventsCursor(Deno.readFileSync(path), options, path);
+    const file = Deno.openSync(path, { read: true });
+    let image: Uint8Array;
+    try {
+      const st = file.statSync();
+      if (st.isDirectory) throw new Deno.errors.IsADirectory(`${path} is a directory`);
+      if (st.isFile) {
+        file.close();
+        return new RuntimeEventsCursor(new RingFileSource(path), options, path);
+      }
+      image = readStreamImage(file, path);
+    } finally {
+      try {
+        file.close();
+      } catch { /* closed above */ }
+    }
+    return new RuntimeEventsCursor(image, options, path);
   }
 
   /**
-   * Re-reads the file this cursor was opened from, keeping the read
-   * positions, to follow a producer that is still writing. The metadata
-   * header is not re-read.
+   * Follows a file that was replaced since the cursor was made, keeping the
+   * read positions. A cursor reading a file on demand reads it afresh at each
+   * poll anyway; this forgets the user event names seen. A cursor over an
+   * image read from a file re-reads the file. The metadata header is not
+   * re-read.
    */
   async reload(): Promise<void> {
     if (this.path === null) throw new Error("runtime_events: cursor has no file to reload");
-    this.#setBytes(await Deno.readFile(this.path));
-  }
-
-  #setBytes(bytes: Uint8Array): void {
-    this.#bytes = bytes;
-    this.#view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.#names.clear();
+    if (this.#src !== null) {
+      this.#winBase = this.#winEnd = 0;
+      return;
+    }
+    const bytes = await Deno.readFile(this.path);
+    this.#mem = this.#win = bytes;
+    this.#wv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.#winBase = 0;
+    this.#winEnd = bytes.byteLength;
   }
 
   /** Current read position (absolute, in words) in `domain`'s ring. */
@@ -226,6 +360,7 @@ export class RuntimeEventsCursor {
       return this.#poll(callbacks, maxEvents);
     } finally {
       this.#inPoll = false;
+      this.#src?.release?.();
     }
   }
 
@@ -239,25 +374,23 @@ export class RuntimeEventsCursor {
     }
   }
 
-  #u64(offset: number, domain: number | null, what: string): number {
-    const v = this.#view;
-    const hi = v.getUint32(offset + 4, true);
+  /** A u64 of the image or window at index `i` (file offset `offset`), refused past 2^53. */
+  #u64(view: DataView, i: number, offset: number, domain: number, what: string): number {
+    const hi = view.getUint32(i + 4, true);
     if (hi > MAX_SAFE_HI) {
       throw new RuntimeEventsFormatError(`${what} is beyond 2^53`, domain, offset);
     }
-    return hi * TWO32 + v.getUint32(offset, true);
+    return hi * TWO32 + view.getUint32(i, true);
   }
 
-  #poll(cb: ConsumerCallbacks, maxEvents: number): number {
+  /** Checks the header fields that size the rings against the file's size. */
+  #checkFile(size: number): void {
     const md = this.metadata;
-    const size = this.#bytes.byteLength;
-    const view = this.#view;
-    const limit = BigInt(size);
-    if (md.headersOffset > limit) {
+    if (md.headersOffset > BigInt(size)) {
       throw new RuntimeEventsFormatError(
-        `headers_offset ${md.headersOffset} beyond end of file`,
+        `headers_offset ${md.headersOffset} beyond end of file (${size} bytes)`,
         null,
-        40,
+        MetadataField.headersOffset,
       );
     }
     const elements = md.ringSizeElements;
@@ -265,46 +398,145 @@ export class RuntimeEventsCursor {
       throw new RuntimeEventsFormatError(
         `ring_size_elements ${elements} does not match ring_size_bytes ${md.ringSizeBytes}`,
         null,
-        32,
+        MetadataField.ringSizeElements,
       );
     }
     if ((elements & (elements - 1n)) !== 0n) {
       throw new RuntimeEventsFormatError(
         `ring_size_elements ${elements} is not a power of two`,
         null,
-        32,
+        MetadataField.ringSizeElements,
       );
     }
-    const ringWords = Number(elements);
-    const maxDomains = Number(md.maxDomains);
-    const startDomain = this.#nextReadDomain;
-    const positions = this.#positions;
-    let consumed = 0;
+  }
 
-    for (let i = 0; i < maxDomains; i++) {
-      const domain = (startDomain + i) % maxDomains;
-      const hdrBig = md.headersOffset + BigInt(domain) * md.ringHeaderSizeBytes;
-      if (hdrBig >= limit || hdrBig + md.ringHeaderSizeBytes > limit || hdrBig + 16n > limit) {
+  /**
+   * Where ring `domain`'s header and data are; throws if either lies beyond
+   * the end of the file. The error names the offset of the part that is cut
+   * when it starts inside the file, else the header field that disagrees with
+   * the layout OCaml computes, else the end of the file (it was truncated).
+   */
+  #ringPlace(domain: number, size: number): { hdr: number; ring: number } {
+    const md = this.metadata;
+    const limit = BigInt(size);
+    const d = BigInt(domain);
+    const hdrBig = md.headersOffset + d * md.ringHeaderSizeBytes;
+    // Only a ring header's head and tail are read; ring_header_size_bytes is the stride.
+    if (hdrBig + 16n > limit) {
+      if (hdrBig < limit) {
         throw new RuntimeEventsFormatError(
           `ring header beyond end of file (${size} bytes)`,
           domain,
           Number(hdrBig),
         );
       }
-      const ringBig = md.dataOffset + BigInt(domain) * md.ringSizeBytes;
-      if (md.dataOffset >= limit || ringBig >= limit || md.ringSizeBytes > limit - ringBig) {
+      const where = `headers_offset ${md.headersOffset} + ${domain} × ring_header_size_bytes ` +
+        `${md.ringHeaderSizeBytes} puts the header of ring ${domain} at byte ${hdrBig}, ` +
+        `beyond the end of the file (${size} bytes)`;
+      if (md.ringHeaderSizeBytes !== BigInt(RING_HEADER_SIZE)) {
+        throw new RuntimeEventsFormatError(
+          `ring_header_size_bytes ${md.ringHeaderSizeBytes} is not ${RING_HEADER_SIZE}: ${where}`,
+          domain,
+          MetadataField.ringHeaderSizeBytes,
+        );
+      }
+      if (md.headersOffset !== BigInt(METADATA_HEADER_SIZE)) {
+        throw new RuntimeEventsFormatError(
+          `headers_offset ${md.headersOffset} is not ${METADATA_HEADER_SIZE}: ${where}`,
+          domain,
+          MetadataField.headersOffset,
+        );
+      }
+      throw new RuntimeEventsFormatError(`file truncated: ${where}`, domain, size);
+    }
+    const ringBig = md.dataOffset + d * md.ringSizeBytes;
+    if (ringBig + md.ringSizeBytes > limit) {
+      if (ringBig < limit) {
         throw new RuntimeEventsFormatError(
           `ring data (${md.ringSizeBytes} bytes) beyond end of file (${size} bytes)`,
           domain,
           Number(ringBig),
         );
       }
-      const hdr = Number(hdrBig);
-      const ring = Number(ringBig);
+      const headersEnd = md.headersOffset + md.maxDomains * md.ringHeaderSizeBytes;
+      const where = `puts ring ${domain} at byte ${ringBig} (data_offset + ${domain} × ` +
+        `ring_size_bytes ${md.ringSizeBytes}), beyond the end of the file (${size} bytes)`;
+      if (md.dataOffset !== headersEnd) {
+        throw new RuntimeEventsFormatError(
+          `data_offset ${md.dataOffset} (the ring headers end at byte ${headersEnd}) ${where}`,
+          domain,
+          MetadataField.dataOffset,
+        );
+      }
+      throw new RuntimeEventsFormatError(
+        `file truncated: data_offset ${md.dataOffset} ${where}`,
+        domain,
+        size,
+      );
+    }
+    return { hdr: Number(hdrBig), ring: Number(ringBig) };
+  }
+
+  /** Reads `want` bytes (at least `need`) of ring data at file offset `at` into the window. */
+  #load(at: number, need: number, want: number, domain: number): void {
+    const src = this.#src!;
+    if (this.#win.length < want) {
+      this.#win = new Uint8Array(Math.max(want, Math.min(this.#windowBytes, this.#win.length * 2)));
+      this.#wv = new DataView(this.#win.buffer);
+    }
+    const got = src.readAt(at, this.#win.subarray(0, want));
+    this.#winBase = at;
+    this.#winEnd = at + got;
+    if (got < need) {
+      throw new RuntimeEventsFormatError(
+        `file ends at byte ${at + got}, inside ring ${domain}'s data`,
+        domain,
+        at + got,
+      );
+    }
+  }
+
+  #poll(cb: ConsumerCallbacks, maxEvents: number): number {
+    const md = this.metadata;
+    const mem = this.#mem;
+    const src = this.#src;
+    const size = mem !== null ? mem.byteLength : src!.size();
+    this.#checkFile(size);
+    if (src !== null) this.#winBase = this.#winEnd = 0; // the file may have changed
+    // The window, in locals for the loop (refreshed after each load).
+    let wv = this.#wv, winBase = this.#winBase, winEnd = this.#winEnd;
+    const ringWords = Number(md.ringSizeElements);
+    const ringBytes = ringWords * 8;
+    const maxDomains = Number(md.maxDomains);
+    const startDomain = this.#nextReadDomain;
+    const positions = this.#positions;
+    const hdrBuf = this.#hdrBuf;
+    const hdrView = new DataView(hdrBuf.buffer);
+    let consumed = 0;
+
+    for (let i = 0; i < maxDomains; i++) {
+      const domain = (startDomain + i) % maxDomains;
+      const { hdr, ring } = this.#ringPlace(domain, size);
+      let head = 0, tail = 0;
+      if (src !== null) {
+        // A file is read once per ring per poll: its head and tail, then the ring.
+        if (src.readAt(hdr, hdrBuf) < 16) {
+          throw new RuntimeEventsFormatError(
+            `file ends inside ring ${domain}'s header`,
+            domain,
+            hdr,
+          );
+        }
+        head = this.#u64(hdrView, 0, hdr, domain, "ring head");
+        tail = this.#u64(hdrView, 8, hdr + 8, domain, "ring tail");
+      }
 
       for (;;) {
-        const head = this.#u64(hdr, domain, "ring head");
-        const tail = this.#u64(hdr + 8, domain, "ring tail");
+        if (mem !== null) {
+          // An image in memory is read live, as OCaml reads the mapped file.
+          head = this.#u64(wv, hdr, hdr, domain, "ring head");
+          tail = this.#u64(wv, hdr + 8, hdr + 8, domain, "ring tail");
+        }
         if (tail > head && tail - head > ringWords) {
           throw new RuntimeEventsFormatError(
             `ring holds ${
@@ -325,7 +557,21 @@ export class RuntimeEventsCursor {
 
         const masked = pos % ringWords;
         const at = ring + masked * 8;
-        const high = view.getUint32(at + 4, true);
+        // Index of the message in the window: in memory, the window is the whole image. From a
+        // source, a window holds the ring's bytes from here that may hold unread messages, up
+        // to the ring's end or tail.
+        let a = at;
+        if (src !== null) {
+          if (at < winBase || at + 8 > winEnd) {
+            const avail = Math.min(ringBytes - masked * 8, (tail - pos) * 8);
+            this.#load(at, 8, Math.min(avail, this.#windowBytes), domain);
+            wv = this.#wv;
+            winBase = this.#winBase;
+            winEnd = this.#winEnd;
+          }
+          a = at - winBase;
+        }
+        const high = wv.getUint32(a + 4, true);
         const length = (high >>> 22) & 0x3ff;
         if (length > MAX_MSG_LENGTH || masked + length > ringWords) {
           throw new RuntimeEventsFormatError(
@@ -347,11 +593,19 @@ export class RuntimeEventsCursor {
             at,
           );
         }
+        if (src !== null && at + length * 8 > winEnd) {
+          const avail = Math.min(ringBytes - masked * 8, (tail - pos) * 8);
+          this.#load(at, length * 8, Math.min(avail, this.#windowBytes), domain);
+          wv = this.#wv;
+          winBase = this.#winBase;
+          winEnd = this.#winEnd;
+          a = 0;
+        }
         cb.message?.(domain, pos, length, isUser, type);
         if (!isUser) {
-          this.#runtime(cb, domain, at, type, id, length);
+          this.#runtime(cb, domain, a, type, id, length);
         } else {
-          this.#user(cb, domain, at, type, id, length);
+          this.#user(cb, domain, a, type, id, length);
         }
         // OCaml counts every message whose type field is not 0.
         if (type !== 0) consumed++;
@@ -363,31 +617,36 @@ export class RuntimeEventsCursor {
     return consumed;
   }
 
+  /** A runtime message at window index `a`. */
   #runtime(
     cb: ConsumerCallbacks,
     domain: number,
-    at: number,
+    a: number,
     type: number,
     id: number,
     length: number,
   ): void {
-    const view = this.#view;
+    const view = this.#wv;
     switch (type) {
       case RuntimeMessageType.EV_BEGIN:
-        cb.runtimeBegin?.(domain, view.getBigInt64(at + 8, true), id);
+        cb.runtimeBegin?.(domain, view.getBigInt64(a + 8, true), id);
         break;
       case RuntimeMessageType.EV_EXIT:
-        cb.runtimeEnd?.(domain, view.getBigInt64(at + 8, true), id);
+        cb.runtimeEnd?.(domain, view.getBigInt64(a + 8, true), id);
         break;
       case RuntimeMessageType.EV_COUNTER:
         if (length < 3) {
-          throw new RuntimeEventsFormatError("counter message without a value", domain, at);
+          throw new RuntimeEventsFormatError(
+            "counter message without a value",
+            domain,
+            this.#winBase + a,
+          );
         }
         cb.runtimeCounter?.(
           domain,
-          view.getBigInt64(at + 8, true),
+          view.getBigInt64(a + 8, true),
           id,
-          BigInt.asIntN(63, view.getBigUint64(at + 16, true)),
+          BigInt.asIntN(63, view.getBigUint64(a + 16, true)),
         );
         break;
       case RuntimeMessageType.EV_ALLOC: {
@@ -395,25 +654,25 @@ export class RuntimeEventsCursor {
           throw new RuntimeEventsFormatError(
             `alloc message of ${length} words, needs ${2 + NUM_ALLOC_BUCKETS}`,
             domain,
-            at,
+            this.#winBase + a,
           );
         }
         if (cb.alloc) {
           const buckets = new Array<bigint>(NUM_ALLOC_BUCKETS);
           for (let i = 0; i < NUM_ALLOC_BUCKETS; i++) {
-            buckets[i] = BigInt.asIntN(63, view.getBigUint64(at + 16 + 8 * i, true));
+            buckets[i] = BigInt.asIntN(63, view.getBigUint64(a + 16 + 8 * i, true));
           }
-          cb.alloc(domain, view.getBigInt64(at + 8, true), buckets);
+          cb.alloc(domain, view.getBigInt64(a + 8, true), buckets);
         }
         break;
       }
       case RuntimeMessageType.EV_LIFECYCLE:
         if (cb.lifecycle) {
           // EV_RING_STOP has no payload: OCaml reads it as 0, i.e. None.
-          const raw = length > 2 ? view.getBigInt64(at + 16, true) : 0n;
+          const raw = length > 2 ? view.getBigInt64(a + 16, true) : 0n;
           cb.lifecycle(
             domain,
-            view.getBigInt64(at + 8, true),
+            view.getBigInt64(a + 8, true),
             id,
             raw === 0n ? null : BigInt.asIntN(63, raw),
           );
@@ -425,17 +684,19 @@ export class RuntimeEventsCursor {
     }
   }
 
+  /** A user message at window index `a`. */
   #user(
     cb: ConsumerCallbacks,
     domain: number,
-    at: number,
+    a: number,
     type: number,
     id: number,
     length: number,
   ): void {
+    const at = this.#winBase + a;
     const event = this.#userEvent(domain, id, at);
-    const view = this.#view;
-    const ts = view.getBigInt64(at + 8, true);
+    const view = this.#wv;
+    const ts = view.getBigInt64(a + 8, true);
     switch (type) {
       case UserMessageType.EV_USER_MSG_TYPE_UNIT:
         cb.userUnit?.(domain, ts, event);
@@ -450,7 +711,7 @@ export class RuntimeEventsCursor {
         if (length < 3) {
           throw new RuntimeEventsFormatError("user int message without a value", domain, at);
         }
-        cb.userInt?.(domain, ts, event, BigInt.asIntN(63, view.getBigUint64(at + 16, true)));
+        cb.userInt?.(domain, ts, event, BigInt.asIntN(63, view.getBigUint64(a + 16, true)));
         break;
       default: {
         // Type 4 and the unused 5..15 are custom, as in OCaml's switch.
@@ -458,9 +719,9 @@ export class RuntimeEventsCursor {
         if (words === 0) {
           throw new RuntimeEventsFormatError("custom event without payload", domain, at);
         }
-        const start = this.#bytes.byteOffset + at + 16;
+        const win = this.#win;
         const last = words * 8 - 1;
-        const padding = this.#bytes[at + 16 + last];
+        const padding = win[a + 16 + last];
         // The last byte counts the unused bytes; OCaml reads it as a signed
         // char, so values of 128 and more (or larger than the payload) are garbage.
         if (padding >= 128 || padding > last) {
@@ -470,7 +731,7 @@ export class RuntimeEventsCursor {
             at + 16 + last,
           );
         }
-        const payload = new Uint8Array(this.#bytes.buffer, start, last - padding);
+        const payload = new Uint8Array(win.buffer, win.byteOffset + a + 16, last - padding);
         if (cb.userCustom) {
           const decoder = this.#decoders?.get(event.name);
           let decoded: unknown = undefined;
@@ -499,10 +760,18 @@ export class RuntimeEventsCursor {
     const cached = this.#names.get(id);
     if (cached !== undefined) return cached;
     const md = this.metadata;
+    const size = this.#mem !== null ? this.#mem.byteLength : this.#src!.size();
     const end = md.customEventsOffset + BigInt(id + 1) * BigInt(CUSTOM_EVENT_NAME_LENGTH);
-    if (
-      md.customEventsOffset > BigInt(this.#bytes.byteLength) || end > BigInt(this.#bytes.byteLength)
-    ) {
+    if (end > BigInt(size)) {
+      const expected = md.dataOffset + md.maxDomains * md.ringSizeBytes;
+      if (md.customEventsOffset >= BigInt(size) && md.customEventsOffset !== expected) {
+        throw new RuntimeEventsFormatError(
+          `custom_events_offset ${md.customEventsOffset} puts the name of user event ${id} ` +
+            `beyond the end of the file (${size} bytes); the rings end at byte ${expected}`,
+          domain,
+          MetadataField.customEventsOffset,
+        );
+      }
       throw new RuntimeEventsFormatError(
         `name of user event ${id} lies beyond the end of the file`,
         domain,
@@ -510,11 +779,58 @@ export class RuntimeEventsCursor {
       );
     }
     const off = Number(md.customEventsOffset) + id * CUSTOM_EVENT_NAME_LENGTH;
-    const slot = this.#bytes.subarray(off, off + CUSTOM_EVENT_NAME_LENGTH);
+    let slot: Uint8Array;
+    if (this.#mem !== null) slot = this.#mem.subarray(off, off + CUSTOM_EVENT_NAME_LENGTH);
+    else {
+      slot = new Uint8Array(CUSTOM_EVENT_NAME_LENGTH);
+      if (this.#src!.readAt(off, slot) < CUSTOM_EVENT_NAME_LENGTH) {
+        throw new RuntimeEventsFormatError(
+          `name of user event ${id} lies beyond the end of the file`,
+          domain,
+          at,
+        );
+      }
+    }
     const nul = slot.indexOf(0);
     const nameBytes = slot.slice(0, nul < 0 ? CUSTOM_EVENT_NAME_LENGTH : nul);
     const info: UserEventInfo = { id, name: utf8.decode(nameBytes), nameBytes };
     this.#names.set(id, info);
     return info;
   }
+}
+
+/**
+ * Reads a file that is not a regular file (a pipe, a device) as far as its
+ * metadata header says the file goes, refusing more than
+ * {@linkcode STREAM_IMAGE_LIMIT} bytes: `/dev/zero` or an endless pipe cannot
+ * make the cursor read without end.
+ */
+function readStreamImage(file: Deno.FsFile, path: string): Uint8Array {
+  const readInto = (dst: Uint8Array, from: number): number => {
+    let got = from;
+    while (got < dst.length) {
+      const n = file.readSync(dst.subarray(got));
+      if (n === null || n === 0) break;
+      got += n;
+    }
+    return got;
+  };
+  const head = new Uint8Array(METADATA_HEADER_SIZE);
+  const got = readInto(head, 0);
+  if (got < METADATA_HEADER_SIZE) return head.slice(0, got);
+  const md = readMetadataHeader(new DataView(head.buffer));
+  const total = md.customEventsOffset + NAMES_SIZE;
+  if (total > BigInt(STREAM_IMAGE_LIMIT)) {
+    throw new RuntimeEventsLimitError(
+      `${path} is not a regular file, and its header (custom_events_offset ` +
+        `${md.customEventsOffset}) describes ${total} bytes, more than the ${STREAM_IMAGE_LIMIT} ` +
+        `read from a pipe or device; copy it to a regular file`,
+      STREAM_IMAGE_LIMIT,
+      MetadataField.customEventsOffset,
+    );
+  }
+  const image = new Uint8Array(Number(total));
+  image.set(head);
+  const n = readInto(image, METADATA_HEADER_SIZE);
+  return n === image.length ? image : image.slice(0, n);
 }

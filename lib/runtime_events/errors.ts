@@ -30,6 +30,25 @@ export class RuntimeEventsFormatError extends Error {
 }
 
 /**
+ * Input refused because reading it would go beyond a documented bound (see
+ * docs/runtime_events.md, "Limits and errors"): a pipe or device whose header
+ * describes more than the cursor reads from a stream. A subclass of
+ * {@linkcode RuntimeEventsFormatError}, so one `catch` takes both.
+ */
+export class RuntimeEventsLimitError extends RuntimeEventsFormatError {
+  /** The bound that was hit, in bytes. */
+  readonly limit: number;
+
+  /** Makes the error; `offset` is that of the header field at cause. */
+  constructor(reason: string, limit: number, offset: number) {
+    super(reason, null, offset);
+    this.name = "RuntimeEventsLimitError";
+    this.limit = limit;
+    this.message = `runtime_events input beyond a limit at byte ${offset}: ${reason}`;
+  }
+}
+
+/**
  * OCaml's `Invalid_argument`, raised by user event registration with OCaml's
  * exact messages (e.g. "Runtime_events.User.register: maximum length for
  * event name exceeded").

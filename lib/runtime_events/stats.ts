@@ -82,13 +82,13 @@ interface DomainAcc {
   phases: Map<number, PhaseAcc>;
 }
 
-function percentile(sorted: number[], q: number): number {
+function percentile(sorted: Float64Array, q: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)];
 }
 
 function summarize(phase: number, acc: PhaseAcc): PhaseStats {
-  const sorted = [...acc.durations].sort((a, b) => a - b);
+  const sorted = Float64Array.from(acc.durations).sort();
   let total = 0;
   for (const d of sorted) total += d;
   return {
@@ -104,12 +104,17 @@ function summarize(phase: number, acc: PhaseAcc): PhaseStats {
   };
 }
 
-/** Reads every ring of `image` from position 0 and computes statistics. */
+/**
+ * Reads every ring of `image` from position 0 (or, given a cursor, from its
+ * positions: e.g. one reading a file on demand) and computes statistics.
+ */
 export function computeStats(
-  image: Uint8Array | ArrayBuffer,
+  image: Uint8Array | ArrayBuffer | RuntimeEventsCursor,
   options: CursorOptions = {},
 ): EventsStats {
-  const cursor = new RuntimeEventsCursor(image, options);
+  const cursor = image instanceof RuntimeEventsCursor
+    ? image
+    : new RuntimeEventsCursor(image, options);
   const byDomain = new Map<number, DomainAcc>();
   const get = (domain: number): DomainAcc => {
     let acc = byDomain.get(domain);
@@ -202,7 +207,8 @@ export function computeStats(
         a = { durations: [], unmatchedEnds: 0, unmatchedBegins: 0, open: [] };
         all.set(phase, a);
       }
-      a.durations.push(...p.durations);
+      // One by one: spreading a large array into push's arguments overflows the stack.
+      for (const d of p.durations) a.durations.push(d);
       a.unmatchedEnds += p.unmatchedEnds;
       a.unmatchedBegins += p.unmatchedBegins + p.open.length;
     }

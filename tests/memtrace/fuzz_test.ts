@@ -1,5 +1,6 @@
 /**
- * Fuzzing the memtrace reader with seeded mutations of the fixture traces: bit flips, byte
+ * Fuzzing the memtrace reader with seeded byte-level mutations of the whole fixture traces
+ * (the structure-aware campaign is fuzz_campaign_test.ts): bit flips, byte
  * overwrites, truncations, splices between fixtures, duplicated and removed ranges, packet
  * shuffles and extreme header fields. Every mutant must either read cleanly or fail with
  * `MemtraceFormatError`; nothing else may escape, and nothing may grow beyond what the input
@@ -15,6 +16,7 @@ import {
   type LocationCode,
   MemtraceArgumentError,
   MemtraceFormatError,
+  MemtraceLimitError,
   Reader,
 } from "../../lib/memtrace/mod.ts";
 import edge from "../fixtures/memtrace/edge_writer_api.ctf" with { type: "bytes" };
@@ -281,7 +283,8 @@ function checkFormatError(e: unknown, size: number, where: string): MemtraceForm
     const what = e instanceof Error ? `${e.name}: ${e.message}\n${e.stack}` : String(e);
     throw new Error(`${where}: unexpected exception ${what}`, { cause: e });
   }
-  assert.ok(e.message.startsWith("malformed trace: "), `${where}: message ${e.message}`);
+  const prefix = e instanceof MemtraceLimitError ? "trace exceeds a limit: " : "malformed trace: ";
+  assert.ok(e.message.startsWith(prefix), `${where}: message ${e.message}`);
   assert.equal(typeof e.offset, "number", where);
   assert.ok(
     Number.isInteger(e.offset) && e.offset >= 0 && e.offset <= size,
