@@ -4,14 +4,24 @@
  */
 import { parseArgs } from "node:util";
 import {
-  copyTrace,
-  dumpTrace,
+  dumpTraceTo,
   FileSink,
   infoLines,
+  MAX_PACKET_SIZE,
   Reader,
+  TraceCopier,
   traceStats,
 } from "../lib/memtrace/mod.ts";
-import { runMain, StdoutBuffer, UsageError, writeFileAtomic } from "./_io.ts";
+import {
+  nextTurn,
+  ReadAhead,
+  runMain,
+  StdoutBuffer,
+  UsageError,
+  writeFileAtomicAsync,
+} from "./_io.ts";
+import { TOOL_COMMANDS } from "./_trace_tools.ts";
+import { ANALYSIS_COMMAND_LINES, runAnalysisCommand } from "./_trace_analysis.ts";
 
 const HELP: Record<string, string> = {
   main: `Usage: deno task trace <command> [options]
@@ -20,23 +30,41 @@ Commands:
   dump FILE        print the trace info, then one line per event
   copy IN OUT      decode every event and re-encode it (format v3) into OUT
   info FILE        print the trace info and counts of events, samples and sizes
+  flamegraph FILE  folded stacks, as memtrace's flamegraph tool prints them
+  hotspots FILE    memtrace's hotspots report: the heaviest allocation sites
+  identify FILE    memtrace's identify report: trace description and statistics
+  subsample IN OUT FACTOR [START_S END_S]
+                   memtrace's subsample: keep 1/FACTOR of the samples (same draws)
+  strip-names IN OUT
+                   memtrace's strip_names: the trace without names or backtraces
+${ANALYSIS_COMMAND_LINES}
 
 Run 'deno task trace <command> --help' for a command's options.`,
-  dump: `Usage: deno task trace dump FILE [--no-backtraces]
+  dump: `Usage: deno task trace dump FILE [--no-backtraces] [--max-output CHARS]
 
 Prints the 10 info lines (sample_rate, word_size, executable_name, host_name,
 ocaml_runtime_params, pid, initial_domain, start_time, context, size_bytes), then one
 line per event: '<µs since start> <domain> <event>', where <event> is memtrace's
-Event.to_string with location codes resolved (the format of the reference dumps).
+Event.to_string with location codes resolved (the format of the reference dumps); a
+code without locations prints as '$<code>'. FILE may be '-' (standard input) or a pipe:
+it is read as it comes (size_bytes is then 0, as memtrace's fstat of a pipe says).
+
+A trace is refused with a located error past 2^20 frames in one backtrace, and the dump
+stops with one once it exceeds 64 Mi characters plus 4,096 per byte of input read (a
+small hostile trace could print gigabytes); see docs/memtrace.md, "Limits and errors".
 
 Options:
-  --no-backtraces  skip backtrace decoding (alloc lines then show no frames)
-  -h, --help       show this help`,
+  --no-backtraces     skip backtrace decoding (alloc lines then show no frames)
+  --max-output CHARS  most characters to print instead (0: no limit)
+  -h, --help          show this help`,
   copy: `Usage: deno task trace copy IN OUT
 
 Decodes every event of IN and writes it back through the multiplexed writer, keeping pid
 and start time, as memtrace's copy does. A v3 trace comes out byte-identical; v1 and v2
-traces are upgraded to v3. OUT is written to a temporary file and renamed when complete.
+traces are upgraded to v3. OUT is written to OUT.<pid>.tmp and renamed when complete;
+the temporary is removed on error, Ctrl-C or SIGTERM. OUT may not be a directory. IN may
+be '-' (standard input). A code used without a location definition, or allocation ids
+memtrace's writer would not give, stop the copy with a located error.
 
 Options:
   -h, --help  show this help`,
@@ -50,7 +78,7 @@ Options:
   -h, --help  show this help`,
 };
 
-function parse<O extends Record<string, { type: "boolean" }>>(
+function parse<O extends Record<string, { type: "boolean" | "string" }>>(
   args: string[],
   cmd: string,
   options: O,
@@ -77,37 +105,70 @@ function needFiles(positionals: string[], n: number, cmd: string): string[] {
   return positionals;
 }
 
+/** Opens a trace file, or standard input for `-` (read as it comes; its size shows as 0). */
+function openTrace(file: string): Reader {
+  if (file === "-") return Reader.fromStream(Deno.stdin, { name: "standard input" });
+  return Reader.open(file);
+}
+
+/** `--max-output CHARS`: undefined for the default budget, Infinity for 0. */
+function maxOutput(value: string | boolean | undefined): number | undefined {
+  if (value === undefined || typeof value === "boolean") return undefined;
+  if (!/^[0-9]+$/.test(value)) {
+    throw new UsageError(`--max-output takes a number of characters, got '${value}'`, HELP.dump);
+  }
+  const n = Number(value);
+  return n === 0 ? Infinity : n;
+}
+
 function dump(args: string[]): void {
-  const { values, positionals } = parse(args, "dump", { "no-backtraces": { type: "boolean" } });
+  const { values, positionals } = parse(args, "dump", {
+    "no-backtraces": { type: "boolean" },
+    "max-output": { type: "string" },
+  });
   if (values.help) return console.log(HELP.dump);
   const [file] = needFiles(positionals, 1, "dump");
-  const reader = Reader.open(file);
+  const maxOutputChars = maxOutput(values["max-output"]);
+  const reader = openTrace(file);
   const out = new StdoutBuffer();
   try {
-    if (values["no-backtraces"]) {
-      for (const l of infoLines(reader.info, reader.sizeBytes())) out.line(l);
-      const lookup = (c: number) => reader.lookupLocationCode(c);
-      reader.iter((dt, ev) => out.line(`${dt} ${ev.domain} ${ev.toString(lookup)}`), {
-        parseBacktraces: false,
-      });
-    } else {
-      dumpTrace(reader, (l) => out.line(l));
-    }
+    dumpTraceTo(reader, (text) => out.write(text), {
+      parseBacktraces: !values["no-backtraces"],
+      maxOutputChars,
+    });
   } finally {
     out.flush();
     reader.close();
   }
 }
 
-function copy(args: string[]): void {
+/** Packets copied between two turns of the event loop. */
+const COPY_STEP = 64;
+
+async function copy(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, "copy", {});
   if (values.help) return console.log(HELP.copy);
   const [input, output] = needFiles(positionals, 2, "copy");
-  const reader = Reader.open(input);
+  // A pipe is read ahead asynchronously, so that an idle writer cannot keep Ctrl-C waiting.
+  let ahead: ReadAhead | undefined;
+  let reader: Reader;
+  if (input === "-") ahead = new ReadAhead(Deno.stdin);
+  else if (!Deno.statSync(input).isFile) ahead = new ReadAhead(await Deno.open(input));
+  if (ahead !== undefined) {
+    await ahead.fill(3 * MAX_PACKET_SIZE); // the info packet, then the first window of events
+    reader = Reader.fromStream(ahead, { name: input === "-" ? "standard input" : input });
+  } else reader = Reader.open(input);
   let n = 0;
   try {
-    writeFileAtomic(output, (file) => {
-      n = copyTrace(reader, new FileSink(file));
+    await writeFileAtomicAsync(output, async (file) => {
+      const copier = new TraceCopier(reader, new FileSink(file));
+      // A few packets at a time (at most 32 KiB each), letting SIGINT/SIGTERM through to
+      // remove the temporary.
+      do {
+        await ahead?.fill((COPY_STEP + 2) * MAX_PACKET_SIZE);
+        await nextTurn();
+      } while (copier.advance(COPY_STEP));
+      n = copier.events;
     });
   } finally {
     reader.close();
@@ -166,6 +227,17 @@ runMain(() => {
       return copy(rest);
     case "info":
       return info(rest);
+    case "flamegraph":
+    case "hotspots":
+    case "identify":
+    case "subsample":
+    case "strip-names":
+      return TOOL_COMMANDS[cmd](rest);
+    case "top":
+    case "diff":
+    case "export":
+    case "report":
+      return void runAnalysisCommand(cmd, rest);
     case undefined:
     case "-h":
     case "--help":

@@ -1,0 +1,358 @@
+/**
+ * The analysis commands of `deno task trace`: `top`, `diff`, `export` and `report`
+ * (lib/trace_analysis). cli/trace.ts dispatches to {@linkcode runAnalysisCommand}.
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { Reader } from "../lib/memtrace/mod.ts";
+import {
+  type AnalysisFilter,
+  analyzeTrace,
+  buildReport,
+  diffOf,
+  foldedStacks,
+  formatDiff,
+  formatTop,
+  type GroupBy,
+  parseDomains,
+  parseLiveAt,
+  parseSeconds,
+  parseSize,
+  parseSources,
+  pprofOf,
+  type ProfileData,
+  type Selector,
+  speedscopeOf,
+  topOf,
+  TraceAnalysisError,
+} from "../lib/trace_analysis/mod.ts";
+import { StdoutBuffer, UsageError, writeDataAtomic } from "./_io.ts";
+
+const FILTERS = `Filters (all optional; a filter keeps sampled allocations):
+  --domain D[,D…]    domains
+  --source S[,S…]    minor, major, external
+  --from SEC         allocated at or after SEC seconds since the trace start
+  --to SEC           allocated before SEC seconds
+  --live-at WHEN     measure the objects live at WHEN instead of allocations:
+                     end (the trace end), peak (the live heap's peak, located on a grid
+                     of at most 128 intervals) or SEC (an exact time)
+  --size MIN..MAX    length in words, header excluded (MIN.., ..MAX or N also)
+  --function NAME    stacks with a function whose name contains NAME
+  --exclude NAME     drop stacks with a function whose name contains NAME`;
+
+/** Help of each analysis command. */
+export const ANALYSIS_HELP: Record<string, string> = {
+  top: `Usage: deno task trace top FILE [--by site|function|stack] [--limit N] [--json] [filters]
+
+Prints the allocation sites, functions or stacks with the most samples: samples, estimated
+bytes allocated (samples / sample rate x word size, the trace's own word size), estimated
+bytes of those still live at the trace end, and the share of samples of promoted objects.
+A site is the innermost known location of a backtrace (defname@file:line:start-end); for
+functions, 'self' counts stacks where the function is innermost, 'total' stacks containing
+it (once, however deep it recurses). With --live-at, rows measure the objects live then.
+
+Options:
+  --by WHAT      site (default), function or stack
+  --limit N      rows shown (default 20; 0 for all)
+  --json         print the result as JSON
+  -h, --help     show this help
+
+${FILTERS}`,
+  diff:
+    `Usage: deno task trace diff A B [--by site|function|stack] [--sort alloc|live] [--limit N] [--json] [filters]
+
+Compares two traces (two runs of one program) site by site (or function, or stack): the
+estimated bytes allocated and live at the end (or at --live-at) in each, and the change
+B - A, largest absolute change first. Rows are matched by their text, so traces of
+different rates or builds compare. For regression checks, --json gives every number.
+
+Options:
+  --by WHAT      site (default), function (stacks containing it) or stack
+  --sort WHAT    alloc (default): by |change of allocated bytes|; live: of live bytes
+  --limit N      rows shown (default 20; 0 for all)
+  --json         print the result as JSON
+  -h, --help     show this help
+
+${FILTERS}
+  (--live-at SEC applies to both traces.)`,
+  export: `Usage: deno task trace export FILE --format pprof|speedscope|folded [-o OUT] [filters]
+
+Writes the trace in another profiler's format:
+  pprof       gzipped profile.proto heap profile: alloc_objects, alloc_space, inuse_objects,
+              inuse_space (estimates scaled by 1 / sample rate; in use = live at the end, or
+              at --live-at); for 'go tool pprof', pprof.me, Parca and others
+  speedscope  speedscope JSON: allocated bytes and live bytes by function path
+  folded      folded stacks 'outer;...;inner BYTES', allocated bytes (live bytes with
+              --live-at), for flamegraph.pl and friends
+Without -o the output goes to stdout (pprof only when stdout is not a terminal). OUT is
+written to a temporary file and renamed.
+
+Options:
+  --format F     pprof, speedscope or folded
+  -o, --output OUT
+  -h, --help     show this help
+
+${FILTERS}`,
+  report: `Usage: deno task trace report FILE [-o report.html] [--title TEXT]
+
+Writes one self-contained HTML file (no network: script, style and data inlined) with the
+trace's info, its live heap over time (whole trace and current filter, peak marked), a
+flame graph with zoom, callers/callees of a focused function, and a sortable table of
+sites, functions or stacks; filters (time range, live at end/peak/T, domain, source, size,
+function contains/excludes) update every view. The page embeds aggregates, not events.
+
+Options:
+  -o, --output OUT   the HTML file (default report.html)
+  --title TEXT       the page title (default: the executable name)
+  -h, --help         show this help`,
+};
+
+/** The lines cli/trace.ts lists under "Commands". */
+export const ANALYSIS_COMMAND_LINES =
+  `  top FILE         the sites, functions or stacks with the most samples
+  diff A B         per site or function, how allocated and live bytes changed
+  export FILE      write a pprof, speedscope or folded-stacks profile
+  report FILE      write a self-contained HTML report`;
+
+const FILTER_OPTIONS = {
+  domain: { type: "string" },
+  source: { type: "string" },
+  from: { type: "string" },
+  to: { type: "string" },
+  "live-at": { type: "string" },
+  size: { type: "string" },
+  function: { type: "string" },
+  exclude: { type: "string" },
+} as const;
+
+type Values = Record<string, string | boolean | undefined>;
+
+function parse(args: string[], cmd: string, options: Record<string, unknown>) {
+  try {
+    return parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      // deno-lint-ignore no-explicit-any
+      options: { help: { type: "boolean", short: "h" }, ...options } as any,
+    }) as { values: Values; positionals: string[] };
+  } catch (e) {
+    throw new UsageError((e as Error).message, ANALYSIS_HELP[cmd]);
+  }
+}
+
+function str(v: Values, name: string): string | undefined {
+  const x = v[name];
+  return typeof x === "string" ? x : undefined;
+}
+
+/** A filter from the command line's filter options. */
+function filterOf(v: Values, cmd: string): AnalysisFilter {
+  try {
+    const f: AnalysisFilter = {};
+    const domain = str(v, "domain"), source = str(v, "source"), size = str(v, "size");
+    const from = str(v, "from"), to = str(v, "to"), liveAt = str(v, "live-at");
+    if (domain !== undefined) f.domains = parseDomains(domain);
+    if (source !== undefined) f.sources = parseSources(source);
+    if (from !== undefined) f.fromUs = parseSeconds("from", from);
+    if (to !== undefined) f.toUs = parseSeconds("to", to);
+    if (liveAt !== undefined) f.liveAt = parseLiveAt(liveAt);
+    if (size !== undefined) {
+      const { min, max } = parseSize(size);
+      f.sizeMin = min;
+      f.sizeMax = max;
+    }
+    f.function = str(v, "function");
+    f.exclude = str(v, "exclude");
+    return f;
+  } catch (e) {
+    throw usage(e, cmd);
+  }
+}
+
+function usage(e: unknown, cmd: string): unknown {
+  return e instanceof TraceAnalysisError ? new UsageError(`--${e.message}`, ANALYSIS_HELP[cmd]) : e;
+}
+
+function files(positionals: string[], n: number, cmd: string): string[] {
+  if (positionals.length !== n) {
+    throw new UsageError(
+      `'trace ${cmd}' takes ${n === 1 ? "one file" : `${n} files`}, got ${positionals.length}`,
+      ANALYSIS_HELP[cmd],
+    );
+  }
+  return positionals;
+}
+
+function choice<T extends string>(
+  v: Values,
+  name: string,
+  allowed: readonly T[],
+  fallback: T,
+  cmd: string,
+): T {
+  const x = str(v, name);
+  if (x === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(x)) {
+    throw new UsageError(
+      `--${name} must be ${allowed.join(", ")}; got '${x}'`,
+      ANALYSIS_HELP[cmd],
+    );
+  }
+  return x as T;
+}
+
+function limitOf(v: Values, cmd: string): number {
+  const x = str(v, "limit");
+  if (x === undefined) return 20;
+  const n = Number(x);
+  if (x.trim() === "" || !Number.isInteger(n) || n < 0) {
+    throw new UsageError(`--limit must be a whole number, got '${x}'`, ANALYSIS_HELP[cmd]);
+  }
+  return n;
+}
+
+/** Reads a trace once under a filter. */
+function analyze(
+  file: string,
+  filter: AnalysisFilter,
+  cmd: string,
+): { data: ProfileData; selector: Selector } {
+  const reader = Reader.open(file);
+  try {
+    return analyzeTrace(reader, filter);
+  } catch (e) {
+    throw usage(e, cmd);
+  } finally {
+    reader.close();
+  }
+}
+
+function printLines(lines: string[]): void {
+  const out = new StdoutBuffer();
+  for (const l of lines) out.line(l);
+  out.flush();
+}
+
+function writeStdout(bytes: Uint8Array): void {
+  let off = 0;
+  while (off < bytes.length) off += Deno.stdout.writeSync(bytes.subarray(off));
+}
+
+const BY = ["site", "function", "stack"] as const;
+
+function top(args: string[]): void {
+  const { values, positionals } = parse(args, "top", {
+    ...FILTER_OPTIONS,
+    by: { type: "string" },
+    limit: { type: "string" },
+    json: { type: "boolean" },
+  });
+  if (values.help) return console.log(ANALYSIS_HELP.top);
+  const [file] = files(positionals, 1, "top");
+  const by: GroupBy = choice(values, "by", BY, "site", "top");
+  const limit = limitOf(values, "top");
+  const { data, selector } = analyze(file, filterOf(values, "top"), "top");
+  const result = topOf(data, selector, { by, limit });
+  if (values.json) printLines([JSON.stringify(result, null, 2)]);
+  else printLines(formatTop(result, file));
+}
+
+function diff(args: string[]): void {
+  const { values, positionals } = parse(args, "diff", {
+    ...FILTER_OPTIONS,
+    by: { type: "string" },
+    sort: { type: "string" },
+    limit: { type: "string" },
+    json: { type: "boolean" },
+  });
+  if (values.help) return console.log(ANALYSIS_HELP.diff);
+  const [fileA, fileB] = files(positionals, 2, "diff");
+  const by: GroupBy = choice(values, "by", BY, "site", "diff");
+  const sort = choice(values, "sort", ["alloc", "live"] as const, "alloc", "diff");
+  const limit = limitOf(values, "diff");
+  const filter = filterOf(values, "diff");
+  const a = analyze(fileA, filter, "diff");
+  const b = analyze(fileB, filter, "diff");
+  const result = diffOf(a.data, b.data, a.selector, b.selector, { by, sort, limit });
+  if (values.json) printLines([JSON.stringify(result, null, 2)]);
+  else printLines(formatDiff(result, fileA, fileB));
+}
+
+function exportCommand(args: string[]): void {
+  const { values, positionals } = parse(args, "export", {
+    ...FILTER_OPTIONS,
+    format: { type: "string" },
+    output: { type: "string", short: "o" },
+  });
+  if (values.help) return console.log(ANALYSIS_HELP.export);
+  const [file] = files(positionals, 1, "export");
+  if (str(values, "format") === undefined) {
+    throw new UsageError(
+      "--format is required (pprof, speedscope or folded)",
+      ANALYSIS_HELP.export,
+    );
+  }
+  const format = choice(
+    values,
+    "format",
+    ["pprof", "speedscope", "folded"] as const,
+    "pprof",
+    "export",
+  );
+  const output = str(values, "output");
+  if (format === "pprof" && output === undefined && Deno.stdout.isTerminal()) {
+    throw new UsageError("pprof output is binary: give -o FILE or redirect stdout");
+  }
+  const { data, selector } = analyze(file, filterOf(values, "export"), "export");
+  const bytes = format === "pprof" ? pprofOf(data, selector) : new TextEncoder().encode(
+    format === "speedscope"
+      ? JSON.stringify(speedscopeOf(data, selector)) + "\n"
+      : foldedStacks(data, selector).map((l) => l + "\n").join(""),
+  );
+  if (output === undefined) writeStdout(bytes);
+  else {
+    writeDataAtomic(output, bytes);
+    console.error(`wrote ${output} (${format}, ${bytes.length} bytes)`);
+  }
+}
+
+function report(args: string[]): void {
+  const { values, positionals } = parse(args, "report", {
+    output: { type: "string", short: "o" },
+    title: { type: "string" },
+  });
+  if (values.help) return console.log(ANALYSIS_HELP.report);
+  const [file] = files(positionals, 1, "report");
+  const output = str(values, "output") ?? "report.html";
+  const t0 = performance.now();
+  const { data } = analyze(file, {}, "report");
+  const html = buildReport(data, { title: str(values, "title") });
+  const bytes = new TextEncoder().encode(html);
+  writeDataAtomic(output, bytes);
+  console.error(
+    `wrote ${output} (${bytes.length} bytes, ${data.stats.events} events, ${
+      (performance.now() - t0).toFixed(0)
+    } ms)`,
+  );
+}
+
+/** Runs analysis command `cmd` with its arguments; false when `cmd` is not one of them. */
+export function runAnalysisCommand(cmd: string, args: string[]): boolean {
+  switch (cmd) {
+    case "top":
+      top(args);
+      return true;
+    case "diff":
+      diff(args);
+      return true;
+    case "export":
+      exportCommand(args);
+      return true;
+    case "report":
+      report(args);
+      return true;
+    default:
+      return false;
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * memtrace's own tools as `deno task trace` commands: `flamegraph`, `hotspots`, `identify`,
+ * `subsample` and `strip-names`, printing and writing exactly what memtrace's `bin/` tools do
+ * (lib/memtrace_tools). Wired into cli/trace.ts.
+ * @module
+ */
+import { FileSink, Reader } from "../lib/memtrace/mod.ts";
+import {
+  flamegraph,
+  hotspots,
+  identify,
+  MAX_SUBSAMPLE_FACTOR,
+  stripNames,
+  subsample,
+} from "../lib/memtrace_tools/mod.ts";
+import { StdoutBuffer, UsageError, writeFileAtomic } from "./_io.ts";
+
+/** The commands' help texts, by command name. */
+export const TOOL_HELP: Record<string, string> = {
+  flamegraph: `Usage: deno task trace flamegraph FILE
+
+Prints the folded stacks of FILE's allocations, as memtrace's flamegraph tool does:
+'f1;f2;…;fn <samples>' per call path (function names only, each name once per path,
+paths of one name left out), for flamegraph.pl and similar tools.
+
+Options:
+  -h, --help  show this help`,
+  hotspots: `Usage: deno task trace hotspots FILE
+
+Prints memtrace's hotspots report: the allocation sites above 0.5% of the samples,
+heaviest first, with up to three positions each and the callers behind them (sizes
+assume 8-byte words, as memtrace's tool does). FILE needs backtraces: a stripped trace
+is refused.
+
+Options:
+  -h, --help  show this help`,
+  identify: `Usage: deno task trace identify FILE
+
+Prints memtrace's identify report: the trace's program, start date (UTC), host, pid,
+sample rate, GC parameters and context, then allocation and collection rates, the share
+promoted, sizes and runtime. FILE is printed as given.
+
+Options:
+  -h, --help  show this help`,
+  subsample: `Usage: deno task trace subsample IN OUT FACTOR [START_S END_S]
+
+Writes to OUT the trace IN as if sampled FACTOR times less often, byte-identical to
+memtrace's subsample tool: each sample is kept when OCaml 5's default Random.int FACTOR
+is 0 (the same draws as a fresh OCaml process), allocations with no sample left are
+dropped, kept ones renumbered; promotions and collections follow their objects; the
+sample rate is divided by FACTOR. With START_S END_S, only allocations whose time in
+whole seconds since the trace start is in [START_S, END_S) are kept.
+
+FACTOR is an integer from 1 to ${MAX_SUBSAMPLE_FACTOR}; START_S and END_S are integers
+(negative ones allowed), START_S <= END_S. OUT is written to a temporary file and
+renamed when complete.
+
+Options:
+  -h, --help  show this help`,
+  "strip-names": `Usage: deno task trace strip-names IN OUT
+
+Writes to OUT the trace IN without what names the program, byte-identical to memtrace's
+strip_names tool: executable and host '<anonymous>', pid 0, start time 0, no context,
+no backtraces; times, ids, sizes, samples, sources and domains are kept. OUT is written
+to a temporary file and renamed when complete.
+
+Options:
+  -h, --help  show this help`,
+};
+
+/** Splits a command line into positionals and --help; anything else that looks like an option
+ * (except negative integers, which are positionals here) is a usage error. */
+function parse(args: string[], cmd: string): { help: boolean; positionals: string[] } {
+  let help = false;
+  const positionals: string[] = [];
+  let rest = false;
+  for (const a of args) {
+    if (rest || !a.startsWith("-") || a === "-" || /^-\d+$/.test(a)) positionals.push(a);
+    else if (a === "--") rest = true;
+    else if (a === "-h" || a === "--help") help = true;
+    else throw new UsageError(`unknown option '${a}'`, TOOL_HELP[cmd]);
+  }
+  return { help, positionals };
+}
+
+function positionals(args: string[], cmd: string, counts: number[]): string[] | undefined {
+  const { help, positionals } = parse(args, cmd);
+  if (help) {
+    console.log(TOOL_HELP[cmd]);
+    return undefined;
+  }
+  if (!counts.includes(positionals.length)) {
+    throw new UsageError(
+      `'trace ${cmd}' takes ${counts.join(" or ")} argument${counts.at(-1) === 1 ? "" : "s"}, ` +
+        `got ${positionals.length}`,
+      TOOL_HELP[cmd],
+    );
+  }
+  return positionals;
+}
+
+/** Writes a tool's whole output (newline-terminated lines) to stdout. */
+function print(text: string): void {
+  if (text === "") return;
+  const out = new StdoutBuffer();
+  out.line(text.endsWith("\n") ? text.slice(0, -1) : text);
+  out.flush();
+}
+
+function withReader<T>(file: string, f: (r: Reader) => T): T {
+  const reader = Reader.open(file);
+  try {
+    return f(reader);
+  } finally {
+    reader.close();
+  }
+}
+
+function integer(text: string, what: string, min: number, max: number): number {
+  const n = /^[+-]?\d+$/.test(text) ? Number(text) : NaN;
+  if (!(Number.isSafeInteger(n) && n >= min && n <= max)) {
+    throw new UsageError(
+      `${what} must be an integer from ${min} to ${max}, got '${text}'`,
+      TOOL_HELP.subsample,
+    );
+  }
+  return n;
+}
+
+function flamegraphCmd(args: string[]): void {
+  const p = positionals(args, "flamegraph", [1]);
+  if (p === undefined) return;
+  print(withReader(p[0], (r) => flamegraph(r)));
+}
+
+function hotspotsCmd(args: string[]): void {
+  const p = positionals(args, "hotspots", [1]);
+  if (p === undefined) return;
+  print(withReader(p[0], (r) => hotspots(r)));
+}
+
+function identifyCmd(args: string[]): void {
+  const p = positionals(args, "identify", [1]);
+  if (p === undefined) return;
+  print(withReader(p[0], (r) => identify(r, { name: p[0] })));
+}
+
+function subsampleCmd(args: string[]): void {
+  const p = positionals(args, "subsample", [3, 5]);
+  if (p === undefined) return;
+  const [input, output, factorText, startText, endText] = p;
+  const factor = integer(factorText, "FACTOR", 1, MAX_SUBSAMPLE_FACTOR);
+  let window: { start: number; end: number } | undefined;
+  if (startText !== undefined) {
+    const lim = Number.MAX_SAFE_INTEGER;
+    window = {
+      start: integer(startText, "START_S", -lim, lim),
+      end: integer(endText, "END_S", -lim, lim),
+    };
+    if (window.start > window.end) {
+      throw new UsageError(
+        `the window starts after it ends (START_S ${window.start} > END_S ${window.end})`,
+        TOOL_HELP.subsample,
+      );
+    }
+  }
+  const stats = withReader(input, (r) => {
+    let s: ReturnType<typeof subsample> | undefined;
+    writeFileAtomic(output, (file) => {
+      s = subsample(r, new FileSink(file), { factor, window });
+    });
+    return s!;
+  });
+  console.error(
+    `kept ${stats.keptAllocations} of ${stats.allocations} allocations (${stats.keptSamples} ` +
+      `of ${stats.samples} samples), wrote ${stats.events} events to ${output}`,
+  );
+}
+
+function stripNamesCmd(args: string[]): void {
+  const p = positionals(args, "strip-names", [2]);
+  if (p === undefined) return;
+  const [input, output] = p;
+  const n = withReader(input, (r) => {
+    let events = 0;
+    writeFileAtomic(output, (file) => {
+      events = stripNames(r, new FileSink(file));
+    });
+    return events;
+  });
+  console.error(`wrote ${n} events without names to ${output}`);
+}
+
+/** The commands, by name: each takes the arguments after its name. */
+export const TOOL_COMMANDS: Record<string, (args: string[]) => void> = {
+  flamegraph: flamegraphCmd,
+  hotspots: hotspotsCmd,
+  identify: identifyCmd,
+  subsample: subsampleCmd,
+  "strip-names": stripNamesCmd,
+};

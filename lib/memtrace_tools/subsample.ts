@@ -1,0 +1,147 @@
+/**
+ * memtrace's `subsample` tool (bin/subsample.ml): a trace as if sampled at a rate `factor`
+ * times lower, optionally restricted to a window of time; byte-identical to memtrace's output.
+ *
+ * Each sample of each allocation inside the window is kept when OCaml's `Random.int factor`
+ * returns 0, drawn from OCaml 5's default (unseeded) generator — LXM seeded as
+ * `Random.State.make [| 314159265 |]` — one draw per sample, in file order. An allocation with
+ * no sample left is dropped; kept ones are renumbered with the writer's next id, and promotions
+ * and collections are kept for kept objects only. The sample rate is divided by `factor`; pid,
+ * start time and the other metadata are kept.
+ *
+ * The window is in whole seconds since the trace start (µs ÷ 1,000,000, rounded toward zero),
+ * half-open: `start ≤ s < end`. Unlike memtrace's tool, which takes any integer and fails with
+ * `Invalid_argument("Random.int")` at the first sample when the factor is not in
+ * [1, 2^30 − 1], we check the arguments first ({@linkcode TraceToolError}).
+ * @module
+ */
+import {
+  AllocEvent,
+  CollectEvent,
+  type Info,
+  MultiplexedWriter,
+  PromoteEvent,
+  type TraceSink,
+} from "../memtrace/mod.ts";
+import { OCamlRandomState } from "../tracer/mod.ts";
+import { ShadowingMap } from "./_hashtbl.ts";
+import { locationLookup } from "./_lookup.ts";
+import { TraceToolError } from "./errors.ts";
+import type { TraceInput } from "./input.ts";
+
+/** The largest factor `Random.int` accepts: 2^30 − 1. */
+export const MAX_SUBSAMPLE_FACTOR = 0x3fffffff;
+
+/** The seed of OCaml 5's default `Random` state (`Random.State.make [| 314159265 |]`). */
+export const OCAML_DEFAULT_RANDOM_SEED: readonly number[] = Object.freeze([314159265]);
+
+/** Options of {@linkcode subsample}. */
+export interface SubsampleOptions {
+  /** Keep each sample with probability 1/factor: an integer from 1 to 2^30 − 1. */
+  factor: number;
+  /** Keep only allocations whose time, in whole seconds since the trace start, is in
+   * [start, end). Default: all. */
+  window?: { start: number; end: number };
+  /** The generator to draw from. Default: a fresh OCaml 5 default state, as a new process has. */
+  random?: OCamlRandomState;
+}
+
+/** Counts of a {@linkcode subsample} run. */
+export interface SubsampleStats {
+  /** Allocations read. */
+  allocations: number;
+  /** Allocations written (at least one sample kept). */
+  keptAllocations: number;
+  /** Samples read, over all allocations. */
+  samples: number;
+  /** Samples written. */
+  keptSamples: number;
+  /** Events written (allocations, promotions, collections). */
+  events: number;
+}
+
+function checkInteger(what: string, v: number, min: number, max: number): void {
+  if (!(Number.isInteger(v) && v >= min && v <= max)) {
+    throw new TraceToolError(
+      "subsample",
+      `${what} must be an integer from ${min} to ${max}, got ${v}`,
+    );
+  }
+}
+
+/** Writes to `sink` the trace of `reader` subsampled by `options.factor`, exactly as memtrace's
+ * `subsample` writes it. */
+export function subsample(
+  reader: TraceInput,
+  sink: TraceSink,
+  options: SubsampleOptions,
+): SubsampleStats {
+  const factor = options.factor;
+  checkInteger("the factor", factor, 1, MAX_SUBSAMPLE_FACTOR);
+  let start = -Infinity, end = Infinity;
+  if (options.window !== undefined) {
+    ({ start, end } = options.window);
+    checkInteger("the window start", start, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+    checkInteger("the window end", end, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+    if (start > end) {
+      throw new TraceToolError(
+        "subsample",
+        `the window starts (${start} s) after it ends (${end} s)`,
+      );
+    }
+  }
+  const rng = options.random ?? OCamlRandomState.make(OCAML_DEFAULT_RANDOM_SEED);
+  const info: Info = { ...reader.info, sampleRate: reader.info.sampleRate / factor };
+  const pid = info.pid;
+  const w = MultiplexedWriter.create(sink, info, { getpid: () => pid });
+  const lookup = locationLookup(reader);
+  const remap = new ShadowingMap<number, number>();
+  const stats: SubsampleStats = {
+    allocations: 0,
+    keptAllocations: 0,
+    samples: 0,
+    keptSamples: 0,
+    events: 0,
+  };
+  reader.iter((now, ev) => {
+    const time = info.startTime + now;
+    if (ev.kind === "alloc") {
+      stats.allocations++;
+      stats.samples += ev.nsamples;
+      const seconds = (now - (now % 1_000_000)) / 1_000_000; // Int64.div: toward zero
+      if (!(start <= seconds && seconds < end)) return;
+      let samples = 0;
+      for (let i = 1; i <= ev.nsamples; i++) if (rng.int(factor) === 0) samples++;
+      if (samples === 0) return;
+      const id = w.nextAllocId(ev.domain);
+      remap.add(ev.objId, id);
+      w.putEvent(
+        lookup,
+        time,
+        new AllocEvent(
+          id,
+          ev.length,
+          ev.domain,
+          samples,
+          ev.source,
+          ev.backtraceBuffer,
+          ev.backtraceLength,
+          ev.commonPrefix,
+        ),
+      );
+      stats.keptAllocations++;
+      stats.keptSamples += samples;
+    } else {
+      const id = remap.find(ev.objId);
+      if (id === undefined) return;
+      if (ev.kind === "promote") w.putEvent(lookup, time, new PromoteEvent(id, ev.domain));
+      else {
+        remap.remove(ev.objId);
+        w.putEvent(lookup, time, new CollectEvent(id, ev.domain));
+      }
+    }
+    stats.events++;
+  });
+  w.flush();
+  return stats;
+}

@@ -1,0 +1,127 @@
+/**
+ * Interning of backtraces while a trace streams by: location codes become locations, paths of
+ * locations become nodes of a tree (parents before children). Each backtrace costs
+ * only its frames not shared with the previous backtrace of its domain (the trace's common
+ * prefix); no memory is allocated per event.
+ *
+ * A location code standing for no location (memtrace prints it `$<code>`) contributes no frame,
+ * as in memtrace's own flamegraph tool.
+ * @module
+ */
+import type { TraceLocation } from "./source.ts";
+import { GrowI32 } from "./_grow.ts";
+
+interface DomainPath {
+  /** `nodes[i]`: the node after the backtrace's first i+1 codes. */
+  nodes: Int32Array;
+  len: number;
+}
+
+/** The frame tables of one aggregation. */
+export class FrameTable {
+  readonly functions: string[] = [];
+  private readonly fnIndex = new Map<string, number>();
+  readonly files: string[] = [];
+  private readonly fileIndex = new Map<string, number>();
+  readonly locFn = new GrowI32();
+  readonly locFile = new GrowI32();
+  readonly locLine = new GrowI32();
+  readonly locStart = new GrowI32();
+  readonly locEnd = new GrowI32();
+  private readonly locIndex = new Map<string, number>();
+  /** Location ids of each code seen (outermost first). */
+  private readonly codeLocs = new Map<number, Int32Array>();
+
+  readonly nodeParent = new GrowI32();
+  readonly nodeLoc = new GrowI32();
+  /** Per node + 1: child node by location id. */
+  private readonly locChild: Map<number, number>[] = [new Map()];
+  /** Per node + 1: node reached by a code (all its locations). */
+  private readonly codeChild: Map<number, number>[] = [new Map()];
+
+  private readonly domains = new Map<number, DomainPath>();
+
+  constructor(private readonly lookup: (code: number) => readonly TraceLocation[]) {}
+
+  /** The node of a backtrace (codes caller first in `buf[0, len)`), sharing its first `common`
+   * codes with the previous backtrace of `domain`. −1 when it has no known location. */
+  stackNode(domain: number, buf: Float64Array, len: number, common: number): number {
+    let st = this.domains.get(domain);
+    if (st === undefined) {
+      st = { nodes: new Int32Array(64), len: 0 };
+      this.domains.set(domain, st);
+    }
+    if (st.nodes.length < len) {
+      const grown = new Int32Array(Math.max(len, 2 * st.nodes.length));
+      grown.set(st.nodes.subarray(0, st.len));
+      st.nodes = grown;
+    }
+    let i = common > 0 && common <= st.len ? common : 0;
+    let node = i > 0 ? st.nodes[i - 1] : -1;
+    const nodes = st.nodes;
+    for (; i < len; i++) {
+      const code = buf[i];
+      const m = this.codeChild[node + 1];
+      let next = m.get(code);
+      if (next === undefined) {
+        next = this.expand(node, code);
+        m.set(code, next);
+      }
+      node = next;
+      nodes[i] = node;
+    }
+    st.len = len;
+    return node;
+  }
+
+  /** The node reached from `node` through every location of `code`. */
+  private expand(node: number, code: number): number {
+    let locs = this.codeLocs.get(code);
+    if (locs === undefined) {
+      const list = this.lookup(code);
+      locs = new Int32Array(list.length);
+      for (let j = 0; j < list.length; j++) locs[j] = this.location(list[j]);
+      this.codeLocs.set(code, locs);
+    }
+    for (let j = 0; j < locs.length; j++) node = this.childByLoc(node, locs[j]);
+    return node;
+  }
+
+  private childByLoc(node: number, loc: number): number {
+    const m = this.locChild[node + 1];
+    let child = m.get(loc);
+    if (child === undefined) {
+      child = this.nodeParent.push(node);
+      this.nodeLoc.push(loc);
+      this.locChild.push(new Map());
+      this.codeChild.push(new Map());
+      m.set(loc, child);
+    }
+    return child;
+  }
+
+  private location(l: TraceLocation): number {
+    const key =
+      `${l.defname}\u0000${l.filename}\u0000${l.line}\u0000${l.startChar}\u0000${l.endChar}`;
+    let id = this.locIndex.get(key);
+    if (id === undefined) {
+      id = this.locFn.push(intern(this.functions, this.fnIndex, l.defname));
+      this.locFile.push(intern(this.files, this.fileIndex, l.filename));
+      this.locLine.push(l.line);
+      this.locStart.push(l.startChar);
+      this.locEnd.push(l.endChar);
+      this.locIndex.set(key, id);
+    }
+    return id;
+  }
+}
+
+function intern(list: string[], index: Map<string, number>, s: string): number {
+  let i = index.get(s);
+  if (i === undefined) {
+    i = list.length;
+    list.push(s);
+    index.set(s, i);
+  }
+  return i;
+}

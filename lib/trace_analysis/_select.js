@@ -1,0 +1,569 @@
+// @ts-check
+/**
+ * Selections over a trace profile: which classes a filter keeps, their samples under a live
+ * mode, groupings by site, function or stack, the live heap over time, flame and
+ * callers/callees trees. Plain JavaScript with no imports, shared by the command line (imported)
+ * and the HTML report (inlined into its script), so that both compute the same numbers.
+ * @module
+ */
+
+/** @typedef {import("./profile.ts").ProfileData} ProfileData */
+/** @typedef {import("./profile.ts").Selector} Selector */
+/** @typedef {import("./profile.ts").Selection} Selection */
+/** @typedef {import("./profile.ts").GroupRow} GroupRow */
+/** @typedef {import("./profile.ts").GroupBy} GroupBy */
+
+/** "Did not happen" in the cube's end and promotion columns. */
+const NEVER_BUCKET = 255;
+
+/** Key of the group of a backtrace with no known location. */
+export const NO_LOCATION = "(no location)";
+
+/**
+ * Fills in the tree of function paths (`fnodes`, `nodes.fnode`) from the tree of location
+ * paths: a node's function path is its parent's followed by its own function, unless that
+ * function is already the parent's last one (adjacent frames of one function are one frame).
+ * @param {ProfileData} data
+ * @returns {ProfileData} `data`, completed
+ */
+export function deriveFunctionPaths(data) {
+  const parent = data.nodes.parent, loc = data.nodes.loc, locFn = data.locations.fn;
+  const nf = data.functions.length;
+  /** @type {number[]} */
+  const fnodeOf = new Array(parent.length);
+  /** @type {number[]} */
+  const fParent = [];
+  /** @type {number[]} */
+  const fFn = [];
+  /** @type {Map<number, number>} */
+  const child = new Map();
+  for (let i = 0; i < parent.length; i++) {
+    const up = parent[i] < 0 ? -1 : fnodeOf[parent[i]];
+    const fn = locFn[loc[i]];
+    if (up >= 0 && fFn[up] === fn) {
+      fnodeOf[i] = up;
+      continue;
+    }
+    const key = (up + 1) * nf + fn;
+    let f = child.get(key);
+    if (f === undefined) {
+      f = fParent.length;
+      fParent.push(up);
+      fFn.push(fn);
+      child.set(key, f);
+    }
+    fnodeOf[i] = f;
+  }
+  data.nodes.fnode = fnodeOf;
+  data.fnodes = { parent: fParent, fn: fFn };
+  return data;
+}
+
+/**
+ * The size class of a length in words: 0, 1 and 2 alone, then (2^(k−1), 2^k].
+ * @param {number} length
+ * @returns {[number, number]} its smallest and largest length
+ */
+export function sizeClassOf(length) {
+  if (length <= 2) return [length, length];
+  const hi = 2 ** Math.ceil(Math.log2(length));
+  return [hi / 2 + 1, hi];
+}
+
+/**
+ * A smaller form of a profile for embedding in a page. Classes that differ only in length
+ * within one size class ({@link sizeClassOf}) become one (the size filter then works on size
+ * classes); node parents are stored as distances (`i − parent`, mostly 1); rows as
+ * differences (class from the previous row's, allocation bucket from the previous row's of the
+ * same class, end and promotion buckets from the allocation bucket, plus 1, 0 meaning never);
+ * the function-path tree is left out (it follows from the rest). {@link unpackProfile}
+ * restores a profile.
+ * @param {ProfileData} data
+ * @returns {object}
+ */
+export function packProfile(data) {
+  const c = data.classes;
+  // Merge classes by (node, domain, source, size class).
+  /** @type {Map<number, number>} */
+  const index = new Map();
+  /** @type {number[]} */
+  const remap = [];
+  /** @type {{node: number[], domain: number[], source: number[], length: number[], lengthMax: number[]}} */
+  const classes = { node: [], domain: [], source: [], length: [], lengthMax: [] };
+  for (let i = 0; i < c.node.length; i++) {
+    const [lo, hi] = c.lengthMax ? [c.length[i], c.lengthMax[i]] : sizeClassOf(c.length[i]);
+    const k = hi <= 2 ? hi : Math.log2(hi) + 2; // the size class's index, < 128
+    const key = (c.node[i] + 1) * 2 ** 25 + ((c.domain[i] * 4 + c.source[i]) * 128 + k);
+    let j = index.get(key);
+    if (j === undefined) {
+      j = classes.node.length;
+      index.set(key, j);
+      classes.node.push(c.node[i]);
+      classes.domain.push(c.domain[i]);
+      classes.source.push(c.source[i]);
+      classes.length.push(lo);
+      classes.lengthMax.push(hi);
+    }
+    remap.push(j);
+  }
+  // Rows of merged classes, summed and sorted by (class, a, e, p).
+  const r = data.rows;
+  /** @type {Map<number, number>} */
+  const rowIndex = new Map();
+  /** @type {number[][]} */
+  const rows = [];
+  for (let j = 0; j < r.cls.length; j++) {
+    const cls = remap[r.cls[j]];
+    const key = ((cls * 256 + r.a[j]) * 256 + r.e[j]) * 256 + r.p[j];
+    const at = rowIndex.get(key);
+    if (at === undefined) {
+      rowIndex.set(key, rows.length);
+      rows.push([key, cls, r.a[j], r.e[j], r.p[j], r.samples[j]]);
+    } else rows[at][5] += r.samples[j];
+  }
+  rows.sort((x, y) => x[0] - y[0]);
+  /** @param {number} x @param {number} a */
+  const rel = (x, a) => (x === NEVER_BUCKET ? 0 : x - a + 1);
+  let prevCls = 0, prevA = 0;
+  /** @type {number[][]} */
+  const cols = [[], [], [], [], []];
+  for (const [, cls, a, e, p, s] of rows) {
+    cols[0].push(cls - prevCls);
+    cols[1].push(cls === prevCls ? a - prevA : a);
+    cols[2].push(rel(e, a));
+    cols[3].push(rel(p, a));
+    cols[4].push(s);
+    prevCls = cls;
+    prevA = a;
+  }
+  /** @param {number[] | undefined} perClass */
+  const merge = (perClass) => {
+    if (perClass === undefined) return perClass;
+    const out = new Array(classes.node.length).fill(0);
+    perClass.forEach((v, i) => (out[remap[i]] += v));
+    return out;
+  };
+  const at = data.liveAt;
+  return {
+    ...data,
+    nodes: { parentDistance: data.nodes.parent.map((p, i) => i - p), loc: data.nodes.loc },
+    fnodes: null,
+    classes,
+    rows: { cls: cols[0], a: cols[1], e: cols[2], p: cols[3], samples: cols[4] },
+    liveAt: at === null ? null : {
+      timeUs: at.timeUs,
+      samples: merge(at.samples),
+      promoted: merge(at.promoted),
+      liveEnd: merge(at.liveEnd),
+    },
+  };
+}
+
+/**
+ * The profile {@link packProfile} packed.
+ * @param {any} packed
+ * @returns {ProfileData}
+ */
+export function unpackProfile(packed) {
+  /** @type {number[]} */
+  const dist = packed.nodes.parentDistance;
+  const r = packed.rows;
+  /** @type {number[]} */
+  const cls = [], a = [], e = [], p = [];
+  let c = 0, prevA = 0;
+  for (let j = 0; j < r.cls.length; j++) {
+    const first = r.cls[j] !== 0 || j === 0;
+    c += r.cls[j];
+    const aj = first ? r.a[j] : prevA + r.a[j];
+    cls.push(c);
+    a.push(aj);
+    e.push(r.e[j] === 0 ? NEVER_BUCKET : r.e[j] + aj - 1);
+    p.push(r.p[j] === 0 ? NEVER_BUCKET : r.p[j] + aj - 1);
+    prevA = aj;
+  }
+  const data = {
+    ...packed,
+    nodes: { parent: dist.map((d, i) => i - d), loc: packed.nodes.loc, fnode: [] },
+    rows: { cls, a, e, p, samples: r.samples },
+  };
+  return deriveFunctionPaths(data);
+}
+
+/**
+ * Estimated bytes one sample stands for: 1 / sample rate words of `wordSize` bits.
+ * @param {ProfileData} data
+ * @returns {number}
+ */
+export function bytesPerSample(data) {
+  const rate = data.info.sampleRate;
+  return rate > 0 ? data.info.wordSize / 8 / rate : 0;
+}
+
+/**
+ * A location as memtrace prints it: `defname@file:line:start-end`.
+ * @param {ProfileData} data
+ * @param {number} loc
+ * @returns {string}
+ */
+export function locationText(data, loc) {
+  const l = data.locations;
+  return `${data.functions[l.fn[loc]]}@${data.files[l.file[loc]]}:${l.line[loc]}:${l.start[loc]}-${
+    l.end[loc]
+  }`;
+}
+
+/**
+ * The site of a class: its innermost location, or {@link NO_LOCATION}.
+ * @param {ProfileData} data
+ * @param {number} cls
+ * @returns {string}
+ */
+export function siteOf(data, cls) {
+  const node = data.classes.node[cls];
+  return node < 0 ? NO_LOCATION : locationText(data, data.nodes.loc[node]);
+}
+
+/**
+ * Locations of a location-path node, outermost first.
+ * @param {ProfileData} data
+ * @param {number} node
+ * @returns {string[]}
+ */
+export function stackFrames(data, node) {
+  /** @type {string[]} */
+  const out = [];
+  for (let n = node; n >= 0; n = data.nodes.parent[n]) {
+    out.push(locationText(data, data.nodes.loc[n]));
+  }
+  return out.reverse();
+}
+
+/**
+ * Per function-path node: 1 when its function or an enclosing one contains `text`.
+ * @param {ProfileData} data
+ * @param {string} text
+ * @returns {Uint8Array}
+ */
+function fnodesContaining(data, text) {
+  const fns = data.functions.map((f) => f.includes(text));
+  const parent = data.fnodes.parent, fn = data.fnodes.fn;
+  const has = new Uint8Array(parent.length);
+  for (let i = 0; i < parent.length; i++) {
+    has[i] = fns[fn[i]] || (parent[i] >= 0 && has[parent[i]] === 1) ? 1 : 0;
+  }
+  return has;
+}
+
+/**
+ * Per class: 1 when the selector's domain, source, size and function filters keep it.
+ * @param {ProfileData} data
+ * @param {Selector} sel
+ * @returns {Uint8Array}
+ */
+export function classMask(data, sel) {
+  const c = data.classes;
+  const n = c.node.length;
+  const keep = new Uint8Array(n);
+  const withFn = sel.fn ? fnodesContaining(data, sel.fn) : null;
+  const without = sel.exclude ? fnodesContaining(data, sel.exclude) : null;
+  const domains = sel.domains ? new Set(sel.domains) : null;
+  const sources = sel.sources ? new Set(sel.sources) : null;
+  const lo = sel.sizeMin ?? -Infinity, hi = sel.sizeMax ?? Infinity;
+  for (let i = 0; i < n; i++) {
+    if (domains && !domains.has(c.domain[i])) continue;
+    if (sources && !sources.has(c.source[i])) continue;
+    // A size class (lengths length[i]..lengthMax[i]) is kept when it meets [lo, hi].
+    if (c.length[i] > hi || (c.lengthMax ? c.lengthMax[i] : c.length[i]) < lo) continue;
+    const node = c.node[i];
+    const fnode = node < 0 ? -1 : data.nodes.fnode[node];
+    if (withFn && !(fnode >= 0 && withFn[fnode] === 1)) continue;
+    if (without && fnode >= 0 && without[fnode] === 1) continue;
+    keep[i] = 1;
+  }
+  return keep;
+}
+
+/**
+ * Per class, the samples the selector keeps: allocations in its bucket range (`alloc`), or the
+ * objects among them live at the trace end, at the peak, at the end of bucket `liveBucket`, or
+ * at the exact time the profile was aggregated for (`exact`). Also, per class, those of
+ * promoted objects (promoted by that time) and those of objects never collected.
+ * @param {ProfileData} data
+ * @param {Selector} sel
+ * @returns {Selection}
+ */
+export function selectSamples(data, sel) {
+  const nc = data.classes.node.length;
+  const samples = new Float64Array(nc), promoted = new Float64Array(nc);
+  const liveEnd = new Float64Array(nc);
+  const mask = classMask(data, sel);
+  if (sel.live === "exact") {
+    const at = data.liveAt;
+    if (at === null) throw new Error("this profile has no exact live-at counts");
+    if (sel.fromBucket !== null || sel.toBucket !== null) {
+      throw new Error("exact live-at counts take the profile's own time window");
+    }
+    for (let i = 0; i < nc; i++) {
+      if (mask[i] === 0) continue;
+      samples[i] = at.samples[i];
+      promoted[i] = at.promoted[i];
+      liveEnd[i] = at.liveEnd[i];
+    }
+    return { samples, promoted, liveEnd };
+  }
+  const lo = sel.fromBucket ?? 0, hi = sel.toBucket ?? Infinity;
+  /** @type {number} */
+  let k = -1;
+  if (sel.live === "peak") k = data.peak === null ? -2 : data.peak.bucket;
+  else if (sel.live === "bucket") k = sel.liveBucket ?? -2;
+  const r = data.rows;
+  for (let j = 0; j < r.cls.length; j++) {
+    const cls = r.cls[j];
+    if (mask[cls] === 0) continue;
+    const a = r.a[j];
+    if (a < lo || a > hi) continue;
+    const e = r.e[j], p = r.p[j], s = r.samples[j];
+    if (sel.live === "alloc") {
+      samples[cls] += s;
+      if (p !== NEVER_BUCKET) promoted[cls] += s;
+      if (e === NEVER_BUCKET) liveEnd[cls] += s;
+    } else if (sel.live === "end") {
+      if (e !== NEVER_BUCKET) continue;
+      samples[cls] += s;
+      liveEnd[cls] += s;
+      if (p !== NEVER_BUCKET) promoted[cls] += s;
+    } else {
+      if (!(a <= k && k < e)) continue;
+      samples[cls] += s;
+      if (p <= k) promoted[cls] += s;
+      if (e === NEVER_BUCKET) liveEnd[cls] += s;
+    }
+  }
+  return { samples, promoted, liveEnd };
+}
+
+/**
+ * Sums of a selection over all classes.
+ * @param {Selection} s
+ * @returns {{samples: number, promoted: number, liveEnd: number}}
+ */
+export function selectionTotals(s) {
+  let samples = 0, promoted = 0, liveEnd = 0;
+  for (let i = 0; i < s.samples.length; i++) {
+    samples += s.samples[i];
+    promoted += s.promoted[i];
+    liveEnd += s.liveEnd[i];
+  }
+  return { samples, promoted, liveEnd };
+}
+
+/**
+ * Groups a selection by site (innermost location), function or whole stack. For functions,
+ * `samples` counts every stack containing the function (once, however often it recurses) and
+ * `self` the stacks where it is innermost; groups with no samples are left out.
+ * @param {ProfileData} data
+ * @param {Selection} s
+ * @param {GroupBy} by
+ * @returns {GroupRow[]}
+ */
+export function groupBy(data, s, by) {
+  const c = data.classes;
+  /** @type {Map<number, GroupRow>} */
+  const groups = new Map();
+  /** @param {number} id @param {() => string} key */
+  const group = (id, key) => {
+    let g = groups.get(id);
+    if (g === undefined) {
+      g = { key: key(), samples: 0, self: 0, promoted: 0, liveEnd: 0 };
+      groups.set(id, g);
+    }
+    return g;
+  };
+  if (by === "function") {
+    const stamp = new Int32Array(data.functions.length).fill(-1);
+    for (let i = 0; i < c.node.length; i++) {
+      const w = s.samples[i];
+      if (w === 0) continue;
+      const node = c.node[i];
+      if (node < 0) continue;
+      let fnode = data.nodes.fnode[node];
+      const leaf = data.fnodes.fn[fnode];
+      group(leaf, () => data.functions[leaf]).self += w;
+      for (; fnode >= 0; fnode = data.fnodes.parent[fnode]) {
+        const fn = data.fnodes.fn[fnode];
+        if (stamp[fn] === i) continue;
+        stamp[fn] = i;
+        const g = group(fn, () => data.functions[fn]);
+        g.samples += w;
+        g.promoted += s.promoted[i];
+        g.liveEnd += s.liveEnd[i];
+      }
+    }
+    return [...groups.values()];
+  }
+  for (let i = 0; i < c.node.length; i++) {
+    const w = s.samples[i];
+    if (w === 0) continue;
+    const node = c.node[i];
+    /** @type {GroupRow} */
+    let g;
+    if (by === "site") {
+      const loc = node < 0 ? -1 : data.nodes.loc[node];
+      g = group(loc, () => (loc < 0 ? NO_LOCATION : locationText(data, loc)));
+    } else {
+      const found = groups.get(node);
+      if (found === undefined) {
+        const frames = node < 0 ? [] : stackFrames(data, node);
+        const key = frames.length === 0 ? NO_LOCATION : frames.join(";");
+        g = { key, samples: 0, self: 0, promoted: 0, liveEnd: 0, frames };
+        groups.set(node, g);
+      } else g = found;
+    }
+    g.samples += w;
+    g.self += w;
+    g.promoted += s.promoted[i];
+    g.liveEnd += s.liveEnd[i];
+  }
+  return [...groups.values()];
+}
+
+/**
+ * Sorts groups in place, largest first: by `self` then `samples` for functions, by `samples`
+ * otherwise; ties by key (code-unit order).
+ * @param {GroupRow[]} rows
+ * @param {GroupBy} by
+ * @returns {GroupRow[]}
+ */
+export function sortGroups(rows, by) {
+  return rows.sort((x, y) =>
+    (by === "function" ? y.self - x.self || y.samples - x.samples : y.samples - x.samples) ||
+    (x.key < y.key ? -1 : x.key > y.key ? 1 : 0)
+  );
+}
+
+/**
+ * The live samples at the end of each grid bucket, of the classes in `mask` allocated in
+ * buckets [fromBucket, toBucket] (every class and bucket when `mask` is null).
+ * @param {ProfileData} data
+ * @param {Uint8Array | null} mask
+ * @param {number | null} fromBucket
+ * @param {number | null} toBucket
+ * @returns {Float64Array}
+ */
+export function liveSeries(data, mask, fromBucket, toBucket) {
+  const nb = data.grid.buckets;
+  const delta = new Float64Array(nb + 1);
+  const lo = fromBucket ?? 0, hi = toBucket ?? Infinity;
+  const r = data.rows;
+  for (let j = 0; j < r.cls.length; j++) {
+    if (mask !== null && mask[r.cls[j]] === 0) continue;
+    const a = r.a[j];
+    if (a < lo || a > hi) continue;
+    const e = r.e[j];
+    delta[a] += r.samples[j];
+    if (e !== NEVER_BUCKET) delta[e] -= r.samples[j];
+  }
+  const out = new Float64Array(nb);
+  let live = 0;
+  for (let k = 0; k < nb; k++) {
+    live += delta[k];
+    out[k] = live;
+  }
+  return out;
+}
+
+/**
+ * The live samples of the whole trace at the end of each grid bucket (no filter, no window).
+ * @param {ProfileData} data
+ * @returns {Float64Array}
+ */
+export function totalLiveSeries(data) {
+  const g = data.grid;
+  const out = new Float64Array(g.buckets);
+  let live = 0;
+  for (let k = 0; k < g.buckets; k++) {
+    live += g.alloc[k] - g.end[k];
+    out[k] = live;
+  }
+  return out;
+}
+
+/**
+ * Per function-path node: the selected samples whose stack ends there (`self`) and those whose
+ * stack passes through it (`total`) — the flame graph.
+ * @param {ProfileData} data
+ * @param {Selection} s
+ * @returns {{self: Float64Array, total: Float64Array, rootTotal: number}}
+ */
+export function flameWeights(data, s) {
+  const nf = data.fnodes.parent.length;
+  const self = new Float64Array(nf), total = new Float64Array(nf);
+  let rootTotal = 0;
+  const c = data.classes;
+  for (let i = 0; i < c.node.length; i++) {
+    const w = s.samples[i];
+    if (w === 0) continue;
+    rootTotal += w;
+    const node = c.node[i];
+    if (node >= 0) self[data.nodes.fnode[node]] += w;
+  }
+  total.set(self);
+  // Children come after their parents: one backward sweep sums subtrees.
+  for (let i = nf - 1; i >= 0; i--) {
+    const p = data.fnodes.parent[i];
+    if (p >= 0) total[p] += total[i];
+  }
+  return { self, total, rootTotal };
+}
+
+/**
+ * @typedef {{fn: number, value: number, children: Map<number, CallTree>}} CallTree
+ */
+
+/**
+ * The callees and callers of function `fn` in a selection: `callees` merges what each stack
+ * does below the function's outermost frame; `callers` merges, from the function outwards, what
+ * leads to its innermost frame. Both roots are `fn`, valued by the stacks containing it.
+ * @param {ProfileData} data
+ * @param {Selection} s
+ * @param {number} fn
+ * @returns {{callees: CallTree, callers: CallTree}}
+ */
+export function callTrees(data, s, fn) {
+  /** @type {CallTree} */
+  const callees = { fn, value: 0, children: new Map() };
+  /** @type {CallTree} */
+  const callers = { fn, value: 0, children: new Map() };
+  /** @type {number[]} */
+  const path = [];
+  /** @param {CallTree} t @param {number} f @param {number} w */
+  const step = (t, f, w) => {
+    let child = t.children.get(f);
+    if (child === undefined) {
+      child = { fn: f, value: 0, children: new Map() };
+      t.children.set(f, child);
+    }
+    child.value += w;
+    return child;
+  };
+  const c = data.classes;
+  for (let i = 0; i < c.node.length; i++) {
+    const w = s.samples[i];
+    if (w === 0 || c.node[i] < 0) continue;
+    path.length = 0;
+    for (let f = data.nodes.fnode[c.node[i]]; f >= 0; f = data.fnodes.parent[f]) {
+      path.push(data.fnodes.fn[f]);
+    }
+    path.reverse(); // outermost first
+    const first = path.indexOf(fn);
+    if (first < 0) continue;
+    const last = path.lastIndexOf(fn);
+    callees.value += w;
+    callers.value += w;
+    let t = callees;
+    for (let j = first + 1; j < path.length; j++) t = step(t, path[j], w);
+    t = callers;
+    for (let j = last - 1; j >= 0; j--) t = step(t, path[j], w);
+  }
+  return { callees, callers };
+}

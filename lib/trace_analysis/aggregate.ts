@@ -1,0 +1,321 @@
+/**
+ * The one streaming pass every analysis starts with: reads a trace event by event and keeps
+ * only tables (see {@linkcode ProfileData}). Memory grows with the distinct stacks, the classes,
+ * the cube's rows and the objects live at the moment — never with the number of events.
+ * @module
+ */
+import type { TraceReader } from "./source.ts";
+import { FrameTable } from "./_frames.ts";
+import { GrowF64, GrowI32 } from "./_grow.ts";
+import { deriveFunctionPaths } from "./select.ts";
+import { TraceAnalysisError } from "./errors.ts";
+import { MAX_BUCKETS, NEVER, type ProfileData, type ProfilePeak } from "./profile.ts";
+
+/** Options of {@linkcode aggregateTrace}. */
+export interface AggregateOptions {
+  /** Keep only objects allocated at or after this time (µs since the trace start). */
+  fromUs?: number;
+  /** Keep only objects allocated before this time (µs since the trace start). */
+  toUs?: number;
+  /** Also count, per class, the objects live at this exact time (µs since the trace start). */
+  liveAtUs?: number;
+  /** Most buckets of the time grid (2 to 128; default 128). */
+  maxBuckets?: number;
+}
+
+const NONE = -1;
+
+/** Reads every event of `reader` once and returns the tables of {@linkcode ProfileData}. */
+export function aggregateTrace(reader: TraceReader, options: AggregateOptions = {}): ProfileData {
+  const maxBuckets = options.maxBuckets ?? MAX_BUCKETS;
+  if (!(Number.isInteger(maxBuckets) && maxBuckets >= 2 && maxBuckets <= MAX_BUCKETS)) {
+    throw new TraceAnalysisError("buckets", `must be an integer in [2, ${MAX_BUCKETS}]`);
+  }
+  for (
+    const [name, v] of [["from", options.fromUs], ["to", options.toUs], [
+      "live-at",
+      options.liveAtUs,
+    ]] as const
+  ) {
+    if (v !== undefined && !Number.isFinite(v)) {
+      throw new TraceAnalysisError(name, `not a finite time: ${v}`);
+    }
+  }
+  const fromUs = options.fromUs ?? -Infinity;
+  const toUs = options.toUs ?? Infinity;
+  const liveAt = options.liveAtUs;
+
+  const frames = new FrameTable((c) => reader.lookupLocationCode(c));
+
+  // Classes: (node, domain, source, length), chained per node.
+  const clsNode = new GrowI32(), clsDomain = new GrowI32(), clsSource = new GrowI32();
+  const clsLength = new GrowF64(), clsNext = new GrowI32();
+  const nodeHead = new GrowI32();
+  nodeHead.push(NONE); // the root (−1)
+  function classOf(node: number, domain: number, source: number, length: number): number {
+    while (nodeHead.length <= node + 1) nodeHead.push(NONE);
+    let c = nodeHead.data[node + 1];
+    while (c !== NONE) {
+      if (
+        clsDomain.data[c] === domain && clsSource.data[c] === source &&
+        clsLength.data[c] === length
+      ) return c;
+      c = clsNext.data[c];
+    }
+    c = clsNode.push(node);
+    clsDomain.push(domain);
+    clsSource.push(source);
+    clsLength.push(length);
+    clsNext.push(nodeHead.data[node + 1]);
+    nodeHead.data[node + 1] = c;
+    return c;
+  }
+
+  // Per-class counts at the exact live-at time.
+  const atSamples = new GrowF64(), atPromoted = new GrowF64(), atLiveEnd = new GrowF64();
+
+  // The time grid: bucket width doubles (and the cube is re-keyed) as time runs past it.
+  let width = 1;
+  let gridAlloc = new Float64Array(maxBuckets);
+  let gridEnd = new Float64Array(maxBuckets);
+  const bucket = (t: number) => Math.floor(t / width);
+
+  // The cube: key (cls, a, e, p) → row.
+  let rowIndex = new Map<number, number>();
+  let rowCls = new GrowI32(), rowA = new GrowI32(), rowE = new GrowI32(), rowP = new GrowI32();
+  let rowSamples = new GrowF64();
+  function addRow(cls: number, a: number, e: number, p: number, n: number): void {
+    const key = ((cls * 256 + a) * 256 + e) * 256 + p;
+    const r = rowIndex.get(key);
+    if (r !== undefined) {
+      rowSamples.data[r] += n;
+      return;
+    }
+    rowIndex.set(key, rowCls.push(cls));
+    rowA.push(a);
+    rowE.push(e);
+    rowP.push(p);
+    rowSamples.push(n);
+  }
+  function widen(t: number): void {
+    while (t >= maxBuckets * width) {
+      width *= 2;
+      const ga = new Float64Array(maxBuckets), ge = new Float64Array(maxBuckets);
+      for (let k = 0; k < maxBuckets; k++) {
+        ga[k >> 1] += gridAlloc[k];
+        ge[k >> 1] += gridEnd[k];
+      }
+      gridAlloc = ga;
+      gridEnd = ge;
+      const old = { cls: rowCls, a: rowA, e: rowE, p: rowP, s: rowSamples };
+      rowIndex = new Map();
+      rowCls = new GrowI32(old.cls.length + 1);
+      rowA = new GrowI32(old.cls.length + 1);
+      rowE = new GrowI32(old.cls.length + 1);
+      rowP = new GrowI32(old.cls.length + 1);
+      rowSamples = new GrowF64(old.cls.length + 1);
+      for (let r = 0; r < old.cls.length; r++) {
+        const e = old.e.data[r], p = old.p.data[r];
+        addRow(
+          old.cls.data[r],
+          old.a.data[r] >> 1,
+          e === NEVER ? NEVER : e >> 1,
+          p === NEVER ? NEVER : p >> 1,
+          old.s.data[r],
+        );
+      }
+    }
+  }
+
+  // Objects not yet collected: id → slot.
+  const live = new Map<number, number>();
+  const slotCls = new GrowI32(), slotIn = new GrowI32();
+  const slotN = new GrowF64(), slotT = new GrowF64(), slotP = new GrowF64();
+  const freeSlots = new GrowI32();
+  function newSlot(): number {
+    if (freeSlots.length > 0) return freeSlots.data[--freeSlots.length];
+    slotCls.push(0);
+    slotIn.push(0);
+    slotN.push(0);
+    slotT.push(0);
+    return slotP.push(0);
+  }
+  /** The object of `slot` ends at `end` (µs), or is still live at the trace end (NaN). */
+  function finish(slot: number, end: number): void {
+    const cls = slotCls.data[slot], n = slotN.data[slot], t = slotT.data[slot];
+    const promotedAt = slotP.data[slot];
+    const a = bucket(t);
+    const e = Number.isNaN(end) ? NEVER : Math.max(a, bucket(end));
+    if (e !== NEVER) gridEnd[e] += n;
+    if (slotIn.data[slot] === 0) return;
+    addRow(cls, a, e, promotedAt < 0 ? NEVER : Math.max(a, bucket(promotedAt)), n);
+    if (liveAt !== undefined && t <= liveAt && !(end <= liveAt)) {
+      atSamples.data[cls] += n;
+      if (promotedAt >= 0 && promotedAt <= liveAt) atPromoted.data[cls] += n;
+      if (Number.isNaN(end)) atLiveEnd.data[cls] += n;
+    }
+  }
+
+  const stats = {
+    events: 0,
+    allocations: { minor: 0, major: 0, external: 0 },
+    samples: 0,
+    promotions: 0,
+    collections: 0,
+    unmatchedPromotes: 0,
+    unmatchedCollects: 0,
+    durationUs: 0,
+    domains: [] as number[],
+  };
+  const domains = new Set<number>();
+  let lastDomain = NaN;
+
+  reader.iter((dt, ev) => {
+    stats.events++;
+    const t = dt > 0 ? dt : 0;
+    if (t > stats.durationUs) stats.durationUs = t;
+    if (t >= maxBuckets * width) widen(t);
+    if (ev.domain !== lastDomain) {
+      lastDomain = ev.domain;
+      domains.add(ev.domain);
+    }
+    if (ev.kind === "alloc") {
+      const node = frames.stackNode(
+        ev.domain,
+        ev.backtraceBuffer,
+        ev.backtraceLength,
+        ev.commonPrefix,
+      );
+      const cls = classOf(node, ev.domain, ev.source, ev.length);
+      while (atSamples.length < clsNode.length) {
+        atSamples.push(0);
+        atPromoted.push(0);
+        atLiveEnd.push(0);
+      }
+      const n = ev.nsamples;
+      stats.samples += n;
+      if (ev.source === 0) stats.allocations.minor++;
+      else if (ev.source === 1) stats.allocations.major++;
+      else stats.allocations.external++;
+      gridAlloc[bucket(t)] += n;
+      const previous = live.get(ev.objId);
+      if (previous !== undefined) {
+        // An id allocated twice (a corrupt trace): the first object ends here.
+        finish(previous, t);
+        freeSlots.push(previous);
+      }
+      const slot = newSlot();
+      slotCls.data[slot] = cls;
+      slotIn.data[slot] = t >= fromUs && t < toUs ? 1 : 0;
+      slotN.data[slot] = n;
+      slotT.data[slot] = t;
+      slotP.data[slot] = -1;
+      live.set(ev.objId, slot);
+    } else if (ev.kind === "promote") {
+      const slot = live.get(ev.objId);
+      if (slot === undefined) stats.unmatchedPromotes++;
+      else {
+        stats.promotions++;
+        if (slotP.data[slot] < 0) slotP.data[slot] = t;
+      }
+    } else {
+      const slot = live.get(ev.objId);
+      if (slot === undefined) stats.unmatchedCollects++;
+      else {
+        stats.collections++;
+        finish(slot, t);
+        live.delete(ev.objId);
+        freeSlots.push(slot);
+      }
+    }
+  });
+  for (const slot of live.values()) finish(slot, NaN);
+
+  const buckets = stats.events === 0 ? 0 : bucket(stats.durationUs) + 1;
+  stats.domains = [...domains].sort((x, y) => x - y);
+
+  // Rows sorted by (cls, a, e, p) for a deterministic, compressible order.
+  const order = Array.from({ length: rowCls.length }, (_, i) => i);
+  const key = (r: number) =>
+    ((rowCls.data[r] * 256 + rowA.data[r]) * 256 + rowE.data[r]) * 256 + rowP.data[r];
+  order.sort((x, y) => key(x) - key(y));
+  const pick = (g: GrowI32 | GrowF64) => order.map((r) => g.data[r]);
+
+  const info = reader.info;
+  return deriveFunctionPaths({
+    format: "memprof-lab-trace-profile",
+    version: 1,
+    info: {
+      sampleRate: info.sampleRate,
+      wordSize: info.wordSize,
+      executableName: info.executableName,
+      hostName: info.hostName,
+      ocamlRuntimeParams: info.ocamlRuntimeParams,
+      pid: Number(info.pid),
+      initialDomain: info.initialDomain,
+      startTime: info.startTime,
+      context: info.context ?? null,
+      sizeBytes: reader.sizeBytes(),
+    },
+    stats,
+    window: {
+      fromUs: options.fromUs ?? null,
+      toUs: options.toUs ?? null,
+    },
+    grid: {
+      widthUs: width,
+      buckets,
+      alloc: Array.from(gridAlloc.subarray(0, buckets)),
+      end: Array.from(gridEnd.subarray(0, buckets)),
+    },
+    peak: findPeak(gridAlloc, gridEnd, buckets, width),
+    functions: frames.functions,
+    files: frames.files,
+    locations: {
+      fn: frames.locFn.toArray(),
+      file: frames.locFile.toArray(),
+      line: frames.locLine.toArray(),
+      start: frames.locStart.toArray(),
+      end: frames.locEnd.toArray(),
+    },
+    nodes: { parent: frames.nodeParent.toArray(), loc: frames.nodeLoc.toArray(), fnode: [] },
+    fnodes: { parent: [], fn: [] },
+    classes: {
+      node: clsNode.toArray(),
+      domain: clsDomain.toArray(),
+      source: clsSource.toArray(),
+      length: clsLength.toArray(),
+    },
+    rows: {
+      cls: pick(rowCls),
+      a: pick(rowA),
+      e: pick(rowE),
+      p: pick(rowP),
+      samples: pick(rowSamples),
+    },
+    liveAt: liveAt === undefined ? null : {
+      timeUs: liveAt,
+      samples: atSamples.toArray(),
+      promoted: atPromoted.toArray(),
+      liveEnd: atLiveEnd.toArray(),
+    },
+  });
+}
+
+function findPeak(
+  alloc: Float64Array,
+  end: Float64Array,
+  buckets: number,
+  width: number,
+): ProfilePeak | null {
+  let live = 0, best = -1, at = -1;
+  for (let k = 0; k < buckets; k++) {
+    live += alloc[k] - end[k];
+    if (live > best) {
+      best = live;
+      at = k;
+    }
+  }
+  if (at < 0) return null;
+  return { bucket: at, timeUs: (at + 1) * width - 1, samples: best };
+}

@@ -1,0 +1,193 @@
+/**
+ * `trace diff`: how the estimated allocated and live bytes of each site, function or stack
+ * changed between two traces (two runs of one program), largest change first. Rows are matched
+ * by their text (locations as memtrace prints them), so traces of different runs, rates or
+ * location codes compare.
+ * @module
+ */
+import { bytesPerSample, groupBy, selectionTotals, selectSamples } from "./select.ts";
+import type { GroupBy, GroupRow, ProfileData, Selector } from "./profile.ts";
+import { formatBytes, formatSeconds } from "./top.ts";
+
+/** Options of {@linkcode diffOf}. */
+export interface DiffOptions {
+  /** What rows stand for (default `site`; for functions, stacks containing the function). */
+  by?: GroupBy;
+  /** Most rows returned (default 20; 0 for all). */
+  limit?: number;
+  /** Order by the absolute change of allocated bytes (default) or of live bytes. */
+  sort?: "alloc" | "live";
+}
+
+/** Estimated bytes of one row or of the totals in both traces. */
+export interface DiffRow {
+  /** The site, function or stack. */
+  key: string;
+  /** Allocated bytes in A. */
+  allocBytesA: number;
+  /** Allocated bytes in B. */
+  allocBytesB: number;
+  /** B − A. */
+  allocDelta: number;
+  /** Live bytes in A. */
+  liveBytesA: number;
+  /** Live bytes in B. */
+  liveBytesB: number;
+  /** B − A. */
+  liveDelta: number;
+  /** Allocation samples in A. */
+  samplesA: number;
+  /** Allocation samples in B. */
+  samplesB: number;
+}
+
+/** What {@linkcode diffOf} returns (and `trace diff --json` prints). */
+export interface DiffResult {
+  /** Trace A. */
+  a: { executableName: string; sampleRate: number; events: number; durationUs: number };
+  /** Trace B. */
+  b: { executableName: string; sampleRate: number; events: number; durationUs: number };
+  /** What rows stand for. */
+  by: GroupBy;
+  /** What "live" means: objects live at the trace end, at the peak, or at a time. */
+  live: { kind: "end" | "peak" | "time"; timeUsA: number | null; timeUsB: number | null };
+  /** The order of rows. */
+  sort: "alloc" | "live";
+  /** Sums over the whole selections. */
+  totals: DiffRow;
+  /** Rows whose allocated or live bytes differ, before the limit. */
+  rowCount: number;
+  /** The rows, largest change first. */
+  rows: DiffRow[];
+}
+
+function liveOf(sel: Selector): Selector {
+  return { ...sel, live: sel.live === "alloc" ? "end" : sel.live };
+}
+
+function side(data: ProfileData, selector: Selector, by: GroupBy) {
+  const alloc = selectSamples(data, { ...selector, live: "alloc" });
+  const live = selectSamples(data, liveOf(selector));
+  const rows = new Map<string, { alloc: number; live: number }>();
+  const add = (groups: GroupRow[], field: "alloc" | "live") => {
+    for (const g of groups) {
+      let r = rows.get(g.key);
+      if (r === undefined) rows.set(g.key, r = { alloc: 0, live: 0 });
+      r[field] += g.samples;
+    }
+  };
+  add(groupBy(data, alloc, by), "alloc");
+  add(groupBy(data, live, by), "live");
+  return {
+    rows,
+    bps: bytesPerSample(data),
+    totals: { alloc: selectionTotals(alloc).samples, live: selectionTotals(live).samples },
+  };
+}
+
+function liveTime(data: ProfileData, sel: Selector): number | null {
+  if (sel.live === "peak") return data.peak?.timeUs ?? null;
+  if (sel.live === "exact") return data.liveAt?.timeUs ?? null;
+  return data.stats.durationUs;
+}
+
+/** Compares two profiles under the same filter (`selectorB` defaults to `selectorA`). */
+export function diffOf(
+  a: ProfileData,
+  b: ProfileData,
+  selectorA: Selector,
+  selectorB: Selector = selectorA,
+  options: DiffOptions = {},
+): DiffResult {
+  const by = options.by ?? "site";
+  const sort = options.sort ?? "alloc";
+  const limit = options.limit ?? 20;
+  const sa = side(a, selectorA, by), sb = side(b, selectorB, by);
+  const row = (
+    key: string,
+    x: { alloc: number; live: number } | undefined,
+    y: { alloc: number; live: number } | undefined,
+  ): DiffRow => {
+    const allocBytesA = (x?.alloc ?? 0) * sa.bps, allocBytesB = (y?.alloc ?? 0) * sb.bps;
+    const liveBytesA = (x?.live ?? 0) * sa.bps, liveBytesB = (y?.live ?? 0) * sb.bps;
+    return {
+      key,
+      allocBytesA,
+      allocBytesB,
+      allocDelta: allocBytesB - allocBytesA,
+      liveBytesA,
+      liveBytesB,
+      liveDelta: liveBytesB - liveBytesA,
+      samplesA: x?.alloc ?? 0,
+      samplesB: y?.alloc ?? 0,
+    };
+  };
+  const keys = new Set([...sa.rows.keys(), ...sb.rows.keys()]);
+  const all: DiffRow[] = [];
+  for (const k of keys) {
+    const r = row(k, sa.rows.get(k), sb.rows.get(k));
+    if (r.allocDelta !== 0 || r.liveDelta !== 0) all.push(r);
+  }
+  const measure = (r: DiffRow) => Math.abs(sort === "alloc" ? r.allocDelta : r.liveDelta);
+  const other = (r: DiffRow) => Math.abs(sort === "alloc" ? r.liveDelta : r.allocDelta);
+  all.sort((x, y) =>
+    measure(y) - measure(x) || other(y) - other(x) ||
+    (x.key < y.key ? -1 : x.key > y.key ? 1 : 0)
+  );
+  const summary = (d: ProfileData) => ({
+    executableName: d.info.executableName,
+    sampleRate: d.info.sampleRate,
+    events: d.stats.events,
+    durationUs: d.stats.durationUs,
+  });
+  const kind = selectorA.live === "peak" ? "peak" : selectorA.live === "exact" ? "time" : "end";
+  return {
+    a: summary(a),
+    b: summary(b),
+    by,
+    live: { kind, timeUsA: liveTime(a, selectorA), timeUsB: liveTime(b, selectorB) },
+    sort,
+    totals: row("(total)", sa.totals, sb.totals),
+    rowCount: all.length,
+    rows: limit > 0 ? all.slice(0, limit) : all,
+  };
+}
+
+function signed(b: number): string {
+  return (b > 0 ? "+" : "") + formatBytes(b);
+}
+
+/** The table `trace diff` prints. */
+export function formatDiff(r: DiffResult, nameA = "A", nameB = "B"): string[] {
+  const live = r.live.kind === "end"
+    ? "live@end"
+    : r.live.kind === "peak"
+    ? "live@peak"
+    : `live@${r.live.timeUsA === null ? "-" : formatSeconds(r.live.timeUsA)}`;
+  const head = [
+    `# A: ${nameA} (${r.a.executableName}, ${r.a.events} events, rate ${r.a.sampleRate})`,
+    `# B: ${nameB} (${r.b.executableName}, ${r.b.events} events, rate ${r.b.sampleRate})`,
+    `# estimated bytes by ${r.by}, B - A: ${r.rowCount} changed${
+      r.rows.length < r.rowCount ? `, top ${r.rows.length} shown` : ""
+    }, sorted by |change of ${r.sort === "alloc" ? "allocated" : live}|`,
+  ];
+  const cols = ["alloc A", "alloc B", "change", `${live} A`, `${live} B`, "change"];
+  const cells = (x: DiffRow) => [
+    formatBytes(x.allocBytesA),
+    formatBytes(x.allocBytesB),
+    signed(x.allocDelta),
+    formatBytes(x.liveBytesA),
+    formatBytes(x.liveBytesB),
+    signed(x.liveDelta),
+    x.key,
+  ];
+  const all = [[...cols, r.by], ...r.rows.map(cells), cells(r.totals)];
+  const widths = cols.map((_, c) => Math.max(...all.map((row) => row[c].length)));
+  return [
+    ...head,
+    ...all.map((row) =>
+      row.slice(0, cols.length).map((cell, c) => cell.padStart(widths[c])).join("  ") + "  " +
+      row[cols.length]
+    ),
+  ];
+}

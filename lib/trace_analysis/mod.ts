@@ -1,0 +1,102 @@
+/**
+ * Analyses of memtrace `.ctf` traces beyond memtrace's own tools: top sites, functions and
+ * stacks; differences between two traces; pprof, speedscope and folded-stack exports; and a
+ * self-contained HTML report.
+ *
+ * Every analysis starts from one streaming pass over the trace ({@linkcode aggregateTrace}),
+ * which keeps tables (a {@linkcode ProfileData}), never the events. A site is the innermost
+ * known location of a backtrace; bytes are estimates (samples ÷ sample rate × bytes per word).
+ *
+ * ```ts
+ * import { Reader } from "../memtrace/mod.ts";
+ * import { analyzeTrace, formatTop, topOf } from "./mod.ts";
+ * const { data, selector } = analyzeTrace(Reader.open("trace.ctf"), { liveAt: "peak" });
+ * for (const line of formatTop(topOf(data, selector, { by: "function" }))) console.log(line);
+ * ```
+ * @module
+ */
+export {
+  type CallTree,
+  emptySelector,
+  type GroupBy,
+  type GroupRow,
+  type LiveMode,
+  MAX_BUCKETS,
+  NEVER,
+  type ProfileClasses,
+  type ProfileData,
+  type ProfileFnodes,
+  type ProfileGrid,
+  type ProfileInfo,
+  type ProfileLiveAt,
+  type ProfileLocations,
+  type ProfileNodes,
+  type ProfilePeak,
+  type ProfileRows,
+  type ProfileStats,
+  type Selection,
+  type Selector,
+} from "./profile.ts";
+export { TraceAnalysisError } from "./errors.ts";
+export type {
+  TraceAllocEvent,
+  TraceEvent,
+  TraceInfo,
+  TraceLocation,
+  TraceObjectEvent,
+  TraceReader,
+} from "./source.ts";
+export { type AggregateOptions, aggregateTrace } from "./aggregate.ts";
+export {
+  aggregateOptionsOf,
+  type AnalysisFilter,
+  analyzeTrace,
+  checkFilter,
+  parseDomains,
+  parseLiveAt,
+  parseSeconds,
+  parseSize,
+  parseSources,
+  selectorOf,
+  type SourceName,
+  SOURCES,
+} from "./filter.ts";
+export {
+  formatBytes,
+  formatSeconds,
+  formatShare,
+  formatTop,
+  topOf,
+  type TopOptions,
+  type TopResult,
+  type TopRow,
+} from "./top.ts";
+export { diffOf, type DiffOptions, type DiffResult, type DiffRow, formatDiff } from "./diff.ts";
+export { foldedStacks, functionPath } from "./folded.ts";
+export {
+  type SpeedscopeFile,
+  type SpeedscopeFrame,
+  speedscopeOf,
+  type SpeedscopeSampledProfile,
+} from "./export_speedscope.ts";
+export { pprofOf } from "./export_pprof.ts";
+export { buildReport, type ReportOptions } from "./report/build.ts";
+export {
+  bytesPerSample,
+  callTrees,
+  classMask,
+  deriveFunctionPaths,
+  flameWeights,
+  groupBy,
+  liveSeries,
+  locationText,
+  NO_LOCATION,
+  packProfile,
+  selectionTotals,
+  selectSamples,
+  siteOf,
+  sortGroups,
+  stackFrames,
+  totalLiveSeries,
+  unpackProfile,
+} from "./select.ts";

@@ -1,0 +1,289 @@
+/**
+ * The aggregate of a trace that every analysis command works from: what one streaming pass
+ * over a `.ctf` file keeps. It holds no event, only tables (plain arrays, so that it travels as
+ * JSON into the HTML report):
+ *
+ * - frames: functions, files, locations, the tree of location paths ("nodes", one per distinct
+ *   backtrace prefix) and the tree of function paths ("fnodes", adjacent frames of one function
+ *   merged);
+ * - classes: distinct (stack node, domain, source, length in words) of sampled allocations;
+ * - rows: per class, the samples of objects allocated in time bucket `a`, ended (collected) in
+ *   bucket `e` and promoted in bucket `p` (`NEVER` when that did not happen) — a cube from which
+ *   allocations in a time range and the live heap at the end of any bucket follow exactly;
+ * - a time grid: samples allocated and ended per bucket over the whole trace, whose running
+ *   balance is the live heap; its largest value is the peak;
+ * - optionally, per class, the objects live at one exact time.
+ *
+ * Bytes are estimates: samples ÷ sample rate × bytes per word (`wordSize` is in bits).
+ * @module
+ */
+
+/** Marks "did not happen" in the `e` and `p` columns of {@linkcode ProfileRows}. */
+export const NEVER = 255;
+
+/** Most buckets of the time grid. */
+export const MAX_BUCKETS = 128;
+
+/** The trace's metadata, as its info packet gives it. */
+export interface ProfileInfo {
+  /** Fraction of words sampled. */
+  sampleRate: number;
+  /** Bits per word of the traced program. */
+  wordSize: number;
+  /** The traced executable. */
+  executableName: string;
+  /** The host it ran on. */
+  hostName: string;
+  /** Its OCAMLRUNPARAM settings. */
+  ocamlRuntimeParams: string;
+  /** Its process id. */
+  pid: number;
+  /** The domain that started the trace. */
+  initialDomain: number;
+  /** Start of the trace, µs since the Unix epoch. */
+  startTime: number;
+  /** Free text given when the trace started. */
+  context: string | null;
+  /** Size of the trace file in bytes. */
+  sizeBytes: number;
+}
+
+/** Counts over the whole trace (no filter applies to them). */
+export interface ProfileStats {
+  /** Events read (allocations, promotions, collections). */
+  events: number;
+  /** Sampled allocation events by source. */
+  allocations: { minor: number; major: number; external: number };
+  /** Sum of every allocation's `nsamples`. */
+  samples: number;
+  /** Promotions of allocated objects (at most one counted per object). */
+  promotions: number;
+  /** Collections of allocated objects. */
+  collections: number;
+  /** Promotions of an object not allocated in the trace (or already collected), ignored. */
+  unmatchedPromotes: number;
+  /** Collections of an object not allocated in the trace (or already collected), ignored. */
+  unmatchedCollects: number;
+  /** Time of the latest event, µs since the trace start. */
+  durationUs: number;
+  /** Domains that wrote events, ascending. */
+  domains: number[];
+}
+
+/** Functions' locations: parallel columns indexed by location id. */
+export interface ProfileLocations {
+  /** Index into {@linkcode ProfileData.functions} (the location's `defname`). */
+  fn: number[];
+  /** Index into {@linkcode ProfileData.files}. */
+  file: number[];
+  /** Line number. */
+  line: number[];
+  /** First character on the line. */
+  start: number[];
+  /** Last character on the line. */
+  end: number[];
+}
+
+/** The tree of location paths: node `i` is the path of its parent plus location `loc[i]`.
+ * Parents come before children; −1 is the (empty) root. */
+export interface ProfileNodes {
+  /** The parent node (−1: the root). */
+  parent: number[];
+  /** The node's location id. */
+  loc: number[];
+  /** The function-path node this location path maps to. */
+  fnode: number[];
+}
+
+/** The tree of function paths (adjacent frames of one function merged into one). Parents come
+ * before children; −1 is the root. */
+export interface ProfileFnodes {
+  /** The parent node (−1: the root). */
+  parent: number[];
+  /** The node's function id. */
+  fn: number[];
+}
+
+/** Distinct (stack node, domain, source, length) of sampled allocations. */
+export interface ProfileClasses {
+  /** Location-path node of the backtrace; −1 for a backtrace with no known location. */
+  node: number[];
+  /** The allocating domain. */
+  domain: number[];
+  /** 0 minor, 1 major, 2 external (memtrace's codes). */
+  source: number[];
+  /** Length in words, header excluded (for a size class: its smallest length). */
+  length: number[];
+  /** For profiles whose classes group sizes (the report's): each class's largest length. */
+  lengthMax?: number[];
+}
+
+/** The cube: samples by class, allocation bucket `a`, end bucket `e` and promotion bucket `p`
+ * (`NEVER` when the object was not collected / not promoted). Sorted by (cls, a, e, p). */
+export interface ProfileRows {
+  /** Class index. */
+  cls: number[];
+  /** Allocation bucket. */
+  a: number[];
+  /** End (collection) bucket, or `NEVER`. */
+  e: number[];
+  /** Promotion bucket, or `NEVER`. */
+  p: number[];
+  /** Samples. */
+  samples: number[];
+}
+
+/** The time grid: `buckets` intervals of `widthUs` µs from the trace start (bucket `k` holds
+ * times in [k·width, (k+1)·width)); per bucket the samples allocated and ended there. */
+export interface ProfileGrid {
+  /** Width of a bucket in µs (a power of two). */
+  widthUs: number;
+  /** Number of buckets (the last holds the last event). */
+  buckets: number;
+  /** Per bucket: samples allocated. */
+  alloc: number[];
+  /** Per bucket: samples of objects collected. */
+  end: number[];
+}
+
+/** The peak of the whole trace's estimated live heap, located on the grid: the end of the first
+ * bucket where the live samples are largest. `timeUs` is that bucket's last µs. */
+export interface ProfilePeak {
+  /** The bucket at whose end the live heap is largest. */
+  bucket: number;
+  /** Its last µs since the trace start. */
+  timeUs: number;
+  /** The live samples then. */
+  samples: number;
+}
+
+/** Per class, the objects live at one exact time `timeUs` (allocated at or before it, not
+ * collected at or before it). */
+export interface ProfileLiveAt {
+  /** The time, µs since the trace start. */
+  timeUs: number;
+  /** Per class: samples of the objects live then. */
+  samples: number[];
+  /** Of those, samples of objects promoted at or before `timeUs`. */
+  promoted: number[];
+  /** Of those, samples of objects never collected. */
+  liveEnd: number[];
+}
+
+/** Everything the analyses need from one trace. Plain data: serialisable as JSON. */
+export interface ProfileData {
+  /** Identifies the structure. */
+  format: "memprof-lab-trace-profile";
+  /** Version of the structure. */
+  version: 1;
+  /** The trace's metadata. */
+  info: ProfileInfo;
+  /** Counts over the whole trace. */
+  stats: ProfileStats;
+  /** Allocation-time window the rows and `liveAt` were restricted to (µs, half-open). */
+  window: { fromUs: number | null; toUs: number | null };
+  /** The time grid. */
+  grid: ProfileGrid;
+  /** The live heap's peak on the grid (null for a trace without events). */
+  peak: ProfilePeak | null;
+  /** Function names (`defname`s), by id. */
+  functions: string[];
+  /** File names, by id. */
+  files: string[];
+  /** Locations, by id. */
+  locations: ProfileLocations;
+  /** The tree of location paths. */
+  nodes: ProfileNodes;
+  /** The tree of function paths. */
+  fnodes: ProfileFnodes;
+  /** Classes of allocations. */
+  classes: ProfileClasses;
+  /** The cube. */
+  rows: ProfileRows;
+  /** Counts at an exact live-at time, when aggregated for one. */
+  liveAt: ProfileLiveAt | null;
+}
+
+/** What to measure: allocations, or objects live at the trace end, at the peak, at the end of
+ * grid bucket `liveBucket`, or at the exact time of {@linkcode ProfileData.liveAt}. */
+export type LiveMode = "alloc" | "end" | "peak" | "bucket" | "exact";
+
+/** A filter over a {@linkcode ProfileData}, in its own terms (domains, source codes, words,
+ * buckets). `null` fields keep everything. */
+export interface Selector {
+  /** Keep these domains. */
+  domains: number[] | null;
+  /** Source codes: 0 minor, 1 major, 2 external. */
+  sources: number[] | null;
+  /** Keep lengths (words) of at least this. */
+  sizeMin: number | null;
+  /** Keep lengths (words) of at most this. */
+  sizeMax: number | null;
+  /** Keep stacks with a function whose name contains this. */
+  fn: string | null;
+  /** Drop stacks with a function whose name contains this. */
+  exclude: string | null;
+  /** First and last allocation bucket kept (inclusive). */
+  fromBucket: number | null;
+  /** Last allocation bucket kept (inclusive). */
+  toBucket: number | null;
+  /** What to measure. */
+  live: LiveMode;
+  /** For `live: "bucket"`. */
+  liveBucket: number | null;
+}
+
+/** Per class: selected samples, those of promoted objects, those of objects never collected. */
+export interface Selection {
+  /** Selected samples. */
+  samples: Float64Array;
+  /** Of those, samples of promoted objects. */
+  promoted: Float64Array;
+  /** Of those, samples of objects never collected. */
+  liveEnd: Float64Array;
+}
+
+/** One row of a grouping (samples; multiply by bytes per sample for bytes). */
+export interface GroupRow {
+  /** The site, function name or stack (frames joined by `;`, outermost first). */
+  key: string;
+  /** Samples of the selection in this group (for functions: stacks containing it). */
+  samples: number;
+  /** For functions: samples where it is the innermost frame; otherwise equal to `samples`. */
+  self: number;
+  /** Of `samples`, those of promoted objects. */
+  promoted: number;
+  /** Of `samples`, those of objects never collected. */
+  liveEnd: number;
+  /** For stacks: the frames, outermost first. */
+  frames?: string[];
+}
+
+/** What a table groups by. */
+export type GroupBy = "site" | "function" | "stack";
+
+/** A selector that keeps everything and measures allocations. */
+export function emptySelector(): Selector {
+  return {
+    domains: null,
+    sources: null,
+    sizeMin: null,
+    sizeMax: null,
+    fn: null,
+    exclude: null,
+    fromBucket: null,
+    toBucket: null,
+    live: "alloc",
+    liveBucket: null,
+  };
+}
+
+/** A tree of calls around one function: `fn` is a function id, `value` samples. */
+export interface CallTree {
+  /** Function id (index into {@linkcode ProfileData.functions}). */
+  fn: number;
+  /** Samples of the stacks through this path. */
+  value: number;
+  /** Children by function id. */
+  children: Map<number, CallTree>;
+}

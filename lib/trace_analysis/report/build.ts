@@ -1,0 +1,124 @@
+/**
+ * The HTML report: one self-contained file (no network: stylesheet, script and data inlined)
+ * showing a trace's info, its live heap over time, a flame graph, callers/callees icicles of a
+ * focused function and a sortable table of sites, functions or stacks, under filters (time
+ * range, live at end/peak/T, domain, source, size, function) that update every view.
+ *
+ * The page embeds the profile's tables ({@linkcode ProfileData}, packed: sizes grouped into
+ * size classes, rows as differences), not the events, so its size follows the number of
+ * distinct stacks, classes and time buckets, not the trace's length. The JSON is gzipped and
+ * base64-encoded; the page inflates it with the browser's own `DecompressionStream`. Its script
+ * runs the very selection functions `trace top` uses.
+ * @module
+ */
+import { gzipSync } from "node:zlib";
+import selectSource from "../_select.js" with { type: "text" };
+import clientSource from "./client.js" with { type: "text" };
+import styleSource from "./style.css" with { type: "text" };
+import type { ProfileData } from "../profile.ts";
+import { packProfile } from "../select.ts";
+
+/** Options of {@linkcode buildReport}. */
+export interface ReportOptions {
+  /** Shown in the page title and header (default: the executable name). */
+  title?: string;
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(
+    /"/g,
+    "&quot;",
+  );
+}
+
+function base64(bytes: Uint8Array): string {
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(s);
+}
+
+/** The selection functions as a classic script: their `export` keywords dropped. */
+function inlineScript(): string {
+  const script = selectSource.replace(/^export (function|const) /gm, "$1 ") + "\n" +
+    clientSource;
+  if (/<\/script|<!--/i.test(script)) throw new Error("report script holds a closing tag");
+  return script;
+}
+
+/** The report of a profile, as one HTML document (deterministic: no clock, no randomness). */
+export function buildReport(data: ProfileData, options: ReportOptions = {}): string {
+  const title = options.title ?? data.info.executableName;
+  const json = new TextEncoder().encode(JSON.stringify(packProfile(data)));
+  const packed = base64(gzipSync(json));
+  const nb = Math.max(0, data.grid.buckets - 1);
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>memtrace report: ${escapeHtml(title)}</title>
+<style>
+${styleSource}</style>
+</head>
+<body>
+<header>
+<h1>memtrace report: ${escapeHtml(title)}</h1>
+<p id="selection"></p>
+</header>
+<main>
+<div class="side">
+<section class="panel" id="info"><h2>Trace</h2><dl id="info-list"></dl>
+<p class="note">Bytes are estimates: samples ÷ sample rate × bytes per word. A site is the innermost known location of a backtrace.</p></section>
+<section class="panel filters" id="filters"><h2>Filters</h2>
+<label for="f-from">allocated from <span class="value" id="f-from-value"></span></label>
+<input type="range" id="f-from" min="0" max="${nb}" step="1" value="0">
+<label for="f-to">allocated until <span class="value" id="f-to-value"></span></label>
+<input type="range" id="f-to" min="0" max="${nb}" step="1" value="${nb}">
+<label for="f-live">measure</label>
+<select id="f-live">
+<option value="alloc">allocations</option>
+<option value="end">live at end</option>
+<option value="peak">live at peak</option>
+<option value="bucket">live at T</option>
+</select>
+<label for="f-live-t">T <span class="value" id="f-live-t-value"></span></label>
+<input type="range" id="f-live-t" min="0" max="${nb}" step="1" value="${nb}">
+<label for="f-domain">domain</label>
+<select id="f-domain"><option value="">all</option></select>
+<label for="f-source">source</label>
+<select id="f-source"><option value="">all</option><option value="0">minor</option><option value="1">major</option><option value="2">external</option></select>
+<label>size in words (min, max)</label>
+<div class="pair"><input type="number" id="f-size-min" min="0" placeholder="min"><input type="number" id="f-size-max" min="0" placeholder="max"></div>
+<label for="f-function">function contains</label>
+<input type="text" id="f-function" placeholder="e.g. List.map">
+<label for="f-exclude">no function contains</label>
+<input type="text" id="f-exclude">
+<button type="button" id="f-reset">Reset filters</button>
+</section>
+</div>
+<div class="views">
+<section class="panel" id="timeline"><h2>Live heap over time</h2>
+<svg id="chart" viewBox="0 0 1000 200" preserveAspectRatio="none" role="img" aria-label="live heap over time"></svg>
+<div class="legend"><b style="background:#9ca3af"></b>whole trace<b style="background:#2563eb"></b>filter<b style="background:#dc2626"></b>peak <span id="chart-scale"></span></div>
+<p class="note">Live heap at the end of each interval of the time grid. Click to measure objects live at that time.</p></section>
+<section class="panel" id="flame-panel"><h2>Flame graph</h2>
+<div class="toolbar"><span id="flame-path"></span> — click a frame to zoom, double-click to focus on its function. <a id="flame-reset">reset zoom</a></div>
+<div class="scroll" id="flame-scroll"><div class="graph" id="flame"></div></div></section>
+<section class="panel" id="focus-panel"><h2>Callers and callees of <span id="focus-name">—</span></h2>
+<div class="icicles"><div><h3>callees (what it calls)</h3><div class="scroll"><div class="graph" id="icicle-callees"></div></div></div>
+<div><h3>callers (what calls it)</h3><div class="scroll"><div class="graph" id="icicle-callers"></div></div></div></div></section>
+<section class="panel" id="table-panel"><h2>Table</h2>
+<div class="toolbar">by <select id="table-by"><option value="site">site</option><option value="function">function</option><option value="stack">stack</option></select> — click a column to sort</div>
+<div class="table-wrap"><table id="table"><thead></thead><tbody></tbody><tfoot></tfoot></table></div>
+<p class="note" id="table-note"></p></section>
+</div>
+</main>
+<script type="application/octet-stream" id="profile-data" data-encoding="json+gzip+base64">${packed}</script>
+<script>
+${inlineScript()}</script>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,628 @@
+/*
+ * memprof-lab trace report: the page's script. It runs after the selection functions of
+ * lib/trace_analysis/_select.js (inlined before it), reads the profile embedded in
+ * #profile-data, and redraws every view whenever a filter changes.
+ */
+(async function () {
+  "use strict";
+  // The profile: JSON, gzipped, base64-encoded (see report/build.ts).
+  const raw = atob(document.getElementById("profile-data").textContent.trim());
+  const gz = new Uint8Array(raw.length);
+  for (let i = 0; i < raw.length; i++) gz[i] = raw.charCodeAt(i);
+  const inflated = new Blob([gz]).stream().pipeThrough(new DecompressionStream("gzip"));
+  const data = unpackProfile(JSON.parse(await new Response(inflated).text()));
+  const bps = bytesPerSample(data);
+  const nb = data.grid.buckets;
+  const widthUs = data.grid.widthUs;
+  const SOURCE_NAMES = ["minor", "major", "external"];
+  const $ = (id) => document.getElementById(id);
+
+  // ---- formatting ----
+  function fmtBytes(b) {
+    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let v = Math.abs(b), u = 0;
+    while (v >= 1024 && u < units.length - 1) {
+      v /= 1024;
+      u++;
+    }
+    return (b < 0 ? "-" : "") + (u === 0 ? String(Math.round(v)) : v.toFixed(1)) + " " + units[u];
+  }
+  function fmtSeconds(us) {
+    return (us / 1e6).toFixed(6).replace(/\.?0+$/, "") + " s";
+  }
+  function fmtShare(x) {
+    return (x * 100).toFixed(1) + "%";
+  }
+  function el(tag, attrs, text) {
+    const e = document.createElement(tag);
+    if (attrs) { for (const k in attrs) e.setAttribute(k, attrs[k]); }
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  const bucketStartUs = (k) => k * widthUs;
+  const bucketLastUs = (k) => (k + 1) * widthUs - 1;
+
+  // ---- static structure: children of function-path nodes ----
+  const fnParent = data.fnodes.parent, fnFn = data.fnodes.fn;
+  const children = fnParent.map(() => []);
+  const roots = [];
+  for (let i = 0; i < fnParent.length; i++) {
+    if (fnParent[i] < 0) roots.push(i);
+    else children[fnParent[i]].push(i);
+  }
+  const byName = (x, y) => {
+    const a = data.functions[fnFn[x]], b = data.functions[fnFn[y]];
+    return a < b ? -1 : a > b ? 1 : 0;
+  };
+  roots.sort(byName);
+  for (const c of children) c.sort(byName);
+
+  // ---- state ----
+  const state = {
+    by: "site",
+    sortColumn: null,
+    sortDesc: true,
+    zoom: -1,
+    focus: -1,
+  };
+
+  function selector() {
+    const num = (id) => {
+      const v = $(id).value.trim();
+      return v === "" || !Number.isFinite(Number(v)) ? null : Number(v);
+    };
+    const from = Number($("f-from").value), to = Number($("f-to").value);
+    const live = $("f-live").value;
+    const domain = $("f-domain").value, source = $("f-source").value;
+    return {
+      domains: domain === "" ? null : [Number(domain)],
+      sources: source === "" ? null : [Number(source)],
+      sizeMin: num("f-size-min"),
+      sizeMax: num("f-size-max"),
+      fn: $("f-function").value || null,
+      exclude: $("f-exclude").value || null,
+      fromBucket: from > 0 ? from : null,
+      toBucket: to < nb - 1 ? to : null,
+      live,
+      liveBucket: live === "bucket" ? Number($("f-live-t").value) : null,
+    };
+  }
+
+  // ---- info panel ----
+  function renderInfo() {
+    const i = data.info, s = data.stats;
+    const rows = [
+      ["executable", i.executableName],
+      ["host", i.hostName],
+      ["pid", String(i.pid)],
+      ["started", new Date(i.startTime / 1000).toISOString()],
+      ["context", i.context === null ? "—" : i.context],
+      ["runtime params", i.ocamlRuntimeParams || "—"],
+      ["sample rate", String(i.sampleRate)],
+      ["word size", i.wordSize + " bits"],
+      ["1 sample ≈", fmtBytes(bps)],
+      ["trace size", fmtBytes(i.sizeBytes)],
+      ["events", String(s.events)],
+      [
+        "allocations",
+        `${
+          s.allocations.minor + s.allocations.major + s.allocations.external
+        } (minor ${s.allocations.minor}, major ${s.allocations.major}, external ${s.allocations.external})`,
+      ],
+      ["samples", String(s.samples)],
+      ["promotions", String(s.promotions)],
+      ["collections", String(s.collections)],
+      ["duration", fmtSeconds(s.durationUs)],
+      ["domains", s.domains.join(", ") || "—"],
+      [
+        "peak live",
+        data.peak === null
+          ? "—"
+          : `${fmtBytes(data.peak.samples * bps)} at ${fmtSeconds(data.peak.timeUs)}`,
+      ],
+      ["time grid", `${nb} × ${fmtSeconds(widthUs)}`],
+    ];
+    if (s.unmatchedPromotes + s.unmatchedCollects > 0) {
+      rows.push(["unmatched", `${s.unmatchedPromotes} promotes, ${s.unmatchedCollects} collects`]);
+    }
+    const dl = $("info-list");
+    for (const [k, v] of rows) {
+      dl.appendChild(el("dt", null, k));
+      dl.appendChild(el("dd", null, v));
+    }
+  }
+
+  // ---- filters ----
+  function setupFilters() {
+    for (const id of ["f-from", "f-to", "f-live-t"]) {
+      $(id).max = String(Math.max(0, nb - 1));
+    }
+    $("f-to").value = String(Math.max(0, nb - 1));
+    $("f-live-t").value = String(data.peak === null ? Math.max(0, nb - 1) : data.peak.bucket);
+    for (const d of data.stats.domains) {
+      $("f-domain").appendChild(el("option", { value: String(d) }, "domain " + d));
+    }
+    const inputs = document.querySelectorAll(".filters input, .filters select");
+    for (const input of inputs) {
+      input.addEventListener("input", onFilter);
+      input.addEventListener("change", onFilter);
+    }
+    $("f-reset").addEventListener("click", () => {
+      for (const input of inputs) {
+        if (input.tagName === "SELECT") input.selectedIndex = 0;
+        else if (input.type !== "range") input.value = "";
+      }
+      $("f-from").value = "0";
+      $("f-to").value = String(Math.max(0, nb - 1));
+      state.zoom = -1;
+      onFilter();
+    });
+  }
+  function onFilter(ev) {
+    if (ev && ev.target && ev.target.id === "f-live-t") $("f-live").value = "bucket";
+    const from = Number($("f-from").value), to = Number($("f-to").value);
+    if (from > to) {
+      if (ev && ev.target && ev.target.id === "f-from") $("f-to").value = String(from);
+      else $("f-from").value = String(to);
+    }
+    schedule();
+  }
+  let pending = false;
+  function schedule() {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => {
+      pending = false;
+      render();
+    });
+  }
+
+  // ---- the live-heap chart ----
+  const totalSeries = totalLiveSeries(data);
+  function renderChart(sel, mask) {
+    const svg = $("chart");
+    const W = 1000, H = 200, PAD = 4;
+    const series = liveSeries(data, mask, sel.fromBucket, sel.toBucket);
+    let max = 0;
+    for (let k = 0; k < nb; k++) max = Math.max(max, totalSeries[k], series[k]);
+    if (max === 0) max = 1;
+    const x = (k) => (nb <= 1 ? W / 2 : (k / (nb - 1)) * W);
+    const y = (v) => H - PAD - (v / max) * (H - 2 * PAD);
+    const points = (s) =>
+      Array.from(s, (v, k) => `${x(k).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+    const parts = [];
+    const lo = sel.fromBucket ?? 0, hi = sel.toBucket ?? nb - 1;
+    if (lo > 0 || hi < nb - 1) {
+      parts.push(
+        `<rect x="${x(lo).toFixed(1)}" y="0" width="${
+          Math.max(1, x(hi) - x(lo)).toFixed(1)
+        }" height="${H}" fill="#dbeafe"></rect>`,
+      );
+    }
+    parts.push(
+      `<polyline id="live-total" points="${
+        points(totalSeries)
+      }" fill="none" stroke="#9ca3af" stroke-width="2" vector-effect="non-scaling-stroke"></polyline>`,
+    );
+    parts.push(
+      `<polyline id="live-filter" points="${
+        points(series)
+      }" fill="none" stroke="#2563eb" stroke-width="2" vector-effect="non-scaling-stroke"></polyline>`,
+    );
+    if (data.peak !== null) {
+      const px = x(data.peak.bucket), py = y(data.peak.samples);
+      parts.push(
+        `<line x1="${px.toFixed(1)}" x2="${
+          px.toFixed(1)
+        }" y1="0" y2="${H}" stroke="#dc2626" stroke-dasharray="4 3" vector-effect="non-scaling-stroke"></line>`,
+      );
+      parts.push(
+        `<circle id="peak-marker" cx="${px.toFixed(1)}" cy="${
+          py.toFixed(1)
+        }" r="5" fill="#dc2626"></circle>`,
+      );
+    }
+    const liveK = sel.live === "bucket"
+      ? sel.liveBucket
+      : sel.live === "peak" && data.peak !== null
+      ? data.peak.bucket
+      : sel.live === "end"
+      ? nb - 1
+      : null;
+    if (liveK !== null && liveK >= 0) {
+      parts.push(
+        `<line id="live-at-marker" x1="${x(liveK).toFixed(1)}" x2="${
+          x(liveK).toFixed(1)
+        }" y1="0" y2="${H}" stroke="#111827" stroke-width="1.5" vector-effect="non-scaling-stroke"></line>`,
+      );
+    }
+    svg.innerHTML = parts.join("");
+    let last = 0, smax = 0;
+    for (let k = 0; k < nb; k++) smax = Math.max(smax, series[k]);
+    if (nb > 0) last = series[nb - 1];
+    svg.dataset.filterMaxBytes = String(smax * bps);
+    svg.dataset.filterLastBytes = String(last * bps);
+    svg.dataset.totalMaxBytes = String((data.peak ? data.peak.samples : 0) * bps);
+    $("chart-scale").textContent = `— scale: 0 to ${fmtBytes(max * bps)}, 0 to ${
+      fmtSeconds(nb * widthUs)
+    }; filter's largest: ${fmtBytes(smax * bps)}`;
+  }
+  function setupChart() {
+    $("chart").addEventListener("click", (ev) => {
+      if (nb === 0) return;
+      const r = $("chart").getBoundingClientRect();
+      const k = Math.round(((ev.clientX - r.left) / r.width) * (nb - 1));
+      $("f-live-t").value = String(Math.max(0, Math.min(nb - 1, k)));
+      $("f-live").value = "bucket";
+      schedule();
+    });
+  }
+
+  // ---- flame graph and icicles ----
+  const hue = (name) => {
+    let h = 0;
+    for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) | 0;
+    return h;
+  };
+  function color(name) {
+    const h = hue(name);
+    return `hsl(${20 + (Math.abs(h) % 40)}, ${70 + (Math.abs(h >> 8) % 20)}%, ${
+      62 + (Math.abs(h >> 16) % 14)
+    }%)`;
+  }
+  const ROW = 18;
+  const escapeHtml = (t) =>
+    t.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+  /** Lays out a tree as boxes: `kids(n)` gives children, `value(n)` the weight, `fnOf(n)` the
+   * function; `up` draws the root at the bottom (a flame graph), otherwise at the top. Boxes
+   * narrower than a pixel are left out. Clicks reach `onClick` / `onDouble` with the node. */
+  function drawTree(container, root, kids, value, fnOf, up, onClick, onDouble) {
+    const W = container.clientWidth || 800;
+    const total = value(root);
+    const boxes = [];
+    let maxDepth = 0;
+    if (total > 0) {
+      const stack = [[root, 0, 0]];
+      while (stack.length > 0) {
+        const [n, x0, depth] = stack.pop();
+        const w = value(n) / total;
+        if (w * W < 1) continue;
+        boxes.push([n, x0, w, depth]);
+        if (depth > maxDepth) maxDepth = depth;
+        let x = x0;
+        for (const c of kids(n)) {
+          const cw = value(c) / total;
+          if (cw * W >= 1) stack.push([c, x, depth + 1]);
+          x += cw;
+        }
+      }
+    }
+    const html = [];
+    for (let i = 0; i < boxes.length; i++) {
+      const [n, x0, w, depth] = boxes[i];
+      const fn = fnOf(n);
+      const name = fn < 0 ? "all" : data.functions[fn];
+      const top = (up ? maxDepth - depth : depth) * ROW;
+      html.push(
+        `<div class="box${
+          fn >= 0 && fn === state.focus ? " focus" : ""
+        }" data-i="${i}" data-fn="${fn}" data-bytes="${value(n) * bps}" style="left:${
+          (x0 * 100).toFixed(4)
+        }%;width:${(w * 100).toFixed(4)}%;top:${top}px;background:${
+          fn < 0 ? "#e5e7eb" : color(name)
+        }">${escapeHtml(name)}</div>`,
+      );
+    }
+    container.innerHTML = html.join("");
+    container.style.height = ((maxDepth + 1) * ROW + 2) + "px";
+    container.dataset.boxes = String(boxes.length);
+    container.dataset.totalBytes = String(total * bps);
+    const nodeOf = (ev) => {
+      const b = ev.target.closest(".box");
+      return b === null ? undefined : boxes[Number(b.dataset.i)];
+    };
+    container.onclick = (ev) => {
+      const b = nodeOf(ev);
+      if (b) onClick(b[0]);
+    };
+    container.ondblclick = (ev) => {
+      const b = nodeOf(ev);
+      if (b && onDouble) onDouble(b[0]);
+    };
+    container.onmouseover = (ev) => {
+      const b = nodeOf(ev);
+      if (!b || ev.target.title) return;
+      const fn = fnOf(b[0]);
+      ev.target.title = `${fn < 0 ? "all" : data.functions[fn]}\n${fmtBytes(value(b[0]) * bps)} (${
+        fmtShare(b[2])
+      } of view)`;
+    };
+  }
+
+  function renderFlame(weights) {
+    const ROOT = -1;
+    const kids = (n) => (n === ROOT ? roots : children[n]);
+    const value = (n) => (n === ROOT ? weights.rootTotal : weights.total[n]);
+    const fnOf = (n) => (n === ROOT ? -1 : fnFn[n]);
+    if (state.zoom >= 0 && weights.total[state.zoom] === 0) state.zoom = ROOT;
+    drawTree(
+      $("flame"),
+      state.zoom,
+      kids,
+      value,
+      fnOf,
+      true,
+      (n) => {
+        state.zoom = n;
+        schedule();
+      },
+      (n) => {
+        if (n !== ROOT) setFocus(fnFn[n]);
+      },
+    );
+    const scroller = $("flame-scroll");
+    scroller.scrollTop = scroller.scrollHeight;
+    // Breadcrumbs of the zoomed node.
+    const crumbs = $("flame-path");
+    crumbs.replaceChildren();
+    const path = [];
+    for (let n = state.zoom; n >= 0; n = fnParent[n]) path.push(n);
+    path.push(ROOT);
+    path.reverse();
+    path.forEach((n, i) => {
+      if (i > 0) crumbs.appendChild(document.createTextNode(" › "));
+      const a = el("a", null, n === ROOT ? "all" : data.functions[fnFn[n]]);
+      a.addEventListener("click", () => {
+        state.zoom = n;
+        schedule();
+      });
+      crumbs.appendChild(a);
+    });
+  }
+
+  function setFocus(fn) {
+    state.focus = fn;
+    schedule();
+  }
+
+  function renderFocus(sel) {
+    const name = state.focus < 0 ? "—" : data.functions[state.focus];
+    $("focus-name").textContent = name;
+    $("focus-panel").dataset.focus = name;
+    if (state.focus < 0) {
+      for (const id of ["icicle-callees", "icicle-callers"]) {
+        $(id).replaceChildren(
+          el(
+            "p",
+            { class: "note" },
+            "Double-click a frame or click a function in the table to focus on it.",
+          ),
+        );
+        $(id).dataset.totalBytes = "0";
+        $(id).style.height = "";
+      }
+      return;
+    }
+    const trees = callTrees(data, sel, state.focus);
+    const kidsOf = (t) =>
+      [...t.children.values()].sort((x, y) => {
+        const a = data.functions[x.fn], b = data.functions[y.fn];
+        return a < b ? -1 : a > b ? 1 : 0;
+      });
+    const refocus = (t) => setFocus(t.fn);
+    drawTree(
+      $("icicle-callees"),
+      trees.callees,
+      kidsOf,
+      (t) => t.value,
+      (t) => t.fn,
+      false,
+      refocus,
+    );
+    drawTree(
+      $("icicle-callers"),
+      trees.callers,
+      kidsOf,
+      (t) => t.value,
+      (t) => t.fn,
+      false,
+      refocus,
+    );
+  }
+
+  // ---- the table ----
+  const COLUMNS = {
+    site: [
+      ["key", "site"],
+      ["samples", "samples"],
+      ["bytes", "bytes"],
+      ["liveEndBytes", "live@end"],
+      ["promotedShare", "promoted"],
+    ],
+    stack: [
+      ["key", "stack"],
+      ["samples", "samples"],
+      ["bytes", "bytes"],
+      ["liveEndBytes", "live@end"],
+      ["promotedShare", "promoted"],
+    ],
+    function: [
+      ["key", "function"],
+      ["samples", "samples"],
+      ["selfBytes", "self"],
+      ["bytes", "total"],
+      ["liveEndBytes", "live@end"],
+      ["promotedShare", "promoted"],
+    ],
+  };
+  const TABLE_LIMIT = 200;
+  function renderTable(sel, selection) {
+    const by = state.by;
+    const groups = sortGroups(groupBy(data, selection, by), by);
+    let rows = groups.map((g) => ({
+      key: g.key,
+      samples: g.samples,
+      bytes: g.samples * bps,
+      liveEndBytes: g.liveEnd * bps,
+      promotedSamples: g.promoted,
+      promotedShare: g.samples > 0 ? g.promoted / g.samples : 0,
+      selfSamples: g.self,
+      selfBytes: g.self * bps,
+    }));
+    if (state.sortColumn !== null) {
+      const c = state.sortColumn, d = state.sortDesc ? -1 : 1;
+      rows = rows.slice().sort((x, y) => {
+        const a = x[c], b = y[c];
+        const r = typeof a === "string" ? (a < b ? -1 : a > b ? 1 : 0) : a - b;
+        return d * r || (x.key < y.key ? -1 : x.key > y.key ? 1 : 0);
+      });
+    }
+    const cols = COLUMNS[by];
+    const measure = sel.live === "alloc" ? "allocated" : "live";
+    const thead = $("table").tHead;
+    thead.replaceChildren();
+    const hr = el("tr");
+    for (const [field, label] of cols) {
+      const text = field === "bytes" && by !== "function" ? measure : label;
+      const th = el("th", { class: field === "key" ? "key" : "", "data-column": field }, text);
+      if (state.sortColumn === field) th.textContent += state.sortDesc ? " ▼" : " ▲";
+      th.addEventListener("click", () => {
+        if (state.sortColumn === field) state.sortDesc = !state.sortDesc;
+        else {
+          state.sortColumn = field;
+          state.sortDesc = field !== "key";
+        }
+        schedule();
+      });
+      hr.appendChild(th);
+    }
+    thead.appendChild(hr);
+    const cell = (field, r) => {
+      if (field === "key") {
+        const td = el("td", { class: "key" });
+        if (by === "function") {
+          const a = el("a", null, r.key);
+          a.title = "focus on this function";
+          a.addEventListener("click", () => setFocus(data.functions.indexOf(r.key)));
+          td.appendChild(a);
+        } else td.textContent = r.key;
+        return td;
+      }
+      if (field === "samples") return el("td", null, String(r.samples));
+      if (field === "promotedShare") return el("td", null, fmtShare(r.promotedShare));
+      return el("td", null, fmtBytes(r[field]));
+    };
+    const body = document.createDocumentFragment();
+    for (const r of rows.slice(0, TABLE_LIMIT)) {
+      const tr = el("tr");
+      tr.dataset.key = r.key;
+      tr.dataset.samples = String(r.samples);
+      tr.dataset.bytes = String(r.bytes);
+      tr.dataset.liveEndBytes = String(r.liveEndBytes);
+      tr.dataset.promotedShare = String(r.promotedShare);
+      if (by === "function") {
+        tr.dataset.selfSamples = String(r.selfSamples);
+        tr.dataset.selfBytes = String(r.selfBytes);
+      }
+      for (const [field] of cols) tr.appendChild(cell(field, r));
+      body.appendChild(tr);
+    }
+    $("table").tBodies[0].replaceChildren(body);
+    const t = selectionTotals(selection);
+    const totals = {
+      key: "(total)",
+      samples: t.samples,
+      bytes: t.samples * bps,
+      liveEndBytes: t.liveEnd * bps,
+      promotedShare: t.samples > 0 ? t.promoted / t.samples : 0,
+      selfBytes: t.samples * bps,
+    };
+    const foot = el("tr", { id: "totals" });
+    foot.dataset.samples = String(totals.samples);
+    foot.dataset.bytes = String(totals.bytes);
+    foot.dataset.liveEndBytes = String(totals.liveEndBytes);
+    foot.dataset.promotedShare = String(totals.promotedShare);
+    for (const [field] of cols) {
+      foot.appendChild(
+        field === "key"
+          ? el("td", { class: "key" }, "(total)")
+          : field === "selfBytes"
+          ? el("td")
+          : cell(field, totals),
+      );
+    }
+    $("table").tFoot.replaceChildren(foot);
+    $("table").dataset.rowCount = String(rows.length);
+    $("table-note").textContent =
+      `${rows.length} ${by === "site" ? "sites" : by === "function" ? "functions" : "stacks"}${
+        rows.length > TABLE_LIMIT ? `, first ${TABLE_LIMIT} shown` : ""
+      }. ` +
+      (by === "function"
+        ? "Total: stacks containing the function; self: stacks where it is innermost."
+        : "");
+  }
+  function setupTable() {
+    $("table-by").addEventListener("change", () => {
+      state.by = $("table-by").value;
+      state.sortColumn = null;
+      schedule();
+    });
+  }
+
+  // ---- everything ----
+  function describe(sel) {
+    const lo = sel.fromBucket ?? 0, hi = sel.toBucket ?? nb - 1;
+    $("f-from-value").textContent = nb === 0 ? "—" : fmtSeconds(bucketStartUs(lo));
+    $("f-to-value").textContent = nb === 0 ? "—" : fmtSeconds(bucketLastUs(hi) + 1);
+    $("f-live-t-value").textContent = nb === 0
+      ? "—"
+      : fmtSeconds(bucketLastUs(Number($("f-live-t").value)));
+    const parts = [];
+    parts.push(
+      sel.live === "alloc"
+        ? "allocations"
+        : sel.live === "end"
+        ? "live at the end"
+        : sel.live === "peak"
+        ? "live at the peak"
+        : `live at ${fmtSeconds(bucketLastUs(sel.liveBucket))}`,
+    );
+    if (sel.fromBucket !== null || sel.toBucket !== null) {
+      parts.push(
+        `allocated in [${fmtSeconds(bucketStartUs(lo))}, ${fmtSeconds(bucketLastUs(hi) + 1)})`,
+      );
+    }
+    if (sel.domains) parts.push("domain " + sel.domains.join(","));
+    if (sel.sources) parts.push(sel.sources.map((s) => SOURCE_NAMES[s]).join(","));
+    if (sel.sizeMin !== null || sel.sizeMax !== null) {
+      parts.push(`size ${sel.sizeMin ?? ""}..${sel.sizeMax ?? ""} words`);
+    }
+    if (sel.fn) parts.push(`with “${sel.fn}”`);
+    if (sel.exclude) parts.push(`without “${sel.exclude}”`);
+    $("selection").textContent = parts.join("; ");
+  }
+
+  function render() {
+    const sel = selector();
+    describe(sel);
+    const mask = classMask(data, sel);
+    const selection = selectSamples(data, sel);
+    renderChart(sel, mask);
+    renderFlame(flameWeights(data, selection));
+    renderFocus(selection);
+    renderTable(sel, selection);
+    document.body.dataset.renders = String(Number(document.body.dataset.renders || "0") + 1);
+  }
+
+  renderInfo();
+  setupFilters();
+  setupChart();
+  setupTable();
+  $("flame-reset").addEventListener("click", () => {
+    state.zoom = -1;
+    schedule();
+  });
+  render();
+  performance.mark("report-rendered");
+  document.body.dataset.ready = "1";
+})();

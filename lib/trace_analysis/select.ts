@@ -1,0 +1,78 @@
+/**
+ * The selection functions of `_select.js` with their TypeScript types. They are written in
+ * plain JavaScript because the HTML report inlines the very same code into its page.
+ * @module
+ */
+import * as core from "./_select.js";
+import type { CallTree, GroupBy, GroupRow, ProfileData, Selection, Selector } from "./profile.ts";
+
+/** Fills in the function-path tree (`fnodes`, `nodes.fnode`) from the location-path tree;
+ * returns `data`. */
+export const deriveFunctionPaths: (data: ProfileData) => ProfileData = core.deriveFunctionPaths;
+
+/** A smaller form of a profile for embedding (see {@linkcode unpackProfile}). */
+export const packProfile: (data: ProfileData) => object = core.packProfile;
+
+/** The profile {@linkcode packProfile} packed. */
+export const unpackProfile: (packed: object) => ProfileData = core.unpackProfile;
+
+/** Estimated bytes one sample stands for: 1 / sample rate words of `wordSize` bits. */
+export const bytesPerSample: (data: ProfileData) => number = core.bytesPerSample;
+
+/** Key of the group of a backtrace with no known location. */
+export const NO_LOCATION: string = core.NO_LOCATION;
+
+/** A location as memtrace prints it: `defname@file:line:start-end`. */
+export const locationText: (data: ProfileData, loc: number) => string = core.locationText;
+
+/** The site of a class: its innermost location, or {@linkcode NO_LOCATION}. */
+export const siteOf: (data: ProfileData, cls: number) => string = core.siteOf;
+
+/** The locations of a location-path node, outermost first. */
+export const stackFrames: (data: ProfileData, node: number) => string[] = core.stackFrames;
+
+/** Per class: 1 when the selector's domain, source, size and function filters keep it. */
+export const classMask: (data: ProfileData, sel: Selector) => Uint8Array = core.classMask;
+
+/** Per class, the samples a selector keeps under its live mode, with those of promoted
+ * objects and of objects never collected. */
+export const selectSamples: (data: ProfileData, sel: Selector) => Selection = core.selectSamples;
+
+/** Sums of a selection over all classes. */
+export const selectionTotals: (
+  s: Selection,
+) => { samples: number; promoted: number; liveEnd: number } = core.selectionTotals;
+
+/** Groups a selection by site, function (stacks containing it; `self` where innermost) or
+ * stack. Groups without samples are left out. */
+export const groupBy: (data: ProfileData, s: Selection, by: GroupBy) => GroupRow[] = core.groupBy;
+
+/** Sorts groups in place, largest first (functions by self, then total); ties by key. */
+export const sortGroups: (rows: GroupRow[], by: GroupBy) => GroupRow[] = core.sortGroups;
+
+/** Live samples at the end of each grid bucket, of the classes in `mask` (all when null)
+ * allocated in buckets [fromBucket, toBucket]. */
+export const liveSeries: (
+  data: ProfileData,
+  mask: Uint8Array | null,
+  fromBucket: number | null,
+  toBucket: number | null,
+) => Float64Array = core.liveSeries;
+
+/** Live samples of the whole trace at the end of each grid bucket. */
+export const totalLiveSeries: (data: ProfileData) => Float64Array = core.totalLiveSeries;
+
+/** Per function-path node, the selected samples ending there (`self`) and passing through it
+ * (`total`): the flame graph. */
+export const flameWeights: (
+  data: ProfileData,
+  s: Selection,
+) => { self: Float64Array; total: Float64Array; rootTotal: number } = core.flameWeights;
+
+/** The callees (below its outermost frame) and callers (above its innermost frame) of
+ * function `fn` in a selection. */
+export const callTrees: (
+  data: ProfileData,
+  s: Selection,
+  fn: number,
+) => { callees: CallTree; callers: CallTree } = core.callTrees;

@@ -1,0 +1,215 @@
+/**
+ * `trace top`: the allocation sites, functions or stacks of a trace with the most samples, as a
+ * table or JSON. A site is the innermost known location of a backtrace (`defname@file:line:
+ * start-end`); a function is a location's `defname`; a stack is the whole backtrace.
+ * @module
+ */
+import { bytesPerSample, groupBy, selectionTotals, selectSamples, sortGroups } from "./select.ts";
+import type { GroupBy, ProfileData, Selector } from "./profile.ts";
+
+/** Options of {@linkcode topOf}. */
+export interface TopOptions {
+  /** What rows stand for (default `site`). */
+  by?: GroupBy;
+  /** Most rows returned (default 20; 0 for all). */
+  limit?: number;
+}
+
+/** One row of {@linkcode TopResult}. Bytes are estimates (samples ÷ rate × word size). */
+export interface TopRow {
+  /** The site, function name, or the stack's frames joined by `;` (outermost first). */
+  key: string;
+  /** Samples of the selection in this row (for functions: stacks containing it). */
+  samples: number;
+  /** Their estimated bytes (allocated, or live at the chosen time). */
+  bytes: number;
+  /** Estimated bytes of those objects still live at the trace end. */
+  liveEndBytes: number;
+  /** Samples of promoted objects (by the end, or by the live-at time). */
+  promotedSamples: number;
+  /** promotedSamples ÷ samples (0 without samples). */
+  promotedShare: number;
+  /** For functions: samples and bytes where the function is the innermost frame. */
+  selfSamples?: number;
+  /** For functions: estimated bytes where the function is the innermost frame. */
+  selfBytes?: number;
+  /** For stacks: the frames, outermost first. */
+  frames?: string[];
+}
+
+/** What {@linkcode topOf} returns (and `trace top --json` prints). */
+export interface TopResult {
+  /** The trace: its executable, rate, word size in bits, events, samples, duration, peak. */
+  trace: {
+    executableName: string;
+    sampleRate: number;
+    wordSize: number;
+    bytesPerSample: number;
+    events: number;
+    samples: number;
+    durationUs: number;
+    peak: { timeUs: number; bytes: number } | null;
+  };
+  /** What rows stand for. */
+  by: GroupBy;
+  /** `allocated`: allocations; `live`: objects live at `liveAt`. */
+  measure: "allocated" | "live";
+  /** For `live`: the moment measured (null when measuring allocations). */
+  liveAt: { kind: "end" | "peak" | "time" | "bucket"; timeUs: number | null } | null;
+  /** The selection's sums over all its classes (not over rows). */
+  totals: {
+    samples: number;
+    bytes: number;
+    liveEndBytes: number;
+    promotedSamples: number;
+    promotedShare: number;
+  };
+  /** Number of rows before the limit. */
+  rowCount: number;
+  /** The rows, largest first. */
+  rows: TopRow[];
+}
+
+/** The top rows of a profile under a selector. */
+export function topOf(data: ProfileData, selector: Selector, options: TopOptions = {}): TopResult {
+  const by = options.by ?? "site";
+  const limit = options.limit ?? 20;
+  const bps = bytesPerSample(data);
+  const sel = selectSamples(data, selector);
+  const groups = sortGroups(groupBy(data, sel, by), by);
+  const t = selectionTotals(sel);
+  const rows = (limit > 0 ? groups.slice(0, limit) : groups).map((g): TopRow => {
+    const row: TopRow = {
+      key: g.key,
+      samples: g.samples,
+      bytes: g.samples * bps,
+      liveEndBytes: g.liveEnd * bps,
+      promotedSamples: g.promoted,
+      promotedShare: g.samples > 0 ? g.promoted / g.samples : 0,
+    };
+    if (by === "function") {
+      row.selfSamples = g.self;
+      row.selfBytes = g.self * bps;
+    }
+    if (g.frames !== undefined) row.frames = g.frames;
+    return row;
+  });
+  const live = selector.live;
+  return {
+    trace: {
+      executableName: data.info.executableName,
+      sampleRate: data.info.sampleRate,
+      wordSize: data.info.wordSize,
+      bytesPerSample: bps,
+      events: data.stats.events,
+      samples: data.stats.samples,
+      durationUs: data.stats.durationUs,
+      peak: data.peak === null
+        ? null
+        : { timeUs: data.peak.timeUs, bytes: data.peak.samples * bps },
+    },
+    by,
+    measure: live === "alloc" ? "allocated" : "live",
+    liveAt: live === "alloc"
+      ? null
+      : live === "end"
+      ? { kind: "end", timeUs: data.stats.durationUs }
+      : live === "peak"
+      ? { kind: "peak", timeUs: data.peak?.timeUs ?? null }
+      : live === "exact"
+      ? { kind: "time", timeUs: data.liveAt?.timeUs ?? null }
+      : {
+        kind: "bucket",
+        timeUs: selector.liveBucket === null
+          ? null
+          : (selector.liveBucket + 1) * data.grid.widthUs - 1,
+      },
+    totals: {
+      samples: t.samples,
+      bytes: t.samples * bps,
+      liveEndBytes: t.liveEnd * bps,
+      promotedSamples: t.promoted,
+      promotedShare: t.samples > 0 ? t.promoted / t.samples : 0,
+    },
+    rowCount: groups.length,
+    rows,
+  };
+}
+
+/** Bytes with a binary unit: `512 B`, `1.5 KiB`, `12.0 MiB`. */
+export function formatBytes(b: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let v = Math.abs(b), u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  const text = u === 0 ? String(Math.round(v)) : v.toFixed(1);
+  return `${b < 0 ? "-" : ""}${text} ${units[u]}`;
+}
+
+/** A share as a percentage with one decimal. */
+export function formatShare(x: number): string {
+  return `${(x * 100).toFixed(1)}%`;
+}
+
+/** Seconds with microsecond precision, trailing zeros dropped. */
+export function formatSeconds(us: number): string {
+  return `${(us / 1e6).toFixed(6).replace(/\.?0+$/, "")} s`;
+}
+
+/** Shortens `s` to `width` characters, keeping its end (the innermost frames). */
+function keepEnd(s: string, width: number): string {
+  return s.length <= width ? s : "…" + s.slice(s.length - width + 1);
+}
+
+/** The table `trace top` prints. */
+export function formatTop(r: TopResult, name = "trace"): string[] {
+  const what = r.by === "site" ? "sites" : r.by === "function" ? "functions" : "stacks";
+  const measure = r.measure === "allocated"
+    ? "allocations"
+    : `objects live at ${
+      r.liveAt?.kind === "end"
+        ? "the end"
+        : r.liveAt?.kind === "peak"
+        ? `the peak (${r.liveAt.timeUs === null ? "none" : formatSeconds(r.liveAt.timeUs)})`
+        : r.liveAt?.timeUs === null || r.liveAt === null
+        ? "-"
+        : formatSeconds(r.liveAt.timeUs)
+    }`;
+  const head = [
+    `# ${name}: ${r.trace.executableName}, ${r.trace.events} events, ${
+      formatSeconds(r.trace.durationUs)
+    }, sample rate ${r.trace.sampleRate}, ${r.trace.wordSize / 8}-byte words`,
+    `# ${measure} by ${r.by}: ${r.rowCount} ${what}${
+      r.rows.length < r.rowCount ? `, top ${r.rows.length} shown` : ""
+    }; bytes are estimates (samples / rate x word size)`,
+  ];
+  const bytesCol = r.measure === "allocated" ? "allocated" : "live";
+  const cols = r.by === "function"
+    ? ["samples", "self", "total", "live@end", "promoted"]
+    : ["samples", bytesCol, "live@end", "promoted"];
+  const cells = (row: TopRow | TopResult["totals"], self?: number) =>
+    r.by === "function"
+      ? [
+        String(row.samples),
+        self === undefined ? "" : formatBytes(self),
+        formatBytes(row.bytes),
+        formatBytes(row.liveEndBytes),
+        formatShare(row.promotedShare),
+      ]
+      : [
+        String(row.samples),
+        formatBytes(row.bytes),
+        formatBytes(row.liveEndBytes),
+        formatShare(row.promotedShare),
+      ];
+  const body = r.rows.map((row) => [...cells(row, row.selfBytes), keepEnd(row.key, 120)]);
+  const total = [...cells(r.totals), "(total)"];
+  const all = [[...cols, r.by], ...body, total];
+  const widths = cols.map((_, c) => Math.max(...all.map((row) => row[c].length)));
+  const line = (row: string[]) =>
+    row.slice(0, cols.length).map((cell, c) => cell.padStart(widths[c])).join("  ") + "  " +
+    row[cols.length];
+  return [...head, ...all.map(line)];
+}

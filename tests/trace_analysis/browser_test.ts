@@ -1,0 +1,258 @@
+/// <reference lib="dom" />
+// The HTML report in headless Chromium (driven by playwright-core): its table equals
+// `trace top --json`, filters change every view accordingly, and a screenshot is saved under
+// out/trace_analysis_browser/ (git-ignored). Without Chromium, or without the permissions
+// playwright needs (--allow-env --allow-sys=homedir,osRelease, as `deno task test` gives), the
+// tests are skipped with a message saying why.
+import assert from "node:assert/strict";
+import { Reader } from "../../lib/memtrace/mod.ts";
+import { aggregateTrace } from "../../lib/trace_analysis/mod.ts";
+
+const CLI = new URL("../../cli/trace.ts", import.meta.url).pathname;
+const TRACE = new URL("../fixtures/memtrace/multi_mdtrace_3e-4.renumbered.ctf", import.meta.url)
+  .pathname;
+const OUT = new URL("../../out/trace_analysis_browser/", import.meta.url).pathname;
+
+function findChromium(): string | undefined {
+  for (const p of ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/snap/bin/chromium"]) {
+    try {
+      if (Deno.statSync(p).isFile) return p;
+    } catch { /* not there */ }
+  }
+  return undefined;
+}
+
+function whySkipped(): string | undefined {
+  const missing = [
+    ["env", Deno.permissions.querySync({ name: "env" }).state],
+    ["sys=homedir", Deno.permissions.querySync({ name: "sys", kind: "homedir" }).state],
+    ["sys=osRelease", Deno.permissions.querySync({ name: "sys", kind: "osRelease" }).state],
+    ["run", Deno.permissions.querySync({ name: "run" }).state],
+  ].filter(([, s]) => s !== "granted").map(([n]) => n);
+  if (missing.length > 0) {
+    return `playwright-core needs --allow-${missing.join(", --allow-")} (run 'deno task test')`;
+  }
+  if (findChromium() === undefined) {
+    return "no Chromium at /usr/bin/chromium (install it: apt-get update && apt-get install -y chromium)";
+  }
+  return undefined;
+}
+
+const skip = whySkipped();
+if (skip !== undefined) console.warn(`\n*** browser tests SKIPPED: ${skip} ***\n`);
+
+async function trace(...args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-read", "--allow-write", CLI, ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 0, stderr);
+  return new TextDecoder().decode(out.stdout);
+}
+
+async function topJson(...args: string[]) {
+  return JSON.parse(await trace("top", TRACE, "--json", "--limit", "15", ...args));
+}
+
+interface PageRow {
+  key: string;
+  samples: number;
+  bytes: number;
+  liveEndBytes: number;
+  promotedShare: number;
+  selfBytes?: number;
+}
+
+Deno.test({
+  name: "the report's table, totals and views equal trace top's, before and after filtering",
+  ignore: skip !== undefined,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const { chromium } = await import("playwright-core");
+    Deno.mkdirSync(OUT, { recursive: true });
+    const html = `${OUT}report.html`;
+    await trace("report", TRACE, "-o", html);
+    const grid = aggregateTrace(Reader.open(TRACE)).grid;
+    const browser = await chromium.launch({
+      executablePath: findChromium(),
+      args: ["--no-sandbox"],
+    });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1600 } });
+      const errors: string[] = [];
+      page.on("pageerror", (e) => errors.push(String(e)));
+      page.on("console", (m) => {
+        if (m.type() === "error") errors.push(m.text());
+      });
+      await page.goto(`file://${html}`);
+      await page.waitForSelector("body[data-ready='1']", { timeout: 30_000 });
+
+      let renders = await page.evaluate(() => Number(document.body.dataset.renders));
+      /** Sets a control's value and waits for the views to be redrawn. */
+      const set = async (id: string, value: string) => {
+        await page.evaluate(([id, value]) => {
+          const el = document.getElementById(id) as HTMLInputElement;
+          el.value = value;
+          el.dispatchEvent(new Event(el.tagName === "SELECT" ? "change" : "input"));
+        }, [id, value]);
+        await page.waitForFunction(
+          (n) => Number(document.body.dataset.renders) > n,
+          renders,
+        );
+        renders = await page.evaluate(() => Number(document.body.dataset.renders));
+      };
+      const table = () =>
+        page.evaluate(() => {
+          const num = (s: string | undefined) => (s === undefined ? undefined : Number(s));
+          const rows = [...document.querySelectorAll<HTMLElement>("#table tbody tr")].map(
+            (tr) => ({
+              key: tr.dataset.key!,
+              samples: Number(tr.dataset.samples),
+              bytes: Number(tr.dataset.bytes),
+              liveEndBytes: Number(tr.dataset.liveEndBytes),
+              promotedShare: Number(tr.dataset.promotedShare),
+              selfBytes: num(tr.dataset.selfBytes),
+            }),
+          );
+          const t = document.getElementById("totals")!.dataset;
+          return {
+            rows,
+            totals: {
+              samples: Number(t.samples),
+              bytes: Number(t.bytes),
+              liveEndBytes: Number(t.liveEndBytes),
+              promotedShare: Number(t.promotedShare),
+            },
+            count: Number(document.getElementById("table")!.dataset.rowCount),
+          };
+        });
+      const views = () =>
+        page.evaluate(() => ({
+          flameBytes: Number(document.getElementById("flame")!.dataset.totalBytes),
+          flameBoxes: Number(document.getElementById("flame")!.dataset.boxes),
+          chartMax: Number(document.getElementById("chart")!.dataset.filterMaxBytes),
+          chartLast: Number(document.getElementById("chart")!.dataset.filterLastBytes),
+        }));
+      /** The page's rows and totals equal `trace top --json`'s. */
+      const sameAsTop = async (args: string[], what: string) => {
+        const json = await topJson(...args);
+        const got = await table();
+        assert.equal(got.count, json.rowCount, `${what}: row count`);
+        const want = json.rows.map((r: PageRow) => ({
+          key: r.key,
+          samples: r.samples,
+          bytes: r.bytes,
+          liveEndBytes: r.liveEndBytes,
+          promotedShare: r.promotedShare,
+          selfBytes: r.selfBytes,
+        }));
+        assert.deepEqual(got.rows.slice(0, want.length), want, `${what}: top rows`);
+        assert.deepEqual(got.totals, {
+          samples: json.totals.samples,
+          bytes: json.totals.bytes,
+          liveEndBytes: json.totals.liveEndBytes,
+          promotedShare: json.totals.promotedShare,
+        }, `${what}: totals`);
+        assert.ok(want.length > 0, what);
+        return json;
+      };
+
+      // Unfiltered: sites, then functions.
+      const all = await sameAsTop([], "all sites");
+      const before = await views();
+      assert.equal(before.flameBytes, all.totals.bytes);
+      assert.ok(before.flameBoxes > 5);
+      assert.equal(before.chartLast, all.totals.liveEndBytes);
+      await set("table-by", "function");
+      await sameAsTop(["--by", "function"], "all functions");
+
+      // A function filter: fewer bytes in the table, the flame graph and the chart.
+      await set("f-function", "List");
+      const list = await sameAsTop(["--by", "function", "--function", "List"], "List functions");
+      const filtered = await views();
+      assert.equal(filtered.flameBytes, list.totals.bytes);
+      assert.ok(filtered.flameBytes < before.flameBytes);
+      assert.ok(filtered.chartMax < before.chartMax);
+      assert.ok(filtered.flameBoxes < before.flameBoxes);
+
+      // Live at the peak, then a time range on grid edges, then a domain and a source.
+      await set("f-live", "peak");
+      await sameAsTop(["--by", "function", "--function", "List", "--live-at", "peak"], "peak");
+      await set("f-live", "alloc");
+      await set("f-function", "");
+      await set("table-by", "site");
+      const [a, b] = [Math.floor(grid.buckets / 4), Math.floor(grid.buckets / 2)];
+      await set("f-from", String(a));
+      await set("f-to", String(b));
+      const window = [
+        "--from",
+        String((a * grid.widthUs) / 1e6),
+        "--to",
+        String(((b + 1) * grid.widthUs) / 1e6),
+      ];
+      await sameAsTop(window, "time window");
+      await set("f-live", "bucket");
+      await set("f-live-t", String(b));
+      await sameAsTop(
+        [...window, "--live-at", String(((b + 1) * grid.widthUs - 1) / 1e6)],
+        "live at T",
+      );
+      await set("f-live", "alloc");
+      await set("f-domain", "2");
+      await set("f-source", "0");
+      await sameAsTop([...window, "--domain", "2", "--source", "minor"], "domain 2 minor");
+      await set("f-exclude", "Buffer");
+      await sameAsTop(
+        [...window, "--domain", "2", "--source", "minor", "--exclude", "Buffer"],
+        "exclude",
+      );
+
+      // Focus on a function: the icicles show its callers and callees, valued by its total.
+      await set("f-exclude", "");
+      await set("f-domain", "");
+      await set("f-source", "");
+      await set("f-from", "0");
+      await set("f-to", String(grid.buckets - 1));
+      await set("table-by", "function");
+      const fns = await topJson("--by", "function", "--limit", "0");
+      const target = fns.rows.find((r: PageRow) => r.key === "Stdlib__List.init");
+      assert.ok(target);
+      await page.evaluate(() => {
+        const link = [...document.querySelectorAll<HTMLElement>("#table tbody td.key a")]
+          .find((x) => x.textContent === "Stdlib__List.init")!;
+        link.click();
+      });
+      await page.waitForFunction(() =>
+        document.getElementById("focus-name")!.textContent === "Stdlib__List.init"
+      );
+      const icicles = await page.evaluate(() => ({
+        callees: Number(document.getElementById("icicle-callees")!.dataset.totalBytes),
+        callers: Number(document.getElementById("icicle-callers")!.dataset.totalBytes),
+        callerBoxes: Number(document.getElementById("icicle-callers")!.dataset.boxes),
+      }));
+      assert.equal(icicles.callees, target.bytes);
+      assert.equal(icicles.callers, target.bytes);
+      assert.ok(icicles.callerBoxes >= 2);
+
+      // Zoom: clicking a flame frame makes it the root of the view.
+      await page.evaluate(() => {
+        const box = [...document.querySelectorAll<HTMLElement>("#flame .box")]
+          .find((b) => b.textContent === "Wl_mdtrace.main_work")!;
+        box.click();
+      });
+      await page.waitForFunction(() =>
+        document.querySelector("#flame-path")!.textContent!.endsWith("Wl_mdtrace.main_work")
+      );
+
+      assert.deepEqual(errors, []);
+      const shot = `${OUT}report.png`;
+      await page.screenshot({ path: shot, fullPage: true });
+      console.log(`screenshot: ${shot}`);
+    } finally {
+      await browser.close();
+    }
+  },
+});

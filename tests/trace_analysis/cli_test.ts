@@ -1,0 +1,191 @@
+// `deno task trace top|diff|export|report`, run as the task runs them (a child deno process).
+import assert from "node:assert/strict";
+import { gunzipSync } from "node:zlib";
+import { Profile } from "pprof-format";
+import { Reader } from "../../lib/memtrace/mod.ts";
+import { analyzeTrace, topOf } from "../../lib/trace_analysis/mod.ts";
+
+const CLI = new URL("../../cli/trace.ts", import.meta.url).pathname;
+const FIXTURES = new URL("../fixtures/memtrace/", import.meta.url).pathname;
+const SINGLE = FIXTURES + "single_1e-4.ctf";
+const MULTI = FIXTURES + "multi_mdtrace_3e-4.renumbered.ctf";
+
+async function trace(...args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-read", "--allow-write", CLI, ...args],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  return {
+    code: out.code,
+    stdout: new TextDecoder().decode(out.stdout),
+    bytes: out.stdout,
+    stderr: new TextDecoder().decode(out.stderr),
+  };
+}
+
+Deno.test("trace top prints the table and, with --json, exactly what topOf returns", async () => {
+  const text = await trace("top", SINGLE, "--limit", "5");
+  assert.equal(text.code, 0, text.stderr);
+  const lines = text.stdout.trimEnd().split("\n");
+  assert.equal(lines.length, 3 + 5 + 1);
+  assert.match(lines[2], /^samples +allocated +live@end +promoted +site$/);
+  assert.match(
+    lines[3],
+    /^ +968 +73\.9 MiB +0 B +2\.0% +Stdlib__Map\.Make\.bal@map\.ml:119:12-67$/,
+  );
+  for (
+    const args of [
+      ["--by", "function", "--live-at", "peak", "--limit", "7"],
+      ["--by", "stack", "--from", "0.05", "--to", "0.2", "--source", "minor"],
+      ["--live-at", "0.1", "--size", "..16", "--exclude", "Map"],
+    ]
+  ) {
+    const json = await trace("top", MULTI, "--json", ...args);
+    assert.equal(json.code, 0, json.stderr);
+    const got = JSON.parse(json.stdout);
+    const live = args[args.indexOf("--live-at") + 1];
+    const { data, selector } = analyzeTrace(Reader.open(MULTI), {
+      liveAt: live === "peak" ? "peak" : live === "0.1" ? 100_000 : undefined,
+      fromUs: args.includes("--from") ? 50_000 : undefined,
+      toUs: args.includes("--to") ? 200_000 : undefined,
+      sources: args.includes("--source") ? ["minor"] : undefined,
+      sizeMax: args.includes("--size") ? 16 : undefined,
+      exclude: args.includes("--exclude") ? "Map" : undefined,
+    });
+    const by = args.includes("--by") ? args[args.indexOf("--by") + 1] as "function" : "site";
+    const limit = args.includes("--limit") ? Number(args[args.indexOf("--limit") + 1]) : 20;
+    assert.deepEqual(got, JSON.parse(JSON.stringify(topOf(data, selector, { by, limit }))));
+    assert.ok(got.rows.length > 0, args.join(" "));
+  }
+});
+
+Deno.test("trace diff compares two traces; a trace with itself shows no change", async () => {
+  const same = await trace("diff", SINGLE, SINGLE, "--json");
+  assert.equal(same.code, 0, same.stderr);
+  assert.equal(JSON.parse(same.stdout).rowCount, 0);
+  const d = await trace(
+    "diff",
+    SINGLE,
+    MULTI,
+    "--by",
+    "function",
+    "--sort",
+    "live",
+    "--limit",
+    "4",
+  );
+  assert.equal(d.code, 0, d.stderr);
+  const lines = d.stdout.trimEnd().split("\n");
+  assert.match(lines[0], /^# A: .*single_1e-4\.ctf \(ocaml-examples\/wl_single, 8073 events/);
+  assert.match(
+    lines[2],
+    /by function, B - A: \d+ changed, top 4 shown, sorted by \|change of live@end\|/,
+  );
+  assert.match(lines[3], /^ +alloc A +alloc B +change +live@end A +live@end B +change +function$/);
+  assert.equal(lines.length, 4 + 4 + 1);
+  assert.match(lines.at(-1)!, /\(total\)$/);
+});
+
+Deno.test("trace export writes pprof, speedscope and folded stacks", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "trace_export_" });
+  try {
+    const p = await trace("export", SINGLE, "--format", "pprof", "-o", `${dir}/heap.pb.gz`);
+    assert.equal(p.code, 0, p.stderr);
+    assert.match(p.stderr, /^wrote .*heap\.pb\.gz \(pprof, \d+ bytes\)/);
+    const profile = Profile.decode(
+      new Uint8Array(gunzipSync(Deno.readFileSync(`${dir}/heap.pb.gz`))),
+    );
+    assert.equal(profile.sampleType.length, 4);
+    assert.deepEqual(Deno.readDirSync(dir).toArray().map((e) => e.name), ["heap.pb.gz"]);
+    const s = await trace("export", SINGLE, "--format", "speedscope");
+    assert.equal(s.code, 0, s.stderr);
+    const ss = JSON.parse(s.stdout);
+    assert.equal(ss.$schema, "https://www.speedscope.app/file-format-schema.json");
+    const f = await trace("export", SINGLE, "--format", "folded", "--live-at", "peak");
+    assert.equal(f.code, 0, f.stderr);
+    for (const line of f.stdout.trimEnd().split("\n")) assert.match(line, /^\S.* \d+$/);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("trace report writes one HTML file", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "trace_report_" });
+  try {
+    const r = await trace("report", MULTI, "-o", `${dir}/r.html`, "--title", "multi");
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /^wrote .*r\.html \(\d+ bytes, 21911 events, \d+ ms\)/);
+    const html = Deno.readTextFileSync(`${dir}/r.html`);
+    assert.match(html, /<title>memtrace report: multi<\/title>/);
+    assert.deepEqual(Deno.readDirSync(dir).toArray().map((e) => e.name), ["r.html"]);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("bad input: a malformed or missing trace exits 1, a bad option 2, each with one message", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "trace_bad_" });
+  try {
+    const bytes = Deno.readFileSync(SINGLE);
+    for (let i = 5000; i < 5008; i++) bytes[i] ^= 0xff;
+    Deno.writeFileSync(`${dir}/bad.ctf`, bytes);
+    Deno.writeFileSync(`${dir}/text.ctf`, new TextEncoder().encode("not a trace"));
+    for (
+      const cmd of [["top"], ["export", "--format", "folded"], ["report", "-o", `${dir}/x.html`]]
+    ) {
+      const bad = await trace(cmd[0], `${dir}/bad.ctf`, ...cmd.slice(1));
+      assert.equal(bad.code, 1, cmd[0]);
+      assert.match(
+        bad.stderr,
+        /^error: malformed trace: time in packet bounds \(at byte offset 4998 of .*bad\.ctf\)\n$/,
+      );
+    }
+    assert.equal(Deno.readDirSync(dir).toArray().length, 2, "no output left behind");
+    const text = await trace("diff", SINGLE, `${dir}/text.ctf`);
+    assert.equal(text.code, 1);
+    assert.match(text.stderr, /^error: malformed trace: .* of .*text\.ctf\)\n$/);
+    const missing = await trace("top", `${dir}/none.ctf`);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /^error: No such file or directory/);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+  for (
+    const [args, message] of [
+      [["top", SINGLE, "--size", "5..3"], /^error: --size: MIN 5 is above MAX 3\n/],
+      [["top", SINGLE, "--by", "line"], /^error: --by must be site, function, stack; got 'line'\n/],
+      [["top", SINGLE, "--from", "soon"], /^error: --from: expected seconds since the trace start/],
+      [["top", SINGLE, "--live-at=-1"], /^error: --live-at: expected seconds/],
+      [["top", SINGLE, "--source", "heap"], /^error: --source: expected minor, major or external/],
+      [["top", SINGLE, "--limit", "x"], /^error: --limit must be a whole number/],
+      [
+        ["top", SINGLE, "--from", "2", "--to", "1"],
+        /^error: --to: the window \[2000000, 1000000\) µs is empty/,
+      ],
+      [["top"], /^error: 'trace top' takes one file, got 0\n/],
+      [["diff", SINGLE], /^error: 'trace diff' takes 2 files, got 1\n/],
+      [["export", SINGLE], /^error: --format is required/],
+      [["export", SINGLE, "--format", "svg"], /^error: --format must be pprof, speedscope, folded/],
+      [["report", SINGLE, "--frob"], /^error: Unknown option '--frob'/],
+    ] as const
+  ) {
+    const r = await trace(...args);
+    assert.equal(r.code, 2, args.join(" "));
+    assert.match(r.stderr, message, args.join(" "));
+    assert.equal(r.stdout, "");
+  }
+});
+
+Deno.test("every analysis command has --help; the main help lists them", async () => {
+  for (const cmd of ["top", "diff", "export", "report"]) {
+    const h = await trace(cmd, "--help");
+    assert.equal(h.code, 0);
+    assert.match(h.stdout, new RegExp(`^Usage: deno task trace ${cmd} `));
+  }
+  const main = await trace("--help");
+  for (const cmd of ["top FILE", "diff A B", "export FILE", "report FILE"]) {
+    assert.match(main.stdout, new RegExp(`^  ${cmd} `, "m"));
+  }
+});

@@ -1,0 +1,195 @@
+// `trace top` (lib/trace_analysis) against the independent computation of _naive.ts, on every
+// real trace of tests/fixtures/memtrace and on a synthetic multi-domain trace.
+import assert from "node:assert/strict";
+import { Reader } from "../../lib/memtrace/mod.ts";
+import {
+  aggregateTrace,
+  type AnalysisFilter,
+  analyzeTrace,
+  formatTop,
+  type GroupBy,
+  SOURCES,
+  topOf,
+  TraceAnalysisError,
+} from "../../lib/trace_analysis/mod.ts";
+import { naiveGroups, naiveLiveAt, naiveObjects } from "./_naive.ts";
+import { syntheticTrace } from "./_synthetic.ts";
+
+const FIXTURES = new URL("../fixtures/memtrace/", import.meta.url);
+const TRACES: [string, Uint8Array][] = [
+  "single_1e-4.ctf",
+  "ocamlopt.ctf",
+  "external_2e-5.ctf",
+  "multi_mdtrace_3e-4.renumbered.ctf",
+  "lists_and_sets_v1_e8e7dbe.ctf",
+  "edge_writer_api.ctf",
+].map((f) => [f, Deno.readFileSync(new URL(f, FIXTURES))]);
+TRACES.push(["synthetic", syntheticTrace({ events: 30_000, domains: 3, seed: 5 })]);
+
+const naiveCache = new Map<Uint8Array, ReturnType<typeof naiveObjects>>();
+function objectsOf(bytes: Uint8Array) {
+  let o = naiveCache.get(bytes);
+  if (o === undefined) naiveCache.set(bytes, o = naiveObjects(bytes));
+  return o;
+}
+
+function analyze(bytes: Uint8Array, filter: AnalysisFilter) {
+  return analyzeTrace(Reader.fromBytes(bytes), filter);
+}
+
+/** Compares every row of `trace top` (no limit) with the naive sums. */
+function check(name: string, bytes: Uint8Array, by: GroupBy, filter: AnalysisFilter): number {
+  const { data, selector } = analyze(bytes, filter);
+  const top = topOf(data, selector, { by, limit: 0 });
+  const liveAt = filter.liveAt === "peak" ? data.peak!.timeUs : filter.liveAt;
+  const naive = naiveGroups(objectsOf(bytes), by, {
+    ...filter,
+    sources: filter.sources?.map((s) => SOURCES[s]),
+    liveAt,
+  });
+  const what = `${name} by ${by} ${JSON.stringify(filter)}`;
+  const bps = data.info.wordSize / 8 / data.info.sampleRate;
+  const expected = [...naive.groups].filter(([, g]) => g.samples > 0);
+  assert.equal(top.rows.length, expected.length, `${what}: row count`);
+  assert.equal(top.rowCount, expected.length, what);
+  for (const row of top.rows) {
+    const g = naive.groups.get(row.key);
+    assert.ok(g, `${what}: unexpected row ${row.key}`);
+    assert.equal(row.samples, g.samples, `${what}: samples of ${row.key}`);
+    assert.equal(row.promotedSamples, g.promoted, `${what}: promoted of ${row.key}`);
+    assert.equal(row.liveEndBytes, g.liveEnd * bps, `${what}: live@end of ${row.key}`);
+    assert.equal(row.bytes, g.samples * bps, `${what}: bytes of ${row.key}`);
+    if (by === "function") assert.equal(row.selfSamples, g.self, `${what}: self of ${row.key}`);
+    if (by === "stack") assert.equal(row.frames!.join(";") || "(no location)", row.key);
+  }
+  assert.equal(top.totals.samples, naive.total.samples, `${what}: total samples`);
+  assert.equal(top.totals.promotedSamples, naive.total.promoted, `${what}: total promoted`);
+  assert.equal(top.totals.liveEndBytes, naive.total.liveEnd * bps, `${what}: total live@end`);
+  // Largest first; functions by self.
+  for (let i = 1; i < top.rows.length; i++) {
+    const a = top.rows[i - 1], b = top.rows[i];
+    const ka = by === "function" ? a.selfSamples! : a.samples;
+    const kb = by === "function" ? b.selfSamples! : b.samples;
+    assert.ok(ka >= kb, `${what}: order at ${i}`);
+  }
+  return top.rows.length;
+}
+
+Deno.test("top by site, function and stack equals the naive sums on every fixture trace", () => {
+  for (const [name, bytes] of TRACES) {
+    for (const by of ["site", "function", "stack"] as const) {
+      const rows = check(name, bytes, by, {});
+      if (name !== "edge_writer_api.ctf") assert.ok(rows > 1, `${name}: several ${by} rows`);
+    }
+  }
+});
+
+Deno.test("top's filters select what the naive computation selects", () => {
+  for (const [name, bytes] of TRACES) {
+    const objects = objectsOf(bytes);
+    const end = Math.max(...objects.map((o) => o.time));
+    const mid = Math.round(end / 2);
+    const domains = [...new Set(objects.map((o) => o.domain))].sort();
+    const filters: AnalysisFilter[] = [
+      { liveAt: "end" },
+      { liveAt: mid },
+      { liveAt: 0 },
+      { fromUs: Math.round(end / 4), toUs: Math.round((3 * end) / 4) },
+      { fromUs: mid, liveAt: "end" },
+      { toUs: mid, liveAt: Math.round((3 * end) / 4) },
+      { domains: [domains.at(-1)!] },
+      { sources: ["major", "external"] },
+      { sources: ["minor"], sizeMin: 3, sizeMax: 16 },
+      { sizeMin: 257 },
+      { function: "List" },
+      { exclude: "Map", liveAt: mid },
+      { function: "fn1", exclude: "fn2" },
+      { liveAt: "peak" },
+      { liveAt: "peak", domains: [domains[0]], sizeMax: 8 },
+    ];
+    for (const f of filters) {
+      for (const by of ["site", "function"] as const) check(name, bytes, by, f);
+    }
+  }
+});
+
+Deno.test("the peak is the grid bucket end where the naive live heap is largest", () => {
+  for (const [name, bytes] of TRACES) {
+    const data = aggregateTrace(Reader.fromBytes(bytes));
+    const objects = objectsOf(bytes);
+    const w = data.grid.widthUs;
+    let best = -1, at = -1;
+    for (let k = 0; k < data.grid.buckets; k++) {
+      const live = naiveLiveAt(objects, (k + 1) * w - 1);
+      if (live > best) [best, at] = [live, k];
+    }
+    assert.ok(data.peak, name);
+    assert.equal(data.peak.bucket, at, `${name}: peak bucket`);
+    assert.equal(data.peak.samples, best, `${name}: peak samples`);
+    assert.equal(data.peak.timeUs, (at + 1) * w - 1, name);
+    // The grid covers the trace: at most 128 buckets, the last holding the last event.
+    assert.ok(data.grid.buckets <= 128 && data.grid.buckets * w > data.stats.durationUs, name);
+    assert.ok((data.grid.buckets - 1) * w <= data.stats.durationUs, name);
+  }
+});
+
+Deno.test("a coarser grid gives the same totals and the same exact live-at counts", () => {
+  const bytes = TRACES.find(([n]) => n === "synthetic")![1];
+  const fine = aggregateTrace(Reader.fromBytes(bytes), { liveAtUs: 12_345 });
+  const coarse = aggregateTrace(Reader.fromBytes(bytes), { liveAtUs: 12_345, maxBuckets: 4 });
+  assert.ok(coarse.grid.buckets <= 4 && coarse.grid.widthUs > fine.grid.widthUs);
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  assert.equal(sum(coarse.rows.samples), sum(fine.rows.samples));
+  assert.equal(sum(coarse.grid.alloc), sum(fine.grid.alloc));
+  assert.equal(sum(coarse.grid.end), sum(fine.grid.end));
+  assert.deepEqual(coarse.liveAt, fine.liveAt);
+  assert.ok(coarse.rows.cls.length < fine.rows.cls.length);
+});
+
+Deno.test("top --limit keeps the largest rows; the table prints them with units", () => {
+  const bytes = TRACES[0][1];
+  const { data, selector } = analyze(bytes, {});
+  const all = topOf(data, selector, { limit: 0 });
+  const five = topOf(data, selector, { limit: 5 });
+  assert.deepEqual(five.rows, all.rows.slice(0, 5));
+  assert.equal(five.rowCount, all.rowCount);
+  const lines = formatTop(five, "single_1e-4.ctf");
+  assert.match(
+    lines[0],
+    /^# single_1e-4\.ctf: ocaml-examples\/wl_single, 8073 events, 0\.251825 s/,
+  );
+  assert.match(lines[1], /allocations by site: \d+ sites, top 5 shown/);
+  assert.match(lines[2], /^samples +allocated +live@end +promoted +site$/);
+  assert.equal(lines.length, 3 + 5 + 1);
+  assert.match(
+    lines[3],
+    new RegExp(` ${five.rows[0].samples} .* MiB .*${escape(five.rows[0].key)}$`),
+  );
+  assert.match(lines.at(-1)!, /\(total\)$/);
+  const fn = formatTop(topOf(data, selector, { by: "function", limit: 3 }), "x");
+  assert.match(fn[2], /^samples +self +total +live@end +promoted +function$/);
+});
+
+function escape(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+Deno.test("bad filters are refused with a TraceAnalysisError naming the option", () => {
+  const bytes = TRACES[0][1];
+  for (
+    const [filter, option] of [
+      [{ fromUs: 10, toUs: 10 }, "to"],
+      [{ fromUs: -1 }, "from"],
+      [{ liveAt: Number.NaN }, "live-at"],
+      [{ sizeMin: 1.5 }, "size"],
+      [{ sources: ["tiny" as "minor"] }, "source"],
+      [{ domains: [-2] }, "domain"],
+    ] as const
+  ) {
+    assert.throws(
+      () => analyze(bytes, filter as AnalysisFilter),
+      (e) => e instanceof TraceAnalysisError && e.option === option,
+      JSON.stringify(filter),
+    );
+  }
+});
