@@ -1,30 +1,48 @@
 /**
- * `deno task events` — dump or summarise runtime_events ring files
- * (`<pid>.events`) written by OCaml 5 programs or by memprof-lab.
+ * `deno task events` — dump, summarise, export or watch runtime_events ring
+ * files (`<pid>.events`) written by OCaml 5 programs or by memprof-lab.
  *
  * @module
  */
 import { parseArgs } from "node:util";
-import { isAbsolute, resolve } from "node:path";
+import { basename, isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
+  alignTrace,
+  canCheckProcesses,
+  computeGcStats,
   computeStats,
+  type CounterUnits,
+  type CursorOptions,
   type CustomEventDecoder,
   DecoderRegistry,
   dumpCallbacks,
+  eventsFilePath,
+  exportChromeTrace,
+  formatGcStats,
   formatStats,
+  GcStatsCollector,
+  type PauseRule,
   RuntimeEventsCursor,
+  type TraceAlignment,
+  traceInstants,
+  watchRing,
+  writeChromeTraceJson,
 } from "../lib/runtime_events/mod.ts";
-import { UsageError } from "./_io.ts";
+import { Reader } from "../lib/memtrace/mod.ts";
+import { UsageError, writeFileAtomic } from "./_io.ts";
 
 const HELP: Record<string, string> = {
-  main: `Usage: deno task events <command> FILE [options]
+  main: `Usage: deno task events <command> ... [options]
 
-Reads a runtime_events ring file (<pid>.events) from OCaml 5.3 or memprof-lab.
+Reads runtime_events ring files (<pid>.events) from OCaml 5.3 or memprof-lab.
 
 Commands:
-  dump FILE    print every event, one per line, as OCaml's consumer sees them
-  stats FILE   per-ring event counts, lost events and phase durations
+  dump FILE                    print every event, one per line, as OCaml's consumer sees them
+  stats FILE                   per-ring event counts, lost events and phase durations
+  export FILE --format chrome  Chrome trace-event JSON for Perfetto UI, speedscope, chrome://tracing
+  gc-stats FILE                GC time, pause latency distribution, allocations, collections
+  watch DIR PID                follow a running program's ring (also: watch --path FILE)
 
 Run 'deno task events <command> --help' for a command's options.`,
   dump: `Usage: deno task events dump FILE [--decoders MODULE]
@@ -55,6 +73,68 @@ Options:
   --json             print the statistics as JSON
   --decoders MODULE  load custom event decoders (as for dump)
   -h, --help         show this help`,
+  export: `Usage: deno task events export FILE --format chrome [-o OUT.json] [options]
+
+Writes Chrome trace-event JSON (open it in https://ui.perfetto.dev, speedscope or
+chrome://tracing): one process, one track per domain ("domain N"); runtime phases
+as complete events (X), span user events as B/E, runtime counters and int user
+events as counters (C, "<name> (domain N)"), lifecycle, unit and custom user
+events as instants (i). Timestamps are the ring's nanoseconds as microseconds
+with three decimals. Begins and ends that cannot be matched (lost to a ring
+wrap, or still open at the end) are closed or turned into instants so that the
+nesting stays valid; see docs/runtime_events.md.
+
+Options:
+  --format chrome        output format (the only one)
+  -o, --output OUT       write to OUT (via a temporary file and a rename); default stdout
+  --with-trace CTF       merge a memtrace trace's allocations, promotions and collections
+                         as instants on their domain's track
+  --trace-anchor-ns N    ring timestamp of the trace's time 0 (default: the ring's
+                         EV_RING_START; 0 for memprof-lab's own scenario runs)
+  --pid N                process id to write (default: the one in EV_RING_START)
+  --decoders MODULE      custom event decoders (as for dump)
+  -h, --help             show this help`,
+  "gc-stats": `Usage: deno task events gc-stats FILE [--json] [--pauses gc|olly] [options]
+
+GC statistics of the events left in a ring file: wall span covered, GC time per
+domain and in total, the distribution of GC pauses (mean, stddev, min, max and
+exact nearest-rank percentiles 25 ... 99.9999, 100), allocated words (minor,
+promoted, major, from the counters), collections (minor, major, forced major,
+compactions, counted on ring 0) and lost events.
+
+Options:
+  --json                   print the statistics as JSON (durations in ns)
+  --pauses gc|olly         what a pause is (default gc):
+                           gc   — the outermost span, on a ring, of any runtime phase
+                                  except explicit_gc_set, explicit_gc_stat and
+                                  domain_condition_wait
+                           olly — olly's rule: spans of major, stw_leader and
+                                  interrupt_remote, at most one open per ring
+  --counter-units bytes|words
+                           unit of minor_allocated / minor_promoted (default bytes,
+                           as OCaml 5.3 writes them)
+  --decoders MODULE        custom event decoders (as for dump)
+  -h, --help               show this help`,
+  watch: `Usage: deno task events watch DIR PID [options]
+       deno task events watch --path FILE [options]
+
+Follows the ring file of a running program (started with
+OCAML_RUNTIME_EVENTS_START=1, and OCAML_RUNTIME_EVENTS_DIR=DIR if not in the
+current directory), reading only what is new at each poll, as OCaml's consumer
+does. Prints each event as 'dump' does, or with --stats a summary every second.
+Lost events (data overwritten before it could be read) are printed as
+'<ring> lost_events <words>'. Waits for the file if it does not exist yet. Stops
+when the file is removed, when the process is gone, after EV_RING_STOP, or on
+Ctrl-C (exit status 130).
+
+Options:
+  --path FILE          the ring file, instead of DIR PID (no process to check)
+  --stats              a rolling summary every second instead of the events, and
+                       the gc-stats report at the end
+  --interval MS        time between polls (default 100)
+  --pauses gc|olly     pause rule for --stats (see gc-stats --help)
+  --decoders MODULE    custom event decoders (as for dump)
+  -h, --help           show this help`,
 };
 
 /** What the command needs from the outside world (replaceable in tests). */
@@ -67,6 +147,18 @@ export interface EventsCliIO {
   stdout(text: string): void;
   /** Writes text to standard error. */
   stderr(text: string): void;
+  /**
+   * Writes a file through `fill` (called with a function taking text
+   * chunks), atomically; default: a temporary file renamed into place.
+   */
+  writeFile?(path: string, fill: (write: (chunk: string) => void) => void): void;
+  /** Calls `handler` on Ctrl-C until the returned function is called. */
+  onInterrupt?(handler: () => void): () => void;
+  /**
+   * Opens a ring file for `dump` and `stats`, to be read on demand: only its
+   * headers and the used parts of its rings. Default: `readFile`, whole.
+   */
+  openCursor?(path: string, options: CursorOptions): RuntimeEventsCursor;
 }
 
 const encoder = new TextEncoder();
@@ -77,9 +169,14 @@ function writeAll(w: { writeSync(b: Uint8Array): number }, text: string): void {
   while (off < bytes.length) off += w.writeSync(bytes.subarray(off));
 }
 
+function writeTextFileAtomic(path: string, fill: (write: (chunk: string) => void) => void): void {
+  writeFileAtomic(path, (file) => fill((chunk) => writeAll(file, chunk)));
+}
+
 /** The real process: files, dynamic import relative to the working directory, stdio. */
 export const denoIO: EventsCliIO = {
   readFile: (path) => Deno.readFileSync(path),
+  openCursor: (path, options) => RuntimeEventsCursor.openSync(path, options),
   importModule: (spec) => {
     const url = /^[a-z][a-z0-9+.-]+:/i.test(spec) && !isAbsolute(spec)
       ? spec
@@ -88,6 +185,11 @@ export const denoIO: EventsCliIO = {
   },
   stdout: (text) => writeAll(Deno.stdout, text),
   stderr: (text) => writeAll(Deno.stderr, text),
+  writeFile: writeTextFileAtomic,
+  onInterrupt: (handler) => {
+    Deno.addSignalListener("SIGINT", handler);
+    return () => Deno.removeSignalListener("SIGINT", handler);
+  },
 };
 
 /** Collects output lines and hands them to `io.stdout` in large chunks. */
@@ -150,6 +252,58 @@ function readImage(io: EventsCliIO, path: string): Uint8Array {
   }
 }
 
+/** Thrown by a command that ends because of Ctrl-C: exit status 130. */
+class Interrupted extends Error {}
+
+type Values = Record<string, string | boolean | undefined>;
+
+const OPTIONS: Record<string, Record<string, { type: "string" | "boolean"; short?: string }>> = {
+  dump: {},
+  stats: { json: { type: "boolean" } },
+  export: {
+    format: { type: "string" },
+    output: { type: "string", short: "o" },
+    "with-trace": { type: "string" },
+    "trace-anchor-ns": { type: "string" },
+    pid: { type: "string" },
+  },
+  "gc-stats": {
+    json: { type: "boolean" },
+    pauses: { type: "string" },
+    "counter-units": { type: "string" },
+  },
+  watch: {
+    path: { type: "string" },
+    stats: { type: "boolean" },
+    interval: { type: "string" },
+    pauses: { type: "string" },
+  },
+};
+
+function intOption(values: Values, name: string, min: number): number | undefined {
+  const v = values[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== "string" || !/^-?\d+$/.test(v) || Number(v) < min) {
+    throw new UsageError(`--${name} must be an integer >= ${min}, got '${v}'`);
+  }
+  return Number(v);
+}
+
+function pauseRule(values: Values): PauseRule {
+  const v = values.pauses ?? "gc";
+  if (v !== "gc" && v !== "olly") throw new UsageError(`--pauses must be gc or olly, got '${v}'`);
+  return v;
+}
+
+function oneFile(command: string, positionals: string[]): string {
+  if (positionals.length !== 1) {
+    throw new UsageError(
+      positionals.length === 0 ? `${command}: missing FILE` : `${command}: expected one FILE`,
+    );
+  }
+  return positionals[0];
+}
+
 async function main(argv: string[], io: EventsCliIO): Promise<void> {
   const [command, ...rest] = argv;
   if (command === undefined || command === "-h" || command === "--help" || command === "help") {
@@ -168,28 +322,55 @@ async function main(argv: string[], io: EventsCliIO): Promise<void> {
       options: {
         help: { type: "boolean", short: "h" },
         decoders: { type: "string" },
-        ...(command === "stats" ? { json: { type: "boolean" } } : {}),
+        ...OPTIONS[command],
       },
     });
   } catch (e) {
     throw new UsageError(`${e instanceof Error ? e.message : String(e)}`);
   }
-  const { values, positionals } = parsed;
+  const { positionals } = parsed;
+  const values = parsed.values as Values;
   if (values.help) {
     io.stdout(HELP[command] + "\n");
     return;
   }
-  if (positionals.length !== 1) {
-    throw new UsageError(
-      positionals.length === 0 ? `${command}: missing FILE` : `${command}: expected one FILE`,
-    );
+  switch (command) {
+    case "dump":
+    case "stats":
+      return await dumpOrStats(command, oneFile(command, positionals), values, io);
+    case "export":
+      return await exportCommand(oneFile(command, positionals), values, io);
+    case "gc-stats":
+      return await gcStatsCommand(oneFile(command, positionals), values, io);
+    case "watch":
+      return await watchCommand(positionals, values, io);
   }
-  const file = positionals[0];
+}
+
+/** The cursor of dump and stats: the file read on demand where `io` can, else whole. */
+function openRing(io: EventsCliIO, path: string, decoders: DecoderRegistry): RuntimeEventsCursor {
+  if (io.openCursor === undefined) {
+    return new RuntimeEventsCursor(readImage(io, path), { decoders }, path);
+  }
+  try {
+    return io.openCursor(path, { decoders });
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) throw new Error(`no such file: ${path}`);
+    if (e instanceof Deno.errors.IsADirectory) throw new Error(`${path} is a directory`);
+    throw e;
+  }
+}
+
+async function dumpOrStats(
+  command: string,
+  file: string,
+  values: Values,
+  io: EventsCliIO,
+): Promise<void> {
   const decoders = await loadDecoders(io, values.decoders as string | undefined);
-  const image = readImage(io, file);
+  const cursor = openRing(io, file, decoders);
   const out = new Out(io);
   if (command === "dump") {
-    const cursor = new RuntimeEventsCursor(image, { decoders }, file);
     try {
       cursor.readAll(dumpCallbacks((l) => out.line(l), { decoders }));
     } finally {
@@ -197,22 +378,220 @@ async function main(argv: string[], io: EventsCliIO): Promise<void> {
       out.flush();
     }
   } else {
-    const stats = computeStats(image, { decoders });
-    if ((values as { json?: boolean }).json) out.line(JSON.stringify(stats, null, 2));
+    const stats = computeStats(cursor);
+    if (values.json) out.line(JSON.stringify(stats, null, 2));
     else out.line(formatStats(stats).trimEnd());
     out.flush();
   }
 }
 
+async function exportCommand(file: string, values: Values, io: EventsCliIO): Promise<void> {
+  const format = values.format;
+  if (format === undefined) throw new UsageError("export: missing --format chrome");
+  if (format !== "chrome") {
+    throw new UsageError(`export: unknown format '${format}' (the only one is chrome)`);
+  }
+  const anchorText = values["trace-anchor-ns"] as string | undefined;
+  if (anchorText !== undefined && !/^-?\d+$/.test(anchorText)) {
+    throw new UsageError(`--trace-anchor-ns must be an integer, got '${anchorText}'`);
+  }
+  const tracePath = values["with-trace"] as string | undefined;
+  if (anchorText !== undefined && tracePath === undefined) {
+    throw new UsageError("--trace-anchor-ns needs --with-trace");
+  }
+  const pid = intOption(values, "pid", 0);
+  const decoders = await loadDecoders(io, values.decoders as string | undefined);
+  const image = readImage(io, file);
+  const aligned: { value?: TraceAlignment } = {};
+  let reader: Reader | null = null;
+  if (tracePath !== undefined) {
+    reader = Reader.fromBytes(readImage(io, tracePath), {
+      name: tracePath,
+      onWarning: (m) => io.stderr(`warning: ${tracePath}: ${m}\n`),
+    });
+  }
+  const trace = exportChromeTrace(image, {
+    decoders,
+    ...(pid !== undefined ? { pid } : {}),
+    // A ring that wrapped has lost EV_RING_START and its pid: OCaml names the file <pid>.events.
+    ...(/^(\d+)\.events$/.test(basename(file))
+      ? { defaultPid: Number(basename(file).slice(0, -7)) }
+      : {}),
+    otherData: { ringFile: file, ...(tracePath !== undefined ? { memtraceFile: tracePath } : {}) },
+    ...(reader !== null
+      ? {
+        extraInstants: (anchors) => {
+          const a = alignTrace(anchors, anchorText === undefined ? undefined : BigInt(anchorText));
+          aligned.value = a;
+          return traceInstants(reader!, a.anchorNs);
+        },
+      }
+      : {}),
+  });
+  const s = trace.summary;
+  const a = aligned.value;
+  if (reader !== null && a !== undefined) {
+    trace.otherData.memtraceAnchorNs = a.anchorNs.toString();
+    trace.otherData.memtraceAnchor = a.basis;
+    if (a.basis === "first_event") {
+      io.stderr(
+        `warning: ${file} has no EV_RING_START (the ring wrapped): the trace's time 0 is placed ` +
+          `at the first event left (${a.anchorNs} ns), a guess; give --trace-anchor-ns to align it\n`,
+      );
+    } else if (a.basis === "none") {
+      io.stderr(`warning: ${file} has no events: the trace's time 0 is placed at 0 ns\n`);
+    }
+    if (reader.info.pid !== BigInt(s.pid)) {
+      io.stderr(
+        `warning: ${tracePath} is the trace of process ${reader.info.pid}, ${file} of process ${s.pid}\n`,
+      );
+    }
+  }
+  const output = values.output as string | undefined;
+  if (output === undefined) {
+    writeChromeTraceJson(trace, (chunk) => io.stdout(chunk));
+    return;
+  }
+  (io.writeFile ?? writeTextFileAtomic)(output, (write) => writeChromeTraceJson(trace, write));
+  io.stderr(
+    `wrote ${output}: ${s.domains.length} domain track(s), ${s.phases} phases, ${s.spans} spans, ` +
+      `${s.counters} counter samples, ${s.instants} instants` +
+      (reader !== null ? `, ${s.extraInstants} memtrace events` : "") +
+      (s.truncated ? `; ${s.truncated} closed without their end` : "") +
+      (s.unmatchedEnds ? `; ${s.unmatchedEnds} ends without begin` : "") +
+      (s.lostWords ? `; ${s.lostWords} ring words lost` : "") + "\n",
+  );
+}
+
+function counterUnits(values: Values): CounterUnits {
+  const v = values["counter-units"] ?? "bytes";
+  if (v !== "bytes" && v !== "words") {
+    throw new UsageError(`--counter-units must be bytes or words, got '${v}'`);
+  }
+  return v;
+}
+
+async function gcStatsCommand(file: string, values: Values, io: EventsCliIO): Promise<void> {
+  const pauses = pauseRule(values);
+  const units = counterUnits(values);
+  const decoders = await loadDecoders(io, values.decoders as string | undefined);
+  const image = readImage(io, file);
+  const stats = computeGcStats(image, { decoders, pauses, counterUnits: units });
+  io.stdout(values.json ? JSON.stringify(stats, null, 2) + "\n" : formatGcStats(stats, file));
+}
+
+function ms(ns: number): string {
+  return (ns / 1e6).toFixed(3);
+}
+
+async function watchCommand(positionals: string[], values: Values, io: EventsCliIO): Promise<void> {
+  const pathOpt = values.path as string | undefined;
+  let path: string;
+  let pid: number | undefined;
+  if (pathOpt !== undefined) {
+    if (positionals.length !== 0) throw new UsageError("watch: give either DIR PID or --path FILE");
+    path = pathOpt;
+  } else {
+    if (positionals.length !== 2) {
+      throw new UsageError("watch: expected DIR PID (or --path FILE)");
+    }
+    if (!/^\d+$/.test(positionals[1])) {
+      throw new UsageError(`watch: PID must be a number, got '${positionals[1]}'`);
+    }
+    pid = Number(positionals[1]);
+    path = eventsFilePath(positionals[0], pid);
+  }
+  const intervalMs = intOption(values, "interval", 1) ?? 100;
+  const pauses = pauseRule(values);
+  const decoders = await loadDecoders(io, values.decoders as string | undefined);
+  const out = new Out(io);
+  const controller = new AbortController();
+  const stopListening = io.onInterrupt?.(() => controller.abort()) ?? (() => {});
+  const statsMode = values.stats === true;
+  const collector = new GcStatsCollector({ pauses });
+  const started = performance.now();
+  let lastPrint = started;
+  let prev = collector.totals();
+  let prevCollections = { ...collector.collections };
+  const rolling = () => {
+    const now = performance.now();
+    if (now - lastPrint < 1000) return;
+    lastPrint = now;
+    const t = collector.totals();
+    const c = collector.collections;
+    const newPauses = collector.pauseDurations.slice(prev.pauses);
+    const max = newPauses.reduce((m, x) => (x > m ? x : m), 0);
+    out.line(
+      `[${((now - started) / 1000).toFixed(1)}s] events +${t.events - prev.events} (${t.events})` +
+        ` | minor +${c.minor - prevCollections.minor} major +${c.major - prevCollections.major}` +
+        ` | pauses +${newPauses.length}: ${ms(t.gcNs - prev.gcNs)} ms, max ${ms(max)} ms` +
+        ` | words: minor +${t.minorWords - prev.minorWords} promoted +${
+          t.promotedWords - prev.promotedWords
+        } major +${t.majorWords - prev.majorWords}` +
+        ` | lost +${t.lostWords - prev.lostWords} words`,
+    );
+    out.flush();
+    prev = t;
+    prevCollections = { ...c };
+  };
+  const callbacks = statsMode
+    ? collector.callbacks
+    : dumpCallbacks((l) => out.line(l), { decoders });
+  io.stderr(`watching ${path}` + (pid !== undefined ? ` (process ${pid})` : "") + "\n");
+  if (pid !== undefined && !canCheckProcesses()) {
+    io.stderr(
+      `warning: cannot tell whether process ${pid} is running (needs --allow-run=kill); ` +
+        "the watch ends when the file is removed, after EV_RING_STOP, or on Ctrl-C\n",
+    );
+  }
+  let result;
+  try {
+    result = await watchRing({
+      path,
+      pid,
+      intervalMs,
+      signal: controller.signal,
+      decoders,
+      callbacks,
+      onWaiting: (m) => io.stderr(m + "\n"),
+      onPoll: () => {
+        if (statsMode) rolling();
+        else out.flush();
+      },
+    });
+  } finally {
+    out.flush();
+    stopListening();
+  }
+  if (statsMode) io.stdout(formatGcStats(collector.snapshot(), path));
+  const what: Record<string, string> = {
+    removed: `${path} was removed (the program ended)`,
+    replaced: `${path} was replaced by another file`,
+    exited: `process ${pid} has exited`,
+    ring_stopped: "the ring was stopped (EV_RING_STOP)",
+    interrupted: "interrupted",
+  };
+  io.stderr(
+    `watch: ${what[result.reason]}; ${result.events} events read` +
+      (result.lostWords > 0
+        ? `, ${result.lostWords} ring words lost (overwritten before they could be read)`
+        : ", none lost") +
+      "\n",
+  );
+  if (result.reason === "interrupted") throw new Interrupted();
+}
+
 /**
  * Runs `events` with `argv` (without the program name) and returns the exit
- * status: 0 on success, 1 for unreadable or corrupt input, 2 for usage errors.
+ * status: 0 on success, 1 for unreadable or corrupt input, 2 for usage errors,
+ * 130 when `watch` is interrupted.
  */
 export async function run(argv: string[], io: EventsCliIO = denoIO): Promise<number> {
   try {
     await main(argv, io);
     return 0;
   } catch (e) {
+    if (e instanceof Interrupted) return 130;
     if (e instanceof Deno.errors.BrokenPipe) return 0;
     if (e instanceof UsageError) {
       io.stderr(`error: ${e.message}\nRun 'deno task events --help' for usage.\n`);

@@ -33,7 +33,11 @@ export {
   UserMlType,
   UserSpan,
 } from "./enums.ts";
-export { InvalidArgumentError, RuntimeEventsFormatError } from "./errors.ts";
+export {
+  InvalidArgumentError,
+  RuntimeEventsFormatError,
+  RuntimeEventsLimitError,
+} from "./errors.ts";
 export {
   computeLayout,
   CUSTOM_EVENT_NAME_LENGTH,
@@ -81,7 +85,11 @@ export {
   type CustomEventDecoder,
   DecoderRegistry,
   MAX_DOMAINS_MAX,
+  RING_WINDOW_BYTES,
+  RingFileSource,
+  type RingSource,
   RuntimeEventsCursor,
+  STREAM_IMAGE_LIMIT,
   type UserEventInfo,
 } from "./consumer.ts";
 export { dumpCallbacks, dumpImage, hexBytes } from "./dump.ts";
@@ -92,4 +100,49 @@ export {
   formatStats,
   type PhaseStats,
 } from "./stats.ts";
+export {
+  computeGcStats,
+  type CounterUnits,
+  type Distribution,
+  type DomainGcStats,
+  formatGcStats,
+  GC_STATS_PERCENTILES,
+  type GcStats,
+  GcStatsCollector,
+  type GcStatsOptions,
+  NON_PAUSE_PHASES,
+  OLLY_PAUSE_PHASES,
+  pausePhaseNames,
+  type PauseRule,
+  type PercentileValue,
+} from "./gc_stats.ts";
+export {
+  type ChromeExportOptions,
+  type ChromeExportSummary,
+  type ChromeRecord,
+  type ChromeTrace,
+  chromeTraceJson,
+  exportChromeTrace,
+  type ExtraInstant,
+  nsToMicrosText,
+  type RingAnchors,
+  writeChromeTraceJson,
+} from "./chrome_export.ts";
+export {
+  alignTrace,
+  type AnchorBasis,
+  type TraceAlignment,
+  type TraceEventLike,
+  type TraceEventsSource,
+  traceInstants,
+} from "./trace_merge.ts";
+export { DenoFollowedFile, type FollowedFile, RingFollower, RingNotReadyError } from "./follow.ts";
+export {
+  canCheckProcesses,
+  processAlive,
+  type WatchEndReason,
+  type WatchOptions,
+  type WatchResult,
+  watchRing,
+} from "./watch.ts";
 export { ocamlHexFloat, ocamlQuote } from "../util/ocaml_printf.ts";
