@@ -3,46 +3,82 @@
  *
  * The command works through {@linkcode ScenarioCliIO}, so that tests can run it in-process with
  * files and consoles stubbed.
+ *
+ * Exit status: 0 when everything ran and equals its golden; 1 for any failure (an invalid
+ * scenario, a module that does not type-check or load, a run that fails, a golden that differs,
+ * an output that cannot be written); 2 for a wrong command line (unknown option or scenario,
+ * bad value, missing file).
  * @module
  */
 import { parseArgs } from "node:util";
+import { basename, dirname, extname, isAbsolute, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import {
   compareGolden,
+  countLeafSteps,
+  DEFAULT_MAX_STEPS,
   type Golden,
   GOLDEN_FILES,
   goldenIndexSource,
   goldenOf,
+  isPlainName,
+  PLAIN_NAME_RULE,
   type RunResult,
   runScenario,
   type Scenario,
 } from "../lib/scenario/mod.ts";
 import { scenarios as registered } from "../scenarios/index.ts";
-import { loadScenario } from "./_load.ts";
+import {
+  isModulePath,
+  type LoadedScenario,
+  loadScenarioEntry,
+  ScenarioLoadError,
+} from "./_load.ts";
 import { UsageError, writeDataAtomic } from "./_io.ts";
 import { exportOCaml } from "../lib/export/mod.ts";
+import { Reader } from "../lib/memtrace/mod.ts";
+import { aggregateTrace, buildReport } from "../lib/trace_analysis/mod.ts";
 
 export const HELP = `Usage: deno task scenario [NAME|PATH ...] [options]
 
 Runs scenarios through the simulated OCaml runtime with memprof, runtime_events and the
 memtrace tracer, writes each one's outputs, and prints a summary table. With no NAME, runs
-every scenario of scenarios/index.ts. A PATH is a module whose default export is a scenario.
+every scenario of scenarios/index.ts. A PATH is a module whose default export is a scenario;
+it is type-checked (deno check) before it runs.
 
 Options:
   --seed N      override each scenario's seed (its own random choices; memprof's generator
                 is seeded by domain id, as in OCaml)
   --rate R      override the sampling rate of every profile (0 <= R <= 1)
   --out DIR     where outputs go (default: out); one folder per scenario with trace.ctf,
-                trace.txt, <pid>.events, events.txt, callbacks.txt and summary.json
+                trace.txt, <pid>.events, events.txt, callbacks.txt, summary.json and
+                report.html (deno task trace report), replaced as a whole
   --list        list the registered scenarios and exit
   --export-ocaml DIR
                 write DIR/<name>.ml, a standalone OCaml 5.3 program doing what each
                 scenario declares (its header gives the ocamlopt and run commands), instead
                 of running the scenarios; see docs/differential.md
-  --update      rewrite tests/golden/<scenario>/ from this run (review the diff!) and
-                regenerate tests/golden/index.ts; not with --seed or --rate
+  --update      rewrite the goldens from this run (review the diff!): tests/golden/<name>/
+                and tests/golden/index.ts for library scenarios; for a PATH outside the
+                library, <golden dir>/<file name>/; not with --seed or --rate
+  --check       fail (exit 1) unless every scenario has goldens and equals them
+  --golden-dir DIR
+                goldens of PATH scenarios outside the library (default: the folder
+                golden/ beside each module); kept per module file, never in tests/golden
+  --max-steps N refuse scenarios expected to run more than N steps (default 1e9)
+  --no-check    do not type-check PATH modules before running them
+  --progress    show progress even when stderr is not a terminal (a line per 10%)
   -h, --help    show this help
 
-Outputs are written to temporary files and renamed, so none is ever half-written.`;
+A run that differs from its golden is reported with the first differing line and exits 1.
+Exit status: 0 all good; 1 a failure (invalid scenario or module, failed run, golden
+differs, output not written); 2 a wrong command line.`;
+
+/** A directory entry. */
+export interface DirEntry {
+  readonly name: string;
+  readonly isDirectory: boolean;
+}
 
 /** What the command needs from the outside world. */
 export interface ScenarioCliIO {
@@ -52,12 +88,35 @@ export interface ScenarioCliIO {
   isTerminal(): boolean;
   /** Writes a file whole: to a temporary name, then renamed into place. */
   writeFileAtomic(path: string, data: Uint8Array | string): void;
+  /** Writes a file (inside a temporary folder of this run's). */
+  writeFile(path: string, data: Uint8Array | string): void;
   mkdirAll(path: string): void;
   /** A file's bytes, or undefined when it does not exist. */
   readFile(path: string): Uint8Array | undefined;
+  /** A folder's entries, or undefined when it does not exist. */
+  readDir(path: string): DirEntry[] | undefined;
+  /** What is at `path` (symbolic links are not followed). */
+  kind(path: string): "file" | "directory" | "other" | undefined;
+  rename(from: string, to: string): void;
+  /** Removes a file or a folder with its content; nothing when it does not exist. */
+  removeAll(path: string): void;
+  /** This process's id (names its temporary folders). */
+  readonly pid: number;
+  /** Whether process `pid` exists; undefined when it cannot be known. */
+  processAlive(pid: number): boolean | undefined;
+  /** Calls `handler` on SIGINT or SIGTERM until the returned function is called. */
+  onInterrupt(handler: (signal: "SIGINT" | "SIGTERM") => void): () => void;
+  /** Ends the process. */
+  exit(status: number): never;
+  /** Lets the event loop run (signal handlers) before going on. */
+  nextTurn(): Promise<void>;
+  /** The current folder, against which relative paths are resolved. */
+  cwd(): string;
   /** Imports a scenario module given on the command line. */
   importModule(path: string): Promise<{ default?: unknown }>;
-  /** Folder of the golden files (`tests/golden`). */
+  /** Type-checks scenario modules (`deno check`): whether they pass, and the errors. */
+  typeCheck(paths: readonly string[]): Promise<{ ok: boolean; output: string }>;
+  /** Folder of the library's golden files (`tests/golden`). */
   goldenDir: string;
 }
 
@@ -70,6 +129,8 @@ export const denoIO: ScenarioCliIO = {
   stderr: (text) => void Deno.stderr.writeSync(encoder.encode(text)),
   isTerminal: () => Deno.stderr.isTerminal(),
   writeFileAtomic: writeDataAtomic,
+  writeFile: (path, data) =>
+    Deno.writeFileSync(path, typeof data === "string" ? encoder.encode(data) : data),
   mkdirAll: (path) => Deno.mkdirSync(path, { recursive: true }),
   readFile(path) {
     try {
@@ -79,29 +140,261 @@ export const denoIO: ScenarioCliIO = {
       throw e;
     }
   },
-  importModule: (path) => import(new URL(path, `file://${Deno.cwd()}/`).href),
+  readDir(path) {
+    try {
+      return [...Deno.readDirSync(path)].map((e) => ({ name: e.name, isDirectory: e.isDirectory }));
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return undefined;
+      throw e;
+    }
+  },
+  kind(path) {
+    try {
+      const s = Deno.lstatSync(path);
+      return s.isFile ? "file" : s.isDirectory ? "directory" : "other";
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return undefined;
+      throw e;
+    }
+  },
+  rename: (from, to) => Deno.renameSync(from, to),
+  removeAll(path) {
+    try {
+      Deno.removeSync(path, { recursive: true });
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    }
+  },
+  pid: Deno.pid,
+  processAlive(pid) {
+    try {
+      Deno.statSync("/proc/self");
+    } catch {
+      return undefined;
+    }
+    try {
+      Deno.statSync(`/proc/${pid}`);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  onInterrupt(handler) {
+    const installed: [Deno.Signal, () => void][] = [];
+    for (const signal of ["SIGINT", "SIGTERM"] as const) {
+      const h = () => handler(signal);
+      try {
+        Deno.addSignalListener(signal, h);
+        installed.push([signal, h]);
+      } catch { /* signal not supported here */ }
+    }
+    return () => {
+      for (const [signal, h] of installed) Deno.removeSignalListener(signal, h);
+    };
+  },
+  exit: (status) => Deno.exit(status),
+  nextTurn: () => new Promise((r) => setTimeout(r, 0)),
+  cwd: () => Deno.cwd(),
+  importModule: (path) => import(moduleUrl(Deno.cwd(), path)),
+  typeCheck: denoCheck,
   goldenDir: new URL("../tests/golden", import.meta.url).pathname,
 };
 
-function writeOutputs(io: ScenarioCliIO, dir: string, r: RunResult): void {
-  io.mkdirAll(dir);
-  io.writeFileAtomic(`${dir}/trace.ctf`, r.ctf);
-  io.writeFileAtomic(`${dir}/trace.txt`, r.traceDump);
-  if (r.eventsImage.length > 0) {
-    io.writeFileAtomic(`${dir}/${r.scenario.settings.pid}.events`, r.eventsImage);
-  }
-  io.writeFileAtomic(`${dir}/events.txt`, r.eventsDump);
-  io.writeFileAtomic(`${dir}/callbacks.txt`, r.callbackLog);
-  io.writeFileAtomic(`${dir}/summary.json`, JSON.stringify(r.summary, null, 2) + "\n");
+function moduleUrl(cwd: string, path: string): string {
+  return new URL(path, `file://${cwd.endsWith("/") ? cwd : cwd + "/"}`).href;
 }
 
-function readGolden(io: ScenarioCliIO, name: string): Golden | undefined {
-  const dir = `${io.goldenDir}/${name}`;
+/** `deno check` of the modules with this repository's configuration (the one they run
+ * with), by the deno executable running this command. */
+async function denoCheck(paths: readonly string[]): Promise<{ ok: boolean; output: string }> {
+  const config = new URL("../deno.json", import.meta.url).pathname;
+  let out: Deno.CommandOutput;
+  try {
+    out = await new Deno.Command(Deno.execPath(), {
+      args: ["check", "--quiet", "--config", config, ...paths],
+      env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+  } catch (e) {
+    if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
+      throw new UsageError(
+        "type-checking scenario modules runs `deno check`: allow it with --allow-run " +
+          "(deno task scenario does), or pass --no-check",
+      );
+    }
+    throw e;
+  }
+  const text = decoder.decode(out.stdout) + decoder.decode(out.stderr);
+  return { ok: out.success, output: readableCheckOutput(text, Deno.cwd()) };
+}
+
+/** `deno check` output with `file:` URLs as paths (relative to `cwd` when inside it) and
+ * without the backtrace deno may append. */
+export function readableCheckOutput(text: string, cwd: string): string {
+  const lines: string[] = [];
+  for (const line of text.split("\n")) {
+    if (line.startsWith("Stack backtrace:")) break;
+    if (line === "error: Type checking failed.") continue;
+    lines.push(line.replace(/file:\/\/\/[^\s:)]+/g, (url) => {
+      let path: string;
+      try {
+        path = fileURLToPath(url);
+      } catch {
+        return url;
+      }
+      const rel = relative(cwd, path);
+      return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel) ? rel : path;
+    }));
+  }
+  return lines.join("\n").trimEnd() + "\n";
+}
+
+// ---- output folders, replaced as a whole -------------------------------------------------------
+
+/** Whether `child` is strictly inside folder `parent`. */
+function inside(parent: string, child: string): boolean {
+  const rel = relative(parent, child);
+  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
+}
+
+const OUTPUT_FILE =
+  /^(trace\.ctf|trace\.txt|[0-9]+\.events|events\.txt|callbacks\.txt|summary\.json|report\.html)$/;
+const GOLDEN_FILE_NAMES: readonly string[] = Object.values(GOLDEN_FILES);
+/** In a golden folder of a scenario outside the library: the module it belongs to. */
+const MODULE_RECORD = "module.txt";
+const TEMPORARY = /^\.(.+)\.([0-9]{1,10})\.(tmp|old)$/;
+
+/** Folders whose stale temporaries were swept in this run. */
+const swept = new WeakMap<ScenarioCliIO, Set<string>>();
+
+/** Removes the temporary folders of runs killed before they finished (their process is gone),
+ * restoring a previous folder a run was interrupted while swapping. */
+function sweepStale(io: ScenarioCliIO, parent: string): void {
+  let done = swept.get(io);
+  if (done === undefined) swept.set(io, done = new Set());
+  if (done.has(parent)) return;
+  done.add(parent);
+  for (const e of io.readDir(parent) ?? []) {
+    const m = TEMPORARY.exec(e.name);
+    if (m === null || !e.isDirectory) continue;
+    const pid = Number(m[2]);
+    if (pid === io.pid || io.processAlive(pid) !== false) continue;
+    const path = join(parent, e.name), final = join(parent, m[1]);
+    if (m[3] === "old" && io.kind(final) === undefined) io.rename(path, final);
+    else io.removeAll(path);
+  }
+}
+
+/**
+ * Writes `files` as folder `dir`, replacing what was there as a whole: into a temporary folder
+ * beside it (`.<name>.<pid>.tmp`), then swapped in by renames, so that an interrupted run
+ * leaves the old folder or the new one, never a mix. SIGINT/SIGTERM while writing remove the
+ * temporary folder and end the process. A folder holding anything else than `owned` files is
+ * not replaced.
+ */
+async function writeFolder(
+  io: ScenarioCliIO,
+  dir: string,
+  files: readonly (readonly [string, Uint8Array | string])[],
+  owned: (name: string) => boolean,
+): Promise<void> {
+  const parent = dirname(dir), base = basename(dir);
+  if (!isPlainName(base)) throw new Error(`cannot write ${dir}: not a plain folder name`);
+  for (const [name] of files) {
+    if (!inside(dir, join(dir, name)) || name.includes("/")) {
+      throw new Error(`cannot write ${join(dir, name)}: outside ${dir}`);
+    }
+  }
+  io.mkdirAll(parent);
+  sweepStale(io, parent);
+  const existing = io.kind(dir);
+  if (existing === "file" || existing === "other") {
+    throw new Error(`cannot write ${dir}: it exists and is not a folder`);
+  }
+  if (existing === "directory") {
+    const foreign = (io.readDir(dir) ?? []).filter((e) => e.isDirectory || !owned(e.name));
+    if (foreign.length > 0) {
+      throw new Error(
+        `not replacing ${dir}: it holds ${
+          foreign.map((e) => e.name).slice(0, 5).join(", ")
+        }, which this command does not write (move them away or choose another folder)`,
+      );
+    }
+  }
+  const tmp = join(parent, `.${base}.${io.pid}.tmp`);
+  const old = join(parent, `.${base}.${io.pid}.old`);
+  io.removeAll(tmp);
+  const stopListening = io.onInterrupt((signal) => {
+    io.removeAll(tmp);
+    io.exit(signal === "SIGINT" ? 130 : 143);
+  });
+  try {
+    io.mkdirAll(tmp);
+    for (const [name, data] of files) {
+      try {
+        io.writeFile(join(tmp, name), data);
+      } catch (e) {
+        throw new Error(`cannot write ${join(dir, name)}: ${(e as Error).message}`);
+      }
+      await io.nextTurn(); // an interrupt here removes the temporary folder
+    }
+    // The swap: no await from here on, so no signal handler runs half-way.
+    if (existing === "directory") io.rename(dir, old);
+    try {
+      io.rename(tmp, dir);
+    } catch (e) {
+      if (existing === "directory") io.rename(old, dir);
+      throw new Error(`cannot write ${dir}: ${(e as Error).message}`);
+    }
+    if (existing === "directory") {
+      try {
+        io.removeAll(old);
+      } catch { /* swept by the next run */ }
+    }
+  } catch (e) {
+    try {
+      io.removeAll(tmp);
+    } catch { /* nothing more to do */ }
+    throw e;
+  } finally {
+    stopListening();
+  }
+}
+
+async function writeOutputs(io: ScenarioCliIO, dir: string, r: RunResult): Promise<void> {
+  const files: [string, Uint8Array | string][] = [
+    ["trace.ctf", r.ctf],
+    ["trace.txt", r.traceDump],
+  ];
+  if (r.eventsImage.length > 0) files.push([`${r.scenario.settings.pid}.events`, r.eventsImage]);
+  files.push(
+    ["events.txt", r.eventsDump],
+    ["callbacks.txt", r.callbackLog],
+    ["summary.json", JSON.stringify(r.summary, null, 2) + "\n"],
+    ["report.html", buildReport(aggregateTrace(Reader.fromBytes(r.ctf)))],
+  );
+  await writeFolder(io, dir, files, (n) => OUTPUT_FILE.test(n));
+}
+
+// ---- goldens -------------------------------------------------------------------------------
+
+/** Where a scenario's goldens are: the library's by name in tests/golden; a module's outside
+ * the library by its file in its golden folder, with the module recorded beside them. */
+interface GoldenPlace {
+  readonly dir: string;
+  /** For a module outside the library: its path relative to the golden folder's parent. */
+  readonly module?: string;
+}
+
+function readGolden(io: ScenarioCliIO, place: GoldenPlace): Golden | undefined {
+  const dir = place.dir;
   const files = [
-    io.readFile(`${dir}/${GOLDEN_FILES.ctf}`),
-    io.readFile(`${dir}/${GOLDEN_FILES.traceDump}`),
-    io.readFile(`${dir}/${GOLDEN_FILES.eventsDump}`),
-    io.readFile(`${dir}/${GOLDEN_FILES.callbackLog}`),
+    io.readFile(join(dir, GOLDEN_FILES.ctf)),
+    io.readFile(join(dir, GOLDEN_FILES.traceDump)),
+    io.readFile(join(dir, GOLDEN_FILES.eventsDump)),
+    io.readFile(join(dir, GOLDEN_FILES.callbackLog)),
   ];
   if (files.some((f) => f === undefined)) return undefined;
   const [ctf, trace, events, callbacks] = files as Uint8Array[];
@@ -113,29 +406,66 @@ function readGolden(io: ScenarioCliIO, name: string): Golden | undefined {
   };
 }
 
-function writeGolden(io: ScenarioCliIO, r: RunResult): void {
-  const dir = `${io.goldenDir}/${r.scenario.settings.name}`;
-  io.mkdirAll(dir);
-  const g = goldenOf(r);
-  io.writeFileAtomic(`${dir}/${GOLDEN_FILES.ctf}`, g.ctf);
-  io.writeFileAtomic(`${dir}/${GOLDEN_FILES.traceDump}`, g.traceDump);
-  io.writeFileAtomic(`${dir}/${GOLDEN_FILES.eventsDump}`, g.eventsDump);
-  io.writeFileAtomic(`${dir}/${GOLDEN_FILES.callbackLog}`, g.callbackLog);
+/** For a module's golden folder that exists: the module it was written for (undefined when
+ * it is this one's, or when there is no folder). */
+function foreignOwner(io: ScenarioCliIO, place: GoldenPlace): string | undefined {
+  if (place.module === undefined || io.kind(place.dir) === undefined) return undefined;
+  const rec = io.readFile(join(place.dir, MODULE_RECORD));
+  const owner = rec === undefined ? "(no module recorded)" : decoder.decode(rec).trim();
+  return owner === place.module ? undefined : owner;
 }
 
-/** A progress bar on stderr when it is a terminal; nothing otherwise. */
-function progress(io: ScenarioCliIO, label: string) {
-  if (!io.isTerminal()) return undefined;
+async function writeGolden(io: ScenarioCliIO, place: GoldenPlace, r: RunResult): Promise<void> {
+  const g = goldenOf(r);
+  const files: [string, Uint8Array | string][] = [
+    [GOLDEN_FILES.ctf, g.ctf],
+    [GOLDEN_FILES.traceDump, g.traceDump],
+    [GOLDEN_FILES.eventsDump, g.eventsDump],
+    [GOLDEN_FILES.callbackLog, g.callbackLog],
+  ];
+  if (place.module !== undefined) files.push([MODULE_RECORD, place.module + "\n"]);
+  await writeFolder(
+    io,
+    place.dir,
+    files,
+    (n) => GOLDEN_FILE_NAMES.includes(n) || (place.module !== undefined && n === MODULE_RECORD),
+  );
+}
+
+// ---- progress ------------------------------------------------------------------------------
+
+/** Progress on stderr: a bar on a terminal, a line per 10% with `--progress`, else nothing. */
+function progress(io: ScenarioCliIO, label: string, lines: boolean) {
+  const bar = io.isTerminal();
+  if (!bar && !lines) return undefined;
   let last = -1;
+  const t0 = performance.now();
   return (done: number, total: number) => {
     const pct = total === 0 ? 100 : Math.min(100, Math.floor((done / total) * 100));
-    if (pct === last) return;
-    last = pct;
+    // A bar moves every percent; lines come every 10%.
+    const step = bar ? pct : Math.floor(pct / 10);
+    if (step === last) return;
+    last = step;
+    const counts = `${formatCount(done)}/${formatCount(total)} steps`;
+    if (!bar) {
+      io.stderr(`  ${label}: ${String(pct).padStart(3)}% (${counts})\n`);
+      return;
+    }
+    const s = (performance.now() - t0) / 1000;
+    const eta = done > 0 && done < total
+      ? `, ${((s / done) * (total - done)).toFixed(0)} s left`
+      : "";
     const w = 30, fill = Math.round((pct / 100) * w);
     io.stderr(
-      `\r  [${"#".repeat(fill)}${"-".repeat(w - fill)}] ${String(pct).padStart(3)}% ${label}\x1b[K`,
+      `\r  [${"#".repeat(fill)}${"-".repeat(w - fill)}] ${
+        String(pct).padStart(3)
+      }% ${label} (${counts}${eta})\x1b[K`,
     );
   };
+}
+
+function formatCount(n: number): string {
+  return Number.isSafeInteger(n) ? n.toLocaleString("en-US") : n.toExponential(2);
 }
 
 function table(rows: string[][]): string {
@@ -161,18 +491,36 @@ const COLUMNS = [
   "ms",
 ];
 
+/** The problem with running `sc` under `--max-steps`, if any. */
+function tooBig(sc: Scenario, maxSteps: number): string | undefined {
+  const steps = countLeafSteps(sc.steps);
+  if (steps <= maxSteps) return undefined;
+  return `scenario ${sc.settings.name} would run about ${formatCount(steps)} steps, more than ` +
+    `--max-steps ${formatCount(maxSteps)} (raise --max-steps to run it anyway)`;
+}
+
 /** `--export-ocaml DIR`: one program per scenario; refusals are reported, the rest written. */
-function exportAll(io: ScenarioCliIO, list: readonly Scenario[], dir: string): number {
+function exportAll(
+  io: ScenarioCliIO,
+  list: readonly Scenario[],
+  dir: string,
+  maxSteps: number,
+): number {
   io.mkdirAll(dir);
   let failures = 0;
   for (const sc of list) {
     const name = sc.settings.name;
     try {
+      const big = tooBig(sc, maxSteps);
+      if (big !== undefined) throw new Error(big);
       // Room in the program's callback log for twice the simulation's callbacks.
       const counts = runScenario(sc).summary.callbacks;
       const callbacks = Object.values(counts).reduce((a, b) => a + b, 0);
       const program = exportOCaml(sc, { logCapacity: Math.max(65_536, 2 * callbacks + 1024) });
-      const path = `${dir}/${program.fileName}`;
+      const path = join(dir, program.fileName);
+      if (!inside(resolve(dir), resolve(path))) {
+        throw new Error(`cannot write ${path}: outside ${dir}`);
+      }
       io.writeFileAtomic(path, program.source);
       const exe = program.fileName.replace(/\.ml$/, "");
       io.stdout(
@@ -188,7 +536,34 @@ function exportAll(io: ScenarioCliIO, list: readonly Scenario[], dir: string): n
   return failures === 0 ? 0 : 1;
 }
 
-async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
+// ---- the command ---------------------------------------------------------------------------
+
+/** A whole number from the command line: digits, or digits with a power of ten (`1e9`). */
+function wholeNumber(text: string): number | undefined {
+  if (!/^[0-9]+(e[0-9]+)?$/i.test(text)) return undefined;
+  const n = Number(text);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/** A decimal number from the command line (no hex, no blanks, no NaN or Infinity). */
+function decimal(text: string): number | undefined {
+  if (!/^([0-9]+(\.[0-9]*)?|\.[0-9]+)(e[-+]?[0-9]+)?$/i.test(text)) return undefined;
+  return Number(text);
+}
+
+interface Options {
+  seed?: number;
+  rate?: number;
+  out: string;
+  update: boolean;
+  check: boolean;
+  goldenDir?: string;
+  maxSteps: number;
+  typeCheck: boolean;
+  progress: boolean;
+}
+
+function parseOptions(argv: string[]) {
   let parsed;
   try {
     parsed = parseArgs({
@@ -201,6 +576,11 @@ async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
         out: { type: "string", default: "out" },
         list: { type: "boolean" },
         update: { type: "boolean" },
+        check: { type: "boolean" },
+        "golden-dir": { type: "string" },
+        "max-steps": { type: "string" },
+        "no-check": { type: "boolean" },
+        progress: { type: "boolean" },
         "export-ocaml": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
@@ -208,7 +588,122 @@ async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
   } catch (e) {
     throw new UsageError((e as Error).message, HELP);
   }
-  const { values, positionals } = parsed;
+  const v = parsed.values;
+  const seed = v.seed === undefined ? undefined : wholeNumber(v.seed);
+  if (v.seed !== undefined && !(seed !== undefined && seed < 2 ** 32)) {
+    throw new UsageError(`--seed must be an integer in [0, 2^32), got ${v.seed}`);
+  }
+  const rate = v.rate === undefined ? undefined : decimal(v.rate);
+  if (v.rate !== undefined && !(rate !== undefined && rate >= 0 && rate <= 1)) {
+    throw new UsageError(`--rate must be within [0, 1], got ${v.rate}`);
+  }
+  const maxSteps = v["max-steps"] === undefined ? DEFAULT_MAX_STEPS : wholeNumber(v["max-steps"]);
+  if (maxSteps === undefined || maxSteps < 1) {
+    throw new UsageError(`--max-steps must be a whole number ≥ 1, got ${v["max-steps"]}`);
+  }
+  if (v.out === "") throw new UsageError("--out needs a folder");
+  if (v["golden-dir"] === "") throw new UsageError("--golden-dir needs a folder");
+  const options: Options = {
+    seed,
+    rate,
+    out: v.out!,
+    update: v.update === true,
+    check: v.check === true,
+    goldenDir: v["golden-dir"],
+    maxSteps,
+    typeCheck: v["no-check"] !== true,
+    progress: v.progress === true,
+  };
+  const overridden = seed !== undefined || rate !== undefined;
+  if (options.update && overridden) {
+    throw new UsageError("--update records goldens with each scenario's own seed and rates");
+  }
+  if (options.check && options.update) {
+    throw new UsageError("--check compares with the goldens; --update rewrites them: not both");
+  }
+  if (options.check && overridden) {
+    throw new UsageError("--check compares runs with each scenario's own seed and rates");
+  }
+  if (v["export-ocaml"] !== undefined && (options.update || options.check || overridden)) {
+    throw new UsageError(
+      "--export-ocaml exports scenarios as they are: not with --update, --check, --seed or --rate",
+    );
+  }
+  return { options, values: v, positionals: parsed.positionals };
+}
+
+/** Loads the scenarios named on the command line: usage errors first, then type checks, then
+ * imports. Returns the scenarios, or the failures to report. */
+async function loadAll(
+  io: ScenarioCliIO,
+  args: readonly string[],
+  options: Options,
+): Promise<{ loaded: LoadedScenario[]; errors: string[] }> {
+  const exists = (p: string) => io.kind(resolve(io.cwd(), p)) !== undefined;
+  for (const arg of args) {
+    if (!isModulePath(arg) && !registered.some((s) => s.settings.name === arg)) {
+      throw new UsageError(
+        `no scenario named "${arg}"`,
+        `known scenarios: ${registered.map((s) => s.settings.name).join(", ")}`,
+      );
+    }
+    if (isModulePath(arg) && !exists(arg)) throw new UsageError(`cannot load ${arg}: no such file`);
+  }
+  const modules = args.filter(isModulePath);
+  if (options.typeCheck && modules.length > 0) {
+    const { ok, output } = await io.typeCheck(modules);
+    if (!ok) {
+      const errors = [
+        `${modules.join(", ")}: type errors (deno check; --no-check skips this check):\n` +
+        output.trimEnd(),
+      ];
+      return { loaded: [], errors };
+    }
+  }
+  const loaded: LoadedScenario[] = [];
+  const errors: string[] = [];
+  for (const arg of args) {
+    try {
+      loaded.push(
+        await loadScenarioEntry(io.importModule, arg, {
+          exists,
+          moduleUrl: (p) => moduleUrl(io.cwd(), p),
+        }),
+      );
+    } catch (e) {
+      if (!(e instanceof ScenarioLoadError)) throw e;
+      errors.push(e.message);
+    }
+  }
+  return { loaded, errors };
+}
+
+/** Where the goldens of `entry` are; throws a usage error where they must not be. */
+function goldenPlace(io: ScenarioCliIO, entry: LoadedScenario, options: Options): GoldenPlace {
+  const sc = entry.scenario;
+  if (entry.library || entry.module === undefined) {
+    return { dir: join(io.goldenDir, sc.settings.name) };
+  }
+  const path = resolve(io.cwd(), entry.module);
+  const stem = basename(path, extname(path));
+  if (!isPlainName(stem)) {
+    throw new UsageError(
+      `cannot keep goldens of ${entry.module}: its file name must be ${PLAIN_NAME_RULE}`,
+    );
+  }
+  const root = resolve(io.cwd(), options.goldenDir ?? join(dirname(path), "golden"));
+  const library = resolve(io.goldenDir);
+  if (root === library || inside(library, root)) {
+    throw new UsageError(
+      `goldens of ${entry.module} cannot go to ${root}: tests/golden holds the library's ` +
+        `only (give another --golden-dir)`,
+    );
+  }
+  return { dir: join(root, stem), module: relative(root, path) };
+}
+
+async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
+  const { options, values, positionals } = parseOptions(argv);
   if (values.help) {
     io.stdout(HELP + "\n");
     return 0;
@@ -219,63 +714,123 @@ async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
     }
     return 0;
   }
-  const seed = values.seed === undefined ? undefined : Number(values.seed);
-  if (seed !== undefined && !(Number.isInteger(seed) && seed >= 0 && seed < 2 ** 32)) {
-    throw new UsageError(`--seed must be an integer in [0, 2^32), got ${values.seed}`);
+  const { loaded: list, errors } = positionals.length === 0
+    ? {
+      loaded: registered.map((scenario): LoadedScenario => ({ scenario, library: true })),
+      errors: [],
+    }
+    : await loadAll(io, positionals, options);
+  if (errors.length > 0) {
+    for (const message of errors) io.stderr(`error: ${message}\n`);
+    return 1;
   }
-  const rate = values.rate === undefined ? undefined : Number(values.rate);
-  if (rate !== undefined && !(rate >= 0 && rate <= 1)) {
-    throw new UsageError(`--rate must be within [0, 1], got ${values.rate}`);
+  const seen = new Map<string, string>();
+  for (const { scenario: sc, module } of list) {
+    const name = sc.settings.name, from = module ?? name;
+    const other = seen.get(name);
+    if (other !== undefined) {
+      throw new UsageError(`${other} and ${from} are both scenario ${name}: run them separately`);
+    }
+    seen.set(name, from);
   }
-  if (values.update && (seed !== undefined || rate !== undefined)) {
-    throw new UsageError("--update records goldens with each scenario's own seed and rates");
-  }
-  const list = positionals.length === 0
-    ? registered
-    : await Promise.all(positionals.map((p) => loadScenario(io.importModule, p)));
   const exportDir = values["export-ocaml"];
   if (exportDir !== undefined) {
-    if (values.update || seed !== undefined || rate !== undefined) {
-      throw new UsageError(
-        "--export-ocaml exports scenarios as they are: not with --update, --seed or --rate",
-      );
-    }
-    return exportAll(io, list, exportDir);
+    return exportAll(io, list.map((e) => e.scenario), exportDir, options.maxSteps);
+  }
+  const compare = options.seed === undefined && options.rate === undefined;
+  // Where goldens are compared or written (checked before anything runs).
+  const places = list.map((e) =>
+    compare || options.update ? goldenPlace(io, e, options) : { dir: "" }
+  );
+  if (options.goldenDir !== undefined && list.every((e) => e.library)) {
+    throw new UsageError(
+      "--golden-dir is for scenario modules outside the library (the library's goldens are " +
+        "tests/golden)",
+    );
   }
 
+  const out = resolve(io.cwd(), options.out);
   const rows = [COLUMNS];
-  let failures = 0;
-  for (const sc of list) {
-    const name = sc.settings.name;
-    const t0 = performance.now();
-    let r: RunResult;
-    const bar = progress(io, name);
-    try {
-      r = runScenario(sc, { seed, samplingRate: rate, onProgress: bar });
-    } catch (e) {
-      if (bar) io.stderr("\r\x1b[K");
-      io.stderr(`error: ${(e as Error).message}\n`);
+  let failures = 0, differ = 0, libraryUpdated = false;
+  for (const [k, entry] of list.entries()) {
+    const sc = entry.scenario, name = sc.settings.name, place = places[k];
+    const fail = (message: string) => {
+      io.stderr(`error: ${message}\n`);
       failures++;
+    };
+    const dir = join(out, name);
+    if (!isPlainName(name) || !inside(out, dir)) {
+      fail(`scenario ${JSON.stringify(name)}: its name must be ${PLAIN_NAME_RULE}`);
       continue;
     }
-    if (bar) io.stderr("\r\x1b[K");
+    const big = tooBig(sc, options.maxSteps);
+    if (big !== undefined) {
+      fail(big);
+      continue;
+    }
+    const t0 = performance.now();
+    let r: RunResult;
+    const bar = progress(io, name, options.progress);
+    bar?.(0, countLeafSteps(sc.steps));
+    try {
+      r = runScenario(sc, { seed: options.seed, samplingRate: options.rate, onProgress: bar });
+    } catch (e) {
+      if (bar && io.isTerminal()) io.stderr("\r\x1b[K");
+      fail((e as Error).message);
+      continue;
+    }
+    if (bar && io.isTerminal()) io.stderr("\r\x1b[K");
     const ms = performance.now() - t0;
-    writeOutputs(io, `${values.out}/${name}`, r);
+    try {
+      await writeOutputs(io, dir, r);
+    } catch (e) {
+      fail((e as Error).message);
+      continue;
+    }
     let golden = "-";
-    if (values.update) {
-      writeGolden(io, r);
-      golden = "updated";
-    } else if (seed === undefined && rate === undefined) {
-      const g = readGolden(io, name);
-      golden = "none";
+    const owner = place.dir === "" ? undefined : foreignOwner(io, place);
+    if (options.update) {
+      if (owner !== undefined) {
+        fail(
+          `${place.dir} holds the goldens of ${owner}, not of ${entry.module}: not overwriting ` +
+            `them (give another --golden-dir, or rename the module)`,
+        );
+        golden = "refused";
+      } else {
+        try {
+          await writeGolden(io, place, r);
+          golden = "updated";
+          if (entry.library) libraryUpdated = true;
+          else reportUnregistered(io, entry, place, options);
+        } catch (e) {
+          fail((e as Error).message);
+          golden = "failed";
+        }
+      }
+    } else if (compare) {
+      const g = owner === undefined ? readGolden(io, place) : undefined;
+      golden = owner !== undefined ? "foreign" : "none";
+      if (owner !== undefined) {
+        io.stderr(
+          `${name}: ${place.dir} holds the goldens of ${owner}, not of ${entry.module}: not compared\n`,
+        );
+      }
       if (g !== undefined) {
         const diff = compareGolden(goldenOf(r), g);
         golden = diff === undefined ? "same" : "DIFFERS";
         if (diff !== undefined) {
+          differ++;
           io.stderr(
-            `${name}: ${diff}\n  (if the change is intended: deno task scenario ${name} --update, then review the diff)\n`,
+            `${name}: ${diff}\n  (if the change is intended: deno task scenario ${
+              entry.module ?? name
+            } --update, then review the diff)\n`,
           );
         }
+      }
+      if (options.check && (golden === "none" || golden === "foreign")) {
+        fail(
+          `scenario ${name} has no goldens at ${place.dir} to check (write them with --update)`,
+        );
       }
     }
     const s = r.summary;
@@ -298,28 +853,50 @@ async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
     ]);
     if (ok !== "ok") failures++;
   }
-  if (values.update) {
+  if (libraryUpdated) {
     const names = registered.map((s) => s.settings.name).filter((n) =>
-      readGolden(io, n) !== undefined
+      readGolden(io, { dir: join(io.goldenDir, n) }) !== undefined
     );
-    io.writeFileAtomic(`${io.goldenDir}/index.ts`, goldenIndexSource(names));
+    io.writeFileAtomic(join(io.goldenDir, "index.ts"), goldenIndexSource(names));
   }
   io.stdout(table(rows) + "\n");
-  io.stdout(`\noutputs in ${values.out}/<scenario>/\n`);
-  if (failures > 0) {
-    io.stderr(`${failures} scenario(s) failed\n`);
-    return 1;
-  }
-  return 0;
+  io.stdout(`\noutputs in ${options.out}/<scenario>/\n`);
+  if (differ > 0) io.stderr(`${differ} scenario(s) differ from their goldens\n`);
+  if (failures > 0) io.stderr(`${failures} scenario(s) failed\n`);
+  return failures + differ > 0 ? 1 : 0;
 }
 
-/** Runs the command; returns its exit status (2 for usage errors, 1 for failures). */
+/** What `--update` wrote for a scenario outside the library, and how to make it one. */
+function reportUnregistered(
+  io: ScenarioCliIO,
+  entry: LoadedScenario,
+  place: GoldenPlace,
+  options: Options,
+): void {
+  const name = entry.scenario.settings.name;
+  const files = [...GOLDEN_FILE_NAMES, MODULE_RECORD].join(", ");
+  const dirArg = options.goldenDir === undefined ? "" : ` --golden-dir ${options.goldenDir}`;
+  const taken = registered.some((s) => s.settings.name === name)
+    ? `  (The library has a scenario named ${name} already: rename this one first.)\n`
+    : "";
+  io.stderr(
+    `${name}: wrote ${place.dir}/ (${files}).\n` +
+      `  ${entry.module} is not a library scenario, so deno test does not check it; compare ` +
+      `with:\n    deno task scenario ${entry.module}${dirArg} --check\n` +
+      `  To make it one: move it into scenarios/, import it in scenarios/index.ts, then run\n` +
+      `    deno task scenario ${name} --update\n` +
+      `  (which writes tests/golden/${name}/ and tests/golden/index.ts; review the diff).\n` +
+      taken,
+  );
+}
+
+/** Runs the command; returns its exit status (0 ok, 1 failures, 2 usage errors). */
 export async function run(argv: string[], io: ScenarioCliIO = denoIO): Promise<number> {
   try {
     return await main(argv, io);
   } catch (e) {
     io.stderr(`error: ${(e as Error).message}\n`);
-    if (e instanceof UsageError) {
+    if (e instanceof UsageError && !(e instanceof ScenarioLoadError)) {
       if (e.hint) io.stderr(e.hint + "\n");
       return 2;
     }

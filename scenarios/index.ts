@@ -45,6 +45,8 @@ import none_vs_some_small_heap from "./none_vs_some_small_heap.ts";
 import local_roots from "./local_roots.ts";
 import remembered_set from "./remembered_set.ts";
 import loop_indices from "./loop_indices.ts";
+import blocking_in_callback from "./blocking_in_callback.ts";
+import threads_in_callbacks from "./threads_in_callbacks.ts";
 
 /** Every registered scenario, in the order the CLI runs them. */
 export const scenarios: readonly Scenario[] = [
@@ -89,4 +91,6 @@ export const scenarios: readonly Scenario[] = [
   local_roots,
   remembered_set,
   loop_indices,
+  blocking_in_callback,
+  threads_in_callbacks,
 ];

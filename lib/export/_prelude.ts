@@ -17,6 +17,8 @@ export interface PreludeParams {
   readonly maxFrames: number;
   /** Number of domains the scenario names (main first). */
   readonly domains: number;
+  /** Number of systhreads with programs of their own (their loops follow the domains'). */
+  readonly threads: number;
   /** Profile slots (one per profile name). */
   readonly profiles: number;
   /** Keep-site capacities, by site. */
@@ -88,9 +90,11 @@ let log_overflow = ref false
 let frozen = ref false
 let serial = ref 0
 
-(* Per domain (by the scenario's domain number): [depth; i1; i2; ...], the enclosing loops. *)
-let loops = Array.make (${p.domains} * (max_depth + 1)) 0
-(* Domain.self_index () -> the scenario's domain number. *)
+(* Per domain (by the scenario's domain number), then per systhread with a program: [depth; i1;
+   i2; ...], the enclosing loops. *)
+let loops = Array.make (${p.domains + p.threads} * (max_depth + 1)) 0
+(* Domain.self_index () -> the scenario's number of what runs steps there (its domain, or the
+   systhread holding the baton). *)
 let ord_of_index = Array.make 256 0
 
 (* Executed steps, as the simulation counts them (lifetimes of kept blocks are in steps). *)
@@ -311,6 +315,110 @@ let announce_started ord = raise_flag started ord
 let wait_started ord = wait_flag started ord
 let release_domain ord = raise_flag released ord
 let wait_released ord = wait_flag released ord
+`;
+}
+
+/**
+ * The OCaml text of the systhreads' baton (for scenarios with systhreads running programs of
+ * their own, on the main domain): thread 0 is the main thread, thread `k` ≥ 1 runs
+ * `run_thread_k`. Exactly one thread runs scenario steps at a time; the others wait for their
+ * turn in `Condition.wait` on a condition of their own (a blocking section: the master lock is
+ * free for the thread whose turn it is, and no other thread ever waits for that lock, so that
+ * `Thread.yield` never switches). A thread gives the baton only where the scenario says. The
+ * waits are not loops: a loop's back-edge would poll, and run callbacks, in the baton's code.
+ */
+export function threadsPrelude(p: {
+  /** Systhreads with programs. */
+  readonly threads: number;
+  /** Domains (the threads' loop contexts follow theirs). */
+  readonly domains: number;
+}): string {
+  const n = p.threads + 1;
+  const ctx = [0, ...Array.from({ length: p.threads }, (_, k) => p.domains + k)];
+  return `(* ---- Systhreads: one runs scenario steps at a time, the others wait for their turn ---- *)
+
+external thread_cleanup : unit -> unit = "caml_thread_cleanup"
+
+let th_turn = ref 0
+let th_cond = Array.init ${n} (fun _ -> Condition.create ())
+let th_handed_by = Array.make ${n} 0
+let th_joiner = Array.make ${n} (-1)
+let th_ended = Array.make ${n} 0
+(* Created in the scenario (all are created before it runs), and waiting in a join. *)
+let th_spawned = Array.make ${n} 0
+let () = th_spawned.(0) <- 1
+let th_joining = Array.make ${n} 0
+let th_parked = Array.make ${n} 0
+let th_parked_cond = Condition.create ()
+let th_handle = Array.make ${n} (Obj.repr 0)
+(* Each thread's loop context (see [loops]). *)
+let th_ctx = [| ${ctx.join("; ")} |]
+(* Thread.id -> thread number, for callbacks (they run on the thread that allocated or polled). *)
+let th_of_id = Array.make 256 0
+let[@inline never] th_self () = th_of_id.(Thread.id (Thread.self ()))
+
+(* With the baton's mutex held: waits until it is thread [me]'s turn. *)
+let[@inline never] th_wait me =
+  if !th_turn <> me then begin
+    Condition.wait th_cond.(me) baton;
+    if !th_turn <> me then fail "a systhread woke up out of turn"
+  end
+
+(* Thread [me] passes the baton to thread [k] and waits for it to come back. *)
+let[@inline never] th_pass me k =
+  Mutex.lock baton;
+  th_turn := k;
+  th_handed_by.(k) <- me;
+  Condition.signal th_cond.(k);
+  th_wait me;
+  Mutex.unlock baton;
+  ord_of_index.(0) <- th_ctx.(me)
+
+(* Whether thread [k] can take the baton from a ring of threads (act.yieldToNext). *)
+let th_can_run k = th_spawned.(k) = 1 && th_ended.(k) = 0 && th_joining.(k) = 0
+
+(* Thread.join: thread [me] passes the baton to thread [k] until [k] ends (unless it did). *)
+let[@inline never] th_join me k =
+  if th_ended.(k) = 0 then begin
+    Mutex.lock baton;
+    th_joining.(me) <- 1;
+    th_joiner.(k) <- me;
+    th_turn := k;
+    th_handed_by.(k) <- me;
+    Condition.signal th_cond.(k);
+    th_wait me;
+    th_joining.(me) <- 0;
+    Mutex.unlock baton;
+    ord_of_index.(0) <- th_ctx.(me)
+  end;
+  Thread.join (Obj.obj th_handle.(k) : Thread.t)
+
+(* Thread [me]'s program ended: the baton goes to the thread joining it, or else back to the
+   thread that last passed it. Then Thread.create's wrapper ends the thread. *)
+let[@inline never] th_end me =
+  Mutex.lock baton;
+  th_ended.(me) <- 1;
+  let k = if th_joiner.(me) >= 0 then th_joiner.(me) else th_handed_by.(me) in
+  th_turn := k;
+  Condition.signal th_cond.(k);
+  Mutex.unlock baton
+
+(* Thread [me] starts, says so, and waits for its first turn. *)
+let[@inline never] th_start me =
+  th_of_id.(Thread.id (Thread.self ())) <- me;
+  Mutex.lock baton;
+  th_parked.(me) <- 1;
+  Condition.broadcast th_parked_cond;
+  th_wait me;
+  Mutex.unlock baton;
+  ord_of_index.(0) <- th_ctx.(me)
+
+(* At initialisation: thread [me] is created and waits for its first turn. *)
+let th_create me (f : unit -> unit) =
+  th_handle.(me) <- Obj.repr (Thread.create f ());
+  Mutex.lock baton;
+  while th_parked.(me) = 0 do Condition.wait th_parked_cond baton done;
+  Mutex.unlock baton
 `;
 }
 

@@ -27,16 +27,23 @@ import type {
 } from "../scenario/spec.ts";
 import { ocamlHexFloat } from "../util/ocaml_printf.ts";
 import { ExportError } from "./errors.ts";
-import { epilogue, prelude } from "./_prelude.ts";
+import { epilogue, prelude, threadsPrelude } from "./_prelude.ts";
 import { type HarnessBlock, harnessBlocks, harnessMajorHeap } from "./_harness_heap.ts";
 import type { MajorGcInitialState } from "../runtime/major_gc.ts";
 
 /** Callstack frames the program's harness adds below the scenario's own: the function running
  * the domain's steps, plus the module initialiser and `caml_program` on the main domain, or
- * `Domain.spawn`'s body on the others. The differential runner gives the simulation as many. */
-export const HARNESS_FRAMES: { readonly main: number; readonly spawned: number } = {
+ * `Domain.spawn`'s body on the others; on a systhread with a program, its function and
+ * `Thread.create`'s wrapper (whose `check_memprof_cb` allocates at the thread's end, with as
+ * many frames). The differential runner gives the simulation as many. */
+export const HARNESS_FRAMES: {
+  readonly main: number;
+  readonly spawned: number;
+  readonly thread: number;
+} = {
   main: 3,
   spawned: 2,
+  thread: 2,
 };
 
 /** Options of {@linkcode exportOCaml}. */
@@ -109,6 +116,8 @@ interface Ctx {
   readonly inCallback: boolean;
   /** The most times the code can run (product of enclosing loop counts). */
   readonly bound: number;
+  /** The systhread running the code (0: the main thread; k: the k-th with a program). */
+  readonly thread: number;
   /** Step position, for errors. */
   readonly at: string;
 }
@@ -152,6 +161,10 @@ class Exporter {
   private maxDepth = 0;
   private usesEvents = false;
   private canRaise = false;
+  /** Systhreads with programs, in creation order (thread k is `threadSteps[k - 1]`). */
+  private readonly threadSteps: Extract<Step, { kind: "threadSpawn" }>[] = [];
+  /** Thread number by name ("main" is 0). */
+  private readonly threadIndex = new Map<string, number>([["main", 0]]);
 
   constructor(private readonly sc: Scenario, options: ExportOptions) {
     this.name = sc.settings.name;
@@ -170,6 +183,20 @@ class Exporter {
   }
 
   run(): ExportedProgram {
+    for (const st of this.sc.steps) {
+      if (st.kind !== "threadSpawn") continue;
+      this.threadSteps.push(st);
+      this.threadIndex.set(st.thread, this.threadSteps.length);
+    }
+    const threads = this.threadSteps.length > 0 || usesThreads(this.sc);
+    if (threads && this.sc.domains.length > 1) {
+      this.refuse(
+        this.threadSteps[0]?.at ?? "settings",
+        "systhreads with programs in a scenario with several domains: the exported program " +
+          "passes one baton between domains and another between the main domain's threads, " +
+          "and does not combine them",
+      );
+    }
     this.collectProfiles(this.sc.steps);
     if (this.sc.domains.length > 1) {
       for (const [slot, p] of this.profileSpecs.entries()) {
@@ -203,6 +230,8 @@ class Exporter {
         this.domainFunction(ord, segments, aliveAtEnd, flushBase, exitTurn, trailingJoins, multi),
       );
     }
+    // The threads' functions (the program's initialisation creates the threads before the run).
+    const threadRuns = this.threadSteps.map((st, k) => this.threadFunction(st, k + 1));
     const maxFrames = Math.max(0, ...this.profileSpecs.map((p) => p.callstackSize));
     if (maxFrames > MAX_FRAMES_RECORDED) {
       const slot = this.profileSpecs.findIndex((p) => p.callstackSize === maxFrames);
@@ -217,6 +246,7 @@ class Exporter {
       maxDepth: Math.max(1, this.maxDepth),
       maxFrames,
       domains: this.sc.domains.length,
+      threads: this.threadSteps.length,
       profiles: this.profileSpecs.length,
       sites: this.sites,
       fifoSites: this.fifoSites,
@@ -242,6 +272,9 @@ class Exporter {
     const source = [
       header,
       prelude(params),
+      this.usesThreadLib()
+        ? threadsPrelude({ threads: this.threadSteps.length, domains: params.domains })
+        : "",
       "(* ---- Scenario ---- *)",
       exnDecls,
       handlers,
@@ -251,6 +284,7 @@ class Exporter {
       ...releases,
       ...this.defs,
       ...callbacks,
+      ...threadRuns,
       ...runs,
       epilogue(),
       main,
@@ -265,8 +299,9 @@ class Exporter {
       compileArgs: this.compileArgs(),
       env: this.env(),
       majorHeap: harnessMajorHeap(
-        harnessBlocks(params, this.initBlocks),
+        harnessBlocks(params, this.initBlocks, { threadsLibrary: this.usesThreadLib() }),
         this.sc.settings.minorHeapWords,
+        { threadsLibrary: this.usesThreadLib() },
       ),
     };
   }
@@ -277,7 +312,15 @@ class Exporter {
 
   private compileArgs(): string[] {
     const libs = this.usesEvents ? ["-I", "+runtime_events", "runtime_events.cmxa"] : [];
+    if (this.usesThreadLib()) {
+      libs.push("-I", "+unix", "-I", "+threads", "unix.cmxa", "threads.cmxa");
+    }
     return ["-g", ...libs, `${this.fileBase()}.ml`];
+  }
+
+  /** Whether the program uses systhreads (and links the threads library). */
+  private usesThreadLib(): boolean {
+    return this.threadSteps.length > 0 || usesThreads(this.sc);
   }
 
   private env(): Record<string, string> {
@@ -366,6 +409,7 @@ class Exporter {
       inCallback: true,
       bound: Infinity,
       at: this.profileAt[slot],
+      thread: 0,
     };
     const fns: string[] = [];
     for (const k of CALLBACK_KINDS) {
@@ -425,10 +469,33 @@ class Exporter {
       case "exitThread":
         return this.refuse(
           ctx.at,
-          "callbacks that switch or exit systhreads are not exported: the scenario DSL runs a " +
-            "domain's steps as one program, so the rest of the program would have to continue on " +
-            "another systhread (see docs/differential.md)",
+          "callbacks that switch or exit systhreads of the older form are not exported: the " +
+            "scenario DSL runs a domain's steps as one program, so the rest of the program would " +
+            "have to continue on another systhread (threads with programs of their own and " +
+            "act.yieldTo are; see docs/differential.md)",
         );
+      case "yieldTo":
+        // The thread running the callback holds the baton: it passes it, and waits inside
+        // (unless its program ended: the baton went on then).
+        return `(let me = th_self () in if th_ended.(me) = 0 then th_pass me ${
+          this.threadOf(a.thread, ctx.at)
+        })`;
+      case "yieldToNext": {
+        // The first thread after the running one in the ring that can take the baton: a match
+        // on the running thread, then tests in ring order (no loop: it would poll).
+        const ring = a.threads.map((t) => this.threadOf(t, ctx.at));
+        const arms = ring.map((me, i) => {
+          let pick = "-1";
+          for (let j = ring.length - 1; j >= 1; j--) {
+            const c = ring[(i + j) % ring.length];
+            pick = `if th_can_run ${c} then ${c} else ${pick}`;
+          }
+          return `| ${me} -> ${pick}`;
+        });
+        return `(let me = th_self () in if th_ended.(me) = 0 then begin let k = (match me with ` +
+          `${arms.join(" ")} | _ -> fail "yieldToNext: not in the ring") in ` +
+          `if k >= 0 then th_pass me k end)`;
+      }
     }
   }
 
@@ -526,6 +593,34 @@ class Exporter {
     walk(st.body);
   }
 
+  /** Thread number of `name` (0 for the main thread). */
+  private threadOf(name: string, at: string): number {
+    const k = this.threadIndex.get(name);
+    if (k === undefined) this.refuse(at, `no thread "${name}" with a program`);
+    return k;
+  }
+
+  /** The function of thread `k` (a systhread with a program): it starts, waits for its first
+   * turn, runs its steps, and passes the baton on at its end. */
+  private threadFunction(st: Extract<Step, { kind: "threadSpawn" }>, k: number): string {
+    const ctx: Ctx = {
+      ord: this.sc.domains.length + k - 1,
+      depth: 0,
+      inAttempt: false,
+      inCallback: false,
+      bound: 1,
+      at: st.at,
+      thread: k,
+    };
+    const body = this.stepsCode(st.body, ctx);
+    return `(* thread "${st.thread}" *)
+let[@inline never] run_thread_${k} () =
+  ` +
+      `th_start ${k};
+  ${body}
+  th_end ${k}`;
+  }
+
   private aliveAtEnd(): number[] {
     const dead = new Set<number>();
     for (const st of this.sc.steps) {
@@ -562,6 +657,7 @@ class Exporter {
         inCallback: false,
         bound: 1,
         at: "",
+        thread: 0,
       };
       lines.push(this.stepsCode(seg.steps, ctx));
       if (multi) lines.push(`pass_turn ${i + 1};`);
@@ -588,6 +684,14 @@ class Exporter {
     return [
       "let () =",
       "  ord_of_index.(Domain.self_index ()) <- 0;",
+      ...(this.threadSteps.length === 0 ? [] : [
+        "  (* The systhreads, each waiting for its first turn; then the tick thread, which",
+        "     interrupts the domain every 50 ms, is stopped: its interrupts would make the next",
+        "     allocation enter the runtime and do GC work or run callbacks at a time that",
+        "     depends on the clock. *)",
+        ...this.threadSteps.map((_, k) => `  th_create ${k + 1} run_thread_${k + 1};`),
+        "  thread_cleanup ();",
+      ]),
       "  Gc.full_major ();",
       "  let s0 = Gc.quick_stat () in",
       "  (* An empty minor heap, as the simulation starts with; then nothing allocates but the",
@@ -661,10 +765,22 @@ class Exporter {
       case "blocking":
         return this.refuse(
           st.at,
-          "systhreads are not exported: a thread switch moves the rest of the domain's " +
-            "straight-line steps onto another thread, which has no one-to-one OCaml form " +
-            "(see docs/differential.md)",
+          "systhreads of the older form (thread(name) with switchTo, exit, blocking) are not " +
+            "exported: a thread switch moves the rest of the domain's straight-line steps onto " +
+            "another thread, which has no one-to-one OCaml form; threads with programs of their " +
+            "own (thread(name, body)) are (see docs/differential.md)",
         );
+      case "threadSpawn":
+        // Created at initialisation (so that the tick thread is stopped before the scenario
+        // starts); it waits there for its first turn.
+        return `tick (); th_spawned.(${this.threadOf(st.thread, st.at)}) <- 1; ` +
+          "(* Thread.create: the thread was created before the run; it waits *)";
+      case "yieldTo":
+        return `tick (); th_pass ${ctx.thread} ${this.threadOf(st.thread, st.at)};`;
+      case "threadJoin":
+        return `tick (); th_join ${ctx.thread} ${this.threadOf(st.thread, st.at)};`;
+      case "threadYield":
+        return this.leaf("Thread.yield ()", ctx);
       case "memprofStart":
         return this.leaf(`start_fns.(${this.profileSlot.get(st.profile.name!)!}) ()`, ctx);
       case "memprofStop":
@@ -1116,6 +1232,24 @@ function triggerCode(t: Trigger): string {
     case "every":
       return `(n >= ${t.offset} && (n - ${t.offset}) mod ${t.period} = 0)`;
   }
+}
+
+/** Whether `sc` uses systhreads of the new form anywhere (steps or callback actions). */
+function usesThreads(sc: Scenario): boolean {
+  const tracker = (t: TrackerSpec): boolean =>
+    CALLBACK_KINDS.some((k) =>
+      (t[k]?.actions ?? []).some(({ action }) =>
+        action.kind === "yieldTo" || action.kind === "yieldToNext" ||
+        (action.kind === "start" && tracker(action.profile.tracker))
+      )
+    );
+  const walk = (steps: readonly Step[]): boolean =>
+    steps.some((st) =>
+      st.kind === "threadSpawn" || st.kind === "yieldTo" || st.kind === "threadJoin" ||
+      st.kind === "threadYield" || (st.kind === "memprofStart" && tracker(st.profile.tracker)) ||
+      ("body" in st && walk(st.body))
+    );
+  return walk(sc.steps);
 }
 
 function trackerRaises(t: TrackerSpec): boolean {

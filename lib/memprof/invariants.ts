@@ -6,7 +6,7 @@
  * @module
  */
 
-import { CB_ALLOC, CB_DEALLOC, CB_PROMOTE, cbMask, type Entries } from "./entries.ts";
+import { CB_ALLOC, CB_DEALLOC, CB_PROMOTE, cbMask, type Entries, type Runner } from "./entries.ts";
 import type { MemprofDomain } from "./memprof.ts";
 import type { AllocationInfo, Tracker } from "./profile.ts";
 
@@ -27,12 +27,15 @@ function fail(where: string, what: string): never {
  * Checks one table (outside any callback): `young`, `evict`, `active` ≤ `size`; no deleted
  * entry before `evict`; no pending callback before `active`; no offset entry (offsets exist only
  * inside `sample_young`); no young block before `young`; promoted implies allocated young; no
- * running callbacks.
+ * running callbacks — but those of systhreads blocked inside a callback (`blocked`): each such
+ * entry is its thread's running entry, and a blocked thread's own table may hold the offset
+ * entries of the allocation it is sampling (`offsetsAllowed`).
  */
 export function checkEntries(
   es: Entries,
   where: string,
   isYoung: (addr: number) => boolean,
+  blocked: { readonly runners?: ReadonlySet<Runner>; readonly offsetsAllowed?: boolean } = {},
 ): void {
   if (!(es.young >= 0 && es.young <= es.size)) fail(where, `young ${es.young} > size ${es.size}`);
   if (!(es.evict >= 0 && es.evict <= es.size)) fail(where, `evict ${es.evict} > size ${es.size}`);
@@ -45,8 +48,12 @@ export function checkEntries(
     const e = es.t[i];
     const at = `${where}[${i}]`;
     if (e.deleted && i < es.evict) fail(at, `deleted entry before evict ${es.evict}`);
-    if (e.offset) fail(at, "offset entry outside sample_young");
-    if (e.runner) fail(at, "callback still running");
+    if (e.offset && !blocked.offsetsAllowed) fail(at, "offset entry outside sample_young");
+    if (
+      e.runner &&
+      !(blocked.runners?.has(e.runner) && e.runner.runningTable === es &&
+        e.runner.runningIndex === i)
+    ) fail(at, "callback still running");
     if (e.promoted && !e.allocYoung) fail(at, "promoted but not allocated young");
     if (e.deleted) continue;
     if (i < es.young && e.block !== null && isYoung(e.block)) {
@@ -70,11 +77,23 @@ export function checkEntries(
 /** Checks every table of a domain (own, threads', orphans'). */
 export function checkDomainInvariants(d: MemprofDomain): void {
   const isYoung = (a: number) => d.host.isYoung(a);
-  for (const { label, entries } of d.tables()) checkEntries(entries, label, isYoung);
-  if (d.current && d.threads.indexOf(d.current) < 0) fail("domain", "current thread not listed");
+  // Systhreads other than the current one may be blocked inside a callback (sampling suspended).
+  const runners = new Set<Runner>();
   for (const th of d.threads) {
-    if (th.runningTable !== null) fail("thread", "running a callback outside any callback");
+    if (th.runningTable === null) continue;
+    if (th === d.current || !th.suspended) {
+      fail("thread", "running a callback outside any callback");
+    }
+    runners.add(th);
   }
+  for (const { label, entries } of d.tables()) {
+    const owner = d.threads.find((th) => th.entries === entries);
+    checkEntries(entries, label, isYoung, {
+      runners,
+      offsetsAllowed: owner !== undefined && owner !== d.current && owner.suspended,
+    });
+  }
+  if (d.current && d.threads.indexOf(d.current) < 0) fail("domain", "current thread not listed");
 }
 
 /** What happened to one tracked block, as seen through its callbacks. */

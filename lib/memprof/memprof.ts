@@ -17,6 +17,7 @@ import {
   CB_PROMOTE,
   cbMask,
   Entries,
+  type Entry,
   MIN_ENTRIES_DOMAIN_CAPACITY,
   MIN_ENTRIES_ORPHAN_CAPACITY,
   MIN_ENTRIES_THREAD_CAPACITY,
@@ -40,6 +41,9 @@ import { MemprofRng, oneLog1mLambda as computeOneLog1mLambda } from "./rng.ts";
 export interface MemprofHost {
   /** `caml_raise`: raises `exn` in OCaml code after running the pending actions once. */
   raise(exn: unknown): never;
+  /** {@linkcode raise}, resumable (the pending actions' callbacks may block the thread): needed
+   * by the resumable paths (`sampleYoungG`, `stopG`) only. */
+  raiseG?(exn: unknown): Resumable<never>;
   /** Domain id (seeds the RNG). */
   readonly id: number;
   /** Allocation pointer (header of the last block allocated in the minor heap). */
@@ -91,6 +95,44 @@ export interface ExnResult {
 /** A callback's outcome: null (returned normally) or the exception it raised. */
 export type CallbackResult = ExnResult | null;
 type Result = CallbackResult;
+
+/** A computation that may suspend its systhread: it yields what the caller's scheduler
+ * needs (the thread to run next), and returns `R` when done. */
+export type Resumable<R> = Generator<unknown, R, unknown>;
+
+/**
+ * What a tracker's callback returns when it may block its systhread (wait for its turn inside
+ * the callback, as a callback blocking on a mutex or a pipe does): a generator whose return
+ * value is the callback's result. The resumable paths (`runCallbacksG`, `sampleYoungG`,
+ * `stopG`, and the runtime's `…G` methods) run it, passing on what it yields; the plain
+ * paths refuse a callback that actually yields.
+ */
+export class Blocking {
+  /** `run` is the callback's body. */
+  constructor(readonly run: Resumable<unknown>) {}
+}
+
+/** A {@linkcode Blocking} callback yielded outside a resumable run. */
+export class BlockedOutsideResumableRun extends Error {
+  /** Error class name. */
+  override name = "BlockedOutsideResumableRun";
+}
+
+/** Runs a blocking callback that must not block (on a plain path). */
+function runWithoutBlocking(b: Blocking): unknown {
+  const r = b.run.next();
+  if (!r.done) {
+    throw new BlockedOutsideResumableRun(
+      "a callback blocked its thread where nothing can resume it (a plain, not resumable, path)",
+    );
+  }
+  return r.value;
+}
+
+/** {@linkcode MemprofDomain.nextCallback}: nothing to run in the table any more. */
+const STOP = -1;
+/** {@linkcode MemprofDomain.nextCallback}: nothing to run on this entry; look again. */
+const NEXT = -2;
 
 /** A stashed callstack: captured when the heap could not be allocated in. */
 class Stash {
@@ -424,8 +466,74 @@ export class MemprofDomain {
   }
 
   // ---- running callbacks ----
+  //
+  // Each path that runs callbacks has two forms: a plain one, and a resumable one (`…G`, a
+  // generator) for runs in which a callback may block its systhread (see Blocking): a blocked
+  // callback suspends the generators up to the caller's scheduler, and the thread resumes later
+  // inside the callback, with its memprof state as memprof.c leaves it meanwhile (the entry's
+  // `runner` set, sampling suspended on that thread). The plain forms of `run_callback_res` and
+  // `entries_run_callbacks_res` are written out (they are every callback's path); the
+  // resumable ones share their steps through beginCallback/endCallback and nextCallback. The
+  // tests (tests/scenario/thread_programs_test.ts) run every library scenario in both forms
+  // and compare their outputs byte for byte.
 
-  /** memprof.c's `run_callback_res`. */
+  /** memprof.c's `run_callback_res`, up to `caml_callback_res`: false when another thread
+   * got to the entry first. */
+  private beginCallback(thread: MemprofThread, es: Entries, i: number, cbIndex: number): boolean {
+    const e = es.t[i];
+    if (e.runner) return false;
+    thread.runningTable = es;
+    thread.runningIndex = i;
+    e.runner = thread;
+    e.callback = cbIndex;
+    e.callbacks |= cbMask(cbIndex);
+    e.userData = undefined;
+
+    const stats = this.shared.stats;
+    if (cbIndex === CB_ALLOC) stats.alloc++;
+    else if (cbIndex === CB_PROMOTE) stats.promote++;
+    else stats.dealloc++;
+    return true;
+  }
+
+  /** memprof.c's `run_callback_res`, after `caml_callback_res` returned `value` or raised
+   * (`res`). The entry may have moved meanwhile: the thread's running table and index say
+   * where it is now. */
+  private endCallback(
+    thread: MemprofThread,
+    value: unknown,
+    res: Result,
+    cbIndex: number,
+  ): Result {
+    if (cbIndex === CB_DEALLOC) value = undefined; // dealloc callbacks return unit
+
+    const es = thread.runningTable!;
+    thread.runningTable = null;
+    const i = thread.runningIndex;
+    const e = es.t[i];
+    e.runner = null;
+    e.callback = CB_NONE;
+
+    if (es.validatedConfig() === null) {
+      // Discarded during the callback: the table lost its inactive entries, this one included
+      // (memprof.c would then delete the stale index; there is nothing left to delete).
+      return res;
+    }
+    if (res !== null || value === undefined || value === null) {
+      es.delete(i);
+      return res;
+    }
+    e.userData = value;
+    // The returned value is a fresh OCaml value, assumed young: scan it at the next minor GC.
+    if (i < es.young) es.young = i;
+    if (i < es.active && (e.deallocated || (e.promoted && cbIndex !== CB_PROMOTE))) {
+      es.active = i;
+    }
+    return null;
+  }
+
+  /** memprof.c's `run_callback_res`. (Written out, not through beginCallback/endCallback:
+   * this is the path of every callback of the plain runs.) */
   private runCallback(
     thread: MemprofThread,
     es: Entries,
@@ -454,8 +562,10 @@ export class MemprofDomain {
       if (cb) {
         this.host.enterOCamlFromC();
         value = (cb as (x: unknown) => unknown)(param);
+        if (value instanceof Blocking) value = runWithoutBlocking(value);
       }
     } catch (exn) {
+      if (exn instanceof BlockedOutsideResumableRun) throw exn;
       res = { exn };
       stats.exceptions++;
     }
@@ -486,24 +596,103 @@ export class MemprofDomain {
     return null;
   }
 
-  /** memprof.c's `run_alloc_callback_res`. */
-  private runAllocCallback(thread: MemprofThread, es: Entries, i: number): Result {
-    const e = es.t[i];
+  /** {@linkcode runCallback}, resumable: a callback returning a {@linkcode Blocking} runs
+   * it, passing on what it yields. */
+  private *runCallbackG(
+    thread: MemprofThread,
+    es: Entries,
+    i: number,
+    cb: ((x: never) => unknown) | undefined,
+    param: unknown,
+    cbIndex: number,
+  ): Resumable<Result> {
+    if (!this.beginCallback(thread, es, i, cbIndex)) return null;
+    let value: unknown = undefined;
+    let res: Result = null;
+    try {
+      if (cb) {
+        this.host.enterOCamlFromC();
+        value = (cb as (x: unknown) => unknown)(param);
+        if (value instanceof Blocking) value = yield* value.run;
+      }
+    } catch (exn) {
+      res = { exn };
+      this.shared.stats.exceptions++;
+    }
+    return this.endCallback(thread, value, res, cbIndex);
+  }
+
+  /** memprof.c's `run_alloc_callback_res`, up to the call: the `sample_info` record. */
+  private allocInfo(e: Entry): AllocationInfo {
     const callstack = this.unstash(e.userData);
     e.userData = callstack;
     this.host.allocForMemprof(4); // the sample_info record
-    const info: AllocationInfo = {
-      nSamples: e.samples,
-      size: e.wosize,
-      source: e.source,
-      callstack,
-    };
-    const tr = es.config!.tracker;
-    const cb = e.allocYoung ? tr.allocMinor : tr.allocMajor;
-    return this.runCallback(thread, es, i, cb, info, CB_ALLOC);
+    return { nSamples: e.samples, size: e.wosize, source: e.source, callstack };
   }
 
-  /** memprof.c's `entries_run_callbacks_res`. */
+  /** memprof.c's `run_alloc_callback_res`. */
+  private runAllocCallback(thread: MemprofThread, es: Entries, i: number): Result {
+    const e = es.t[i];
+    const info = this.allocInfo(e);
+    const tr = es.config!.tracker;
+    return this.runCallback(
+      thread,
+      es,
+      i,
+      e.allocYoung ? tr.allocMinor : tr.allocMajor,
+      info,
+      CB_ALLOC,
+    );
+  }
+
+  /** {@linkcode runAllocCallback}, resumable. */
+  private *runAllocCallbackG(thread: MemprofThread, es: Entries, i: number): Resumable<Result> {
+    const e = es.t[i];
+    const info = this.allocInfo(e);
+    const tr = es.config!.tracker;
+    return yield* this.runCallbackG(
+      thread,
+      es,
+      i,
+      e.allocYoung ? tr.allocMinor : tr.allocMajor,
+      info,
+      CB_ALLOC,
+    );
+  }
+
+  /**
+   * One turn of memprof.c's `entries_run_callbacks_res` loop, up to the callback it runs on
+   * entry `es.active`: {@linkcode STOP} (a discarded profile), {@linkcode NEXT} (nothing to run
+   * there: the cursor moved or the entry was deleted), or the callback's index (`CB_*`).
+   */
+  private nextCallback(es: Entries): number {
+    const config = es.validatedConfig();
+    if (config === null) return STOP;
+    const i = es.active;
+    const e = es.t[i];
+    if (e.deleted || e.runner) {
+      ++es.active;
+      return NEXT;
+    }
+    if (!(e.callbacks & cbMask(CB_ALLOC))) {
+      if (config.status === ProfileStatus.SAMPLING) return CB_ALLOC;
+      es.delete(i); // sampling stopped, e.g. by a previous callback: drop this entry
+      return NEXT;
+    }
+    if (e.promoted && !(e.callbacks & cbMask(CB_PROMOTE))) return CB_PROMOTE;
+    if (e.deallocated && !(e.callbacks & cbMask(CB_DEALLOC))) return CB_DEALLOC;
+    ++es.active;
+    return NEXT;
+  }
+
+  /** The closure of promote or dealloc callback `k` for entry `e` of a table of `config`. */
+  private callbackOf(config: Profile, e: Entry, k: number): ((x: never) => unknown) | undefined {
+    const tr = config.tracker;
+    if (k === CB_PROMOTE) return tr.promote;
+    return (e.promoted || !e.allocYoung) ? tr.deallocMajor : tr.deallocMinor;
+  }
+
+  /** memprof.c's `entries_run_callbacks_res`. (Written out, as runCallback.) */
   private entriesRunCallbacks(thread: MemprofThread, es: Entries): Result {
     let res: Result = null;
     while (es.active < es.size) {
@@ -537,6 +726,32 @@ export class MemprofDomain {
     return res;
   }
 
+  /** {@linkcode entriesRunCallbacks}, resumable. */
+  private *entriesRunCallbacksG(thread: MemprofThread, es: Entries): Resumable<Result> {
+    let res: Result = null;
+    while (es.active < es.size) {
+      const k = this.nextCallback(es);
+      if (k === STOP) break;
+      if (k === NEXT) continue;
+      const i = es.active;
+      if (k === CB_ALLOC) res = yield* this.runAllocCallbackG(thread, es, i);
+      else {
+        const e = es.t[i];
+        res = yield* this.runCallbackG(
+          thread,
+          es,
+          i,
+          this.callbackOf(es.config!, e, k),
+          e.userData,
+          k,
+        );
+      }
+      if (res) break;
+    }
+    es.evictDeleted();
+    return res;
+  }
+
   /**
    * `caml_memprof_run_callbacks_res`: run pending callbacks of the domain, the current thread
    * and the orphans. Returns the exception a callback raised, wrapped, or null.
@@ -556,6 +771,32 @@ export class MemprofDomain {
           const es = ot.entries;
           if (es.validatedConfig() !== null && es.active < es.size) {
             res = this.entriesRunCallbacks(thread, es);
+            if (res) break;
+          }
+        }
+      }
+    }
+    this.orphansUpdatePending();
+    this.updateSuspended(false);
+    return res;
+  }
+
+  /** {@linkcode runCallbacks}, resumable. */
+  *runCallbacksG(): Resumable<CallbackResult> {
+    const thread = this.current!;
+    let res: Result = null;
+    if (thread.suspended || !this.pending) return res;
+    this.orphansAdopt();
+    this.updateSuspended(true);
+    res = yield* this.entriesRunCallbacksG(thread, this.entries);
+    if (!res) {
+      res = yield* this.entriesRunCallbacksG(thread, thread.entries);
+      if (!res) {
+        thread.entries.transferTo(this.entries);
+        for (let ot = this.orphans; ot; ot = ot.next) {
+          const es = ot.entries;
+          if (es.validatedConfig() !== null && es.active < es.size) {
+            res = yield* this.entriesRunCallbacksG(thread, es);
             if (res) break;
           }
         }
@@ -622,20 +863,49 @@ export class MemprofDomain {
    * then it is redone unless a callback raised (then the exception is rethrown).
    */
   sampleYoung(wosize: number, fromCaml: boolean, lens: readonly number[] | null): void {
-    const host = this.host;
+    if (!fromCaml) return this.sampleYoungFromC(wosize);
     const thread = this.current!;
+    this.sampleYoungBegin(thread, wosize, lens);
+    const res = this.entriesRunCallbacks(thread, thread.entries);
+    this.sampleYoungEnd(thread, wosize, res);
+    if (res) this.host.raise(res.exn);
+  }
+
+  /** {@linkcode sampleYoung}, resumable (a callback of the allocation may block its thread;
+   * the allocation is redone when it resumes, wherever young_ptr is then). */
+  *sampleYoungG(
+    wosize: number,
+    fromCaml: boolean,
+    lens: readonly number[] | null,
+  ): Resumable<void> {
+    if (!fromCaml) return this.sampleYoungFromC(wosize);
+    const thread = this.current!;
+    this.sampleYoungBegin(thread, wosize, lens);
+    const res = yield* this.entriesRunCallbacksG(thread, thread.entries);
+    this.sampleYoungEnd(thread, wosize, res);
+    if (res) yield* this.host.raiseG!(res.exn);
+  }
+
+  /** `caml_memprof_sample_young` for an allocation from C: tracked, callback later. */
+  private sampleYoungFromC(wosize: number): void {
+    const host = this.host;
+    const samples = 1 + this.randBinom(host.memprofYoungTrigger - 1 - host.youngPtr);
+    this.maybeTrackBlock(host.youngPtr, samples, wosize, AllocationSource.NORMAL);
+    this.setTrigger();
+    host.resetYoungLimit();
+  }
+
+  /** `caml_memprof_sample_young` from OCaml code, before the callbacks: the allocation is
+   * undone, sampling suspended, and each sampled component gets an offset entry in the
+   * thread's table. */
+  private sampleYoungBegin(
+    thread: MemprofThread,
+    wosize: number,
+    lens: readonly number[] | null,
+  ): void {
+    const host = this.host;
     const entries = thread.entries;
     const whsize = wosize + 1;
-    const config = entries.config;
-
-    if (!fromCaml) {
-      const samples = 1 + this.randBinom(host.memprofYoungTrigger - 1 - host.youngPtr);
-      this.maybeTrackBlock(host.youngPtr, samples, wosize, AllocationSource.NORMAL);
-      this.setTrigger();
-      host.resetYoungLimit();
-      return;
-    }
-
     let triggerOfs = host.memprofYoungTrigger - host.youngPtr;
     let allocOfs = whsize;
     host.youngPtr += whsize;
@@ -665,9 +935,16 @@ export class MemprofDomain {
         );
       }
     } while (subAlloc);
+  }
 
-    const res = this.entriesRunCallbacks(thread, entries);
-    const restarted = config !== entries.config;
+  /** `caml_memprof_sample_young` from OCaml code, after the callbacks (`res`: the exception
+   * one raised, which cancels the allocation): the allocation is redone at young_ptr and the
+   * offset entries become blocks, or are cleared; sampling resumes. (memprof.c asserts that
+   * a profile restarted by a callback left the thread's table empty.) */
+  private sampleYoungEnd(thread: MemprofThread, wosize: number, res: Result): void {
+    const host = this.host;
+    const entries = thread.entries;
+    const whsize = wosize + 1;
     const cancelled = res !== null;
 
     if (!cancelled) {
@@ -677,7 +954,6 @@ export class MemprofDomain {
       }
       host.youngPtr -= whsize;
     }
-    void restarted; // memprof.c asserts the thread table is then empty
 
     if (cancelled) {
       entries.clearOffsets();
@@ -693,7 +969,6 @@ export class MemprofDomain {
       entries.transferTo(this.entries);
     }
     this.updateSuspended(false);
-    if (res) this.host.raise(res.exn);
   }
 
   // ---- systhreads ----
@@ -769,6 +1044,23 @@ export class MemprofDomain {
       this.updateSuspended(false);
       if (res) this.host.raise(res.exn);
     }
+    this.stopProfile(thread);
+  }
+
+  /** {@linkcode stop}, resumable. */
+  *stopG(): Resumable<void> {
+    const thread = this.current!;
+    if (!thread.suspended) {
+      this.updateSuspended(true);
+      const res = yield* this.entriesRunCallbacksG(thread, thread.entries);
+      this.updateSuspended(false);
+      if (res) yield* this.host.raiseG!(res.exn);
+    }
+    this.stopProfile(thread);
+  }
+
+  /** `caml_memprof_stop` after the thread's pending allocation callbacks ran. */
+  private stopProfile(thread: MemprofThread): void {
     const config = thread.entries.validatedConfig();
     if (config === null || config.status !== ProfileStatus.SAMPLING) {
       throw new OCamlFailure("Gc.Memprof.stop: no profile running.");

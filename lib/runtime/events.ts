@@ -17,6 +17,8 @@ export interface RuntimeEventsSink {
   counter(domainId: number, counter: number, value: number): void;
   /** A lifecycle event (`CAML_EV_LIFECYCLE`), with its optional payload (e.g. a pid). */
   lifecycle(domainId: number, event: number, data?: number): void;
+  /** Whether events are being recorded now (writing one then takes time; default true). */
+  readonly active?: boolean;
 }
 
 /** A sink that drops everything (the default). */

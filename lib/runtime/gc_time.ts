@@ -35,6 +35,8 @@ export interface GcTimeModel {
   readonly cycleEndNs: number;
   /** Each memprof phase (scanning or cleaning a domain's entries). */
   readonly memprofPhaseNs: number;
+  /** Writing one event to the ring (so that no two of the runtime's events share a time). */
+  readonly perEventNs: number;
 }
 
 /** The fitted defaults (see the module doc). */
@@ -48,6 +50,7 @@ export const DEFAULT_GC_TIME: GcTimeModel = {
   phaseChangeNs: 60,
   cycleEndNs: 11_000,
   memprofPhaseNs: 50,
+  perEventNs: 30,
 };
 
 /** Fractions of a minor collection's fixed part spent in each of its phases (from the fit). */
@@ -64,6 +67,39 @@ const MINOR_SHARES = {
   finalizersAdmin: 0.02,
   clear: 0.02,
 } as const;
+
+/**
+ * A sink that passes events on and spends {@linkcode GcTimeModel.perEventNs} after each (in a
+ * real ring, consecutive events of a collection are some 30 ns apart).
+ */
+export class TimedSink implements RuntimeEventsSink {
+  readonly #sink: RuntimeEventsSink;
+  readonly #spend: () => void;
+  /** Events go to `sink`; `spend` is called after each while the sink is active. */
+  constructor(sink: RuntimeEventsSink, spend: () => void) {
+    this.#sink = sink;
+    this.#spend = spend;
+  }
+  /** Passes a phase's beginning on. */
+  beginPhase(domain: number, phase: number): void {
+    this.#sink.beginPhase(domain, phase);
+    if (this.#sink.active !== false) this.#spend();
+  }
+  /** Passes a phase's end on. */
+  endPhase(domain: number, phase: number): void {
+    this.#sink.endPhase(domain, phase);
+    if (this.#sink.active !== false) this.#spend();
+  }
+  /** Passes a counter on. */
+  counter(domain: number, counter: number, value: number): void {
+    this.#sink.counter(domain, counter, value);
+    if (this.#sink.active !== false) this.#spend();
+  }
+  /** Passes a lifecycle event on. */
+  lifecycle(domain: number, event: number, data?: number): void {
+    this.#sink.lifecycle(domain, event, data);
+  }
+}
 
 /** A sink that timestamps with the virtual clock, and the clock's advance. */
 export class GcClock {

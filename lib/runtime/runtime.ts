@@ -15,7 +15,8 @@
  */
 
 import { discard as memprofDiscard, MemprofDomain, MemprofShared } from "../memprof/memprof.ts";
-import type { MemprofHost, MemprofThread, StartOptions } from "../memprof/memprof.ts";
+import type { MemprofHost, MemprofThread, Resumable, StartOptions } from "../memprof/memprof.ts";
+export type { Resumable } from "../memprof/memprof.ts";
 import type { Profile } from "../memprof/profile.ts";
 import { AllocationSource } from "../memprof/profile.ts";
 import {
@@ -32,7 +33,7 @@ import {
   SliceKind,
   type SliceReport,
 } from "./major_gc.ts";
-import { DEFAULT_GC_TIME, GcClock, type GcTimeModel } from "./gc_time.ts";
+import { DEFAULT_GC_TIME, GcClock, type GcTimeModel, TimedSink } from "./gc_time.ts";
 
 /** Largest block (in words, excluding header) allocated in the minor heap. */
 export const MAX_YOUNG_WOSIZE = 256;
@@ -397,6 +398,23 @@ export class Domain implements MemprofHost {
     return this.youngPtr;
   }
 
+  // Each runtime path that may run callbacks has a resumable form too (`…G`, a generator) for
+  // runs whose callbacks may block their systhread (memprof's `Blocking`): it does exactly what
+  // the plain form does, passing on what a blocked callback yields to the caller's scheduler.
+
+  /** {@linkcode alloc}, resumable. */
+  *allocG(wosize: number): Resumable<number> {
+    const p = this.youngPtr - wosize - 1;
+    if (p >= this.youngLimit && wosize <= MAX_YOUNG_WOSIZE) {
+      this.youngPtr = p;
+      return p;
+    }
+    if (wosize > MAX_YOUNG_WOSIZE) return yield* this.makeArrayG(wosize);
+    this.youngPtr = p;
+    yield* this.#dispatchG(wosize, true, null);
+    return this.youngPtr;
+  }
+
   /**
    * `Array.make` (`caml_make_vect`): a runtime allocation (`caml_alloc_small` up to
    * {@linkcode MAX_YOUNG_WOSIZE} words, else `caml_alloc_shr`), then pending actions — so the
@@ -407,6 +425,16 @@ export class Domain implements MemprofHost {
       ? this.allocFromRuntime(wosize)
       : this.allocMajor(wosize);
     const res = this.#pendingActionsHolding([addr], [wosize])[0];
+    this.returnFromC();
+    return res;
+  }
+
+  /** {@linkcode makeArray}, resumable. */
+  *makeArrayG(wosize: number): Resumable<number> {
+    const addr = wosize <= MAX_YOUNG_WOSIZE
+      ? this.allocFromRuntime(wosize)
+      : this.allocMajor(wosize);
+    const res = (yield* this.#pendingActionsHoldingG([addr], [wosize]))[0];
     this.returnFromC();
     return res;
   }
@@ -431,6 +459,21 @@ export class Domain implements MemprofHost {
     }
   }
 
+  /** {@linkcode #pendingActionsHolding}, resumable. */
+  *#pendingActionsHoldingG(
+    addrs: readonly number[],
+    sizes: readonly number[],
+  ): Resumable<readonly number[]> {
+    if (!(this.youngPtr < this.youngLimit || this.actionPending)) return addrs;
+    const locals = addrs.map((a, k) => this.runtime.root(a, sizes[k]));
+    try {
+      yield* this.processPendingActionsG();
+      return locals.map((r) => r.addr);
+    } finally {
+      for (const r of locals) r.release();
+    }
+  }
+
   /**
    * A combined allocation by OCaml code: several blocks allocated at one poll point. `lens`
    * lists their sizes (words, no header) in the compiler's order (`encoded_lens`); block `k`
@@ -449,6 +492,29 @@ export class Domain implements MemprofHost {
     this.#comballocStacks = callstacks ?? null;
     try {
       this.#dispatch(whsize - 1, true, lens);
+    } finally {
+      this.#comballocStacks = null;
+    }
+    return this.youngPtr;
+  }
+
+  /** {@linkcode allocCombined}, resumable. The components' callstacks are captured before any
+   * callback runs, so another thread running meanwhile does not see them. */
+  *allocCombinedG(
+    lens: readonly number[],
+    callstacks?: readonly (readonly string[])[],
+  ): Resumable<number> {
+    let whsize = 0;
+    for (let k = 0; k < lens.length; k++) whsize += lens[k] + 1;
+    const p = this.youngPtr - whsize;
+    if (p >= this.youngLimit) {
+      this.youngPtr = p;
+      return p;
+    }
+    this.youngPtr = p;
+    this.#comballocStacks = callstacks ?? null;
+    try {
+      yield* this.#dispatchG(whsize - 1, true, lens);
     } finally {
       this.#comballocStacks = null;
     }
@@ -558,6 +624,25 @@ export class Domain implements MemprofHost {
    * callback that collects while `intern_end` holds the value may move them.
    */
   unmarshalValue(blocks: readonly number[]): readonly number[] {
+    const addrs = this.#internAlloc(blocks);
+    if (addrs.length === 0) return addrs;
+    // intern_end holds the root, and through it every block of the value.
+    const res = this.#pendingActionsHolding(addrs, blocks);
+    this.returnFromC();
+    return res;
+  }
+
+  /** {@linkcode unmarshalValue}, resumable. */
+  *unmarshalValueG(blocks: readonly number[]): Resumable<readonly number[]> {
+    const addrs = this.#internAlloc(blocks);
+    if (addrs.length === 0) return addrs;
+    const res = yield* this.#pendingActionsHoldingG(addrs, blocks);
+    this.returnFromC();
+    return res;
+  }
+
+  /** intern.c's allocation and sampling of a value's blocks (no callback runs yet). */
+  #internAlloc(blocks: readonly number[]): number[] {
     let whsize = 0;
     for (const w of blocks) whsize += w + 1;
     if (whsize === 0) return [];
@@ -584,10 +669,7 @@ export class Domain implements MemprofHost {
       addrs.push(addr);
       this.memprof.sampleBlock(addr, w, w + 1, AllocationSource.MARSHAL);
     }
-    // intern_end holds the root, and through it every block of the value.
-    const res = this.#pendingActionsHolding(addrs, blocks);
-    this.returnFromC();
-    return res;
+    return addrs;
   }
 
   /** `caml_alloc_small_dispatch`. */
@@ -617,6 +699,29 @@ export class Domain implements MemprofHost {
     }
   }
 
+  /** {@linkcode #dispatch} from OCaml code, resumable (from C, no callback runs). */
+  *#dispatchG(wosize: number, fromCaml: boolean, lens: readonly number[] | null) {
+    const whsize = wosize + 1;
+    this.stats.runtimeEntries++;
+    this.youngPtr += whsize;
+    for (;;) {
+      if (fromCaml) {
+        const res = yield* this.doPendingActionsG();
+        if (res) yield* this.raiseG(res.exn);
+      } else {
+        this.pollGcWork();
+        this.actionPending = true;
+      }
+      if (this.youngPtr - whsize >= this.youngTrigger) break;
+      this.#events.counter(this.id, RuntimeCounter.EV_C_FORCE_MINOR_ALLOC_SMALL, 1);
+      this.pollGcWork();
+    }
+    this.youngPtr -= whsize;
+    if (this.youngPtr < this.memprofYoungTrigger) {
+      yield* this.memprof.sampleYoungG(wosize, fromCaml, lens);
+    }
+  }
+
   /**
    * `caml_raise` (fail_nat.c): an exception leaving the runtime for OCaml code first lets the
    * pending actions run once (`caml_process_pending_actions_with_root_res`), so callbacks made
@@ -626,6 +731,15 @@ export class Domain implements MemprofHost {
   raise(exn: unknown): never {
     if (this.youngPtr < this.youngLimit || this.actionPending) {
       const res = this.doPendingActions();
+      if (res) throw res.exn;
+    }
+    throw exn;
+  }
+
+  /** {@linkcode raise}, resumable. */
+  *raiseG(exn: unknown): Resumable<never> {
+    if (this.youngPtr < this.youngLimit || this.actionPending) {
+      const res = yield* this.doPendingActionsG();
       if (res) throw res.exn;
     }
     throw exn;
@@ -643,6 +757,15 @@ export class Domain implements MemprofHost {
     return res;
   }
 
+  /** {@linkcode doPendingActions}, resumable. */
+  *doPendingActionsG(): Resumable<{ exn: unknown } | null> {
+    this.pollGcWork();
+    this.actionPending = false;
+    const res = yield* this.memprof.runCallbacksG();
+    if (res) this.actionPending = true;
+    return res;
+  }
+
   /**
    * A poll point in OCaml code (`Ipoll`: a loop back-edge, `Sys.poll_actions`). It enters the
    * runtime when `young_ptr <= young_limit` (amd64 emits `jbe`, where an allocation's check is
@@ -653,6 +776,11 @@ export class Domain implements MemprofHost {
     if (this.youngPtr <= this.youngLimit) this.processPendingActions();
   }
 
+  /** {@linkcode poll}, resumable. */
+  *pollG(): Resumable<void> {
+    if (this.youngPtr <= this.youngLimit) yield* this.processPendingActionsG();
+  }
+
   /**
    * `caml_process_pending_actions` (what C primitives and `Thread.yield` do): runs pending
    * actions if any are flagged. Throws what a callback throws.
@@ -661,6 +789,14 @@ export class Domain implements MemprofHost {
     if (this.youngPtr < this.youngLimit || this.actionPending) {
       const res = this.doPendingActions();
       if (res) this.raise(res.exn);
+    }
+  }
+
+  /** {@linkcode processPendingActions}, resumable. */
+  *processPendingActionsG(): Resumable<void> {
+    if (this.youngPtr < this.youngLimit || this.actionPending) {
+      const res = yield* this.doPendingActionsG();
+      if (res) yield* this.raiseG(res.exn);
     }
   }
 
@@ -734,6 +870,61 @@ export class Domain implements MemprofHost {
     }
   }
 
+  /** {@linkcode minorGc}, resumable. */
+  *minorGcG(): Resumable<void> {
+    this.#events.beginPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MINOR);
+    try {
+      this.requestedMinorGc = true;
+      this.pollGcWork();
+      yield* this.processPendingActionsG();
+      this.returnFromC();
+    } finally {
+      this.#events.endPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MINOR);
+    }
+  }
+
+  /** {@linkcode majorSlice}, resumable. */
+  *majorSliceG(): Resumable<void> {
+    this.#events.beginPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MAJOR_SLICE);
+    try {
+      this.#slice(SliceKind.CALCULATE);
+      yield* this.processPendingActionsG();
+      this.returnFromC();
+    } finally {
+      this.#events.endPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MAJOR_SLICE);
+    }
+  }
+
+  /** {@linkcode majorGc}, resumable. */
+  *majorGcG(): Resumable<void> {
+    this.#events.beginPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MAJOR);
+    try {
+      this.runtime.minorCollection(this);
+      this.runtime.finishMajorCycle(this, false);
+      yield* this.processPendingActionsG();
+      this.returnFromC();
+    } finally {
+      this.#events.endPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MAJOR);
+    }
+  }
+
+  /** {@linkcode fullMajor} (or, with `compact`, {@linkcode compact}), resumable. */
+  *fullMajorG(compact = false): Resumable<void> {
+    const phase = compact
+      ? RuntimePhase.EV_EXPLICIT_GC_COMPACT
+      : RuntimePhase.EV_EXPLICIT_GC_FULL_MAJOR;
+    this.#events.beginPhase(this.id, phase);
+    try {
+      for (let i = 0; i < 3; i++) {
+        this.runtime.finishMajorCycle(this, compact && i === 2);
+        yield* this.processPendingActionsG();
+      }
+      this.returnFromC();
+    } finally {
+      this.#events.endPhase(this.id, phase);
+    }
+  }
+
   // ---- Gc.Memprof on this domain's current thread ----
 
   /** `Gc.Memprof.start` on this domain (allocates the boxed 1/log1p(-λ) on the minor heap). */
@@ -754,6 +945,12 @@ export class Domain implements MemprofHost {
   /** `Gc.Memprof.stop`. */
   memprofStop(): void {
     this.memprof.stop();
+    this.returnFromC();
+  }
+
+  /** {@linkcode memprofStop}, resumable. */
+  *memprofStopG(): Resumable<void> {
+    yield* this.memprof.stopG();
     this.returnFromC();
   }
 
@@ -792,13 +989,32 @@ export class Domain implements MemprofHost {
     if (me.alive) this.switchTo(me);
   }
 
-  /** @internal Thread termination. */
-  exitThread(t: Thread): void {
+  /**
+   * The part of `caml_enter_blocking_section` before the lock is released: with an interrupt
+   * or an action pending, `caml_handle_gc_interrupt` does the GC work due (`caml_poll_gc_work`;
+   * memprof callbacks wait). If that leaves an interrupt (a slice asked of every domain), the
+   * thread takes the lock back (`caml_memprof_enter_thread`) and tries again, as the C loops.
+   */
+  enterBlockingSection(): void {
+    for (;;) {
+      if (this.youngLimit === Infinity || this.actionPending) this.pollGcWork();
+      if (this.youngLimit !== Infinity) return;
+      this.switchTo(this.current);
+    }
+  }
+
+  /**
+   * @internal Thread termination. With `handOver` false, no thread of the domain takes the lock
+   * yet (the systhreads library releases it; the next thread's {@linkcode switchTo} takes it),
+   * where by default the domain's first thread does at once.
+   */
+  exitThread(t: Thread, opts: { handOver?: boolean } = {}): void {
     if (!t.alive) return;
     t.alive = false;
     this.memprof.deleteThread(t.memprof);
     const k = this.threads.indexOf(t);
     if (k >= 0) this.threads.splice(k, 1);
+    if (opts.handOver === false) return;
     if (this.current === t && this.threads.length) this.switchTo(this.threads[0]);
   }
 
@@ -935,13 +1151,15 @@ export class Runtime {
       throw new RangeError(`minorHeapWords must be an even integer >= ${2 * MAX_YOUNG_WHSIZE}`);
     }
     this.minorHeapWords = w;
-    this.events = opts.events ?? NULL_SINK;
     this.pid = opts.pid ?? 4242;
     this.#cycleStart = this.#nextAddr;
-    this.gcClock = new GcClock(this.events, opts.advanceClock ?? (() => {}), {
-      ...DEFAULT_GC_TIME,
-      ...opts.gcTime,
-    });
+    const model = { ...DEFAULT_GC_TIME, ...opts.gcTime };
+    const advance = opts.advanceClock;
+    const sink = opts.events ?? NULL_SINK;
+    this.events = advance === undefined || sink === NULL_SINK
+      ? sink
+      : new TimedSink(sink, () => this.gcClock.spend(model.perEventNs));
+    this.gcClock = new GcClock(this.events, advance ?? (() => {}), model);
     this.majorGc = new MajorGc({
       endCycle: () => this.#endCycle(),
       rootAddresses: () => this.#rootAddresses(),

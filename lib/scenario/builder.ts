@@ -34,6 +34,8 @@ import type {
   UserEventSpec,
 } from "./spec.ts";
 import { validateScenario } from "./validate.ts";
+import { describe, isObject, OPTION_KEYS, optionsProblem, unknownKey } from "./_options.ts";
+import { isPlainName, MAX_NESTING, PLAIN_NAME_RULE } from "./_limits.ts";
 
 // ---- lifetimes -----------------------------------------------------------------------------
 
@@ -99,6 +101,14 @@ export const act: {
   gc(what?: GcKind): CallbackAction;
   switchThread(thread: string): CallbackAction;
   exitThread(): CallbackAction;
+  /** The thread running the callback blocks inside it (waits for its turn, as a callback
+   * blocking on a mutex or a pipe does) and `thread` runs until the baton comes back. For
+   * systhreads with their own programs ({@linkcode DomainBuilder.thread} with a body). */
+  yieldTo(thread: string | ThreadBuilder | DomainBuilder): CallbackAction;
+  /** {@linkcode act.yieldTo} the thread after the one running the callback in `threads` (after
+   * the last, the first): `act.yieldToNext([s.main, other])` has each of the two threads pass
+   * the baton to the other from inside its own callbacks. */
+  yieldToNext(threads: readonly (string | ThreadBuilder | DomainBuilder)[]): CallbackAction;
 } = {
   raise: (exn = "Exit") => ({ kind: "raise", exn }),
   stop: () => ({ kind: "stop" }),
@@ -108,7 +118,18 @@ export const act: {
   gc: (what = "minor") => ({ kind: "gc", what }),
   switchThread: (thread) => ({ kind: "switchThread", thread }),
   exitThread: () => ({ kind: "exitThread" }),
+  yieldTo: (thread) => ({ kind: "yieldTo", thread: threadName(thread) }),
+  yieldToNext: (threads) => ({
+    kind: "yieldToNext",
+    // Anything but an array is left for the validation to refuse.
+    threads: Array.isArray(threads) ? threads.map(threadName) : threads as unknown as string[],
+  }),
 };
+
+/** The name of a thread given as a name, a thread or a domain (its main thread). */
+function threadName(t: string | ThreadBuilder | DomainBuilder): string {
+  return t instanceof ThreadBuilder || t instanceof DomainBuilder ? t.name : t;
+}
 
 /** The index `i` of a loop being built (`d.repeat(n, (i) => …)`), from 1 to `n`. */
 export class LoopIndex {
@@ -133,7 +154,7 @@ export class LoopIndex {
     if (!(Number.isInteger(offset) && offset >= 0 && offset < period)) {
       this.r.fail(at, `every's offset must be a whole number in [0, ${period - 1}], got ${offset}`);
     }
-    const steps = this.r.nested(at, body);
+    const steps = this.r.nested(at, body, "every");
     this.r.push({
       at,
       kind: "when",
@@ -236,7 +257,11 @@ class Recorder {
   readonly threads: Map<string, string> = new Map([["main", "main"]]);
   readonly profiles: string[] = [];
 
-  constructor(readonly name: string) {}
+  constructor(
+    readonly name: string,
+    /** Defaults of `memprof.start`: the scenario's settings. */
+    readonly profileDefaults: { readonly samplingRate: number; readonly callstackSize: number },
+  ) {}
 
   /** Position the next step will have. */
   nextAt(): string {
@@ -248,8 +273,19 @@ class Recorder {
     this.stack[this.stack.length - 1].list.push(step);
   }
 
-  /** Records `body`'s steps into a fresh list, returned. */
-  nested(at: string, body: () => void): Step[] {
+  /** Records `body`'s steps into a fresh list, returned. Refuses bodies nested deeper than
+   * {@linkcode MAX_NESTING}, before going deeper (so that recursion cannot overflow). */
+  nested(at: string, body: () => void, what: string): Step[] {
+    if (typeof body !== "function") {
+      this.fail(at, `${what} needs a function as its body, got ${describe(body)}`);
+    }
+    if (this.stack.length > MAX_NESTING) {
+      this.fail(
+        at,
+        `steps nest more than ${MAX_NESTING} deep (repeat, call, blocking, attempt and every ` +
+          `inside each other)`,
+      );
+    }
     const list: Step[] = [];
     this.stack.push({ list, prefix: at + "." });
     try {
@@ -264,6 +300,12 @@ class Recorder {
     throw new ScenarioError(this.name, at, problem);
   }
 
+  /** Refuses options of `what` with keys other than `known`. */
+  options(at: string, opts: unknown, known: readonly string[], what: string): void {
+    const problem = optionsProblem(opts, known, what);
+    if (problem !== undefined) this.fail(at, problem);
+  }
+
   frames(at: string, f: Frame | readonly Frame[] | undefined): Frame[] {
     const list = f === undefined ? [] : typeof f === "string" ? [f] : [...f];
     for (const fr of list) {
@@ -275,7 +317,7 @@ class Recorder {
   }
 
   uniqueName(at: string, kind: string, name: string, taken: Iterable<string>): string {
-    if (!/^[A-Za-z0-9_.-]+$/.test(name)) {
+    if (typeof name !== "string" || !/^[A-Za-z0-9_.-]+$/.test(name)) {
       this.fail(at, `${kind} name ${JSON.stringify(name)} is invalid`);
     }
     for (const t of taken) {
@@ -292,6 +334,7 @@ export class MemprofControl {
   /** `Gc.Memprof.start`. */
   start(args: StartArgs = {}): ProfileRef {
     const at = this.r.nextAt();
+    this.r.options(at, args, OPTION_KEYS.profile, "memprof.start");
     const name = this.r.uniqueName(
       at,
       "profile",
@@ -299,10 +342,15 @@ export class MemprofControl {
       this.r.profiles,
     );
     this.r.profiles.push(name);
+    // Omitted values take the scenario's; given ones (NaN included) are checked as given.
     const profile: ProfileSpec = {
       name,
-      samplingRate: args.samplingRate ?? NaN, // filled from settings by scenario()
-      callstackSize: args.callstackSize ?? NaN,
+      samplingRate: args.samplingRate === undefined
+        ? this.r.profileDefaults.samplingRate
+        : args.samplingRate,
+      callstackSize: args.callstackSize === undefined
+        ? this.r.profileDefaults.callstackSize
+        : args.callstackSize,
       tracker: args.tracker ?? {},
     };
     this.r.push({ at, kind: "memprofStart", domain: this.domain, profile });
@@ -316,7 +364,16 @@ export class MemprofControl {
 
   /** `Gc.Memprof.discard`. */
   discard(profile: ProfileRef | string): void {
-    const name = typeof profile === "string" ? profile : profile.name;
+    const name = typeof profile === "string"
+      ? profile
+      : isObject(profile) && typeof profile.name === "string"
+      ? profile.name
+      : this.r.fail(
+        this.r.nextAt(),
+        `memprof.discard needs what memprof.start returned (or a profile name), got ${
+          describe(profile)
+        }`,
+      );
     this.r.push({
       at: this.r.nextAt(),
       kind: "memprofDiscard",
@@ -334,6 +391,9 @@ export class ThreadBuilder {
     readonly domain: string,
     /** Its name. */
     readonly name: string,
+    /** It runs a program of its own (made with a body), rather than taking over the domain's
+     * steps at `switchTo`. */
+    readonly hasProgram: boolean = false,
   ) {}
 
   /** This thread takes the domain lock. */
@@ -372,6 +432,7 @@ export class DomainBuilder {
   /** One block of `size` words. */
   alloc(size: SizeSpec, opts: AllocOptions = {}): this {
     const at = this.r.nextAt();
+    this.r.options(at, opts, OPTION_KEYS.alloc, "alloc");
     const source = opts.source ?? "caml";
     this.r.push({
       at,
@@ -390,6 +451,10 @@ export class DomainBuilder {
    * order (e.g. `(i, i, i) :: l` is `[2, 3]`: the cons cell first, then the tuple). */
   allocCombined(sizes: readonly SizeSpec[], opts: CombinedOptions = {}): this {
     const at = this.r.nextAt();
+    this.r.options(at, opts, OPTION_KEYS.allocCombined, "allocCombined");
+    if (!Array.isArray(sizes)) {
+      this.r.fail(at, `allocCombined needs an array of sizes, got ${describe(sizes)}`);
+    }
     const a = opts.at;
     let frames: Frame[][];
     if (a === undefined || typeof a === "string" || a.every((x) => typeof x === "string")) {
@@ -426,6 +491,10 @@ export class DomainBuilder {
     opts: { lifetime?: Lifetime; at?: Frame | readonly Frame[] } = {},
   ): this {
     const at = this.r.nextAt();
+    this.r.options(at, opts, OPTION_KEYS.unmarshal, "unmarshal");
+    if (!Array.isArray(blocks)) {
+      this.r.fail(at, `unmarshal needs an array of block sizes, got ${describe(blocks)}`);
+    }
     this.r.push({
       at,
       kind: "unmarshal",
@@ -443,7 +512,7 @@ export class DomainBuilder {
     const index = new LoopIndex(this.r, this.name, ++this.#loopDepth);
     let steps: Step[];
     try {
-      steps = this.r.nested(at, () => body(index));
+      steps = this.r.nested(at, typeof body === "function" ? () => body(index) : body, "repeat");
     } finally {
       index.close();
       this.#loopDepth--;
@@ -454,15 +523,34 @@ export class DomainBuilder {
 
   /** `Domain.join target` on this domain: `target`'s function returns after its last step,
    * and this domain waits for it to terminate. */
-  join(target: DomainBuilder): void {
+  join(target: DomainBuilder | ThreadBuilder): void {
+    if (target instanceof ThreadBuilder) {
+      // `Thread.join`, by the thread running this program.
+      this.r.push({
+        at: this.r.nextAt(),
+        kind: "threadJoin",
+        domain: this.name,
+        thread: target.name,
+      });
+      return;
+    }
+    if (!(target instanceof DomainBuilder)) {
+      this.r.fail(
+        this.r.nextAt(),
+        `join needs a domain (from spawn) or a thread (from thread), got ${describe(target)}`,
+      );
+    }
     this.r.push({ at: this.r.nextAt(), kind: "join", domain: this.name, target: target.name });
   }
 
   /** Runs `body` inside a call of `frame` (it is on the callstack of allocations in `body`). */
   call(frame: Frame, body: () => void): this {
     const at = this.r.nextAt();
+    if (typeof frame !== "string") {
+      this.r.fail(at, `call needs one frame (a string), got ${describe(frame)}`);
+    }
     const [f] = this.r.frames(at, frame);
-    const steps = this.r.nested(at, body);
+    const steps = this.r.nested(at, body, "call");
     this.r.push({ at, kind: "call", domain: this.name, frame: f, body: steps });
     return this;
   }
@@ -517,19 +605,59 @@ export class DomainBuilder {
     this.r.push({ at: this.r.nextAt(), kind: "terminate", domain: this.name });
   }
 
-  /** `Thread.create`: a new systhread of this domain (not yet running). */
-  thread(name: string): ThreadBuilder {
+  /**
+   * `Thread.create`: a new systhread of this domain (not yet running).
+   *
+   * With `body`, the thread runs a program of its own, which `body` records on the builder it
+   * gets (`d.thread("io", (t) => { t.alloc(3); t.yieldTo(s.main); … })`): the thread first runs
+   * when another passes it the baton (`yieldTo`, `join`, `act.yieldTo`), runs until it blocks
+   * in turn, and resumes where it blocked — inside a callback too. When its program ends, the
+   * baton goes to the thread joining it, or else back to the thread that last passed it.
+   *
+   * Without `body` (the older form), the domain's own steps run on the thread once
+   * `switchTo` makes it current.
+   */
+  thread(name: string, body?: (t: DomainBuilder) => void): ThreadBuilder {
     const at = this.r.nextAt();
     this.r.uniqueName(at, "thread", name, [...this.r.threads.keys(), ...this.r.domains]);
     this.r.threads.set(name, this.name);
-    this.r.push({ at, kind: "threadCreate", domain: this.name, thread: name });
-    return new ThreadBuilder(this.r, this.name, name);
+    if (body === undefined) {
+      this.r.push({ at, kind: "threadCreate", domain: this.name, thread: name });
+      return new ThreadBuilder(this.r, this.name, name);
+    }
+    const program = new DomainBuilder(this.r, this.name);
+    const steps = this.r.nested(
+      at,
+      typeof body === "function" ? () => body(program) : body,
+      "thread",
+    );
+    this.r.push({ at, kind: "threadSpawn", domain: this.name, thread: name, body: steps });
+    return new ThreadBuilder(this.r, this.name, name, true);
+  }
+
+  /** The thread running this program blocks, waiting for its turn (a blocking section), and
+   * `thread` runs — from its start, or where it blocked — until the baton comes back. */
+  yieldTo(thread: ThreadBuilder | DomainBuilder | string): this {
+    this.r.push({
+      at: this.r.nextAt(),
+      kind: "yieldTo",
+      domain: this.name,
+      thread: threadName(thread),
+    });
+    return this;
+  }
+
+  /** `Thread.yield ()`: pending actions run; no other thread takes the lock, since all wait
+   * for their turn. */
+  yield(): this {
+    this.r.push({ at: this.r.nextAt(), kind: "threadYield", domain: this.name });
+    return this;
   }
 
   /** A blocking section of the running thread; other threads may run inside `body`. */
   blocking(body: () => void = () => {}): this {
     const at = this.r.nextAt();
-    const steps = this.r.nested(at, body);
+    const steps = this.r.nested(at, body, "blocking");
     this.r.push({ at, kind: "blocking", domain: this.name, body: steps });
     return this;
   }
@@ -538,7 +666,7 @@ export class DomainBuilder {
    * rest of `body` and is logged as caught. */
   attempt(body: () => void): this {
     const at = this.r.nextAt();
-    const steps = this.r.nested(at, body);
+    const steps = this.r.nested(at, body, "attempt");
     this.r.push({ at, kind: "attempt", domain: this.name, body: steps });
     return this;
   }
@@ -596,52 +724,45 @@ export function scenario(
   settings: ScenarioSettings,
   build: (s: ScenarioBuilder) => void,
 ): Scenario {
+  if (!isObject(settings)) {
+    throw new ScenarioError(
+      "?",
+      "settings",
+      `settings must be an object, got ${describe(settings)}`,
+    );
+  }
   const name = settings.name;
-  if (typeof name !== "string" || !/^[A-Za-z0-9_.-]+$/.test(name)) {
+  if (!isPlainName(name)) {
     throw new ScenarioError(
       String(name),
       "settings",
-      "name must be letters, digits, '-', '_' or '.'",
+      `name must be ${PLAIN_NAME_RULE}, got ${describe(name)}`,
     );
   }
-  const r = new Recorder(name);
-  build(new ScenarioBuilder(r));
+  const unknown = unknownKey(settings, OPTION_KEYS.settings, "settings", false);
+  if (unknown !== undefined) throw new ScenarioError(name, "settings", unknown);
+  if (typeof build !== "function") {
+    throw new ScenarioError(
+      name,
+      "settings",
+      `scenario() needs a build function, got ${describe(build)}`,
+    );
+  }
   const s = {
     ...DEFAULTS,
     ...Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined)),
     description: settings.description ?? "",
     externalSamplingRate: settings.externalSamplingRate,
   } as Scenario["settings"];
-  const steps = fillProfileDefaults(r.steps, s);
+  const r = new Recorder(name, s);
+  build(new ScenarioBuilder(r));
   const result: Scenario = {
     settings: s,
-    steps,
+    steps: r.steps,
     domains: r.domains,
     threads: r.threads,
     profiles: r.profiles,
   };
   validateScenario(result);
   return result;
-}
-
-/** Profiles started without a rate or stack size take the scenario's. */
-function fillProfileDefaults(steps: readonly Step[], s: Scenario["settings"]): Step[] {
-  const fix = (p: ProfileSpec): ProfileSpec => ({
-    ...p,
-    samplingRate: Number.isNaN(p.samplingRate) ? s.samplingRate : p.samplingRate,
-    callstackSize: Number.isNaN(p.callstackSize) ? s.callstackSize : p.callstackSize,
-  });
-  return steps.map((st): Step => {
-    switch (st.kind) {
-      case "memprofStart":
-        return { ...st, profile: fix(st.profile) };
-      case "repeat":
-      case "call":
-      case "blocking":
-      case "attempt":
-        return { ...st, body: fillProfileDefaults(st.body, s) };
-      default:
-        return st;
-    }
-  });
 }

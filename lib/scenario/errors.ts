@@ -8,7 +8,9 @@
 export class ScenarioError extends Error {
   /** Error class name. */
   override name = "ScenarioError";
-  /** An error about step `step` of scenario `scenario`. */
+  /** An error about step `step` of scenario `scenario`: `scenario NAME, step 3: problem`, or
+   * with `within`, what inside the step is wrong: `scenario NAME, step 3, callback allocMinor,
+   * act.start: problem`. */
   constructor(
     /** The scenario's name. */
     readonly scenario: string,
@@ -16,7 +18,14 @@ export class ScenarioError extends Error {
     readonly step: string,
     /** What is wrong. */
     readonly problem: string,
+    /** Where inside the step (or the settings) the problem is: `callback allocMinor, act.start`;
+     * empty when it is the step itself. */
+    readonly within: string = "",
   ) {
-    super(`scenario ${scenario}, ${step === "settings" ? "settings" : `step ${step}`}: ${problem}`);
+    super(
+      `scenario ${scenario}, ${step === "settings" ? "settings" : `step ${step}`}${
+        within === "" ? "" : `, ${within}`
+      }: ${problem}`,
+    );
   }
 }

@@ -24,6 +24,14 @@ export {
   ThreadBuilder,
 } from "./builder.ts";
 export { validateScenario } from "./validate.ts";
+export {
+  DEFAULT_MAX_STEPS,
+  isPlainName,
+  MAX_CLOCK_NS,
+  MAX_NESTING,
+  MAX_RING_IMAGE_BYTES,
+  PLAIN_NAME_RULE,
+} from "./_limits.ts";
 export { countLeafSteps, runScenario } from "./engine.ts";
 export type { CallbackKind, RunEvent, RunOptions, RunResult, Summary } from "./result.ts";
 export { CallbackLog, type LogHeaderFacts } from "./callback_log.ts";

@@ -24,9 +24,14 @@ export interface RunOptions {
    * the run (or after the callback), not inside `onEvent`. */
   onEvent?: (event: RunEvent) => void;
   /** Frames that sit below the scenario's own on every callstack, as in a real program whose
-   * steps run inside harness functions: `main` on the main domain, `spawned` on the others.
-   * Each is a count of `<harness>` placeholder frames (default 0). */
-  harnessFrames?: { readonly main: number; readonly spawned: number };
+   * steps run inside harness functions: `main` on the main domain, `spawned` on the others,
+   * `thread` on systhreads running programs of their own. Each is a count of `<harness>`
+   * placeholder frames (default 0). */
+  harnessFrames?: {
+    readonly main: number;
+    readonly spawned: number;
+    readonly thread?: number;
+  };
   /** The program's own major heap when the scenario starts (the major GC's pacing depends on
    * it). Default: that of a minimal exported program (see lib/runtime/major_gc.ts). */
   majorHeap?: MajorGcInitialState;

@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { GcTimeModel } from "../runtime/gc_time.ts";
+
 /** A call-stack frame, written as memtrace prints locations: `defname@file:line:start-end`. */
 export type Frame = string;
 
@@ -56,7 +58,13 @@ export type CallbackAction =
   | { readonly kind: "alloc"; readonly words: number; readonly lifetime: Lifetime }
   | { readonly kind: "gc"; readonly what: GcKind }
   | { readonly kind: "switchThread"; readonly thread: string }
-  | { readonly kind: "exitThread" };
+  | { readonly kind: "exitThread" }
+  /** The thread running the callback blocks inside it and `thread` (a systhread with its own
+   * program, or the domain's main thread) runs until the baton comes back. */
+  | { readonly kind: "yieldTo"; readonly thread: string }
+  /** The same, to the thread after the one running the callback in `threads` (after the last,
+   * the first): a ring of threads each blocking inside its own callbacks. */
+  | { readonly kind: "yieldToNext"; readonly threads: readonly string[] };
 
 /** When an action fires, counting this callback kind's calls in its profile from 1. */
 export type Trigger =
@@ -149,6 +157,22 @@ export type Step =
     | OnDomain & { readonly kind: "threadCreate"; readonly thread: string }
     | OnDomain & { readonly kind: "threadSwitch"; readonly thread: string }
     | OnDomain & { readonly kind: "threadExit"; readonly thread: string }
+    /** `Thread.create` of a systhread running its own program, `body` (the thread does not
+     * run until the baton is passed to it). */
+    | OnDomain & {
+      readonly kind: "threadSpawn";
+      readonly thread: string;
+      readonly body: readonly Step[];
+    }
+    /** The thread running this program blocks (a blocking section, waiting for its turn) and
+     * `thread` runs, until the baton comes back. */
+    | OnDomain & { readonly kind: "yieldTo"; readonly thread: string }
+    /** `Thread.join`: waits until `thread`'s program has ended (passing it the baton if it
+     * still runs). */
+    | OnDomain & { readonly kind: "threadJoin"; readonly thread: string }
+    /** `Thread.yield`: pending actions run; no other thread takes the lock (all wait for
+     * their turn). */
+    | OnDomain & { readonly kind: "threadYield" }
     | OnDomain & { readonly kind: "blocking"; readonly body: readonly Step[] }
     /** OCaml's `try body with _ -> ()`: an exception a callback raises in a step of `body`
      * skips the rest of `body`. (Outside any attempt, it is logged and the next step runs.) */
@@ -214,6 +238,9 @@ export interface ScenarioSettings {
   readonly externalSamplingRate?: number;
   /** Format of the callback log: the engine's own (default), or one of the fixture formats. */
   readonly log?: LogFormat;
+  /** Costs of collections in virtual time, overriding the fitted defaults (nanoseconds; see
+   * lib/runtime/gc_time.ts and docs/runtime_events.md): e.g. `{ minorFixedNs: 5_000 }`. */
+  readonly gcTime?: Partial<GcTimeModel>;
 }
 
 /** Formats of the callback log. The fixture formats are those of

@@ -2,67 +2,203 @@
  * Checks a scenario before it runs, so that a mistake is reported with the scenario's name, the
  * step and the problem instead of surfacing half-way through a run.
  *
- * Parameter checks are complete. State checks (memprof started/stopped, domains alive, threads)
- * follow the steps in order, running each `repeat` body twice when it repeats; when callbacks
+ * Parameter checks are complete: every number must be finite (whole where a count is meant),
+ * every options object may hold only the keys the DSL knows (a mistyped one is refused with a
+ * suggestion), names must be plain, steps may nest at most {@linkcode MAX_NESTING} deep, and
+ * the settings must fit what the writers accept (ring size, the last timestamp of the run).
+ * Problems inside a callback's actions name them: `step 3, callback allocMinor, act.start: …`.
+ *
+ * State checks (memprof started/stopped, domains alive, threads) follow the steps in order,
+ * running each `repeat` body twice when it repeats and changes that state; when callbacks
  * themselves start, stop or discard profiles, the memprof state checks are left to run time
- * (the engine reports those failures with the step too).
+ * (the engine reports those failures with the step too), and so are all state checks of a
+ * scenario too large to follow (over a million steps followed).
  * @module
  */
+import { DEFAULT_GC_TIME } from "../runtime/gc_time.ts";
 import { ScenarioError } from "./errors.ts";
 import type {
   CallbackAction,
+  CallbackSpec,
   Lifetime,
   ProfileSpec,
   Scenario,
   SizeSpec,
   Step,
-  TrackerSpec,
+  Trigger,
+  UserEventSpec,
 } from "./spec.ts";
 
 import { maxSize } from "./polling.ts";
 import { MAX_YOUNG_WOSIZE } from "../runtime/mod.ts";
+import {
+  computeLayout,
+  CUSTOM_EVENT_NAME_LENGTH,
+  MAX_CUSTOM_EVENTS,
+  MIN_LOG_WSIZE,
+} from "../runtime_events/layout.ts";
+import { describe, isObject, isRecord, OPTION_KEYS, unknownKey } from "./_options.ts";
+import {
+  estimateSteps,
+  formatCount,
+  isPlainName,
+  MAX_CLOCK_NS,
+  MAX_NESTING,
+  MAX_RING_IMAGE_BYTES,
+  PLAIN_NAME_RULE,
+} from "./_limits.ts";
 
 /** Throws {@linkcode ScenarioError} for the first problem found. */
 export function validateScenario(sc: Scenario): void {
   new Validator(sc).run();
 }
 
+const STEP_KINDS: ReadonlySet<string> = new Set([
+  "alloc",
+  "allocCombined",
+  "unmarshal",
+  "gc",
+  "poll",
+  "spawn",
+  "terminate",
+  "threadCreate",
+  "threadSwitch",
+  "threadExit",
+  "threadSpawn",
+  "yieldTo",
+  "threadJoin",
+  "threadYield",
+  "blocking",
+  "attempt",
+  "memprofStart",
+  "memprofStop",
+  "memprofDiscard",
+  "call",
+  "repeat",
+  "when",
+  "join",
+  "extAlloc",
+  "userEvent",
+  "release",
+  "eventsStart",
+  "eventsPause",
+  "eventsResume",
+]);
+const GC_KINDS = ["minor", "majorSlice", "major", "fullMajor", "compact"];
+const SOURCES = ["caml", "runtime", "array", "major", "custom", "unmarshal"];
+const LIFETIME_KEYS: Record<string, readonly string[]> = {
+  drop: ["kind"],
+  forever: ["kind"],
+  steps: ["kind", "steps", "until"],
+  until: ["kind", "name"],
+  list: ["kind", "name"],
+  ring: ["kind", "slots", "name"],
+  cycle: ["kind", "lifetimes"],
+};
+const ACTION_KEYS: Record<string, readonly string[]> = {
+  raise: ["kind", "exn"],
+  stop: ["kind"],
+  start: ["kind", "profile"],
+  discard: ["kind"],
+  alloc: ["kind", "words", "lifetime"],
+  gc: ["kind", "what"],
+  switchThread: ["kind", "thread"],
+  exitThread: ["kind"],
+  yieldTo: ["kind", "thread"],
+  yieldToNext: ["kind", "threads"],
+};
+const TRIGGER_KEYS: Record<string, readonly string[]> = {
+  nth: ["kind", "n"],
+  every: ["kind", "period", "offset"],
+  always: ["kind"],
+};
+const EVENT_KEYS: Record<string, readonly string[]> = {
+  unit: ["type"],
+  int: ["type", "value"],
+  span: ["type", "phase"],
+  custom: ["type", "bytes"],
+};
+/** Largest custom user event payload the ring's writer accepts. */
+const MAX_CUSTOM_PAYLOAD = 1023;
+/** Steps the state checks follow at most before leaving them to run time. */
+const FOLLOW_BUDGET = 1_000_000;
+/** Thrown to stop following when the budget is spent. */
+const OVER_BUDGET = Symbol("over budget");
+const MAX_WORDS = 1 << 30;
+
+const encoder = new TextEncoder();
+
 class Validator {
   private readonly name: string;
   private readonly untilNames = new Set<string>();
   private readonly releaseNames = new Set<string>();
+  private readonly eventNames = new Set<string>();
   private profileActions = false;
+  private eventsStarted = false;
   // State followed along the steps.
   private readonly alive = new Set<string>(["main"]);
   private readonly threadAlive = new Map<string, boolean>();
   private readonly running = new Map<string, string | null>(); // domain → sampling profile
   private readonly status = new Map<string, "sampling" | "stopped" | "discarded">();
   private spawned = 1;
+  private followed = 0;
+  private readonly statefulBodies = new WeakMap<readonly Step[], boolean>();
+  private readonly memprofBodies = new WeakMap<readonly Step[], boolean>();
 
   constructor(private readonly sc: Scenario) {
-    this.name = sc.settings.name;
+    this.name = isObject(sc?.settings) ? String(sc.settings.name) : "?";
   }
 
-  private fail(at: string, problem: string): never {
-    throw new ScenarioError(this.name, at, problem);
+  private fail(at: string, problem: string, within = ""): never {
+    throw new ScenarioError(this.name, at, problem, within);
   }
 
   run(): void {
+    this.shape();
     this.settings();
-    this.scan(this.sc.steps);
+    this.scan(this.sc.steps, 0, "");
     this.loopRefs(this.sc.steps, new Map());
     for (const n of this.untilNames) {
       if (!this.releaseNames.has(n)) {
         this.fail("settings", `blocks are kept until "${n}" but nothing releases "${n}"`);
       }
     }
+    this.limits();
+    this.threadPrograms(this.sc.steps, null, 0);
     this.threadAlive.set("main", true);
     this.running.set("main", null);
-    this.follow(this.sc.steps);
+    try {
+      this.follow(this.sc.steps);
+    } catch (e) {
+      if (e !== OVER_BUDGET) throw e;
+      // Too large to follow: the engine checks the state of every step as it runs it.
+    }
+  }
+
+  /** The scenario object itself (a module may export anything). */
+  private shape(): void {
+    const sc = this.sc as unknown as Record<string, unknown>;
+    if (!isObject(sc) || !isObject(sc.settings)) {
+      this.fail("settings", `not a scenario: ${describe(sc)}`);
+    }
+    if (!Array.isArray(sc.steps) || !Array.isArray(sc.domains) || !Array.isArray(sc.profiles)) {
+      this.fail("settings", "not a scenario: steps, domains and profiles must be arrays");
+    }
+    if (!(sc.threads instanceof Map)) {
+      this.fail("settings", "not a scenario: threads must be a Map");
+    }
   }
 
   private settings(): void {
     const s = this.sc.settings;
+    const known = unknownKey(s, OPTION_KEYS.settings, "settings", false);
+    if (known !== undefined) this.fail("settings", known);
+    if (!isPlainName(s.name)) {
+      this.fail("settings", `name must be ${PLAIN_NAME_RULE}, got ${describe(s.name)}`);
+    }
+    if (typeof s.description !== "string") {
+      this.fail("settings", `description must be a string, got ${describe(s.description)}`);
+    }
     const int = (v: number, what: string, min: number, max = Number.MAX_SAFE_INTEGER) => {
       if (!Number.isInteger(v) || v < min || v > max) {
         this.fail("settings", `${what} must be an integer in [${min}, ${max}], got ${v}`);
@@ -70,46 +206,140 @@ class Validator {
     };
     int(s.seed, "seed", 0, 2 ** 32 - 1);
     this.rate("settings", s.samplingRate);
-    if (s.externalSamplingRate !== undefined) this.rate("settings", s.externalSamplingRate);
+    if (s.externalSamplingRate !== undefined) {
+      this.rate("settings", s.externalSamplingRate, "externalSamplingRate: ");
+    }
     int(s.callstackSize, "callstackSize", 0, 1 << 20);
     int(s.minorHeapWords, "minorHeapWords", 4096, 1 << 28);
     if (s.minorHeapWords % 2 !== 0) this.fail("settings", "minorHeapWords must be even");
-    int(s.ringLog2, "ringLog2", 5, 24);
+    int(s.ringLog2, "ringLog2", MIN_LOG_WSIZE, 24);
     int(s.clockTickNs, "clockTickNs", 1, 1e12);
     int(s.maxDomains, "maxDomains", 1, 4096);
     int(s.pid, "pid", 1, 2 ** 31 - 1);
-    if (!["default", "memprof_exact", "memprof_lifecycle"].includes(s.log.format)) {
-      this.fail("settings", `unknown log format "${s.log.format}"`);
+    this.log(s.log);
+    this.gcTime(s.gcTime);
+  }
+
+  private gcTime(t: unknown): void {
+    if (t === undefined) return;
+    if (!isRecord(t)) this.fail("settings", `gcTime must be an object, got ${describe(t)}`);
+    const known = Object.keys(DEFAULT_GC_TIME);
+    for (const [k, v] of Object.entries(t)) {
+      if (!known.includes(k)) {
+        this.fail("settings", `gcTime has no key \`${k}\` (known: ${known.join(", ")})`);
+      }
+      if (typeof v !== "number" || !Number.isFinite(v) || v < 0) {
+        this.fail("settings", `gcTime.${k} must be a finite number of nanoseconds >= 0, got ${v}`);
+      }
     }
   }
 
-  private rate(at: string, r: number): void {
+  private log(log: unknown): void {
+    if (!isRecord(log)) this.fail("settings", `log must be an object, got ${describe(log)}`);
+    const keys: Record<string, readonly string[]> = {
+      default: ["format"],
+      memprof_exact: ["format", "program"],
+      memprof_lifecycle: ["format", "program", "keep"],
+    };
+    const format = log.format;
+    if (typeof format !== "string" || !(format in keys)) {
+      this.fail(
+        "settings",
+        `unknown log format ${JSON.stringify(format)} (default, memprof_exact, memprof_lifecycle)`,
+      );
+    }
+    const bad = unknownKey(log, keys[format], `log ${format}`);
+    if (bad !== undefined) this.fail("settings", bad);
+    if (format !== "default" && typeof log.program !== "string") {
+      this.fail("settings", `log ${format} needs a program name (a string)`);
+    }
+    if (format === "memprof_lifecycle" && !isCount(log.keep, 0)) {
+      this.fail(
+        "settings",
+        `log memprof_lifecycle: keep must be a whole number ≥ 0, got ${log.keep}`,
+      );
+    }
+  }
+
+  /** What the writers accept, given the steps the run executes. */
+  private limits(): void {
+    const s = this.sc.settings;
+    const steps = estimateSteps(this.sc.steps);
+    const lastNs = steps * s.clockTickNs;
+    if (!(lastNs <= MAX_CLOCK_NS)) {
+      this.fail(
+        "settings",
+        `the virtual clock would reach about ${formatCount(lastNs)} ns (${
+          formatCount(steps)
+        } steps × clockTickNs ${s.clockTickNs}), beyond 2^53 ns, the latest time trace and ring ` +
+          `timestamps hold exactly: lower clockTickNs or the number of steps`,
+      );
+    }
+    if (this.eventsStarted) {
+      const bytes = computeLayout(s.maxDomains, s.ringLog2).totalSize;
+      if (bytes > MAX_RING_IMAGE_BYTES) {
+        this.fail(
+          "settings",
+          `the runtime_events ring image would take ${formatCount(bytes)} bytes ` +
+            `(maxDomains ${s.maxDomains} × 2^${s.ringLog2} words), more than ${
+              formatCount(MAX_RING_IMAGE_BYTES)
+            }: lower ringLog2 or maxDomains`,
+        );
+      }
+    }
+  }
+
+  private rate(at: string, r: unknown, what = "", within = ""): void {
     if (typeof r !== "number" || !(r >= 0 && r <= 1)) {
-      this.fail(at, `sampling rate must be within [0, 1], got ${r}`);
+      this.fail(at, `${what}sampling rate must be within [0, 1], got ${r}`, within);
     }
   }
 
-  private size(at: string, s: SizeSpec, what: string, min = 1, max = 1 << 30): void {
-    const ok = (n: number) => Number.isInteger(n) && n >= min && n <= max;
-    const bad = (detail: string) => this.fail(at, `${what}: ${detail}`);
+  private size(
+    at: string,
+    s: SizeSpec,
+    what: string,
+    min = 1,
+    max = MAX_WORDS,
+    within = "",
+  ): void {
+    const ok = (n: unknown) => Number.isInteger(n) && (n as number) >= min && (n as number) <= max;
+    const bad = (detail: string): never => this.fail(at, `${what}: ${detail}`, within);
     if (typeof s === "number") {
       if (!ok(s)) bad(`size must be an integer in [${min}, ${max}], got ${s}`);
-    } else if ("uniform" in s) {
-      const [a, b] = s.uniform;
+      return;
+    }
+    if (!isObject(s)) {
+      bad(`a size is a number or sizes.uniform/choice/geometric(…), got ${describe(s)}`);
+    }
+    const keys = Object.keys(s);
+    if (keys.length !== 1 || !["uniform", "choice", "geometric"].includes(keys[0])) {
+      bad(`a size is a number or sizes.uniform/choice/geometric(…), got ${describe(s)}`);
+    }
+    if ("uniform" in s) {
+      const u = s.uniform as unknown;
+      const [a, b] = Array.isArray(u) && u.length === 2 ? u : [NaN, NaN];
       if (!ok(a) || !ok(b) || a > b) {
         bad(`uniform(${a}, ${b}) needs integers ${min} ≤ min ≤ max ≤ ${max}`);
       }
     } else if ("choice" in s) {
-      if (s.choice.length === 0 || !s.choice.every(ok)) {
+      const c = s.choice as unknown;
+      if (!Array.isArray(c) || c.length === 0 || c.length > 1 << 20 || !c.every(ok)) {
         bad(`choice needs one or more integers in [${min}, ${max}]`);
       }
-    } else if ("geometric" in s) {
-      const { mean, max: cap } = s.geometric;
-      if (!(mean >= 1)) bad(`geometric mean must be ≥ 1, got ${mean}`);
-      if (cap !== undefined && !ok(cap)) {
-        bad(`geometric max must be an integer in [${min}, ${max}]`);
+    } else {
+      const g = s.geometric as unknown;
+      if (!isRecord(g)) bad(`sizes.geometric needs { mean, max? }, got ${describe(g)}`);
+      const k = unknownKey(g as object, ["mean", "max"], "sizes.geometric");
+      if (k !== undefined) bad(k);
+      const { mean, max: cap } = g as { mean: unknown; max?: unknown };
+      if (typeof mean !== "number" || !(mean >= 1 && mean <= max)) {
+        bad(`geometric mean must be a number in [1, ${max}], got ${mean}`);
       }
-    } else bad("unknown size distribution");
+      if (cap !== undefined && !ok(cap)) {
+        bad(`geometric max must be an integer in [${min}, ${max}], got ${cap}`);
+      }
+    }
   }
 
   /** Every `when` refers to a loop enclosing it on its domain. */
@@ -127,95 +357,374 @@ class Validator {
     }
   }
 
-  private lifetime(at: string, l: Lifetime): void {
-    if (l.kind === "steps") {
-      if (!(Number.isInteger(l.steps) && l.steps >= 1)) {
-        this.fail(at, `keep.steps needs a whole number ≥ 1, got ${l.steps}`);
-      }
-      if (l.until !== undefined) this.untilNames.add(l.until);
+  private lifetime(at: string, l: Lifetime, within = "", nested = false): void {
+    if (!isObject(l) || typeof l.kind !== "string" || !(l.kind in LIFETIME_KEYS)) {
+      this.fail(
+        at,
+        `a lifetime is keep.drop, keep.forever or keep.steps/until/list/ring/cycle(…), got ${
+          describe(l)
+        }`,
+        within,
+      );
     }
-    if (l.kind === "until" || l.kind === "list") this.untilNames.add(l.name);
-    if (l.kind === "ring") {
-      if (!(Number.isInteger(l.slots) && l.slots >= 1)) {
-        this.fail(at, `keep.ring needs a whole number of slots ≥ 1, got ${l.slots}`);
+    const bad = unknownKey(l, LIFETIME_KEYS[l.kind], `keep.${l.kind}`);
+    if (bad !== undefined) this.fail(at, bad, within);
+    const name = (n: unknown, what: string) => {
+      if (typeof n !== "string" || n.length === 0) {
+        this.fail(at, `${what} needs a name (a non-empty string), got ${describe(n)}`, within);
       }
-    }
-    if (l.kind === "cycle") {
-      if (l.lifetimes.length === 0) this.fail(at, "keep.cycle needs at least one lifetime");
-      for (const x of l.lifetimes) {
-        if (x.kind === "cycle") this.fail(at, "keep.cycle cannot nest");
-        this.lifetime(at, x);
-      }
-    }
-  }
-
-  private profile(at: string, p: ProfileSpec): void {
-    this.rate(at, p.samplingRate);
-    if (!Number.isInteger(p.callstackSize) || p.callstackSize < 0) {
-      this.fail(at, `callstack size must be a whole number ≥ 0, got ${p.callstackSize}`);
-    }
-    this.tracker(at, p.tracker);
-  }
-
-  private tracker(at: string, t: TrackerSpec): void {
-    for (const [kind, spec] of Object.entries(t)) {
-      if (!["allocMinor", "allocMajor", "promote", "deallocMinor", "deallocMajor"].includes(kind)) {
-        this.fail(at, `unknown callback "${kind}"`);
-      }
-      if (spec === undefined) continue;
-      if (spec.result !== "track" && spec.result !== "none") {
-        this.fail(at, `${kind}: result must be "track" or "none"`);
-      }
-      for (const { when, action } of spec.actions) {
-        if (when.kind === "nth" && !(Number.isInteger(when.n) && when.n >= 1)) {
-          this.fail(at, `${kind}: call number must be a whole number ≥ 1, got ${when.n}`);
+    };
+    switch (l.kind) {
+      case "steps":
+        if (!isCount(l.steps, 1)) {
+          this.fail(at, `keep.steps needs a whole number ≥ 1, got ${l.steps}`, within);
         }
-        if (
-          when.kind === "every" &&
-          !(Number.isInteger(when.period) && when.period >= 1 && Number.isInteger(when.offset) &&
-            when.offset >= 1)
-        ) this.fail(at, `${kind}: every() needs a period and offset ≥ 1`);
-        this.action(at, kind, action);
-      }
+        if (l.until !== undefined) {
+          name(l.until, "keep.steps");
+          this.untilNames.add(l.until);
+        }
+        break;
+      case "until":
+      case "list":
+        name(l.name, `keep.${l.kind}`);
+        this.untilNames.add(l.name);
+        break;
+      case "ring":
+        if (!isCount(l.slots, 1) || l.slots > MAX_WORDS) {
+          this.fail(
+            at,
+            `keep.ring needs a whole number of slots in [1, ${MAX_WORDS}], got ${l.slots}`,
+            within,
+          );
+        }
+        if (l.name !== undefined) name(l.name, "keep.ring");
+        break;
+      case "cycle":
+        if (nested) this.fail(at, "keep.cycle cannot nest", within);
+        if (!Array.isArray(l.lifetimes) || l.lifetimes.length === 0) {
+          this.fail(at, "keep.cycle needs at least one lifetime", within);
+        }
+        for (const x of l.lifetimes) {
+          if (isObject(x) && x.kind === "cycle") this.fail(at, "keep.cycle cannot nest", within);
+          this.lifetime(at, x, within, true);
+        }
+        break;
     }
   }
 
-  private action(at: string, kind: string, a: CallbackAction): void {
+  private profile(at: string, p: ProfileSpec, within: string): void {
+    if (!isObject(p)) {
+      this.fail(
+        at,
+        `a profile is { ${OPTION_KEYS.profile.join(", ")} }, got ${describe(p)}`,
+        within,
+      );
+    }
+    const bad = unknownKey(p, OPTION_KEYS.profile, "profile");
+    if (bad !== undefined) this.fail(at, bad, within);
+    if (p.name !== undefined && !(typeof p.name === "string" && /^[A-Za-z0-9_.-]+$/.test(p.name))) {
+      this.fail(at, `profile name ${JSON.stringify(p.name)} is invalid`, within);
+    }
+    this.rate(at, p.samplingRate, "", within);
+    if (!isCount(p.callstackSize, 0) || p.callstackSize > 1 << 20) {
+      this.fail(
+        at,
+        `callstack size must be a whole number ≥ 0 (at most ${1 << 20}), got ${p.callstackSize}`,
+        within,
+      );
+    }
+    if (!isObject(p.tracker)) {
+      this.fail(at, `tracker must be an object, got ${describe(p.tracker)}`, within);
+    }
+    const badKind = unknownKey(p.tracker, OPTION_KEYS.tracker, "tracker");
+    if (badKind !== undefined) this.fail(at, badKind, within);
+    for (const [kind, spec] of Object.entries(p.tracker)) {
+      if (spec === undefined) continue;
+      this.callback(at, spec, join(within, `callback ${kind}`));
+    }
+  }
+
+  private callback(at: string, spec: CallbackSpec, within: string): void {
+    if (!isObject(spec)) {
+      this.fail(at, `a callback is cb.track() or cb.none(), got ${describe(spec)}`, within);
+    }
+    const bad = unknownKey(spec, OPTION_KEYS.callback, "callback", false);
+    if (bad !== undefined) this.fail(at, bad, within);
+    if (spec.result !== "track" && spec.result !== "none") {
+      this.fail(at, `result must be "track" or "none", got ${describe(spec.result)}`, within);
+    }
+    if (!Array.isArray(spec.actions)) {
+      this.fail(at, `actions must be an array, got ${describe(spec.actions)}`, within);
+    }
+    for (const entry of spec.actions) {
+      if (!isObject(entry)) this.fail(at, `an action entry is { when, action }`, within);
+      const k = unknownKey(entry, OPTION_KEYS.actionEntry, "action entry");
+      if (k !== undefined) this.fail(at, k, within);
+      this.trigger(at, entry.when, within);
+      this.action(at, entry.action, within);
+    }
+  }
+
+  private trigger(at: string, when: Trigger, within: string): void {
+    if (!isObject(when) || typeof when.kind !== "string" || !(when.kind in TRIGGER_KEYS)) {
+      this.fail(
+        at,
+        `a trigger is on(n), every(period, …) or always(…), got ${describe(when)}`,
+        within,
+      );
+    }
+    const bad = unknownKey(when, TRIGGER_KEYS[when.kind], `trigger ${when.kind}`);
+    if (bad !== undefined) this.fail(at, bad, within);
+    if (when.kind === "nth" && !isCount(when.n, 1)) {
+      this.fail(at, `on: call number must be a whole number ≥ 1, got ${when.n}`, within);
+    }
+    if (when.kind === "every" && !(isCount(when.period, 1) && isCount(when.offset, 1))) {
+      this.fail(
+        at,
+        `every() needs a period and offset ≥ 1 (whole numbers), got ${when.period} and ${when.offset}`,
+        within,
+      );
+    }
+  }
+
+  private action(at: string, a: CallbackAction, outer: string): void {
+    if (typeof a === "function") {
+      const f = (a as { name?: string }).name ?? "";
+      this.fail(at, `an action is act.…(…), got a function: call it (act.${f}())`, outer);
+    }
+    if (!isObject(a) || typeof a.kind !== "string" || !(a.kind in ACTION_KEYS)) {
+      this.fail(at, `unknown action: ${describe(a)}`, outer);
+    }
+    const within = join(outer, `act.${a.kind}`);
+    const bad = unknownKey(a, ACTION_KEYS[a.kind], `act.${a.kind}`, false);
+    if (bad !== undefined) this.fail(at, bad, within);
     switch (a.kind) {
       case "start":
         this.profileActions = true;
-        this.profile(at, a.profile);
+        this.profile(at, a.profile, within);
         break;
       case "stop":
       case "discard":
         this.profileActions = true;
         break;
       case "alloc":
-        this.size(at, a.words, `${kind}: alloc`, 1, MAX_YOUNG_WOSIZE);
-        this.lifetime(at, a.lifetime);
+        this.size(at, a.words, "alloc", 1, MAX_YOUNG_WOSIZE, within);
+        this.lifetime(at, a.lifetime, within);
         break;
       case "switchThread":
-        if (!this.sc.threads.has(a.thread)) this.fail(at, `${kind}: no thread named "${a.thread}"`);
+      case "yieldTo":
+        if (typeof a.thread !== "string" || !this.sc.threads.has(a.thread)) {
+          this.fail(at, `no thread named "${a.thread}"`, within);
+        }
         break;
       case "raise":
-        if (!/^[A-Z][A-Za-z0-9_']*$/.test(a.exn)) {
-          this.fail(at, `${kind}: "${a.exn}" is not an OCaml exception name`);
+        if (typeof a.exn !== "string" || !/^[A-Z][A-Za-z0-9_']*$/.test(a.exn)) {
+          this.fail(at, `"${a.exn}" is not an OCaml exception name`, within);
         }
         break;
       case "gc":
+        if (!GC_KINDS.includes(a.what)) {
+          this.fail(
+            at,
+            `unknown collection ${JSON.stringify(a.what)} (${GC_KINDS.join(", ")})`,
+            within,
+          );
+        }
+        break;
       case "exitThread":
         break;
-      default:
-        this.fail(at, `${kind}: unknown action`);
+    }
+    if (a.kind === "yieldTo" && !this.canRun(a.thread)) {
+      this.fail(at, `"${a.thread}" is not a thread with a program nor "main"`, within);
+    }
+    if (a.kind === "yieldToNext") {
+      if (!Array.isArray(a.threads) || a.threads.length < 2) {
+        this.fail(at, "yieldToNext needs a list of at least two threads", within);
+      }
+      for (const t of a.threads) {
+        if (typeof t !== "string" || !this.canRun(t)) {
+          this.fail(at, `${describe(t)} is not a thread with a program nor "main"`, within);
+        }
+      }
+      if (new Set(a.threads).size !== a.threads.length) {
+        this.fail(at, "yieldToNext names a thread twice", within);
+      }
+    }
+    if ((a.kind === "switchThread" || a.kind === "exitThread") && this.programs().size > 0) {
+      this.fail(at, OLD_AND_NEW_THREADS, within);
     }
   }
 
-  /** Parameter checks of every step (first pass). */
-  private scan(steps: readonly Step[]): void {
+  /** Names of the systhreads with programs of their own (made at the top level). */
+  private programs(): ReadonlySet<string> {
+    if (this.programNames === undefined) {
+      const names = new Set<string>();
+      for (const st of this.sc.steps) if (st.kind === "threadSpawn") names.add(st.thread);
+      this.programNames = names;
+    }
+    return this.programNames;
+  }
+  private programNames: ReadonlySet<string> | undefined;
+
+  /** Whether the baton can be passed to thread `name`: one with a program, or main's. */
+  private canRun(name: string): boolean {
+    return name === "main" || this.programs().has(name);
+  }
+
+  /**
+   * Systhreads with programs of their own (`d.thread(name, body)`): created by the main
+   * domain at the top level of its steps, their programs hold steps of the main domain only,
+   * and do not spawn, end or join domains; `yieldTo`, `join` and `act.yieldTo` name a thread
+   * with a program (or, but for `join`, the main thread) other than the one running; and the
+   * older form (threads taking over the domain's steps at `switchTo`, `blocking` sections
+   * holding other threads' steps) is not mixed with them. `program` is the thread whose
+   * program holds `steps` (null: the top level), `depth` the bodies around them there.
+   */
+  private threadPrograms(steps: readonly Step[], program: string | null, depth: number): void {
+    const programs = this.programs();
+    const self = program ?? "main";
     for (const st of steps) {
       const at = st.at;
+      if (program !== null && "domain" in st && st.domain !== "main") {
+        this.fail(at, `a step of domain "${st.domain}" in the program of thread "${program}"`);
+      }
+      switch (st.kind) {
+        case "threadSpawn":
+          if (program !== null || depth > 0 || st.domain !== "main") {
+            this.fail(
+              at,
+              "threads with programs are created by the main domain, at the top level of its " +
+                "steps",
+            );
+          }
+          this.threadPrograms(st.body, st.thread, 0);
+          continue;
+        case "spawn":
+        case "terminate":
+        case "join":
+          if (program !== null) {
+            this.fail(
+              at,
+              `${st.kind} in the program of thread "${program}": domains are spawned, ended ` +
+                "and joined by the main thread",
+            );
+          }
+          break;
+        case "threadCreate":
+        case "threadSwitch":
+        case "threadExit":
+        case "blocking":
+          if (programs.size > 0) this.fail(at, OLD_AND_NEW_THREADS);
+          break;
+        case "yieldTo":
+        case "threadJoin":
+        case "threadYield": {
+          if (st.domain !== "main") this.fail(at, "threads with programs are the main domain's");
+          if (st.kind === "threadYield") break;
+          const yielding = st.kind === "yieldTo";
+          if (yielding ? !this.canRun(st.thread) : !programs.has(st.thread)) {
+            this.fail(
+              at,
+              `"${st.thread}" is not a thread with a program${yielding ? ' nor "main"' : ""}`,
+            );
+          }
+          if (st.thread === self) {
+            this.fail(at, `thread "${self}" cannot ${yielding ? "yield to" : "join"} itself`);
+          }
+          break;
+        }
+        case "memprofStart":
+        case "memprofStop":
+        case "memprofDiscard":
+          // When other threads run is known at run time only: so is memprof's state.
+          if (program !== null) this.profileActions = true;
+          break;
+      }
+      if ("body" in st) this.threadPrograms(st.body, program, depth + 1);
+    }
+  }
+
+  private userEvent(at: string, name: string, ev: UserEventSpec): void {
+    const bytes = typeof name === "string" ? encoder.encode(name) : undefined;
+    if (
+      bytes === undefined || bytes.length === 0 || bytes.length > CUSTOM_EVENT_NAME_LENGTH - 1 ||
+      bytes.includes(0)
+    ) {
+      this.fail(
+        at,
+        `user event names must have 1 to ${CUSTOM_EVENT_NAME_LENGTH - 1} bytes (UTF-8) and no NUL`,
+      );
+    }
+    if (!isObject(ev) || typeof ev.type !== "string" || !(ev.type in EVENT_KEYS)) {
+      this.fail(
+        at,
+        `a user event is { type: "unit" | "int" | "span" | "custom", … }, got ${describe(ev)}`,
+      );
+    }
+    const bad = unknownKey(ev, EVENT_KEYS[ev.type], `userEvent ${ev.type}`);
+    if (bad !== undefined) this.fail(at, bad);
+    if (ev.type === "int" && !Number.isSafeInteger(ev.value)) {
+      this.fail(at, `an int user event needs a safe integer value, got ${ev.value}`);
+    }
+    if (ev.type === "span" && ev.phase !== "begin" && ev.phase !== "end") {
+      this.fail(at, `a span user event's phase is "begin" or "end", got ${describe(ev.phase)}`);
+    }
+    if (ev.type === "custom") {
+      if (
+        !Array.isArray(ev.bytes) || ev.bytes.length > MAX_CUSTOM_PAYLOAD ||
+        !ev.bytes.every((b) => Number.isInteger(b) && b >= 0 && b <= 255)
+      ) {
+        this.fail(
+          at,
+          `custom user event bytes must be at most ${MAX_CUSTOM_PAYLOAD} integers in [0, 255]`,
+        );
+      }
+    }
+    if (!this.eventNames.has(name)) {
+      if (this.eventNames.size >= MAX_CUSTOM_EVENTS) {
+        this.fail(at, `more than ${MAX_CUSTOM_EVENTS} user event names`);
+      }
+      this.eventNames.add(name);
+    }
+  }
+
+  /** Parameter checks of every step (first pass); `depth` counts the bodies around `steps`. */
+  private scan(steps: readonly Step[], depth: number, parent: string): void {
+    if (!Array.isArray(steps)) {
+      this.fail(parent === "" ? "settings" : parent, `a body must be an array of steps`);
+    }
+    for (const st of steps) {
+      if (!isObject(st) || typeof st.at !== "string" || !STEP_KINDS.has(st.kind as string)) {
+        this.fail(
+          parent === "" ? "settings" : parent,
+          `not a step: ${describe(st)}`,
+          parent === "" ? "steps" : "body",
+        );
+      }
+      const at = st.at;
+      this.step(st);
+      if ("body" in st) {
+        if (depth + 1 > MAX_NESTING) {
+          this.fail(
+            at,
+            `steps nest more than ${MAX_NESTING} deep (repeat, call, blocking, attempt and ` +
+              `every inside each other)`,
+          );
+        }
+        this.scan(st.body, depth + 1, at);
+      }
+    }
+  }
+
+  /** Parameter checks of one step. */
+  private step(st: Step): void {
+    const at = st.at;
+    {
       switch (st.kind) {
         case "alloc":
+          if (!SOURCES.includes(st.source)) {
+            this.fail(at, `unknown source ${JSON.stringify(st.source)} (${SOURCES.join(", ")})`);
+          }
           this.size(at, st.size, "alloc");
           if (st.source === "custom") {
             if (st.customMem === undefined) this.fail(at, "a custom block needs customMem");
@@ -223,13 +732,12 @@ class Validator {
           } else if (st.customMem !== undefined) {
             this.fail(at, 'customMem is only for source "custom"');
           }
-          if (!["caml", "runtime", "array", "major", "custom", "unmarshal"].includes(st.source)) {
-            this.fail(at, `unknown source "${st.source}"`);
-          }
           this.lifetime(at, st.lifetime);
           break;
         case "allocCombined": {
-          if (st.sizes.length === 0) this.fail(at, "allocCombined needs at least one size");
+          if (!Array.isArray(st.sizes) || st.sizes.length === 0) {
+            this.fail(at, "allocCombined needs at least one size");
+          }
           let whsize = 0;
           for (const s of st.sizes) {
             this.size(at, s, "allocCombined", 1, MAX_YOUNG_WOSIZE);
@@ -247,43 +755,43 @@ class Validator {
           break;
         }
         case "unmarshal":
-          if (st.blocks.length === 0) this.fail(at, "unmarshal needs at least one block");
+          if (!Array.isArray(st.blocks) || st.blocks.length === 0) {
+            this.fail(at, "unmarshal needs at least one block");
+          }
           for (const b of st.blocks) this.size(at, b, "unmarshal");
-          if (st.lifetime.kind === "cycle") {
+          if (isObject(st.lifetime) && st.lifetime.kind === "cycle") {
             this.fail(at, "an unmarshalled value has one lifetime; keep.cycle does not apply");
           }
           this.lifetime(at, st.lifetime);
           break;
         case "extAlloc":
           this.size(at, st.bytes, "extAlloc bytes");
+          this.lifetime(at, st.lifetime);
           if (
             st.lifetime.kind === "cycle" || st.lifetime.kind === "list" ||
             st.lifetime.kind === "ring"
           ) this.fail(at, `keep.${st.lifetime.kind} is for heap blocks only`);
-          this.lifetime(at, st.lifetime);
+          break;
+        case "gc":
+          if (!GC_KINDS.includes(st.what)) {
+            this.fail(at, `unknown collection ${JSON.stringify(st.what)} (${GC_KINDS.join(", ")})`);
+          }
           break;
         case "memprofStart":
-          this.profile(at, st.profile);
+          this.profile(at, st.profile, "");
           break;
         case "repeat":
-          if (!Number.isInteger(st.count) || st.count < 0) {
+          if (!isCount(st.count, 0)) {
             this.fail(at, `repeat count must be a whole number ≥ 0, got ${st.count}`);
           }
-          this.scan(st.body);
-          break;
-        case "call":
-        case "blocking":
-        case "attempt":
-          this.scan(st.body);
           break;
         case "when":
-          if (!(Number.isInteger(st.every) && st.every >= 1)) {
+          if (!isCount(st.every, 1)) {
             this.fail(at, `every needs a whole number ≥ 1, got ${st.every}`);
           }
-          if (!(Number.isInteger(st.offset) && st.offset >= 0 && st.offset < st.every)) {
+          if (!(isCount(st.offset, 0) && st.offset < st.every)) {
             this.fail(at, `every's offset must be in [0, ${st.every - 1}], got ${st.offset}`);
           }
-          this.scan(st.body);
           break;
         case "join":
           if (st.target === st.domain) this.fail(at, "a domain cannot join itself");
@@ -293,16 +801,10 @@ class Validator {
           this.releaseNames.add(st.name);
           break;
         case "userEvent":
-          if (st.name.length === 0 || st.name.length > 127 || st.name.includes("\0")) {
-            this.fail(at, "user event names must have 1 to 127 characters and no NUL");
-          }
-          if (st.event.type === "int" && !Number.isSafeInteger(st.event.value)) {
-            this.fail(at, "an int user event needs a safe integer value");
-          }
-          if (
-            st.event.type === "custom" &&
-            !st.event.bytes.every((b) => Number.isInteger(b) && b >= 0 && b <= 255)
-          ) this.fail(at, "custom user event bytes must be integers in [0, 255]");
+          this.userEvent(at, st.name, st.event);
+          break;
+        case "eventsStart":
+          this.eventsStarted = true;
           break;
         default:
           break;
@@ -313,6 +815,7 @@ class Validator {
   /** State checks, following the steps in order (second pass). */
   private follow(steps: readonly Step[]): void {
     for (const st of steps) {
+      if (++this.followed > FOLLOW_BUDGET) throw OVER_BUDGET;
       const at = st.at;
       if ("domain" in st && !this.alive.has(st.domain)) {
         this.fail(at, `domain "${st.domain}" is not running here`);
@@ -385,9 +888,12 @@ class Validator {
             this.status.set(st.profile, "discarded");
           }
           break;
-        case "repeat":
-          for (let k = 0; k < Math.min(st.count, 2); k++) this.follow(st.body);
+        case "repeat": {
+          // A second iteration can only fail where the first changed some state.
+          const times = this.stateful(st.body) ? 2 : 1;
+          for (let k = 0; k < Math.min(st.count, times); k++) this.follow(st.body);
           break;
+        }
         case "call":
         case "blocking":
           this.follow(st.body);
@@ -395,27 +901,72 @@ class Validator {
         case "attempt":
           this.follow(st.body);
           // A raise may cut the body anywhere: memprof's state after it is known at run time only.
-          if (hasMemprofStep(st.body)) this.profileActions = true;
+          if (this.hasMemprofStep(st.body)) this.profileActions = true;
           break;
         case "when":
           // Runs on some iterations only: memprof's state after it is known at run time only.
           this.follow(st.body);
-          if (hasMemprofStep(st.body)) this.profileActions = true;
+          if (this.hasMemprofStep(st.body)) this.profileActions = true;
           break;
         default:
           break;
       }
     }
   }
+
+  /** Whether `steps` hold a step whose state checks depend on what ran before. */
+  private stateful(steps: readonly Step[]): boolean {
+    let v = this.statefulBodies.get(steps);
+    if (v === undefined) {
+      v = steps.some((st) => STATEFUL.has(st.kind) || (("body" in st) && this.stateful(st.body)));
+      this.statefulBodies.set(steps, v);
+    }
+    return v;
+  }
+
+  private hasMemprofStep(steps: readonly Step[]): boolean {
+    let v = this.memprofBodies.get(steps);
+    if (v === undefined) {
+      v = steps.some((st) =>
+        st.kind === "memprofStart" || st.kind === "memprofStop" ||
+        st.kind === "memprofDiscard" || (("body" in st) && this.hasMemprofStep(st.body))
+      );
+      this.memprofBodies.set(steps, v);
+    }
+    return v;
+  }
+}
+
+/** Why the two forms of systhreads do not mix. */
+const OLD_AND_NEW_THREADS = "threads with programs of their own (thread(name, body)) do not " +
+  "mix with threads taking over the domain's steps (thread(name) with switchTo, exit, " +
+  "blocking, act.switchThread, act.exitThread)";
+
+const STATEFUL: ReadonlySet<string> = new Set([
+  "spawn",
+  "terminate",
+  "join",
+  "threadCreate",
+  "threadSwitch",
+  "threadExit",
+  "threadSpawn",
+  "yieldTo",
+  "threadJoin",
+  "threadYield",
+  "memprofStart",
+  "memprofStop",
+  "memprofDiscard",
+]);
+
+/** Whether `v` is a whole number ≥ `min` (finite, safe). */
+function isCount(v: unknown, min: number): v is number {
+  return Number.isSafeInteger(v) && (v as number) >= min;
+}
+
+function join(within: string, part: string): string {
+  return within === "" ? part : `${within}, ${part}`;
 }
 
 function loopDepth(depths: ReadonlyMap<string, number>, domain: string): number {
   return depths.get(domain) ?? 0;
-}
-
-function hasMemprofStep(steps: readonly Step[]): boolean {
-  return steps.some((st) =>
-    st.kind === "memprofStart" || st.kind === "memprofStop" || st.kind === "memprofDiscard" ||
-    (("body" in st) && hasMemprofStep(st.body))
-  );
 }

@@ -278,8 +278,8 @@ Deno.test("exportOCaml runs a spawned domain's steps in its own function, handin
   assert.match(run1, /pass_turn \d+;/);
 });
 
-Deno.test("HARNESS_FRAMES counts 3 frames below the scenario's on main and 2 on spawned domains", () => {
-  assert.deepEqual({ ...HARNESS_FRAMES }, { main: 3, spawned: 2 });
+Deno.test("HARNESS_FRAMES counts 3 frames below the scenario's on main, 2 on spawned domains and 2 on systhreads", () => {
+  assert.deepEqual({ ...HARNESS_FRAMES }, { main: 3, spawned: 2, thread: 2 });
 });
 
 Deno.test("exportOCaml gives the same program twice", () => {
@@ -327,12 +327,12 @@ function refuses(name: string, step: string, reason: RegExp, build: (s: Scenario
   );
 }
 
-Deno.test("exportOCaml refuses systhreads, naming the step", () => {
-  refuses("thr", "2", /systhreads are not exported/, (s) => {
+Deno.test("exportOCaml refuses systhreads of the older form, naming the step", () => {
+  refuses("thr", "2", /systhreads of the older form .* are not exported/, (s) => {
     s.main.alloc(1);
     s.main.thread("t");
   });
-  refuses("blk", "1", /systhreads are not exported/, (s) => {
+  refuses("blk", "1", /systhreads of the older form .* are not exported/, (s) => {
     s.main.blocking(() => s.main.alloc(1));
   });
 });
@@ -553,6 +553,13 @@ Deno.test("exportOCaml either exports each library scenario or refuses it with a
   }
   assert.match(refused.get("tracer_reentrancy") ?? "", /external allocations/);
   assert.match(refused.get("sources") ?? "", /custom block of 2 words/);
+  for (const name of ["thread_block_in_callback", "thread_exit_in_callback"]) {
+    assert.match(refused.get(name) ?? "", /systhreads of the older form/, name);
+  }
+  assert.ok(refused.has("threads")); // (a block kept while two domains run, first)
+  for (const name of ["blocking_in_callback", "threads_in_callbacks"]) {
+    assert.ok(!refused.has(name), `${name}: ${refused.get(name)}`);
+  }
   for (const name of ["ref_loop", "triple_cons", "service", "lifecycle", "start_stop"]) {
     assert.ok(!refused.has(name), `${name}: ${refused.get(name)}`);
   }

@@ -165,6 +165,14 @@ import g_loop_indices_ctf from "./loop_indices/trace.ctf" with { type: "bytes" }
 import g_loop_indices_trace from "./loop_indices/trace.txt" with { type: "text" };
 import g_loop_indices_events from "./loop_indices/events.txt" with { type: "text" };
 import g_loop_indices_callbacks from "./loop_indices/callbacks.txt" with { type: "text" };
+import g_blocking_in_callback_ctf from "./blocking_in_callback/trace.ctf" with { type: "bytes" };
+import g_blocking_in_callback_trace from "./blocking_in_callback/trace.txt" with { type: "text" };
+import g_blocking_in_callback_events from "./blocking_in_callback/events.txt" with { type: "text" };
+import g_blocking_in_callback_callbacks from "./blocking_in_callback/callbacks.txt" with { type: "text" };
+import g_threads_in_callbacks_ctf from "./threads_in_callbacks/trace.ctf" with { type: "bytes" };
+import g_threads_in_callbacks_trace from "./threads_in_callbacks/trace.txt" with { type: "text" };
+import g_threads_in_callbacks_events from "./threads_in_callbacks/events.txt" with { type: "text" };
+import g_threads_in_callbacks_callbacks from "./threads_in_callbacks/callbacks.txt" with { type: "text" };
 
 /** Golden files by scenario name. */
 export const goldens: Record<string, Golden> = {
@@ -413,5 +421,17 @@ export const goldens: Record<string, Golden> = {
     traceDump: g_loop_indices_trace,
     eventsDump: g_loop_indices_events,
     callbackLog: g_loop_indices_callbacks,
+  },
+  "blocking_in_callback": {
+    ctf: g_blocking_in_callback_ctf,
+    traceDump: g_blocking_in_callback_trace,
+    eventsDump: g_blocking_in_callback_events,
+    callbackLog: g_blocking_in_callback_callbacks,
+  },
+  "threads_in_callbacks": {
+    ctf: g_threads_in_callbacks_ctf,
+    traceDump: g_threads_in_callbacks_trace,
+    eventsDump: g_threads_in_callbacks_events,
+    callbackLog: g_threads_in_callbacks_callbacks,
   },
 };

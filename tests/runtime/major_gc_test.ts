@@ -8,6 +8,9 @@ import {
 } from "../../lib/runtime/major_gc.ts";
 import { MajorHeap, sizeclassOf, sweepWorkOf } from "../../lib/runtime/_major_heap.ts";
 import { Runtime } from "../../lib/runtime/mod.ts";
+import { DEFAULT_GC_TIME } from "../../lib/runtime/gc_time.ts";
+import { runScenario, scenario } from "../../lib/scenario/mod.ts";
+import { Reader } from "../../lib/memtrace/mod.ts";
 
 /** A heap with nothing in it but what the test allocates. */
 const EMPTY: MajorGcInitialState = {
@@ -140,4 +143,29 @@ Deno.test("young custom blocks' out-of-heap memory past the minor heap's size fo
   d.allocCustom(6, 16); // 32,768 > 32,700: caml_request_minor_gc
   d.poll();
   assert.equal(rt.minorCollections, before + 1);
+});
+
+Deno.test("collections take the virtual time the cost model says, and settings override it", () => {
+  const build = (gcTime?: { minorFixedNs: number }) =>
+    scenario({ name: "timed", minorHeapWords: 8192, clockTickNs: 1, gcTime }, (s) => {
+      s.main.memprof.start({ samplingRate: 1, callstackSize: 0 });
+      s.main.repeat(3_000, () => s.main.alloc(10));
+      s.main.memprof.stop();
+    });
+  const lastTime = (ctf: Uint8Array) => {
+    let t = 0;
+    Reader.fromBytes(ctf).iter((time) => {
+      t = time;
+    });
+    return t;
+  };
+  const plain = runScenario(build());
+  const slow = runScenario(build({ minorFixedNs: 100_000 }));
+  const minors = plain.summary.minorCollections;
+  assert.ok(minors >= 3);
+  assert.equal(slow.summary.minorCollections, minors); // time does not change what happens
+  // The last sample comes after every collection: later by the difference in fixed cost, each.
+  const shift = (lastTime(slow.ctf) - lastTime(plain.ctf)) * 1000; // µs -> ns (whole µs)
+  const expected = minors * (100_000 - DEFAULT_GC_TIME.minorFixedNs);
+  assert.ok(Math.abs(shift - expected) <= 1000, `${shift} vs ${expected}`);
 });

@@ -1,47 +1,11 @@
 // The `scenario` command, run in-process with files and consoles stubbed (no permissions).
 import assert from "node:assert/strict";
-import { HELP, run, type ScenarioCliIO } from "../../cli/scenario.ts";
+import { HELP, run } from "../../cli/scenario.ts";
 import { goldens } from "../golden/index.ts";
 import { GOLDEN_FILES } from "../../lib/scenario/mod.ts";
+import { stub } from "./cli_stub.ts";
 
 const encoder = new TextEncoder();
-
-/** An in-memory file system holding the real goldens. */
-function stub(modules: Record<string, { default?: unknown }> = {}) {
-  const files = new Map<string, Uint8Array>();
-  for (const [name, g] of Object.entries(goldens)) {
-    files.set(`/golden/${name}/${GOLDEN_FILES.ctf}`, g.ctf);
-    files.set(`/golden/${name}/${GOLDEN_FILES.traceDump}`, encoder.encode(g.traceDump));
-    files.set(`/golden/${name}/${GOLDEN_FILES.eventsDump}`, encoder.encode(g.eventsDump));
-    files.set(`/golden/${name}/${GOLDEN_FILES.callbackLog}`, encoder.encode(g.callbackLog));
-  }
-  const io = {
-    out: "",
-    err: "",
-    files,
-    dirs: new Set<string>(),
-    stdout(t: string) {
-      io.out += t;
-    },
-    stderr(t: string) {
-      io.err += t;
-    },
-    isTerminal: () => false,
-    writeFileAtomic(path: string, data: Uint8Array | string) {
-      files.set(path, typeof data === "string" ? encoder.encode(data) : data.slice());
-    },
-    mkdirAll(path: string) {
-      io.dirs.add(path);
-    },
-    readFile: (path: string) => files.get(path),
-    importModule(path: string) {
-      const m = modules[path];
-      return m ? Promise.resolve(m) : Promise.reject(new Error(`Module not found "${path}"`));
-    },
-    goldenDir: "/golden",
-  } satisfies ScenarioCliIO & Record<string, unknown>;
-  return io;
-}
 
 Deno.test("scenario --help and --list", async () => {
   const io = stub();
@@ -73,11 +37,11 @@ Deno.test("scenario NAME writes every output, compares with its golden, prints t
   assert.equal(io.err, "");
 });
 
-Deno.test("a golden that differs is reported, the run still succeeds", async () => {
+Deno.test("a golden that differs is reported with its first differing line, and exits 1", async () => {
   const io = stub();
   const path = `/golden/ref_loop/${GOLDEN_FILES.callbackLog}`;
   io.files.set(path, encoder.encode(goldens.ref_loop.callbackLog.replace("38 minor", "39 minor")));
-  assert.equal(await run(["ref_loop", "--out", "/o"], io), 0);
+  assert.equal(await run(["ref_loop", "--out", "/o"], io), 1);
   assert.match(io.out, /^ref_loop .* DIFFERS/m);
   assert.match(io.err, /ref_loop: callbacks\.txt differs at line 2:/);
 });
@@ -105,7 +69,7 @@ Deno.test("--seed and --rate override; bad arguments exit 2 with a message", asy
       [["--update", "--seed", "3"], /--update records goldens with each scenario's own/],
       [["nope"], /no scenario named "nope"/],
       [["--frob"], /Unknown option '--frob'/],
-      [["missing.ts"], /cannot load missing\.ts/],
+      [["missing.ts"], /cannot load missing\.ts: no such file/],
     ] as const
   ) {
     const bad = stub();
@@ -116,10 +80,10 @@ Deno.test("--seed and --rate override; bad arguments exit 2 with a message", asy
 
 Deno.test("a PATH loads a scenario module; an invalid module is refused", async () => {
   const { default: sc } = await import("../../scenarios/alloc_counts.ts");
-  const io = stub({ "./mine.ts": { default: sc }, "./bad.ts": { default: 42 } });
+  const io = stub({ modules: { "./mine.ts": { default: sc }, "./bad.ts": { default: 42 } } });
   assert.equal(await run(["./mine.ts", "--out", "/o"], io), 0);
   assert.match(io.out, /^alloc_counts .* ok +same/m);
-  const bad = stub({ "./bad.ts": { default: 42 } });
-  assert.equal(await run(["./bad.ts"], bad), 2);
+  const bad = stub({ modules: { "./bad.ts": { default: 42 } } });
+  assert.equal(await run(["./bad.ts"], bad), 1);
   assert.match(bad.err, /has no default export made with scenario/);
 });

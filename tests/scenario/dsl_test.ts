@@ -121,7 +121,7 @@ Deno.test("invalid scenarios fail before running, naming scenario, step and prob
   });
   await t.step("settings", () => {
     refused(() => {}, /minorHeapWords must be even/, { minorHeapWords: 5001 });
-    refused(() => {}, /ringLog2 must be an integer in \[5, 24\]/, { ringLog2: 40 });
+    refused(() => {}, /ringLog2 must be an integer in \[9, 24\]/, { ringLog2: 40 });
     assert.throws(() => scenario({ name: "a b" }, () => {}), /name must be letters/);
   });
 });
