@@ -283,3 +283,71 @@ export class UsageError extends Error {
     super(message);
   }
 }
+
+/** An input file the command will not read: not a regular file and longer than it reads from
+ * a pipe or device (`/dev/zero` never ends), or not a file it can follow at all. */
+export class InputFileError extends Error {
+  override name = "InputFileError";
+  constructor(message: string, readonly path: string) {
+    super(message);
+  }
+}
+
+/** Bytes {@linkcode readFileBounded} reads at most from a file that is not a regular file: the
+ * ring decoder's own bound on such files (lib/runtime_events STREAM_IMAGE_LIMIT, 256 MiB). */
+export const NON_REGULAR_READ_LIMIT = 256 * 1024 * 1024;
+
+/**
+ * Reads a whole input file. A regular file is read as it is (its size is known); anything else
+ * (a pipe, a FIFO, a device such as `/dev/zero`) is read up to `limit` bytes, beyond which
+ * {@linkcode InputFileError} is thrown, so that an endless input ends the command promptly
+ * instead of filling memory. A directory throws `Deno.errors.IsADirectory`.
+ */
+export function readFileBounded(path: string, limit = NON_REGULAR_READ_LIMIT): Uint8Array {
+  const file = Deno.openSync(path, { read: true });
+  try {
+    const st = file.statSync();
+    if (st.isDirectory) throw new Deno.errors.IsADirectory(`${path} is a directory`);
+    if (st.isFile) return Deno.readFileSync(path);
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    for (;;) {
+      const buf = new Uint8Array(1 << 20);
+      const n = file.readSync(buf);
+      if (n === null || n === 0) break;
+      total += n;
+      if (total > limit) {
+        throw new InputFileError(
+          `${path} is not a regular file and holds more than the ${limit} bytes read from a ` +
+            `pipe or device; copy it to a regular file`,
+          path,
+        );
+      }
+      chunks.push(n === buf.length ? buf : buf.subarray(0, n));
+    }
+    const out = new Uint8Array(total);
+    let off = 0;
+    for (const c of chunks) {
+      out.set(c, off);
+      off += c.length;
+    }
+    return out;
+  } finally {
+    file.close();
+  }
+}
+
+/** Throws {@linkcode InputFileError} unless `path` is a regular file or does not exist (yet):
+ * for commands that follow a file as it grows, which a pipe or device cannot be. */
+export function refuseNonRegular(path: string, what: string): void {
+  let st: Deno.FileInfo;
+  try {
+    st = Deno.statSync(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return;
+    throw e;
+  }
+  if (!st.isFile) {
+    throw new InputFileError(`${what}: ${path} is not a regular file`, path);
+  }
+}

@@ -24,13 +24,14 @@ import {
   GcStatsCollector,
   type PauseRule,
   RuntimeEventsCursor,
+  STREAM_IMAGE_LIMIT,
   type TraceAlignment,
   traceInstants,
   watchRing,
   writeChromeTraceJson,
 } from "../lib/runtime_events/mod.ts";
 import { Reader } from "../lib/memtrace/mod.ts";
-import { UsageError, writeFileAtomic } from "./_io.ts";
+import { readFileBounded, refuseNonRegular, UsageError, writeFileAtomic } from "./_io.ts";
 
 const HELP: Record<string, string> = {
   main: `Usage: deno task events <command> ... [options]
@@ -175,7 +176,8 @@ function writeTextFileAtomic(path: string, fill: (write: (chunk: string) => void
 
 /** The real process: files, dynamic import relative to the working directory, stdio. */
 export const denoIO: EventsCliIO = {
-  readFile: (path) => Deno.readFileSync(path),
+  // A pipe or device is read as far as the ring decoder reads one (STREAM_IMAGE_LIMIT).
+  readFile: (path) => readFileBounded(path, STREAM_IMAGE_LIMIT),
   openCursor: (path, options) => RuntimeEventsCursor.openSync(path, options),
   importModule: (spec) => {
     const url = /^[a-z][a-z0-9+.-]+:/i.test(spec) && !isAbsolute(spec)
@@ -537,6 +539,8 @@ async function watchCommand(positionals: string[], values: Values, io: EventsCli
   const callbacks = statsMode
     ? collector.callbacks
     : dumpCallbacks((l) => out.line(l), { decoders });
+  // A ring is followed as it is rewritten in place: a pipe or device (/dev/zero) is refused.
+  refuseNonRegular(path, "watch");
   io.stderr(`watching ${path}` + (pid !== undefined ? ` (process ${pid})` : "") + "\n");
   if (pid !== undefined && !canCheckProcesses()) {
     io.stderr(

@@ -90,6 +90,9 @@ export interface ScenarioCliIO {
   writeFileAtomic(path: string, data: Uint8Array | string): void;
   /** Writes a file (inside a temporary folder of this run's). */
   writeFile(path: string, data: Uint8Array | string): void;
+  /** Writes a file (inside a temporary folder of this run's) from the text chunks `fill`
+   * hands to `write`, as they come. Without it, the chunks are joined for `writeFile`. */
+  writeFileStream?(path: string, fill: (write: (chunk: string) => void) => void): void;
   mkdirAll(path: string): void;
   /** A file's bytes, or undefined when it does not exist. */
   readFile(path: string): Uint8Array | undefined;
@@ -131,6 +134,18 @@ export const denoIO: ScenarioCliIO = {
   writeFileAtomic: writeDataAtomic,
   writeFile: (path, data) =>
     Deno.writeFileSync(path, typeof data === "string" ? encoder.encode(data) : data),
+  writeFileStream(path, fill) {
+    const file = Deno.openSync(path, { write: true, create: true, truncate: true });
+    try {
+      fill((chunk) => {
+        const bytes = encoder.encode(chunk);
+        let off = 0;
+        while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
+      });
+    } finally {
+      file.close();
+    }
+  },
   mkdirAll: (path) => Deno.mkdirSync(path, { recursive: true }),
   readFile(path) {
     try {
@@ -266,6 +281,18 @@ const GOLDEN_FILE_NAMES: readonly string[] = Object.values(GOLDEN_FILES);
 const MODULE_RECORD = "module.txt";
 const TEMPORARY = /^\.(.+)\.([0-9]{1,10})\.(tmp|old)$/;
 
+/** A file's content: bytes, text, or text handed in chunks to `write` as it is made. */
+type FileData = Uint8Array | string | ((write: (chunk: string) => void) => void);
+
+/** Writes `data` to `path` through `io`, streaming text made in chunks when `io` can. */
+function writeData(io: ScenarioCliIO, path: string, data: FileData): void {
+  if (typeof data !== "function") return io.writeFile(path, data);
+  if (io.writeFileStream !== undefined) return io.writeFileStream(path, data);
+  const parts: string[] = [];
+  data((chunk) => parts.push(chunk));
+  io.writeFile(path, parts.join(""));
+}
+
 /** Folders whose stale temporaries were swept in this run. */
 const swept = new WeakMap<ScenarioCliIO, Set<string>>();
 
@@ -297,7 +324,7 @@ function sweepStale(io: ScenarioCliIO, parent: string): void {
 async function writeFolder(
   io: ScenarioCliIO,
   dir: string,
-  files: readonly (readonly [string, Uint8Array | string])[],
+  files: readonly (readonly [string, FileData])[],
   owned: (name: string) => boolean,
 ): Promise<void> {
   const parent = dirname(dir), base = basename(dir);
@@ -334,7 +361,7 @@ async function writeFolder(
     io.mkdirAll(tmp);
     for (const [name, data] of files) {
       try {
-        io.writeFile(join(tmp, name), data);
+        writeData(io, join(tmp, name), data);
       } catch (e) {
         throw new Error(`cannot write ${join(dir, name)}: ${(e as Error).message}`);
       }
@@ -364,16 +391,18 @@ async function writeFolder(
 }
 
 async function writeOutputs(io: ScenarioCliIO, dir: string, r: RunResult): Promise<void> {
-  const files: [string, Uint8Array | string][] = [
+  // The text outputs are streamed into their files, never made whole (they can be hundreds
+  // of megabytes); the report is made when its turn comes.
+  const files: [string, FileData][] = [
     ["trace.ctf", r.ctf],
-    ["trace.txt", r.traceDump],
+    ["trace.txt", (write) => r.writeText("traceDump", write)],
   ];
   if (r.eventsImage.length > 0) files.push([`${r.scenario.settings.pid}.events`, r.eventsImage]);
   files.push(
-    ["events.txt", r.eventsDump],
-    ["callbacks.txt", r.callbackLog],
+    ["events.txt", (write) => r.writeText("eventsDump", write)],
+    ["callbacks.txt", (write) => r.writeText("callbackLog", write)],
     ["summary.json", JSON.stringify(r.summary, null, 2) + "\n"],
-    ["report.html", buildReport(aggregateTrace(Reader.fromBytes(r.ctf)))],
+    ["report.html", (write) => write(buildReport(aggregateTrace(Reader.fromBytes(r.ctf))))],
   );
   await writeFolder(io, dir, files, (n) => OUTPUT_FILE.test(n));
 }
@@ -417,7 +446,7 @@ function foreignOwner(io: ScenarioCliIO, place: GoldenPlace): string | undefined
 
 async function writeGolden(io: ScenarioCliIO, place: GoldenPlace, r: RunResult): Promise<void> {
   const g = goldenOf(r);
-  const files: [string, Uint8Array | string][] = [
+  const files: [string, FileData][] = [
     [GOLDEN_FILES.ctf, g.ctf],
     [GOLDEN_FILES.traceDump, g.traceDump],
     [GOLDEN_FILES.eventsDump, g.eventsDump],

@@ -41,19 +41,44 @@ export class CallbackLog {
 
   /** The log's text, with the fixture format's header line when it has one. */
   text(facts: LogHeaderFacts): string {
+    const parts: string[] = [];
+    this.writeText(facts, (chunk) => parts.push(chunk));
+    return parts.join("");
+  }
+
+  /** {@linkcode text} handed to `write` in chunks of about 64 Ki characters, so that a long
+   * log is never one string. */
+  writeText(facts: LogHeaderFacts, write: (chunk: string) => void): void {
+    const header = this.header(facts);
+    const lines = this.lines;
+    let parts: string[] = header === undefined ? [] : [header, "\n"];
+    let size = parts.length === 0 ? 0 : header!.length + 1;
+    for (let k = 0; k < lines.length; k++) {
+      parts.push(lines[k], "\n");
+      size += lines[k].length + 1;
+      if (size >= 1 << 16) {
+        write(parts.join(""));
+        parts = [];
+        size = 0;
+      }
+    }
+    if (parts.length > 0) write(parts.join(""));
+  }
+
+  /** The fixture format's header line, if it has one. */
+  private header(facts: LogHeaderFacts): string | undefined {
     const f = this.format;
     const n = this.lines.length;
-    let header: string | undefined;
     if (f.format === "memprof_exact") {
-      header = `# program=${f.program} sampling_rate=${formatG(facts.samplingRate, 6)} ` +
+      return `# program=${f.program} sampling_rate=${formatG(facts.samplingRate, 6)} ` +
         `iterations=${facts.iterations} domain=${facts.loopDomain} ` +
         `minor_collections_during_loop=${facts.minorsDuringLoop} samples_recorded=${n}`;
-    } else if (f.format === "memprof_lifecycle") {
-      header = `# program=${f.program} sampling_rate=${formatG(facts.samplingRate, 6)} ` +
+    }
+    if (f.format === "memprof_lifecycle") {
+      return `# program=${f.program} sampling_rate=${formatG(facts.samplingRate, 6)} ` +
         `iterations=${facts.iterations} keep=${f.keep} ` +
         `minor_collections=${facts.minorsDuringProfile} callbacks=${n}`;
     }
-    const all = header === undefined ? this.lines : [header, ...this.lines];
-    return all.length === 0 ? "" : all.join("\n") + "\n";
+    return undefined;
   }
 }

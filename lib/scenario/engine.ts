@@ -31,16 +31,23 @@ import {
 } from "../memprof/mod.ts";
 import {
   bytesType,
-  dumpImage,
+  dumpCallbacks,
   RuntimeEventsCursor,
   RuntimeEventsProducer,
   Type,
   type UserEvent,
 } from "../runtime_events/mod.ts";
-import { dumpTrace, MemorySink, Reader } from "../memtrace/mod.ts";
+import { dumpTrace, dumpTraceTo, MemorySink, Reader } from "../memtrace/mod.ts";
 import { Tracer } from "../tracer/mod.ts";
-import { CallbackLog } from "./callback_log.ts";
-import type { CallbackKind, RunEvent, RunOptions, RunResult, Summary } from "./result.ts";
+import { CallbackLog, type LogHeaderFacts } from "./callback_log.ts";
+import type {
+  CallbackKind,
+  RunEvent,
+  RunOptions,
+  RunResult,
+  Summary,
+  TextOutput,
+} from "./result.ts";
 import { ScenarioError } from "./errors.ts";
 import { ScenarioRng, sizeSource } from "./rng.ts";
 import { type Keeper, Lifetimes } from "./lifetimes.ts";
@@ -320,13 +327,11 @@ class Engine {
     this.tracer.close();
     this.opts.onProgress?.(this.step, this.totalSteps);
     const ctf = this.traceSink.bytes().slice();
-    // One read of the trace gives both its dump and its event count.
-    const dumpLines: string[] = [];
-    const traceEvents = dumpTrace(Reader.fromBytes(ctf), (line) => dumpLines.push(line));
-    const traceDump = dumpLines.join("\n") + "\n";
+    // One read of the trace counts its events; its dump is made when asked for (writeText).
+    const traceEvents = dumpTrace(Reader.fromBytes(ctf), () => {});
     // Without events.start() there is no ring file, as in OCaml without OCAML_RUNTIME_EVENTS_START.
-    const eventsImage = this.ring.started ? this.ring.bytes.slice() : new Uint8Array(0);
-    const eventsDump = this.ring.started ? dumpImage(eventsImage) : "";
+    // The producer's image itself, not a copy: nothing writes to it after the run.
+    const eventsImage = this.ring.started ? this.ring.bytes : new Uint8Array(0);
     if (this.ring.started) {
       new RuntimeEventsCursor(eventsImage).readPoll({
         lostEvents: (_d, words) => {
@@ -334,13 +339,45 @@ class Engine {
         },
       });
     }
+    const log = this.log, facts = this.logFacts();
+    const writeText = (output: TextOutput, write: (chunk: string) => void): void => {
+      if (output === "callbackLog") return log.writeText(facts, write);
+      if (output === "eventsDump") {
+        if (eventsImage.length > 0) writeImageDump(eventsImage, write);
+        return;
+      }
+      // As the lines joined with newlines, plus a final newline (one even without lines).
+      let wrote = false;
+      dumpTraceTo(Reader.fromBytes(ctf), (text) => {
+        if (text.length > 0) wrote = true;
+        write(text);
+      });
+      if (!wrote) write("\n");
+    };
+    const texts = new Map<TextOutput, string>();
+    const text = (output: TextOutput): string => {
+      let t = texts.get(output);
+      if (t === undefined) {
+        const parts: string[] = [];
+        writeText(output, (chunk) => parts.push(chunk));
+        texts.set(output, t = parts.join(""));
+      }
+      return t;
+    };
     return {
       scenario: this.sc,
       ctf,
-      traceDump,
+      get traceDump() {
+        return text("traceDump");
+      },
       eventsImage,
-      eventsDump,
-      callbackLog: this.formatLog(),
+      get eventsDump() {
+        return text("eventsDump");
+      },
+      get callbackLog() {
+        return text("callbackLog");
+      },
+      writeText,
       summary: this.summary(traceEvents, ctf.length, eventsImage.length),
     };
   }
@@ -1728,7 +1765,8 @@ class Engine {
 
   private where(): string {
     const loops = this.loopsOf(this.cur);
-    return `i=${loops.length === 0 ? "-" : loops.join(".")} ${
+    // The trace's time base: µs since the start (the trace's event times).
+    return `i=${loops.length === 0 ? "-" : loops.join(".")} t=${Math.floor(this.clockNs / 1000)} ${
       this.threadName(this.cur.current)
     }@${this.cur.id}`;
   }
@@ -1767,7 +1805,7 @@ class Engine {
     const serial = ++this.serial;
     const src = SOURCE_NAMES[info.source];
     const head = `${this.where()} ${p.name} ${LOG_NAMES[kind]} #${serial} size=${info.size} ` +
-      `n=${info.nSamples} src=${src} stack=[${info.callstack.join(" ")}]`;
+      `n=${info.nSamples} src=${src} stack=[${callerFirst(info.callstack)}]`;
     this.log.fixture(
       `${this.iter} ${
         kind === "allocMinor" ? "minor" : "major"
@@ -1933,14 +1971,14 @@ class Engine {
 
   // ---- outputs -------------------------------------------------------------------------------
 
-  private formatLog(): string {
-    return this.log.text({
+  private logFacts(): LogHeaderFacts {
+    return {
       samplingRate: this.traceRate,
       iterations: this.mainLoop.count,
       loopDomain: this.mainLoop.domain,
       minorsDuringLoop: this.mainLoop.minors,
       minorsDuringProfile: this.rt.minorCollections - this.minorsAtFirstStart,
-    });
+    };
   }
 
   private minorsAtFirstStart = 0;
@@ -2062,4 +2100,30 @@ export function countLeafSteps(steps: readonly Step[]): number {
     } else n += 1;
   }
   return n;
+}
+
+/** The `events dump` text of `image` (as `dumpImage` makes it) handed to `write` in chunks of
+ * about 64 Ki characters. */
+function writeImageDump(image: Uint8Array, write: (chunk: string) => void): void {
+  let parts: string[] = [];
+  let size = 0;
+  new RuntimeEventsCursor(image).readAll(dumpCallbacks((line) => {
+    parts.push(line, "\n");
+    size += line.length + 1;
+    if (size >= 1 << 16) {
+      write(parts.join(""));
+      parts = [];
+      size = 0;
+    }
+  }));
+  if (parts.length > 0) write(parts.join(""));
+}
+
+/** A callstack as the trace shows it: the outermost frame first. */
+function callerFirst(frames: readonly string[]): string {
+  let out = "";
+  for (let k = frames.length - 1; k >= 0; k--) {
+    out += k === frames.length - 1 ? frames[k] : " " + frames[k];
+  }
+  return out;
 }

@@ -33,7 +33,14 @@ export {
   PLAIN_NAME_RULE,
 } from "./_limits.ts";
 export { countLeafSteps, runScenario } from "./engine.ts";
-export type { CallbackKind, RunEvent, RunOptions, RunResult, Summary } from "./result.ts";
+export type {
+  CallbackKind,
+  RunEvent,
+  RunOptions,
+  RunResult,
+  Summary,
+  TextOutput,
+} from "./result.ts";
 export { CallbackLog, type LogHeaderFacts } from "./callback_log.ts";
 export {
   compareGolden,

@@ -116,7 +116,15 @@ export interface RunResult {
   eventsDump: string;
   /** Every callback with its arguments and result. */
   callbackLog: string;
+  /** Hands one of the text outputs to `write` in chunks of about 64 Ki characters, whose
+   * concatenation is that output, without building it as one string. The three text outputs
+   * above are made when first read (then kept), so that a caller streaming them instead
+   * never holds them whole. */
+  writeText(output: TextOutput, write: (chunk: string) => void): void;
 }
+
+/** The text outputs of a run. */
+export type TextOutput = "traceDump" | "eventsDump" | "callbackLog";
 
 /** The callbacks of a tracker. */
 export type CallbackKind =
