@@ -29,12 +29,62 @@ export class StdoutBuffer {
   /** Writes everything buffered so far. */
   flush(): void {
     if (this.parts.length === 0) return;
-    const bytes = encoder.encode(this.parts.join(""));
+    const text = this.parts.join("");
     this.parts = [];
     this.size = 0;
-    let off = 0;
-    while (off < bytes.length) off += Deno.stdout.writeSync(bytes.subarray(off));
+    writeStdout(text);
   }
+}
+
+/** Something written to synchronously, such as `Deno.stdout` or a `Deno.FsFile`. */
+export interface SyncWriter {
+  writeSync(p: Uint8Array): number;
+}
+
+/**
+ * Writes all of `data` (text as UTF-8) to `w`, looping over short writes. A write that takes
+ * nothing throws `Deno.errors.WriteZero`; a reader that went away (EPIPE) throws
+ * `Deno.errors.BrokenPipe`, which every command turns into a quiet exit 0
+ * ({@linkcode exitStatusOf}). The one way the commands write their output.
+ */
+export function writeAll(w: SyncWriter, data: Uint8Array | string): void {
+  const bytes = typeof data === "string" ? encoder.encode(data) : data;
+  let off = 0;
+  while (off < bytes.length) {
+    const n = w.writeSync(bytes.subarray(off));
+    if (n <= 0) throw new Deno.errors.WriteZero("write to output took no bytes");
+    off += n;
+  }
+}
+
+/** Writes all of `data` to standard output ({@linkcode writeAll}). */
+export function writeStdout(data: Uint8Array | string): void {
+  writeAll(Deno.stdout, data);
+}
+
+/** Writes all of `data` to standard error ({@linkcode writeAll}). */
+export function writeStderr(data: Uint8Array | string): void {
+  writeAll(Deno.stderr, data);
+}
+
+/**
+ * The exit status for an error that ended a command, after reporting it on stderr through
+ * `stderr`: 0 for a reader of the output that went away (`… | head`: nothing left to say),
+ * 2 for a {@linkcode UsageError} (with its hint, or `usageHint`), 1 for anything else.
+ */
+export function exitStatusOf(
+  e: unknown,
+  stderr: (text: string) => void = writeStderr,
+  usageHint?: string,
+): number {
+  if (e instanceof Deno.errors.BrokenPipe) return 0;
+  if (e instanceof UsageError) {
+    const hint = e.hint ?? usageHint;
+    stderr(`error: ${e.message}\n${hint ? `${hint}\n` : ""}`);
+    return 2;
+  }
+  stderr(`error: ${e instanceof Error ? e.message : String(e)}\n`);
+  return 1;
 }
 
 /** Whether process `pid` exists, where /proc can be read (Deno lets a program read it only
@@ -248,32 +298,7 @@ export function nextTurn(): Promise<void> {
 /** Writes `data` (text as UTF-8) to `path` atomically, as {@linkcode writeFileAtomic}. */
 export function writeDataAtomic(path: string, data: Uint8Array | string): void {
   const bytes = typeof data === "string" ? encoder.encode(data) : data;
-  writeFileAtomic(path, (file) => {
-    let off = 0;
-    while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
-  });
-}
-
-/** Runs a command's main function, turning thrown errors into one readable line on stderr and
- * exit status 1 (2 for usage errors). */
-export function runMain(main: () => void | Promise<void>): void {
-  Promise.resolve()
-    .then(main)
-    .catch((e: unknown) => {
-      // A reader of our output went away (`trace dump … | head`): nothing left to say.
-      if (e instanceof Deno.errors.BrokenPipe) Deno.exit(0);
-      if (e instanceof UsageError) {
-        console.error(`error: ${e.message}`);
-        if (e.hint) console.error(e.hint);
-        Deno.exit(2);
-      }
-      if (e instanceof Deno.errors.NotFound) {
-        console.error(`error: ${e.message}`);
-        Deno.exit(1);
-      }
-      console.error(`error: ${e instanceof Error ? e.message : String(e)}`);
-      Deno.exit(1);
-    });
+  writeFileAtomic(path, (file) => writeAll(file, bytes));
 }
 
 /** A mistake on the command line. */

@@ -12,9 +12,10 @@ import { UsageError } from "./_io.ts";
 const MODULE_EXTENSIONS = [".ts", ".mts", ".js", ".mjs"];
 
 /** A scenario module that cannot be used: it fails to import, its default export is not a
- * scenario, or the scenario is invalid. The message names the file. `deno task diff` treats it
- * as a usage error (exit 2); `deno task scenario` reports it as a failure (exit 1). */
-export class ScenarioLoadError extends UsageError {
+ * scenario, or the scenario is invalid. The message names the file. A failure, not a usage
+ * error: every command exits 1 for it (an unknown name or a missing file is a usage error,
+ * exit 2). */
+export class ScenarioLoadError extends Error {
   override name = "ScenarioLoadError";
   /** An error about module `path` (as given on the command line). */
   constructor(readonly path: string, message: string) {

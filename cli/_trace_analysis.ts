@@ -26,7 +26,7 @@ import {
   topOf,
   TraceAnalysisError,
 } from "../lib/trace_analysis/mod.ts";
-import { StdoutBuffer, UsageError, writeDataAtomic } from "./_io.ts";
+import { StdoutBuffer, UsageError, writeDataAtomic, writeStderr, writeStdout } from "./_io.ts";
 
 const FILTERS = `Filters (all optional; a filter keeps sampled allocations):
   --domain D[,D…]    domains
@@ -234,11 +234,6 @@ function printLines(lines: string[]): void {
   out.flush();
 }
 
-function writeStdout(bytes: Uint8Array): void {
-  let off = 0;
-  while (off < bytes.length) off += Deno.stdout.writeSync(bytes.subarray(off));
-}
-
 const BY = ["site", "function", "stack"] as const;
 
 function top(args: string[]): void {
@@ -248,7 +243,7 @@ function top(args: string[]): void {
     limit: { type: "string" },
     json: { type: "boolean" },
   });
-  if (values.help) return console.log(ANALYSIS_HELP.top);
+  if (values.help) return writeStdout(ANALYSIS_HELP.top + "\n");
   const [file] = files(positionals, 1, "top");
   const by: GroupBy = choice(values, "by", BY, "site", "top");
   const limit = limitOf(values, "top");
@@ -266,7 +261,7 @@ function diff(args: string[]): void {
     limit: { type: "string" },
     json: { type: "boolean" },
   });
-  if (values.help) return console.log(ANALYSIS_HELP.diff);
+  if (values.help) return writeStdout(ANALYSIS_HELP.diff + "\n");
   const [fileA, fileB] = files(positionals, 2, "diff");
   const by: GroupBy = choice(values, "by", BY, "site", "diff");
   const sort = choice(values, "sort", ["alloc", "live"] as const, "alloc", "diff");
@@ -285,7 +280,7 @@ function exportCommand(args: string[]): void {
     format: { type: "string" },
     output: { type: "string", short: "o" },
   });
-  if (values.help) return console.log(ANALYSIS_HELP.export);
+  if (values.help) return writeStdout(ANALYSIS_HELP.export + "\n");
   const [file] = files(positionals, 1, "export");
   if (str(values, "format") === undefined) {
     throw new UsageError(
@@ -313,7 +308,7 @@ function exportCommand(args: string[]): void {
   if (output === undefined) writeStdout(bytes);
   else {
     writeDataAtomic(output, bytes);
-    console.error(`wrote ${output} (${format}, ${bytes.length} bytes)`);
+    writeStderr(`wrote ${output} (${format}, ${bytes.length} bytes)\n`);
   }
 }
 
@@ -322,7 +317,7 @@ function report(args: string[]): void {
     output: { type: "string", short: "o" },
     title: { type: "string" },
   });
-  if (values.help) return console.log(ANALYSIS_HELP.report);
+  if (values.help) return writeStdout(ANALYSIS_HELP.report + "\n");
   const [file] = files(positionals, 1, "report");
   const output = str(values, "output") ?? "report.html";
   const t0 = performance.now();
@@ -330,10 +325,10 @@ function report(args: string[]): void {
   const html = buildReport(data, { title: str(values, "title") });
   const bytes = new TextEncoder().encode(html);
   writeDataAtomic(output, bytes);
-  console.error(
+  writeStderr(
     `wrote ${output} (${bytes.length} bytes, ${data.stats.events} events, ${
       (performance.now() - t0).toFixed(0)
-    } ms)`,
+    } ms)\n`,
   );
 }
 

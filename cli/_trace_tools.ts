@@ -13,7 +13,7 @@ import {
   stripNames,
   subsample,
 } from "../lib/memtrace_tools/mod.ts";
-import { StdoutBuffer, UsageError, writeFileAtomic } from "./_io.ts";
+import { StdoutBuffer, UsageError, writeFileAtomic, writeStderr, writeStdout } from "./_io.ts";
 
 /** The commands' help texts, by command name. */
 export const TOOL_HELP: Record<string, string> = {
@@ -86,7 +86,7 @@ function parse(args: string[], cmd: string): { help: boolean; positionals: strin
 function positionals(args: string[], cmd: string, counts: number[]): string[] | undefined {
   const { help, positionals } = parse(args, cmd);
   if (help) {
-    console.log(TOOL_HELP[cmd]);
+    writeStdout(TOOL_HELP[cmd] + "\n");
     return undefined;
   }
   if (!counts.includes(positionals.length)) {
@@ -171,9 +171,9 @@ function subsampleCmd(args: string[]): void {
     });
     return s!;
   });
-  console.error(
+  writeStderr(
     `kept ${stats.keptAllocations} of ${stats.allocations} allocations (${stats.keptSamples} ` +
-      `of ${stats.samples} samples), wrote ${stats.events} events to ${output}`,
+      `of ${stats.samples} samples), wrote ${stats.events} events to ${output}\n`,
   );
 }
 
@@ -188,7 +188,7 @@ function stripNamesCmd(args: string[]): void {
     });
     return events;
   });
-  console.error(`wrote ${n} events without names to ${output}`);
+  writeStderr(`wrote ${n} events without names to ${output}\n`);
 }
 
 /** The commands, by name: each takes the arguments after its name. */

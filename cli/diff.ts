@@ -22,8 +22,8 @@ import {
   type Verdict,
 } from "../lib/differential/mod.ts";
 import { findToolchain, setupToolchain, type Toolchain } from "../lib/ocaml/mod.ts";
-import { loadScenario } from "./_load.ts";
-import { UsageError } from "./_io.ts";
+import { loadScenarioEntry } from "./_load.ts";
+import { exitStatusOf, UsageError, writeStderr, writeStdout } from "./_io.ts";
 
 /** Usage text printed by --help. */
 export const USAGE = `Usage: deno task diff [options] [NAME|PATH ...]
@@ -50,7 +50,9 @@ Options:
   -h, --help        show this help
 
 Exit status: 0 when every exportable scenario agrees or differs exactly as listed,
-1 otherwise (a difference, an error, or an outdated list), 2 for a wrong command line.
+1 otherwise (a difference, an error, a scenario module that cannot be loaded, or an
+outdated list), 2 for a wrong command line (an unknown option or scenario name, a
+missing file).
 `;
 
 /** What the command needs from the outside world. */
@@ -61,6 +63,9 @@ export interface DiffCliIO {
   env(name: string): string | undefined;
   readTextFile(path: string): string | undefined;
   importModule(path: string): Promise<{ default?: unknown }>;
+  /** Whether a scenario module given by path exists (a missing one is a usage error); when
+   * absent, a missing module is found by its import failing (exit 1). */
+  exists?(path: string): boolean;
   /** Finds (or, with `setup`, builds) the toolchain. */
   toolchain(
     opts: { prefix?: string; ocamlopt?: string; ocamlfind?: string; setup: boolean },
@@ -69,12 +74,10 @@ export interface DiffCliIO {
   diff: typeof diffScenario;
 }
 
-const encoder = new TextEncoder();
-
 /** The real consoles, files and toolchain. */
 export const denoIO: DiffCliIO = {
-  stdout: (text) => void Deno.stdout.writeSync(encoder.encode(text)),
-  stderr: (text) => void Deno.stderr.writeSync(encoder.encode(text)),
+  stdout: writeStdout,
+  stderr: writeStderr,
   isTerminal: () => Deno.stderr.isTerminal(),
   env: (name) => Deno.env.get(name),
   readTextFile(path) {
@@ -86,9 +89,17 @@ export const denoIO: DiffCliIO = {
     }
   },
   importModule: (path) => import(new URL(path, `file://${Deno.cwd()}/`).href),
+  exists(path) {
+    try {
+      Deno.statSync(path);
+      return true;
+    } catch {
+      return false;
+    }
+  },
   toolchain: async ({ setup, ...opts }) =>
     setup
-      ? await setupToolchain({ ...opts, onProgress: (l) => console.error(l) })
+      ? await setupToolchain({ ...opts, onProgress: (l) => writeStderr(l + "\n") })
       : await findToolchain(opts),
   diff: diffScenario,
 };
@@ -185,12 +196,7 @@ export async function run(args: string[], io: DiffCliIO = denoIO): Promise<numbe
   try {
     return await main(args, io);
   } catch (e) {
-    if (e instanceof UsageError) {
-      io.stderr(`error: ${e.message}\n${e.hint ? `${e.hint}\n` : ""}`);
-      return 2;
-    }
-    io.stderr(`error: ${e instanceof Error ? e.message : String(e)}\n`);
-    return 1;
+    return exitStatusOf(e, io.stderr);
   }
 }
 
@@ -234,7 +240,11 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
   }
   const list = parsed.positionals.length === 0
     ? [...registered]
-    : await Promise.all(parsed.positionals.map((a) => loadScenario(io.importModule, a)));
+    : await Promise.all(parsed.positionals.map((a) =>
+      loadScenarioEntry(io.importModule, a, { exists: io.exists?.bind(io) }).then((e) =>
+        e.scenario
+      )
+    ));
   const toolchain = await io.toolchain({
     prefix: o.prefix,
     ocamlopt: o.ocamlopt,

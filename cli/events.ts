@@ -31,7 +31,16 @@ import {
   writeChromeTraceJson,
 } from "../lib/runtime_events/mod.ts";
 import { Reader } from "../lib/memtrace/mod.ts";
-import { readFileBounded, refuseNonRegular, UsageError, writeFileAtomic } from "./_io.ts";
+import {
+  exitStatusOf,
+  readFileBounded,
+  refuseNonRegular,
+  UsageError,
+  writeAll,
+  writeFileAtomic,
+  writeStderr,
+  writeStdout,
+} from "./_io.ts";
 
 const HELP: Record<string, string> = {
   main: `Usage: deno task events <command> ... [options]
@@ -45,7 +54,10 @@ Commands:
   gc-stats FILE                GC time, pause latency distribution, allocations, collections
   watch DIR PID                follow a running program's ring (also: watch --path FILE)
 
-Run 'deno task events <command> --help' for a command's options.`,
+Run 'deno task events <command> --help' for a command's options.
+
+Exit status: 0 ok, 1 unreadable or corrupt input, 2 wrong command line (this help on
+stderr when no command is given), 130 when watch is interrupted.`,
   dump: `Usage: deno task events dump FILE [--decoders MODULE]
 
 Prints every event in read_poll order (ring 0 first, each ring from its head):
@@ -162,14 +174,6 @@ export interface EventsCliIO {
   openCursor?(path: string, options: CursorOptions): RuntimeEventsCursor;
 }
 
-const encoder = new TextEncoder();
-
-function writeAll(w: { writeSync(b: Uint8Array): number }, text: string): void {
-  const bytes = encoder.encode(text);
-  let off = 0;
-  while (off < bytes.length) off += w.writeSync(bytes.subarray(off));
-}
-
 function writeTextFileAtomic(path: string, fill: (write: (chunk: string) => void) => void): void {
   writeFileAtomic(path, (file) => fill((chunk) => writeAll(file, chunk)));
 }
@@ -185,8 +189,8 @@ export const denoIO: EventsCliIO = {
       : pathToFileURL(resolve(spec)).href;
     return import(url);
   },
-  stdout: (text) => writeAll(Deno.stdout, text),
-  stderr: (text) => writeAll(Deno.stderr, text),
+  stdout: writeStdout,
+  stderr: writeStderr,
   writeFile: writeTextFileAtomic,
   onInterrupt: (handler) => {
     Deno.addSignalListener("SIGINT", handler);
@@ -309,7 +313,7 @@ function oneFile(command: string, positionals: string[]): string {
 async function main(argv: string[], io: EventsCliIO): Promise<void> {
   const [command, ...rest] = argv;
   if (command === undefined || command === "-h" || command === "--help" || command === "help") {
-    if (command === undefined) throw new UsageError("missing command");
+    if (command === undefined) throw new UsageError("missing command", HELP.main);
     io.stdout(HELP.main + "\n");
     return;
   }
@@ -596,13 +600,7 @@ export async function run(argv: string[], io: EventsCliIO = denoIO): Promise<num
     return 0;
   } catch (e) {
     if (e instanceof Interrupted) return 130;
-    if (e instanceof Deno.errors.BrokenPipe) return 0;
-    if (e instanceof UsageError) {
-      io.stderr(`error: ${e.message}\nRun 'deno task events --help' for usage.\n`);
-      return 2;
-    }
-    io.stderr(`error: ${e instanceof Error ? e.message : String(e)}\n`);
-    return 1;
+    return exitStatusOf(e, io.stderr, "Run 'deno task events --help' for usage.");
   }
 }
 

@@ -13,13 +13,12 @@ import {
   type CommandRunner,
   OCAML_NPM_PACKAGE,
   OCAML_VERSION,
-  OCamlToolchainError,
   PREFIX_ENV_VAR,
   setupToolchain,
   type ToolchainStatus,
   toolchainStatus,
 } from "../lib/ocaml/mod.ts";
-import { UsageError } from "./_io.ts";
+import { exitStatusOf, UsageError, writeStderr, writeStdout } from "./_io.ts";
 
 /** Usage text printed by --help. */
 export const USAGE = `Usage: deno task ocaml <command> [options]
@@ -49,6 +48,9 @@ Options:
 Which toolchain is used: --ocamlopt/--ocamlfind; else the cache at --prefix or
 ${PREFIX_ENV_VAR}, if built; else the default cache, if built; else ocamlopt on
 PATH, if OCaml 5.3.x. setup writes the full build output to PREFIX.build.log.
+
+Exit status: 0 ok, 1 when the toolchain cannot be found, checked or built, 2 for a
+wrong command line (this help on stderr when no command is given), 130 interrupted.
 `;
 
 /** What the command needs from the outside world (replaceable in tests). */
@@ -65,19 +67,11 @@ export interface OCamlCliIO {
   readonly signal?: AbortSignal;
 }
 
-const encoder = new TextEncoder();
-
-function writeAll(w: { writeSync(b: Uint8Array): number }, text: string): void {
-  const bytes = encoder.encode(text);
-  let off = 0;
-  while (off < bytes.length) off += w.writeSync(bytes.subarray(off));
-}
-
 /** The real process: stdio and its environment. */
 export function denoIO(signal?: AbortSignal): OCamlCliIO {
   return {
-    stdout: (text) => writeAll(Deno.stdout, text),
-    stderr: (text) => writeAll(Deno.stderr, text),
+    stdout: writeStdout,
+    stderr: writeStderr,
     env: Deno.env.toObject(),
     ...(signal !== undefined ? { signal } : {}),
   };
@@ -166,7 +160,9 @@ async function main(argv: string[], io: OCamlCliIO): Promise<number> {
     return 0;
   }
   const [command, ...extra] = positionals;
-  if (command === undefined) throw new UsageError("missing command (setup or status)");
+  if (command === undefined) {
+    throw new UsageError("missing command (setup or status)", USAGE.trimEnd());
+  }
   if (command !== "setup" && command !== "status") {
     throw new UsageError(`unknown command '${command}'`);
   }
@@ -218,23 +214,16 @@ export async function run(argv: string[], io: OCamlCliIO = denoIO()): Promise<nu
   try {
     return await main(argv, io);
   } catch (e) {
-    if (e instanceof Deno.errors.BrokenPipe) return 0;
-    if (e instanceof UsageError) {
-      io.stderr(`error: ${e.message}\nRun 'deno task ocaml --help' for usage.\n`);
-      return 2;
-    }
-    if (e instanceof OCamlToolchainError) {
-      io.stderr(`error: ${e.message}\n`);
-      return 1;
-    }
-    io.stderr(`error: ${e instanceof Error ? e.message : String(e)}\n`);
-    return 1;
+    return exitStatusOf(e, io.stderr, "Run 'deno task ocaml --help' for usage.");
   }
 }
 
-if (import.meta.main) {
-  // Ctrl-C (or SIGTERM) interrupts a setup cleanly: the running step is killed and the temporary
-  // build directory removed. A second Ctrl-C exits at once.
+/**
+ * {@linkcode run} for the real process: Ctrl-C (or SIGTERM) interrupts a setup cleanly (the
+ * running step is killed and the temporary build directory removed; exit status 130); a second
+ * Ctrl-C exits at once.
+ */
+export async function runProcess(argv: string[]): Promise<number> {
   const ac = new AbortController();
   const onSignal = () => {
     if (ac.signal.aborted) Deno.exit(130);
@@ -242,6 +231,12 @@ if (import.meta.main) {
   };
   const signals: Deno.Signal[] = Deno.build.os === "windows" ? [] : ["SIGINT", "SIGTERM"];
   for (const s of signals) Deno.addSignalListener(s, onSignal);
-  const code = await run(Deno.args, denoIO(ac.signal));
-  Deno.exit(ac.signal.aborted && code !== 0 ? 130 : code);
+  try {
+    const code = await run(argv, denoIO(ac.signal));
+    return ac.signal.aborted && code !== 0 ? 130 : code;
+  } finally {
+    for (const s of signals) Deno.removeSignalListener(s, onSignal);
+  }
 }
+
+if (import.meta.main) Deno.exit(await runProcess(Deno.args));

@@ -15,7 +15,7 @@ import {
   writeRngReference,
 } from "../lib/memprof/rng_reference.ts";
 import { MAX_LONG } from "../lib/memprof/rng.ts";
-import { UsageError } from "./_io.ts";
+import { UsageError, writeStderr, writeStdout } from "./_io.ts";
 
 /** Usage text printed by --help. */
 export const USAGE = `Usage: deno task sampler --rate L [--domain ID] [--count N] [--binom LEN ...]
@@ -36,6 +36,8 @@ Options:
                   several values after it, or separate them with commas
                   (default: ${DEFAULT_BINOM_LENGTHS.join(" ")})
   -h, --help      show this help
+
+Exit status: 0 ok, 2 for a wrong command line (with no arguments, this help on stderr).
 `;
 
 /** Where {@link main} writes. */
@@ -125,7 +127,9 @@ export function main(args: string[], io: SamplerIo = processIo()): number {
     if (
       e instanceof UsageError || (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS"))
     ) {
-      io.stderr(`sampler: ${(e as Error).message}\nTry 'deno task sampler --help'.\n`);
+      // With no arguments at all, the usage too.
+      const usage = args.length === 0 ? `\n${USAGE}\n` : "";
+      io.stderr(`sampler: ${(e as Error).message}\n${usage}Try 'deno task sampler --help'.\n`);
       return 2;
     }
     throw e;
@@ -134,22 +138,18 @@ export function main(args: string[], io: SamplerIo = processIo()): number {
 
 /** Writes to the process's stdout/stderr synchronously (no permission needed). */
 export function processIo(): SamplerIo {
-  const enc = new TextEncoder();
-  const writeAll = (f: typeof Deno.stdout, s: string) => {
-    const b = enc.encode(s);
-    for (let off = 0; off < b.length;) off += f.writeSync(b.subarray(off));
-  };
-  return {
-    stdout: (s) => writeAll(Deno.stdout, s),
-    stderr: (s) => writeAll(Deno.stderr, s),
-  };
+  return { stdout: writeStdout, stderr: writeStderr };
 }
 
-if (import.meta.main) {
+/** {@linkcode main} for the real process, as the other commands' `run`: the exit status, 0 when
+ * the reader of the output went away (`deno task sampler … | head`). */
+export function run(args: string[]): Promise<number> {
   try {
-    Deno.exitCode = main(Deno.args);
+    return Promise.resolve(main(args));
   } catch (e) {
-    // `deno task sampler … | head`: the reader went away; stop quietly.
-    if (!(e instanceof Deno.errors.BrokenPipe)) throw e;
+    if (e instanceof Deno.errors.BrokenPipe) return Promise.resolve(0);
+    throw e;
   }
 }
+
+if (import.meta.main) Deno.exitCode = await run(Deno.args);

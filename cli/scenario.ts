@@ -34,7 +34,14 @@ import {
   loadScenarioEntry,
   ScenarioLoadError,
 } from "./_load.ts";
-import { UsageError, writeDataAtomic } from "./_io.ts";
+import {
+  exitStatusOf,
+  UsageError,
+  writeAll,
+  writeDataAtomic,
+  writeStderr,
+  writeStdout,
+} from "./_io.ts";
 import { exportOCaml } from "../lib/export/mod.ts";
 import { Reader } from "../lib/memtrace/mod.ts";
 import { aggregateTrace, buildReport } from "../lib/trace_analysis/mod.ts";
@@ -128,8 +135,8 @@ const decoder = new TextDecoder();
 
 /** The real files and consoles. */
 export const denoIO: ScenarioCliIO = {
-  stdout: (text) => void Deno.stdout.writeSync(encoder.encode(text)),
-  stderr: (text) => void Deno.stderr.writeSync(encoder.encode(text)),
+  stdout: writeStdout,
+  stderr: writeStderr,
   isTerminal: () => Deno.stderr.isTerminal(),
   writeFileAtomic: writeDataAtomic,
   writeFile: (path, data) =>
@@ -137,11 +144,7 @@ export const denoIO: ScenarioCliIO = {
   writeFileStream(path, fill) {
     const file = Deno.openSync(path, { write: true, create: true, truncate: true });
     try {
-      fill((chunk) => {
-        const bytes = encoder.encode(chunk);
-        let off = 0;
-        while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
-      });
+      fill((chunk) => writeAll(file, chunk));
     } finally {
       file.close();
     }
@@ -924,12 +927,7 @@ export async function run(argv: string[], io: ScenarioCliIO = denoIO): Promise<n
   try {
     return await main(argv, io);
   } catch (e) {
-    io.stderr(`error: ${(e as Error).message}\n`);
-    if (e instanceof UsageError && !(e instanceof ScenarioLoadError)) {
-      if (e.hint) io.stderr(e.hint + "\n");
-      return 2;
-    }
-    return 1;
+    return exitStatusOf(e, io.stderr);
   }
 }
 

@@ -6,19 +6,23 @@ import { parseArgs } from "node:util";
 import {
   dumpTraceTo,
   FileSink,
+  type Info,
   infoLines,
   MAX_PACKET_SIZE,
   Reader,
   TraceCopier,
+  type TraceStats,
   traceStats,
 } from "../lib/memtrace/mod.ts";
 import {
+  exitStatusOf,
   nextTurn,
   ReadAhead,
-  runMain,
   StdoutBuffer,
   UsageError,
   writeFileAtomicAsync,
+  writeStderr,
+  writeStdout,
 } from "./_io.ts";
 import { TOOL_COMMANDS } from "./_trace_tools.ts";
 import { ANALYSIS_COMMAND_LINES, runAnalysisCommand } from "./_trace_analysis.ts";
@@ -39,7 +43,10 @@ Commands:
                    memtrace's strip_names: the trace without names or backtraces
 ${ANALYSIS_COMMAND_LINES}
 
-Run 'deno task trace <command> --help' for a command's options.`,
+Run 'deno task trace <command> --help' for a command's options.
+
+Exit status: 0 ok, 1 failure (unreadable or malformed input, a file that cannot be
+written), 2 wrong command line (this help on stderr when no command is given).`,
   dump: `Usage: deno task trace dump FILE [--no-backtraces] [--max-output CHARS]
 
 Prints the 10 info lines (sample_rate, word_size, executable_name, host_name,
@@ -70,11 +77,14 @@ Options:
   -h, --help  show this help`,
   info: `Usage: deno task trace info FILE [--json]
 
-Prints the trace metadata, then counts: events; minor, major and external allocations;
-promotions; collections; samples; allocations by size (<=4, <=16, <=256, >256 words).
+Prints the trace metadata (memtrace's 'name: value' lines, as dump starts), then counts:
+events; domains; duration_us; allocations, and allocations by source (minor, major,
+external); promotions; collections; samples; sampled_words; allocations by size
+(size_le4_words, size_le16_words, size_le256_words, size_gt256_words); location_codes.
 
 Options:
-  --json      print the same as one JSON object
+  --json      print the same fields as one JSON object, keyed by the text's labels
+              (strings unquoted, context null for None, domains an array)
   -h, --help  show this help`,
 };
 
@@ -126,7 +136,7 @@ function dump(args: string[]): void {
     "no-backtraces": { type: "boolean" },
     "max-output": { type: "string" },
   });
-  if (values.help) return console.log(HELP.dump);
+  if (values.help) return writeStdout(HELP.dump + "\n");
   const [file] = needFiles(positionals, 1, "dump");
   const maxOutputChars = maxOutput(values["max-output"]);
   const reader = openTrace(file);
@@ -147,7 +157,7 @@ const COPY_STEP = 64;
 
 async function copy(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, "copy", {});
-  if (values.help) return console.log(HELP.copy);
+  if (values.help) return writeStdout(HELP.copy + "\n");
   const [input, output] = needFiles(positionals, 2, "copy");
   // A pipe is read ahead asynchronously, so that an idle writer cannot keep Ctrl-C waiting.
   let ahead: ReadAhead | undefined;
@@ -173,53 +183,89 @@ async function copy(args: string[]): Promise<void> {
   } finally {
     reader.close();
   }
-  console.error(`copied ${n} events from ${input} to ${output}`);
+  writeStderr(`copied ${n} events from ${input} to ${output}\n`);
+}
+
+/** `trace info`'s fields after the metadata, by label (the text's labels and the JSON keys). */
+export function infoCounts(s: TraceStats): [string, number | number[]][] {
+  const a = s.allocs, b = s.sizeBuckets;
+  return [
+    ["events", s.events],
+    ["domains", s.domains],
+    ["duration_us", s.durationUs],
+    ["allocations", a.minor + a.major + a.external],
+    ["allocations_minor", a.minor],
+    ["allocations_major", a.major],
+    ["allocations_external", a.external],
+    ["promotions", s.promotions],
+    ["collections", s.collections],
+    ["samples", s.samples],
+    ["sampled_words", s.words],
+    ["size_le4_words", b.le4],
+    ["size_le16_words", b.le16],
+    ["size_le256_words", b.le256],
+    ["size_gt256_words", b.gt256],
+    ["location_codes", s.distinctLocationCodes],
+  ];
+}
+
+/** `trace info --json`: the metadata under the labels of memtrace's info lines, then the
+ * counts under {@linkcode infoCounts}'s labels, in the text's order. */
+export function infoJson(info: Info, sizeBytes: number, s: TraceStats): Record<string, unknown> {
+  // pid is a bigint: a number where it is exact (always, for real pids), else its digits.
+  const big = (n: bigint | number) =>
+    typeof n === "number" || n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : String(n);
+  return {
+    sample_rate: info.sampleRate,
+    word_size: info.wordSize,
+    executable_name: info.executableName,
+    host_name: info.hostName,
+    ocaml_runtime_params: info.ocamlRuntimeParams,
+    pid: big(info.pid),
+    initial_domain: info.initialDomain,
+    start_time: big(info.startTime),
+    context: info.context ?? null,
+    size_bytes: sizeBytes,
+    ...Object.fromEntries(infoCounts(s)),
+  };
 }
 
 function info(args: string[]): void {
   const { values, positionals } = parse(args, "info", { json: { type: "boolean" } });
-  if (values.help) return console.log(HELP.info);
+  if (values.help) return writeStdout(HELP.info + "\n");
   const [file] = needFiles(positionals, 1, "info");
   const reader = Reader.open(file);
   try {
     const s = traceStats(reader);
     if (values.json) {
-      const i = reader.info;
-      console.log(JSON.stringify(
-        { info: { ...i, pid: Number(i.pid), sizeBytes: reader.sizeBytes() }, ...s },
-        null,
-        2,
-      ));
+      writeStdout(JSON.stringify(infoJson(reader.info, reader.sizeBytes(), s), null, 2) + "\n");
       return;
     }
-    for (const l of infoLines(reader.info, reader.sizeBytes())) console.log(l);
-    const a = s.allocs, b = s.sizeBuckets;
-    const rows: [string, number | string][] = [
-      ["events", s.events],
-      ["domains", s.domains.join(",") || "-"],
-      ["duration_us", s.durationUs],
-      ["allocations", a.minor + a.major + a.external],
-      ["  minor", a.minor],
-      ["  major", a.major],
-      ["  external", a.external],
-      ["promotions", s.promotions],
-      ["collections", s.collections],
-      ["samples", s.samples],
-      ["sampled_words", s.words],
-      ["size <=4 words", b.le4],
-      ["size <=16 words", b.le16],
-      ["size <=256 words", b.le256],
-      ["size >256 words", b.gt256],
-      ["location_codes", s.distinctLocationCodes],
-    ];
-    for (const [k, v] of rows) console.log(`${k.padEnd(18)} ${v}`);
+    const out = new StdoutBuffer();
+    for (const l of infoLines(reader.info, reader.sizeBytes())) out.line(l);
+    for (const [k, v] of infoCounts(s)) {
+      const text = Array.isArray(v) ? v.join(",") || "-" : String(v);
+      out.line(`${k.padEnd(20)} ${text}`);
+    }
+    out.flush();
   } finally {
     reader.close();
   }
 }
 
-runMain(() => {
-  const [cmd, ...rest] = Deno.args;
+/** Runs `trace` with `args` (without the program name); returns the exit status: 0 ok,
+ * 1 failure, 2 usage (the help on stderr when no command is given). */
+export async function run(args: string[]): Promise<number> {
+  try {
+    await dispatch(args);
+    return 0;
+  } catch (e) {
+    return exitStatusOf(e);
+  }
+}
+
+function dispatch(args: string[]): void | Promise<void> {
+  const [cmd, ...rest] = args;
   switch (cmd) {
     case "dump":
       return dump(rest);
@@ -239,12 +285,15 @@ runMain(() => {
     case "report":
       return void runAnalysisCommand(cmd, rest);
     case undefined:
+      throw new UsageError("missing command", HELP.main);
     case "-h":
     case "--help":
     case "help":
-      console.log(HELP.main);
+      writeStdout(HELP.main + "\n");
       return;
     default:
       throw new UsageError(`unknown command '${cmd}'`, HELP.main);
   }
-});
+}
+
+if (import.meta.main) Deno.exit(await run(Deno.args));

@@ -21,7 +21,6 @@ import {
   MIN_ENTRIES_DOMAIN_CAPACITY,
   MIN_ENTRIES_ORPHAN_CAPACITY,
   MIN_ENTRIES_THREAD_CAPACITY,
-  type Runner,
 } from "./entries.ts";
 import { OCamlFailure, OCamlInvalidArgument } from "./errors.ts";
 import {
@@ -153,7 +152,7 @@ export class OrphanTable {
 
 /** State shared by all domains of one runtime: the global orphans list (memprof.c's globals). */
 export class MemprofShared {
-  /** Orphan tables not yet adopted by any domain. */
+  /** @internal Orphan tables not yet adopted by any domain. */
   orphans: OrphanTable | null = null;
   /** Counts of callbacks run, by kind, and of orphan tables (and their entries) adopted by a
    * domain, for tests and summaries. */
@@ -168,14 +167,15 @@ export class MemprofShared {
 }
 
 /** Per-systhread memprof state (`memprof_thread_s`). */
-export class MemprofThread implements Runner {
+/* Structurally a Runner (entries.ts); not declared, to keep that internal type out of the API. */
+export class MemprofThread {
   /** Sampling suspended (a callback is running). */
   suspended = false;
   /** Index of the entry whose callback this thread is running. */
   runningIndex = 0;
-  /** Table of that entry, or null. */
+  /** @internal Table of that entry, or null. */
   runningTable: Entries | null = null;
-  /** Entries allocated by this thread whose allocation callback has not completed. */
+  /** @internal Entries allocated by this thread whose allocation callback has not completed. */
   readonly entries: Entries;
   /** Owning domain. */
   readonly domain: MemprofDomain;
@@ -204,16 +204,35 @@ const MAX_INT = 2 ** 62 - 1;
 
 /**
  * Per-domain memprof state (`memprof_domain_s`), plus the `Gc.Memprof` entry points acting on
- * the domain's current thread.
+ * the domain's current thread. A simulated runtime's domain has one as `domain.memprof`.
+ *
+ * @example `Gc.Memprof.start` and `stop` on a domain
+ * ```ts
+ * import { Runtime } from "../runtime/mod.ts";
+ * import { isSampling } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const d = new Runtime().mainDomain;
+ * let samples = 0;
+ * const profile = d.memprof.start({
+ *   samplingRate: 1,
+ *   callstackSize: 0,
+ *   tracker: { allocMinor: (info) => void (samples += info.nSamples) },
+ * });
+ * assert.ok(isSampling(profile));
+ * d.alloc(2);
+ * d.memprof.stop();
+ * assert.equal(samples, 3);
+ * ```
  */
 export class MemprofDomain {
   /** The runtime side. */
   readonly host: MemprofHost;
   /** Shared state (global orphans). */
   readonly shared: MemprofShared;
-  /** Entries whose allocation callback completed; `entries.config` is the domain's profile. */
+  /** @internal Entries whose allocation callback completed; `entries.config` is the domain's profile. */
   readonly entries: Entries;
-  /** Orphaned tables. */
+  /** @internal Orphaned tables. */
   orphans: OrphanTable | null = null;
   /** There may be callbacks to run on orphan tables. */
   orphansPending = false;
@@ -328,7 +347,7 @@ export class MemprofDomain {
     this.orphansPending = pending;
   }
 
-  /** Orphan tables as an array (for inspection). */
+  /** @internal Orphan tables as an array (for inspection). */
   orphanTables(): OrphanTable[] {
     const r: OrphanTable[] = [];
     for (let ot = this.orphans; ot; ot = ot.next) r.push(ot);
@@ -1077,7 +1096,7 @@ export class MemprofDomain {
     return n;
   }
 
-  /** Every table of the domain, labelled (for invariant checks). */
+  /** @internal Every table of the domain, labelled (for invariant checks). */
   tables(): { label: string; entries: Entries }[] {
     const r = [{ label: `domain ${this.host.id}`, entries: this.entries }];
     this.threads.forEach((th, k) => r.push({ label: `thread ${k}`, entries: th.entries }));

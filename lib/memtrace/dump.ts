@@ -7,7 +7,7 @@
 import { formatG, ocamlHexFloat, ocamlQuote } from "../util/ocaml_printf.ts";
 import type { Reader } from "./reader.ts";
 import { MemtraceLimitError } from "./errors.ts";
-import { AllocationSource, formatObjId, formatSpace4, type Info } from "./types.ts";
+import { formatObjId, formatSpace4, type Info, MemtraceAllocationSource } from "./types.ts";
 
 /** The 10 header lines of a dump. */
 export function infoLines(info: Info, sizeBytes: number): string[] {
@@ -225,8 +225,8 @@ export function traceStats(reader: Reader): TraceStats {
     s.durationUs = dt;
     domains.add(ev.domain);
     if (ev.kind === "alloc") {
-      if (ev.source === AllocationSource.Minor) s.allocs.minor++;
-      else if (ev.source === AllocationSource.Major) s.allocs.major++;
+      if (ev.source === MemtraceAllocationSource.Minor) s.allocs.minor++;
+      else if (ev.source === MemtraceAllocationSource.Major) s.allocs.major++;
       else s.allocs.external++;
       s.samples += ev.nsamples;
       s.words += ev.length;

@@ -25,7 +25,6 @@ import {
 } from "./packet.ts";
 import { MemtraceArgumentError, MemtraceFormatError, MemtraceLimitError } from "./errors.ts";
 import {
-  AllocationSource,
   AllocEvent,
   CollectEvent,
   type DomainId,
@@ -33,6 +32,7 @@ import {
   type Info,
   type Location,
   type LocationCode,
+  MemtraceAllocationSource,
   PromoteEvent,
   type Timedelta,
 } from "./types.ts";
@@ -208,7 +208,38 @@ export function formatLocationCodeHex(code: LocationCode): string {
   return hex.padStart(8, "0");
 }
 
-/** Reads a trace file, stream or byte array. */
+/**
+ * Reads a trace file, stream or byte array.
+ *
+ * @example Read a trace's events (here a trace written in memory; `Reader.open(path)` for a file)
+ * ```ts
+ * import { Location, MemorySink, MemtraceAllocationSource, Reader, Writer } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const sink = new MemorySink();
+ * const w = Writer.create(sink, {
+ *   sampleRate: 1e-4,
+ *   wordSize: 64,
+ *   executableName: "demo",
+ *   hostName: "host",
+ *   ocamlRuntimeParams: "",
+ *   pid: 42n,
+ *   initialDomain: 0,
+ *   startTime: 1_700_000_000_000_000,
+ *   context: undefined,
+ * });
+ * const here = [new Location("demo.ml", 3, 2, 20, "Demo.f")];
+ * w.putAlloc(1_700_000_000_000_005, 4, 1, MemtraceAllocationSource.Minor, [1], () => here);
+ * w.close();
+ *
+ * const r = Reader.fromBytes(sink.bytes());
+ * const events = r.readAll({ parseBacktraces: true });
+ * r.close();
+ * assert.equal(r.info.executableName, "demo");
+ * assert.equal(events.length, 1);
+ * assert.equal(events[0].time, 5);
+ * ```
+ */
 export class Reader {
   /** The trace's metadata. */
   readonly info: Info;
@@ -480,7 +511,7 @@ export class Reader {
             code - 100,
             domain,
             1,
-            AllocationSource.Minor,
+            MemtraceAllocationSource.Minor,
             parse ? bt!.buffer : EMPTY_BT,
             parse ? bt!.length : 0,
             common,
@@ -505,7 +536,7 @@ export class Reader {
               length,
               domain,
               nsamples,
-              src as AllocationSource,
+              src as MemtraceAllocationSource,
               parse ? bt!.buffer : EMPTY_BT,
               parse ? bt!.length : 0,
               common,

@@ -97,14 +97,27 @@ export const MAIN_DOMAIN: DomainId = 0;
 /** A code standing for one backtrace slot (a return address in real traces). A safe integer. */
 export type LocationCode = number;
 
-/** How a sampled object was first allocated. The numbers are the on-disk codes. */
-export const AllocationSource: { readonly Minor: 0; readonly Major: 1; readonly External: 2 } = {
+/**
+ * How a sampled object was first allocated, as memtrace records it (`Allocation_source.t`):
+ * `Minor` (0), `Major` (1) or `External` (2), the on-disk codes. Not memprof's
+ * `AllocationSource`, which names `Gc.Memprof.allocation_source`.
+ */
+export const MemtraceAllocationSource: {
+  readonly Minor: 0;
+  readonly Major: 1;
+  readonly External: 2;
+} = {
   Minor: 0,
   Major: 1,
   External: 2,
 };
-/** One of {@linkcode AllocationSource}'s values. */
-export type AllocationSource = (typeof AllocationSource)[keyof typeof AllocationSource];
+/** One of {@linkcode MemtraceAllocationSource}'s values. */
+export type MemtraceAllocationSource =
+  (typeof MemtraceAllocationSource)[keyof typeof MemtraceAllocationSource];
+/** @deprecated Use {@linkcode MemtraceAllocationSource} (memprof has its own `AllocationSource`). */
+export const AllocationSource: typeof MemtraceAllocationSource = MemtraceAllocationSource;
+/** @deprecated Use {@linkcode MemtraceAllocationSource}. */
+export type AllocationSource = MemtraceAllocationSource;
 
 /** Resolves a location code to the (possibly inlined, outermost first) locations it stands for. */
 export type LocationLookup = (code: LocationCode) => readonly Location[];
@@ -135,7 +148,7 @@ export class AllocEvent {
     /** Number of samples in this allocation (at least 1). */
     readonly nsamples: number,
     /** How the object was allocated. */
-    readonly source: AllocationSource,
+    readonly source: MemtraceAllocationSource,
     /** Location codes from caller to callee; entries past `backtraceLength` are meaningless. */
     readonly backtraceBuffer: Float64Array,
     /** Number of meaningful entries of `backtraceBuffer`. */

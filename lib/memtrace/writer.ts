@@ -23,13 +23,13 @@ import {
 import type { TraceSink } from "./sink.ts";
 import { MemtraceArgumentError, PidChangedError } from "./errors.ts";
 import {
-  AllocationSource,
   type DomainId,
   type Event,
   type Info,
   type Location,
   type LocationCode,
   type LocationLookup,
+  MemtraceAllocationSource,
   type ObjId,
   type Timestamp,
 } from "./types.ts";
@@ -73,8 +73,36 @@ export interface WriterOptions {
   idsPerChunk?: number;
 }
 
-/** Writes the events of one domain. Create the first with {@linkcode Writer.create}, others
- * with {@linkcode Writer.forDomain}. */
+/**
+ * Writes the events of one domain. Create the first with {@linkcode Writer.create}, others
+ * with {@linkcode Writer.forDomain}.
+ *
+ * @example Write an allocation, its promotion and its collection to memory
+ * ```ts
+ * import { Location, MemorySink, MemtraceAllocationSource, Writer } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const sink = new MemorySink(); // or a FileSink
+ * const w = Writer.create(sink, {
+ *   sampleRate: 1e-4,
+ *   wordSize: 64,
+ *   executableName: "demo",
+ *   hostName: "host",
+ *   ocamlRuntimeParams: "",
+ *   pid: 42n,
+ *   initialDomain: 0,
+ *   startTime: 1_700_000_000_000_000,
+ *   context: undefined,
+ * }, { getpid: () => 42n });
+ * const locs = new Map([[1, [new Location("a.ml", 3, 2, 10, "A.f")]]]);
+ * const t = 1_700_000_000_000_100;
+ * const id = w.putAlloc(t, 4, 1, MemtraceAllocationSource.Minor, [1], (c) => locs.get(c) ?? []);
+ * w.putPromote(t + 10, id);
+ * w.putCollect(t + 20, id);
+ * w.close();
+ * assert.ok(sink.bytes().length > 0);
+ * ```
+ */
 export class Writer {
   private readonly locWriter = new LocationWriter();
   private readonly cache = new BacktraceWriter();
@@ -247,7 +275,7 @@ export class Writer {
     time: Timestamp,
     length: number,
     nsamples: number,
-    source: AllocationSource,
+    source: MemtraceAllocationSource,
     callstack: ArrayLike<LocationCode>,
     decode: LocationLookup,
     dropSlots = 0,
@@ -285,7 +313,7 @@ export class Writer {
     time: Timestamp,
     length: number,
     nsamples: number,
-    source: AllocationSource,
+    source: MemtraceAllocationSource,
     len: number,
     decode: LocationLookup,
     dropSlots: number,
@@ -295,7 +323,7 @@ export class Writer {
     this.lastLen = len;
     this.lastDropped = dropSlots;
 
-    const isShort = length >= 1 && length <= 16 && source === AllocationSource.Minor &&
+    const isShort = length >= 1 && length <= 16 && source === MemtraceAllocationSource.Minor &&
       nsamples === 1 && newLen < 256;
     this.beginEvent(isShort ? 100 + length : Ev.Alloc, time);
     if (this.nextId === this.lastId) {
@@ -327,7 +355,7 @@ export class Writer {
     time: Timestamp,
     length: number,
     nsamples: number,
-    source: AllocationSource,
+    source: MemtraceAllocationSource,
     callstack: ArrayLike<LocationCode>,
     decode: LocationLookup,
     dropSlots: number,

@@ -5,12 +5,22 @@
  * Where memtrace's tool crashes on some input, these stop with a {@linkcode TraceToolError} or
  * give the correct result (see each function and docs/trace-tools.md).
  *
+ * @example Fold a trace's samples into flame-graph lines
  * ```ts
  * import { Reader } from "../memtrace/mod.ts";
+ * import { runScenario, scenario } from "../scenario/mod.ts";
  * import { flamegraph } from "./mod.ts";
- * const r = Reader.open("trace.ctf");
+ * import assert from "node:assert/strict";
+ *
+ * const sc = scenario({ name: "demo" }, (s) => {
+ *   s.main.memprof.start({ samplingRate: 0.01 });
+ *   s.main.call("Demo.main@demo.ml:9:2-20", () =>
+ *     s.main.repeat(1_000, () => s.main.alloc(4, { at: "Demo.f@demo.ml:3:2-20" })));
+ *   s.main.memprof.stop();
+ * });
+ * const r = Reader.fromBytes(runScenario(sc).ctf); // or Reader.open("trace.ctf")
  * try {
- *   console.log(flamegraph(r));
+ *   assert.match(flamegraph(r), /^Demo\.main;Demo\.f \d+\n$/);
  * } finally {
  *   r.close();
  * }
@@ -32,7 +42,6 @@ export { stripNames } from "./strip_names.ts";
 export type { TraceInput } from "./input.ts";
 // The types the tools take or give, from the modules that define them.
 export type {
-  AllocationSource,
   AllocEvent,
   CollectEvent,
   DomainId,
@@ -42,6 +51,7 @@ export type {
   Location,
   LocationCode,
   LocationLookup,
+  MemtraceAllocationSource,
   ObjId,
   PromoteEvent,
   Timedelta,

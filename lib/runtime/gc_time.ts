@@ -53,8 +53,22 @@ export const DEFAULT_GC_TIME: GcTimeModel = {
   perEventNs: 30,
 };
 
+/** A named phase of a minor collection's fixed part (see {@linkcode GcClock.minorShare}). */
+export type MinorPart =
+  | "globalRoots"
+  | "finalizersOldify"
+  | "memprofRoots"
+  | "rememberedSetPromote"
+  | "rememberedSet"
+  | "localRootsPromote"
+  | "localRoots"
+  | "memprofClean"
+  | "finalized"
+  | "finalizersAdmin"
+  | "clear";
+
 /** Fractions of a minor collection's fixed part spent in each of its phases (from the fit). */
-const MINOR_SHARES = {
+const MINOR_SHARES: Readonly<Record<MinorPart, number>> = {
   globalRoots: 0.03,
   finalizersOldify: 0.02,
   memprofRoots: 0.03,
@@ -66,7 +80,7 @@ const MINOR_SHARES = {
   finalized: 0.02,
   finalizersAdmin: 0.02,
   clear: 0.02,
-} as const;
+};
 
 /**
  * A sink that passes events on and spends {@linkcode GcTimeModel.perEventNs} after each (in a
@@ -132,7 +146,7 @@ export class GcClock {
   }
 
   /** The share of the minor collection's fixed part spent in `part`. */
-  minorShare(part: keyof typeof MINOR_SHARES): number {
+  minorShare(part: MinorPart): number {
     return this.model.minorFixedNs * MINOR_SHARES[part];
   }
 

@@ -164,6 +164,7 @@ export interface MajorGcOptions {
 export class MajorGc {
   readonly #host: MajorGcHost;
   readonly #percentFree: number;
+  /** @internal The simulated major heap: its blocks, pools and free lists. */
   readonly heap: MajorHeap;
   readonly #blocks: Map<number, MajorBlock> = new Map();
   #fixedMark: number;

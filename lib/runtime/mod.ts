@@ -1,11 +1,48 @@
 /**
- * The simulated OCaml 5.3 runtime memprof runs in.
+ * The simulated OCaml 5.3 runtime memprof runs in: a {@linkcode Runtime} of
+ * {@linkcode Domain}s and {@linkcode Thread}s allocating in minor and major heaps, with
+ * `Gc.Memprof` on each domain ({@linkcode Domain.memprofStart}) and runtime_events reported to a
+ * {@linkcode RuntimeEventsSink}.
  *
+ * @example Allocate, collect and count the runtime's events
+ * ```ts
+ * import { RecordingSink, Runtime, RuntimePhase } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const sink = new RecordingSink();
+ * const rt = new Runtime({ events: sink });
+ * const d = rt.mainDomain;
+ * const slot = rt.root();
+ * slot.set(d.alloc(2), 2);
+ * d.minorGc();
+ * assert.equal(rt.minorCollections, 1);
+ * assert.ok(sink.events.some((e) => e.kind === "begin" && e.phase === RuntimePhase.EV_MINOR));
+ * slot.release();
+ * ```
  * @module
  */
 
-export * from "./runtime.ts";
-export * from "./events.ts";
+export {
+  comballocBlock,
+  DEFAULT_MINOR_HEAP_WORDS,
+  Domain,
+  MAX_YOUNG_WHSIZE,
+  MAX_YOUNG_WOSIZE,
+  type Resumable,
+  Root,
+  Runtime,
+  type RuntimeOptions,
+  Thread,
+} from "./runtime.ts";
+export {
+  Lifecycle,
+  NULL_SINK,
+  type RecordedEvent,
+  RecordingSink,
+  RuntimeCounter,
+  type RuntimeEventsSink,
+  RuntimePhase,
+} from "./events.ts";
 export {
   DomainMajorState,
   EXPORTED_HARNESS_STATE,
@@ -17,5 +54,27 @@ export {
   SliceKind,
   SliceReport,
 } from "./major_gc.ts";
-export { DEFAULT_GC_TIME, GcClock, type GcTimeModel, TimedSink } from "./gc_time.ts";
-export type { MajorHeap, PoolState } from "./_major_heap.ts";
+export {
+  DEFAULT_GC_TIME,
+  GcClock,
+  type GcTimeModel,
+  type MinorPart,
+  TimedSink,
+} from "./gc_time.ts";
+export type { PoolState } from "./_major_heap.ts";
+// The memprof types the runtime's API takes or gives, from the module that defines them.
+export type {
+  AllocationInfo,
+  AllocationSource,
+  CallbackResult,
+  ExnResult,
+  MemprofDomain,
+  MemprofHost,
+  MemprofRng,
+  MemprofShared,
+  MemprofThread,
+  Profile,
+  ProfileStatus,
+  StartOptions,
+  Tracker,
+} from "../memprof/mod.ts";

@@ -196,6 +196,23 @@ const NAMES_SIZE = BigInt(MAX_CUSTOM_EVENTS * CUSTOM_EVENT_NAME_LENGTH);
  * is then. Over a {@linkcode RingSource} (a file), each poll reads the ring
  * headers, then the used part of each ring through a window of at most
  * {@linkcode RING_WINDOW_BYTES}: an empty 2 GiB file costs a few kilobytes.
+ *
+ * @example Poll a producer's live image (`RuntimeEventsCursor.openSync(path)` for a file)
+ * ```ts
+ * import { RuntimeEventsCursor, RuntimeEventsProducer, RuntimePhase } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const producer = new RuntimeEventsProducer({ maxDomains: 1, logWsize: 10, pid: 7 });
+ * producer.start();
+ * const cursor = new RuntimeEventsCursor(producer.bytes);
+ * let begins = 0;
+ * const callbacks = { runtimeBegin: () => void begins++ };
+ * producer.begin(0, RuntimePhase.EV_MAJOR);
+ * cursor.readPoll(callbacks);
+ * producer.begin(0, RuntimePhase.EV_MINOR);
+ * cursor.readPoll(callbacks);
+ * assert.equal(begins, 2);
+ * ```
  */
 export class RuntimeEventsCursor {
   /** The metadata header as read when the cursor was created. */

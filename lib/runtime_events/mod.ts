@@ -3,14 +3,24 @@
  * byte-compatible with a real `<pid>.events` file, and a consumer that reads
  * both our images and files left by real OCaml programs.
  *
+ * {@linkcode RuntimeEventsProducer} and {@linkcode RuntimeEventsCursor} are the main entry points.
+ *
+ * @example Write a ring image and read it back
  * ```ts
- * import { RuntimeEventsProducer, RuntimePhase, RuntimeEventsCursor, dumpImage } from "./mod.ts";
+ * import { RuntimeEventsCursor, RuntimeEventsProducer, RuntimePhase } from "./mod.ts";
+ * import assert from "node:assert/strict";
  *
  * const producer = new RuntimeEventsProducer({ maxDomains: 4, logWsize: 12, pid: 42 });
  * producer.start();
  * producer.begin(0, RuntimePhase.EV_MINOR);
  * producer.end(0, RuntimePhase.EV_MINOR);
- * console.log(dumpImage(producer.bytes));
+ *
+ * const phases: string[] = [];
+ * new RuntimeEventsCursor(producer.bytes).readAll({
+ *   runtimeBegin: (_ring, _ts, phase) => phases.push(`begin ${phase}`),
+ *   runtimeEnd: (_ring, _ts, phase) => phases.push(`end ${phase}`),
+ * });
+ * assert.deepEqual(phases, [`begin ${RuntimePhase.EV_MINOR}`, `end ${RuntimePhase.EV_MINOR}`]);
  * ```
  *
  * @module

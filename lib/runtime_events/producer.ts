@@ -92,6 +92,19 @@ interface WriteBuffer {
  * Methods take the writing domain's id first (OCaml uses `Caml_state->id`).
  * Like OCaml, every write is silently dropped while the producer is not
  * started, paused, or destroyed.
+ *
+ * @example Record a minor collection and a counter in a ring image
+ * ```ts
+ * import { RuntimeCounter, RuntimeEventsProducer, RuntimePhase } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const producer = new RuntimeEventsProducer({ maxDomains: 1, logWsize: 10, pid: 7 });
+ * producer.start();
+ * producer.begin(0, RuntimePhase.EV_MINOR);
+ * producer.counter(0, RuntimeCounter.EV_C_MINOR_PROMOTED, 12);
+ * producer.end(0, RuntimePhase.EV_MINOR);
+ * assert.ok(producer.bytes.length > 0); // the `<pid>.events` file's bytes
+ * ```
  */
 export class RuntimeEventsProducer {
   /** Sizes and offsets of the image. */

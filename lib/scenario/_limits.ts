@@ -12,7 +12,7 @@ export const MAX_NESTING = 1000;
 
 /** The latest virtual time, in nanoseconds, a run may reach: trace and ring timestamps are
  * computed exactly only up to 2^53 - 1 (about 104 days). */
-export const MAX_CLOCK_NS = Number.MAX_SAFE_INTEGER;
+export const MAX_CLOCK_NS: number = Number.MAX_SAFE_INTEGER;
 
 /** Largest runtime_events ring image (all domains' rings), kept in memory while running. */
 export const MAX_RING_IMAGE_BYTES = 2 ** 30;

@@ -1,7 +1,7 @@
 /**
  * The scenario DSL: a typed builder that records what a program does, step by step.
  *
- * ```ts
+ * ```ts ignore
  * export default scenario({ name: "ref-loop", seed: 1 }, (s) => {
  *   const main = s.main;
  *   main.minorGc();
@@ -39,7 +39,23 @@ import { isPlainName, MAX_NESTING, PLAIN_NAME_RULE } from "./_limits.ts";
 
 // ---- lifetimes -----------------------------------------------------------------------------
 
-/** Lifetimes of blocks. */
+/**
+ * Lifetimes of blocks.
+ *
+ * @example Blocks kept for a few steps, until a release, or for ever
+ * ```ts
+ * import { keep, runScenario, scenario } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const sc = scenario({ name: "lifetimes" }, (s) => {
+ *   s.main.alloc(2, { lifetime: keep.steps(3) });
+ *   s.main.alloc(2, { lifetime: keep.until("cache") });
+ *   s.main.alloc(2, { lifetime: keep.forever });
+ *   s.release("cache");
+ * });
+ * assert.equal(runScenario(sc).summary.allocations, 3);
+ * ```
+ */
 export const keep: {
   /** Unreachable at once (the default). */
   readonly drop: Lifetime;
@@ -75,7 +91,22 @@ export const keep: {
 
 // ---- sizes ---------------------------------------------------------------------------------
 
-/** Size distributions, drawn from the scenario's seeded generator. */
+/**
+ * Size distributions, drawn from the scenario's seeded generator.
+ *
+ * @example Sizes drawn from the scenario's seed
+ * ```ts
+ * import { runScenario, scenario, sizes } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const sc = scenario({ name: "sizes", seed: 3 }, (s) => {
+ *   s.main.repeat(100, () => s.main.alloc(sizes.uniform(1, 8)));
+ * });
+ * const words = runScenario(sc).summary.wordsAllocated; // headers included
+ * assert.ok(words >= 100 * 2 && words <= 100 * 9);
+ * assert.equal(runScenario(sc).summary.wordsAllocated, words); // same seed, same sizes
+ * ```
+ */
 export const sizes: {
   /** Uniform over [min, max]. */
   uniform(min: number, max: number): SizeSpec;
@@ -91,7 +122,25 @@ export const sizes: {
 
 // ---- callbacks -----------------------------------------------------------------------------
 
-/** Actions a callback may take (see {@linkcode CallbackBuilder}). */
+/**
+ * Actions a callback may take (see {@linkcode CallbackBuilder}).
+ *
+ * @example A callback that triggers a minor collection on its second call
+ * ```ts
+ * import { act, cb, runScenario, scenario } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const sc = scenario({ name: "act" }, (s) => {
+ *   s.main.memprof.start({
+ *     samplingRate: 1,
+ *     tracker: { allocMinor: cb.track().on(2, act.gc("minor")) },
+ *   });
+ *   s.main.repeat(3, () => s.main.alloc(1));
+ *   s.main.memprof.stop();
+ * });
+ * assert.equal(runScenario(sc).summary.minorCollections, 1);
+ * ```
+ */
 export const act: {
   raise(exn?: string): CallbackAction;
   stop(): CallbackAction;
@@ -174,11 +223,13 @@ export class LoopIndex {
 
 /** A callback behaviour, built fluently: `cb.track().on(2, act.raise())`. Immutable. */
 export class CallbackBuilder implements CallbackSpec {
+  /** A behaviour returning `result` (`track`: Some, `none`: None) with `actions` (use `cb`). */
   constructor(
     readonly result: "track" | "none",
     readonly actions: readonly { readonly when: Trigger; readonly action: CallbackAction }[] = [],
   ) {}
 
+  /** A copy with `actions` added under `when`. */
   private with(when: Trigger, ...actions: CallbackAction[]): CallbackBuilder {
     return new CallbackBuilder(this.result, [
       ...this.actions,
@@ -207,7 +258,22 @@ export class CallbackBuilder implements CallbackSpec {
   }
 }
 
-/** Callback behaviours: a callback returns a tracking value (`track`) or `None` (`none`). */
+/**
+ * Callback behaviours: a callback returns a tracking value (`track`) or `None` (`none`).
+ *
+ * @example Track minor samples, ignore major ones
+ * ```ts
+ * import { cb, runScenario, scenario } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const sc = scenario({ name: "cb" }, (s) => {
+ *   s.main.memprof.start({ samplingRate: 1, tracker: { allocMinor: cb.track(), allocMajor: cb.none() } });
+ *   s.main.repeat(5, () => s.main.alloc(1));
+ *   s.main.memprof.stop();
+ * });
+ * assert.equal(runScenario(sc).summary.callbacks.allocMinor, 5);
+ * ```
+ */
 export const cb: { track(): CallbackBuilder; none(): CallbackBuilder } = {
   track: () => new CallbackBuilder("track"),
   none: () => new CallbackBuilder("none"),
@@ -237,8 +303,11 @@ export interface CombinedOptions {
 
 /** Arguments of `memprof.start`; omitted fields take the scenario's defaults. */
 export interface StartArgs {
+  /** The profile's name, for `discard` and the log. */
   name?: string;
+  /** lambda in [0, 1]. */
   samplingRate?: number;
+  /** Maximum callstack length. */
   callstackSize?: number;
   /** Callback behaviours (default: every callback tracks). */
   tracker?: ProfileSpec["tracker"];
@@ -246,6 +315,7 @@ export interface StartArgs {
 
 /** A started profile, for `discard`. */
 export interface ProfileRef {
+  /** The profile's name. */
   readonly name: string;
 }
 
@@ -329,6 +399,7 @@ class Recorder {
 
 /** Memprof control of one domain (`Gc.Memprof` called from it). */
 export class MemprofControl {
+  /** @internal Made by {@linkcode DomainBuilder}. */
   constructor(private readonly r: Recorder, private readonly domain: string) {}
 
   /** `Gc.Memprof.start`. */
@@ -385,6 +456,7 @@ export class MemprofControl {
 
 /** A systhread of a domain. */
 export class ThreadBuilder {
+  /** @internal Made by {@linkcode DomainBuilder.thread}. */
   constructor(
     private readonly r: Recorder,
     /** Its domain. */
@@ -425,6 +497,7 @@ export class DomainBuilder {
   /** Loops being built on this domain (for loop indices). */
   #loopDepth = 0;
 
+  /** @internal Made by {@linkcode ScenarioBuilder}. */
   constructor(private readonly r: Recorder, readonly name: string) {
     this.memprof = new MemprofControl(r, name);
   }
@@ -576,6 +649,7 @@ export class DomainBuilder {
     return this.gc("compact");
   }
 
+  /** Records a collection of kind `what`. */
   private gc(what: GcKind): this {
     this.r.push({ at: this.r.nextAt(), kind: "gc", domain: this.name, what });
     return this;
@@ -691,6 +765,7 @@ export class ScenarioBuilder {
   /** runtime_events control. */
   readonly events: { start(): void; pause(): void; resume(): void };
 
+  /** @internal Made by {@linkcode scenario}. */
   constructor(private readonly r: Recorder) {
     this.main = new DomainBuilder(r, "main");
     this.events = {
@@ -718,8 +793,24 @@ const DEFAULTS = {
   log: { format: "default" },
 } as const;
 
-/** Defines a scenario: records the steps `build` declares, fills defaults, validates. Throws
- * {@linkcode ScenarioError} for an invalid scenario. */
+/**
+ * Defines a scenario: records the steps `build` declares, fills defaults, validates. Throws
+ * {@linkcode ScenarioError} for an invalid scenario.
+ *
+ * @example Define a scenario (nothing runs until `runScenario`)
+ * ```ts
+ * import { scenario, ScenarioError } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const sc = scenario({ name: "demo", seed: 1 }, (s) => {
+ *   s.main.memprof.start({ samplingRate: 1e-3, callstackSize: 16 });
+ *   s.main.repeat(10, () => s.main.alloc(2, { at: "Demo.f@demo.ml:3:2-20" }));
+ *   s.main.memprof.stop();
+ * });
+ * assert.equal(sc.settings.name, "demo");
+ * assert.throws(() => scenario({ name: "bad" }, (s) => s.main.alloc(-1)), ScenarioError);
+ * ```
+ */
 export function scenario(
   settings: ScenarioSettings,
   build: (s: ScenarioBuilder) => void,

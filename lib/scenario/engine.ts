@@ -20,7 +20,6 @@ import { type Domain, Runtime, type Thread } from "../runtime/mod.ts";
 import {
   type AllocationInfo,
   Blocking,
-  checkDomainInvariants,
   OCamlException,
   OCamlFailure,
   OCamlInvalidArgument,
@@ -29,6 +28,7 @@ import {
   ThreadExit,
   type Tracker,
 } from "../memprof/mod.ts";
+import { checkDomainInvariants } from "../memprof/invariants.ts";
 import {
   bytesType,
   dumpCallbacks,
@@ -154,7 +154,24 @@ interface FrameStack {
 
 let frameVersions = 0;
 
-/** Runs a (validated) scenario. Throws {@linkcode ScenarioError} when a step fails. */
+/**
+ * Runs a (validated) scenario. Throws {@linkcode ScenarioError} when a step fails.
+ *
+ * @example Run a scenario and look at its summary and outputs
+ * ```ts
+ * import { runScenario, scenario } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const sc = scenario({ name: "demo" }, (s) => {
+ *   s.main.memprof.start({ samplingRate: 0.01 });
+ *   s.main.repeat(1_000, () => s.main.alloc(4));
+ *   s.main.memprof.stop();
+ * });
+ * const result = runScenario(sc);
+ * assert.equal(result.summary.allocations, 1_000);
+ * assert.ok(result.ctf.length > 0 && result.traceDump.length > 0);
+ * ```
+ */
 export function runScenario(sc: Scenario, options: RunOptions = {}): RunResult {
   return new Engine(sc, options, usesThreadPrograms(sc)).run();
 }

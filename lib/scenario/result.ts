@@ -77,15 +77,21 @@ export type RunEvent =
 
 /** Counts a run gathers; printed by the CLI, stored with the goldens. */
 export interface Summary {
+  /** The scenario's name. */
   scenario: string;
+  /** The scenario's seed. */
   seed: number;
+  /** Leaf steps executed. */
   steps: number;
   /** Blocks the scenario's steps allocated. */
   allocations: number;
   /** Their words, headers included (what memprof samples). */
   wordsAllocated: number;
+  /** Minor collections, all domains together. */
   minorCollections: number;
+  /** Major GC cycles completed. */
   majorCycles: number;
+  /** Memprof callbacks run, by kind. */
   callbacks: Record<CallbackKind, number>;
   /** Samples reported by allocation callbacks. */
   samples: number;
@@ -95,16 +101,20 @@ export interface Summary {
   balance: { profile: string; tracked: number; ended: number; live: number; ok: boolean }[];
   /** Orphan tables (of terminated domains and exited threads) adopted, and their entries. */
   orphansAdopted: { tables: number; entries: number };
+  /** The memtrace trace: events written and its size in bytes. */
   trace: { events: number; bytes: number };
   /** The ring image: size, and the ring words a reader of the final image finds overwritten
    * (OCaml's lost-events figure, summed over domains). */
   ring: { bytes: number; lostWords: number };
+  /** What the memtrace tracer did. */
   tracer: TracerStats;
 }
 
 /** Everything a run produces. */
 export interface RunResult {
+  /** The scenario that ran. */
   scenario: Scenario;
+  /** Its counts. */
   summary: Summary;
   /** The memtrace trace. */
   ctf: Uint8Array;

@@ -118,7 +118,8 @@ export type UserEventSpec =
   | { readonly type: "custom"; readonly bytes: readonly number[] };
 
 /** Steps that happen on one domain carry its name. */
-interface OnDomain {
+export interface OnDomain {
+  /** The domain's name (`main` or the name given to `spawn`). */
   readonly domain: string;
 }
 

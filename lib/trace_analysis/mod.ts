@@ -7,11 +7,23 @@
  * which keeps tables (a {@linkcode ProfileData}), never the events. A site is the innermost
  * known location of a backtrace; bytes are estimates (samples ÷ sample rate × bytes per word).
  *
+ * @example The top allocation sites of a trace
  * ```ts
  * import { Reader } from "../memtrace/mod.ts";
+ * import { runScenario, scenario } from "../scenario/mod.ts";
  * import { analyzeTrace, formatTop, topOf } from "./mod.ts";
- * const { data, selector } = analyzeTrace(Reader.open("trace.ctf"), { liveAt: "peak" });
- * for (const line of formatTop(topOf(data, selector, { by: "function" }))) console.log(line);
+ * import assert from "node:assert/strict";
+ *
+ * const sc = scenario({ name: "demo" }, (s) => {
+ *   s.main.memprof.start({ samplingRate: 0.01 });
+ *   s.main.repeat(1_000, () => s.main.alloc(4, { at: "Demo.f@demo.ml:3:2-20" }));
+ *   s.main.memprof.stop();
+ * });
+ * const reader = Reader.fromBytes(runScenario(sc).ctf); // or Reader.open("trace.ctf")
+ * const { data, selector } = analyzeTrace(reader);
+ * const top = topOf(data, selector, { by: "function" });
+ * assert.equal(top.rows[0].key, "Demo.f");
+ * assert.ok(formatTop(top).length > 0);
  * ```
  * @module
  */

@@ -53,10 +53,15 @@ type Deferred = { kind: "promote" | "collect"; domain: DomainId; id: ObjId };
 
 /** Counts of what the tracer did. */
 export interface TracerStats {
+  /** Allocation events written. */
   allocs: number;
+  /** Promotion events written. */
   promotes: number;
+  /** Collection events written. */
   collects: number;
+  /** External allocations sampled and written. */
   externalAllocs: number;
+  /** Frees of sampled external allocations written. */
   externalFrees: number;
   /** Allocation callbacks that came while the tracer was busy (not tracked, as memtrace). */
   ignoredWhileBusy: number;

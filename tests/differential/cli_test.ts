@@ -316,8 +316,6 @@ Deno.test("diff exits 2 on a wrong command line", async () => {
     [["--context", "0"], /--context must be a positive whole number, got '0'/],
     [["--timeout", "1.5"], /--timeout must be a positive whole number, got '1\.5'/],
     [["nope"], /^error: no scenario named "nope"\nknown scenarios: ref_loop, /],
-    [["missing.ts"], /cannot load missing\.ts/],
-    [["./bad.ts"], /\.\/bad\.ts has no default export made with scenario/],
     [["ref_loop", "--known", "/no/such.json"], /no such file: \/no\/such\.json/],
   ];
   for (const [args, message] of cases) {
@@ -325,6 +323,25 @@ Deno.test("diff exits 2 on a wrong command line", async () => {
     assert.equal(await run(args, io), 2, args.join(" "));
     assert.match(io.err, message);
     assert.deepEqual(io.calls, [], args.join(" "));
+  }
+  // A module path that does not exist, when the IO can tell.
+  const missing = stub();
+  missing.exists = (path) => path !== "missing.ts";
+  assert.equal(await run(["missing.ts"], missing), 2);
+  assert.match(missing.err, /^error: cannot load missing\.ts: no such file\n$/);
+});
+
+Deno.test("diff exits 1, as scenario does, for a scenario module it cannot load", async () => {
+  const cases: [string[], RegExp][] = [
+    [["missing.ts"], /^error: cannot load missing\.ts: /],
+    [["./bad.ts"], /^error: \.\/bad\.ts has no default export made with scenario/],
+  ];
+  for (const [args, message] of cases) {
+    const io = stub({ modules: { "./bad.ts": { default: 42 } } });
+    assert.equal(await run(args, io), 1, args.join(" "));
+    assert.match(io.err, message);
+    assert.deepEqual(io.calls, [], args.join(" "));
+    assert.deepEqual(io.toolchainCalls, [], args.join(" "));
   }
 });
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { Runtime } from "../../lib/runtime/mod.ts";
-import { AllocationSource, AuditTracker } from "../../lib/memprof/mod.ts";
+import { AllocationSource } from "../../lib/memprof/mod.ts";
+import { AuditTracker } from "../../lib/memprof/invariants.ts";
 import { checkAll } from "./helpers.ts";
 
 Deno.test("starting a new profile orphans the old one's entries, which keep their callbacks", () => {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { type Domain, Runtime } from "../../lib/runtime/mod.ts";
-import { AuditTracker, ThreadExit } from "../../lib/memprof/mod.ts";
+import { ThreadExit } from "../../lib/memprof/mod.ts";
+import { AuditTracker } from "../../lib/memprof/invariants.ts";
 import { checkAll } from "./helpers.ts";
 
 Deno.test("multi-domain: a terminated domain's entries are orphaned, adopted and balanced", () => {

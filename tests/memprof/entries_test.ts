@@ -5,9 +5,8 @@ import {
   Entries,
   MIN_ENTRIES_DOMAIN_CAPACITY,
   MIN_ENTRIES_THREAD_CAPACITY,
-  Profile,
-  ProfileStatus,
-} from "../../lib/memprof/mod.ts";
+} from "../../lib/memprof/entries.ts";
+import { Profile, ProfileStatus } from "../../lib/memprof/mod.ts";
 
 const profile = () =>
   new Profile({ samplingRate: 0.5, oneLog1mLambda: -1.4, callstackSize: 0, tracker: {} });

@@ -1,7 +1,7 @@
 /** Shared helpers for memprof tests. */
 import assert from "node:assert/strict";
 import type { Domain, Runtime } from "../../lib/runtime/mod.ts";
-import { checkDomainInvariants } from "../../lib/memprof/mod.ts";
+import { checkDomainInvariants } from "../../lib/memprof/invariants.ts";
 
 /** 5.7-sigma binomial bound check, as OCaml's statmemprof tests use. */
 export function assertBinomial(observed: number, n: number, p: number, what: string): void {

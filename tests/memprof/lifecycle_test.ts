@@ -3,7 +3,7 @@ import lifecycleText from "../fixtures/memprof_lifecycle/lifecycle_0.001_600000_
   type: "text",
 };
 import { Runtime } from "../../lib/runtime/mod.ts";
-import { checkDomainInvariants } from "../../lib/memprof/mod.ts";
+import { checkDomainInvariants } from "../../lib/memprof/invariants.ts";
 
 /**
  * The program of fixtures/memprof_lifecycle, step by step: what OCaml code and the runtime

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { type Domain, type Root, Runtime } from "../../lib/runtime/mod.ts";
-import { AuditTracker, discard, type Profile, ProfileStatus } from "../../lib/memprof/mod.ts";
+import { discard, type Profile, ProfileStatus } from "../../lib/memprof/mod.ts";
+import { AuditTracker } from "../../lib/memprof/invariants.ts";
 import { checkAll } from "./helpers.ts";
 
 class Boom extends Error {}

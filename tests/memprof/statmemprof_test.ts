@@ -6,12 +6,12 @@ import { type Root, Runtime } from "../../lib/runtime/mod.ts";
 import {
   type AllocationInfo,
   AllocationSource,
-  AuditTracker,
   discard,
   OCamlFailure,
   type Profile,
   type Tracker,
 } from "../../lib/memprof/mod.ts";
+import { AuditTracker } from "../../lib/memprof/invariants.ts";
 import { assertBinomial, checkAll, f33 } from "./helpers.ts";
 
 class MyExc extends Error {}

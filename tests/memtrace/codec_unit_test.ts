@@ -6,12 +6,11 @@
 import assert from "node:assert/strict";
 import { ReadBuf, Underflow, UnsafeInteger, WriteBuf } from "../../lib/memtrace/buf.ts";
 import { CACHE_SIZE, hash1, hash2 } from "../../lib/memtrace/backtrace_codec.ts";
+import { formatObjId, formatSpace4 } from "../../lib/memtrace/types.ts";
 import {
   AllocationSource,
   AllocEvent,
   CollectEvent,
-  formatObjId,
-  formatSpace4,
   type Info,
   Location,
   type LocationCode,

@@ -34,7 +34,6 @@ Deno.test("ocaml --help prints the usage and exits 0", async () => {
 
 Deno.test("ocaml exits 2 on usage errors", async () => {
   const cases: [string[], RegExp][] = [
-    [[], /missing command/],
     [["build"], /unknown command 'build'/],
     [["status", "--frobnicate"], /frobnicate/],
     [["status", "extra"], /unexpected argument 'extra'/],
@@ -50,7 +49,11 @@ Deno.test("ocaml exits 2 on usage errors", async () => {
     assert.match(io.err, message);
     assert.match(io.err, /^error: .*\nRun 'deno task ocaml --help' for usage\.\n$/);
     assert.equal(io.out, "");
-  }
+  } // No command at all: the usage itself, on stderr.
+  const none = stub({});
+  assert.equal(await run([], none), 2);
+  assert.equal(none.err, `error: missing command (setup or status)\n${USAGE}`);
+  assert.equal(none.out, "");
 });
 
 Deno.test("ocaml setup builds through the runner and prints stages and the compiler", async () => {

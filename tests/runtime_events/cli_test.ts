@@ -83,13 +83,16 @@ Deno.test("events: help, usage errors and bad input", async (t) => {
     }
   });
   await t.step("usage errors exit 2", async () => {
-    for (
-      const args of [[], ["frob"], ["dump"], ["dump", "a", "b"], ["dump", "d8.events", "--bogus"]]
-    ) {
+    for (const args of [["frob"], ["dump"], ["dump", "a", "b"], ["dump", "d8.events", "--bogus"]]) {
       const io = stub(files);
       assertEquals(await run(args, io), 2, args.join(" "));
       assert.match(io.err, /^error: .*\nRun 'deno task events --help' for usage\.\n$/);
     }
+    // No command at all: the usage itself, on stderr.
+    const none = stub(files);
+    assertEquals(await run([], none), 2);
+    assert.match(none.err, /^error: missing command\nUsage: deno task events <command>/);
+    assertEquals(none.out, "");
   });
   await t.step("missing file, bad decoders module", async () => {
     let io = stub(files);
