@@ -563,6 +563,7 @@ class Engine {
           const child = this.rt.spawnDomain(parent);
           this.domains.set(st.child, child);
           this.nameThread(child.current, st.child);
+          this.lifecycle(`Domain.spawn ${st.child}@${child.id}`);
           this.frames.set(child.current, {
             frames: [...this.frameStack(parent.current).frames],
             version: ++frameVersions,
@@ -591,7 +592,10 @@ class Engine {
         return this.domainOp(st.domain, at, (d) => d.blockingSection(body));
       }
       case "memprofStop":
-        return this.domainOp(st.domain, at, (d) => d.memprofStop());
+        return this.domainOp(st.domain, at, (d) => {
+          d.memprofStop();
+          this.lifecycle("Gc.Memprof.stop");
+        });
       case "threadSpawn":
       case "yieldTo":
       case "threadJoin":
@@ -751,6 +755,7 @@ class Engine {
     switch (st.kind) {
       case "terminate":
         return (d) => {
+          this.lifecycle("domain terminates");
           try {
             this.rt.terminateDomain(d);
           } finally {
@@ -762,16 +767,21 @@ class Engine {
       case "threadExit":
         return () => this.liveThread(st.thread, at).exit();
       case "memprofStart":
-        return (d) => this.startProfile(d, st.profile);
+        return (d) => {
+          this.startProfile(d, st.profile);
+          this.lifecycle(`Gc.Memprof.start ${[...this.profiles.keys()].at(-1)}`);
+        };
       case "memprofDiscard":
         return (d) => {
           const p = this.profiles.get(st.profile)?.profile;
           if (p === undefined) this.fail(at, `profile "${st.profile}" was never started`);
           d.memprofDiscard(p);
+          this.lifecycle(`Gc.Memprof.discard ${st.profile}`);
         };
       case "join":
         return (d) => {
           const target = this.domain(st.target, at);
+          this.lifecycle(`Domain.join ${st.target}@${target.id}`);
           this.cur = target;
           try {
             this.rt.terminateDomain(target);
@@ -787,10 +797,21 @@ class Engine {
     }
   }
 
+  /** A step-level lifecycle line of the callback log: memprof and domain/thread events. */
+  private lifecycle(text: string): void {
+    this.log.line(`${this.where()} : ${text}`);
+  }
+
+  private *memprofStopG(d: Domain): Resumable<void> {
+    yield* d.memprofStopG();
+    this.lifecycle("Gc.Memprof.stop");
+  }
+
   /** `Thread.create` of the older form: the thread starts with its creator's calls. */
   private createThread(d: Domain, name: string): void {
     const t = d.createThread(d.current.callstack);
     this.nameThread(t, name);
+    this.lifecycle(`Thread.create ${name}`);
     this.frames.set(t, {
       frames: [...this.frameStack(d.current).frames],
       version: ++frameVersions,
@@ -989,7 +1010,7 @@ class Engine {
         return this.domainOpY(st.domain, at, (d) => this.blockingG(d, body));
       }
       case "memprofStop":
-        return this.domainOpY(st.domain, at, (d) => d.memprofStopG());
+        return this.domainOpY(st.domain, at, (d) => this.memprofStopG(d));
       case "call": {
         const body = this.compileG(st.body);
         return () => this.callG(st.domain, at, st.frame, body);
@@ -1166,6 +1187,7 @@ class Engine {
     const child = this.rt.spawnDomain(parent);
     this.domains.set(st.child, child);
     this.nameThread(child.current, st.child);
+    this.lifecycle(`Domain.spawn ${st.child}@${child.id}`);
     this.frames.set(child.current, {
       frames: [...this.frameStack(parent.current).frames],
       version: ++frameVersions,

@@ -38,7 +38,11 @@ Deno.test("the callback log prints every enclosing loop index, and - outside loo
     s.main.alloc(1);
     s.main.memprof.stop();
   });
-  const heads = runScenario(sc).callbackLog.trim().split("\n").map((l) => l.split(" ")[0]);
+  const lines = runScenario(sc).callbackLog.trim().split("\n");
+  // The profile's start and stop are lifecycle lines, outside the loops.
+  assert.match(lines[0], /^i=- t=\d+ main@0 : Gc\.Memprof\.start p1$/);
+  assert.match(lines.at(-1)!, /^i=- t=\d+ main@0 : Gc\.Memprof\.stop$/);
+  const heads = lines.slice(1, -1).map((l) => l.split(" ")[0]);
   assert.deepEqual(heads, ["i=1.1", "i=1.2", "i=2.1", "i=2.2", "i=-"]);
 });
 
