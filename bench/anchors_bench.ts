@@ -12,13 +12,11 @@
  */
 
 import { MemprofRng, oneLog1mLambda } from "../lib/memprof/rng.ts";
-import { Runtime } from "../lib/runtime/mod.ts";
+import { ALLOCATIONS, allocWorkload } from "./_alloc_workload.ts";
 
 const DRAWS = 10_000_000;
 const LAMBDA = 1e-4;
 const SEED = 1;
-const ALLOCS = 1_000_000;
-const SIZES = [1, 2, 3, 4, 5, 6];
 let sink = 0;
 
 function granted(name: "run" | "write" | "env"): boolean {
@@ -55,35 +53,9 @@ function oursGeom(): { ns: number; sum: bigint } {
   return { ns: best * 1e6 / DRAWS, sum };
 }
 
-function allocLoop(lambda: number | null): () => void {
-  const rt = new Runtime();
-  const d = rt.mainDomain;
-  const keep = Array.from({ length: 64 }, () => rt.root());
-  if (lambda !== null) {
-    d.memprofStart({
-      samplingRate: lambda,
-      callstackSize: 16,
-      tracker: {
-        allocMinor: (info) => info.size,
-        allocMajor: (info) => info.size,
-        promote: (x) => x,
-        deallocMinor: () => {},
-        deallocMajor: () => {},
-      },
-    });
-  }
-  return () => {
-    for (let i = 0; i < ALLOCS; i++) {
-      const sz = SIZES[i % 6];
-      const a = d.alloc(sz);
-      if ((i & 1023) === 0) keep[(i >> 10) & 63].set(a, sz);
-    }
-  };
-}
-
 /** Our allocations per second: median of 5 rounds after one warm-up. */
 function oursAlloc(lambda: number | null): number {
-  const f = allocLoop(lambda);
+  const f = allocWorkload(lambda);
   f();
   const times: number[] = [];
   for (let k = 0; k < 5; k++) {
@@ -92,7 +64,7 @@ function oursAlloc(lambda: number | null): number {
     times.push(performance.now() - t0);
   }
   times.sort((a, b) => a - b);
-  return ALLOCS / (times[2] / 1000);
+  return ALLOCATIONS / (times[2] / 1000);
 }
 
 function ocamlopt(): string | null {

@@ -18,7 +18,7 @@
  */
 
 import { MemprofRng, oneLog1mLambda, type RngBackend } from "../lib/memprof/rng.ts";
-import { Runtime } from "../lib/runtime/mod.ts";
+import { allocWorkload } from "./_alloc_workload.ts";
 
 const DRAWS = 1_000_000;
 let sink = 0; // keeps results alive so the loops are not optimised away
@@ -62,37 +62,8 @@ geomBench("ts", 0.5);
 
 // ---- simulated allocation throughput ----
 
-const N = 1_000_000;
-const SIZES = [1, 2, 3, 4, 5, 6];
-
-function setup(lambda: number | null) {
-  const rt = new Runtime();
-  const d = rt.mainDomain;
-  const keep = Array.from({ length: 64 }, () => rt.root());
-  if (lambda !== null) {
-    d.memprofStart({
-      samplingRate: lambda,
-      callstackSize: 16,
-      tracker: {
-        allocMinor: (info) => info.size,
-        allocMajor: (info) => info.size,
-        promote: (x) => x,
-        deallocMinor: () => {},
-        deallocMajor: () => {},
-      },
-    });
-  }
-  return () => {
-    for (let i = 0; i < N; i++) {
-      const sz = SIZES[i % 6];
-      const a = d.alloc(sz);
-      if ((i & 1023) === 0) keep[(i >> 10) & 63].set(a, sz);
-    }
-  };
-}
-
 for (const lambda of [null, 1e-5, 1e-4, 1e-2]) {
-  const run = setup(lambda);
+  const run = allocWorkload(lambda);
   Deno.bench({
     name: lambda === null
       ? "no profile: 1M allocations, 4.5M words"

@@ -115,6 +115,9 @@ export class TimedSink implements RuntimeEventsSink {
   }
 }
 
+/** The part of a minor collection's fixed cost outside its named phases. */
+const MINOR_REST_SHARE = 1 - Object.values(MINOR_SHARES).reduce((a, b) => a + b, 0);
+
 /** A sink that timestamps with the virtual clock, and the clock's advance. */
 export class GcClock {
   readonly #sink: RuntimeEventsSink;
@@ -152,8 +155,6 @@ export class GcClock {
 
   /** What is left of the minor collection's fixed part outside its named phases. */
   minorRest(): number {
-    let shares = 0;
-    for (const v of Object.values(MINOR_SHARES)) shares += v;
-    return this.model.minorFixedNs * (1 - shares);
+    return this.model.minorFixedNs * MINOR_REST_SHARE;
   }
 }
