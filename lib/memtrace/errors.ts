@@ -8,6 +8,8 @@
  * @module
  */
 
+import { OCamlInvalidArgument } from "../util/ocaml_exceptions.ts";
+
 /** A trace that does not follow the format. The message starts `malformed trace: `, then the
  * name of the check that failed (memtrace's own wording where memtrace has the check), then where. */
 export class MemtraceFormatError extends Error {
@@ -52,8 +54,12 @@ export class MemtraceLimitError extends MemtraceFormatError {
   }
 }
 
-/** Invalid use of the writer API (memtrace raises `Invalid_argument` with the same text). */
-export class MemtraceArgumentError extends Error {
+/**
+ * Invalid use of the writer or reader API: memtrace's own `Invalid_argument`, with the same text
+ * (a subclass of {@linkcode OCamlInvalidArgument}, so one `instanceof` catches every
+ * `Invalid_argument` the project models).
+ */
+export class MemtraceArgumentError extends OCamlInvalidArgument {
   /** Error class name. */
   override name = "MemtraceArgumentError";
 }

@@ -1,5 +1,6 @@
 /**
- * Error types of the runtime_events producer and consumer.
+ * Error types of the runtime_events producer and consumer. User-event registration raises
+ * OCaml's `Invalid_argument` as the project-wide `OCamlInvalidArgument`.
  *
  * @module
  */
@@ -11,6 +12,8 @@
  * offset in the image of the field or message at fault.
  */
 export class RuntimeEventsFormatError extends Error {
+  /** Error class name. */
+  override name = "RuntimeEventsFormatError";
   /** Ring (domain slot) being read, or `null` for file-level problems. */
   readonly domain: number | null;
   /** Byte offset in the image of the faulty field or message. */
@@ -22,7 +25,6 @@ export class RuntimeEventsFormatError extends Error {
   constructor(reason: string, domain: number | null, offset: number) {
     const where = domain === null ? `at byte ${offset}` : `in ring ${domain} at byte ${offset}`;
     super(`corrupt runtime_events stream ${where}: ${reason}`);
-    this.name = "RuntimeEventsFormatError";
     this.domain = domain;
     this.offset = offset;
     this.reason = reason;
@@ -36,27 +38,15 @@ export class RuntimeEventsFormatError extends Error {
  * {@linkcode RuntimeEventsFormatError}, so one `catch` takes both.
  */
 export class RuntimeEventsLimitError extends RuntimeEventsFormatError {
+  /** Error class name. */
+  override name = "RuntimeEventsLimitError";
   /** The bound that was hit, in bytes. */
   readonly limit: number;
 
   /** Makes the error; `offset` is that of the header field at cause. */
   constructor(reason: string, limit: number, offset: number) {
     super(reason, null, offset);
-    this.name = "RuntimeEventsLimitError";
     this.limit = limit;
     this.message = `runtime_events input beyond a limit at byte ${offset}: ${reason}`;
-  }
-}
-
-/**
- * OCaml's `Invalid_argument`, raised by user event registration with OCaml's
- * exact messages (e.g. "Runtime_events.User.register: maximum length for
- * event name exceeded").
- */
-export class InvalidArgumentError extends Error {
-  /** Makes the error with OCaml's message. */
-  constructor(message: string) {
-    super(message);
-    this.name = "InvalidArgumentError";
   }
 }

@@ -43,11 +43,8 @@ export {
   UserMlType,
   UserSpan,
 } from "./enums.ts";
-export {
-  InvalidArgumentError,
-  RuntimeEventsFormatError,
-  RuntimeEventsLimitError,
-} from "./errors.ts";
+export { RuntimeEventsFormatError, RuntimeEventsLimitError } from "./errors.ts";
+export { OCamlInvalidArgument } from "../util/ocaml_exceptions.ts";
 export {
   computeLayout,
   CUSTOM_EVENT_NAME_LENGTH,

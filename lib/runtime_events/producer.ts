@@ -7,7 +7,7 @@
  */
 
 import { Lifecycle, NUM_ALLOC_BUCKETS, RuntimeMessageType, UserMessageType } from "./enums.ts";
-import { InvalidArgumentError } from "./errors.ts";
+import { OCamlInvalidArgument } from "../util/ocaml_exceptions.ts";
 import {
   computeLayout,
   CUSTOM_EVENT_NAME_LENGTH,
@@ -387,7 +387,7 @@ export class RuntimeEventsProducer {
    * Registers a user event (`Runtime_events.User.register`) and writes its
    * name in the custom event table (now if started, else at start). Like
    * OCaml, the index is taken before the checks, so a failed registration
-   * still uses one. Throws {@linkcode InvalidArgumentError} with OCaml's
+   * still uses one. Throws {@linkcode OCamlInvalidArgument} with OCaml's
    * messages.
    */
   registerUserEvent<T>(name: string, type: CustomType<T>, tag?: unknown): UserEvent<T>;
@@ -402,18 +402,18 @@ export class RuntimeEventsProducer {
     // OCaml tests `index > RUNTIME_EVENTS_MAX_CUSTOM_EVENTS`, which lets index
     // 8192 through and writes past the table; we stop at the real limit.
     if (index >= MAX_CUSTOM_EVENTS) {
-      throw new InvalidArgumentError(
+      throw new OCamlInvalidArgument(
         "Runtime_events.User.register: maximum number of custom events exceeded",
       );
     }
     const nameBytes = encoder.encode(name);
     if (nameBytes.length > CUSTOM_EVENT_NAME_LENGTH - 1) {
-      throw new InvalidArgumentError(
+      throw new OCamlInvalidArgument(
         "Runtime_events.User.register: maximum length for event name exceeded",
       );
     }
     if (nameBytes.includes(0)) {
-      throw new InvalidArgumentError(
+      throw new OCamlInvalidArgument(
         "Runtime_events.User.register: event name has null characters",
       );
     }

@@ -6,9 +6,9 @@ import {
   customType,
   DecoderRegistry,
   dumpImage,
-  InvalidArgumentError,
   Lifecycle,
   MAX_CUSTOM_EVENTS,
+  OCamlInvalidArgument,
   RuntimeCounter,
   RuntimeEventsCursor,
   RuntimeEventsProducer,
@@ -316,13 +316,13 @@ Deno.test("user event registration: OCaml's limits and messages", () => {
   const p = producer();
   assert.throws(
     () => p.registerUserEvent("x".repeat(128), Type.unit),
-    new InvalidArgumentError(
+    new OCamlInvalidArgument(
       "Runtime_events.User.register: maximum length for event name exceeded",
     ),
   );
   assert.throws(
     () => p.registerUserEvent("a\0b", Type.unit),
-    new InvalidArgumentError("Runtime_events.User.register: event name has null characters"),
+    new OCamlInvalidArgument("Runtime_events.User.register: event name has null characters"),
   );
   // 127 bytes (UTF-8) is the longest accepted name; failed attempts used indices 0 and 1.
   const long = p.registerUserEvent("é".repeat(63) + "x", Type.unit);
@@ -330,7 +330,7 @@ Deno.test("user event registration: OCaml's limits and messages", () => {
   for (let i = 3; i < MAX_CUSTOM_EVENTS; i++) p.registerUserEvent(`e${i}`, Type.unit);
   assert.throws(
     () => p.registerUserEvent("one-too-many", Type.unit),
-    new InvalidArgumentError(
+    new OCamlInvalidArgument(
       "Runtime_events.User.register: maximum number of custom events exceeded",
     ),
   );
