@@ -25,6 +25,7 @@
 export {
   comballocBlock,
   DEFAULT_MINOR_HEAP_WORDS,
+  DEFAULT_PID,
   Domain,
   MAX_YOUNG_WHSIZE,
   MAX_YOUNG_WOSIZE,

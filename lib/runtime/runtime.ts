@@ -44,6 +44,9 @@ const NO_FRAMES: readonly string[] = Object.freeze([]);
 /** OCaml 5.3's default minor heap size, in words. */
 export const DEFAULT_MINOR_HEAP_WORDS = 262_144;
 
+/** The process id a simulated runtime reports when none is given (in lifecycle events, traces). */
+export const DEFAULT_PID = 4242;
+
 /** `custom_minor_max_bsz` default (bytes): larger out-of-heap memory goes to the major heap. */
 const CUSTOM_MINOR_MAX_BSZ = 70_000;
 /** `custom_minor_ratio` default (percent of the minor heap's size in bytes). */
@@ -1151,7 +1154,7 @@ export class Runtime {
       throw new RangeError(`minorHeapWords must be an even integer >= ${2 * MAX_YOUNG_WHSIZE}`);
     }
     this.minorHeapWords = w;
-    this.pid = opts.pid ?? 4242;
+    this.pid = opts.pid ?? DEFAULT_PID;
     this.#cycleStart = this.#nextAddr;
     const model = { ...DEFAULT_GC_TIME, ...opts.gcTime };
     const advance = opts.advanceClock;
