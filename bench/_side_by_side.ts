@@ -1,0 +1,91 @@
+/**
+ * The one way benches measure a figure outside `Deno.bench`'s table and print it next to its
+ * anchor: `group: label: ours X unit, ANCHOR Y unit, ratio R (note)`.
+ *
+ * The ratio is always ours ÷ anchor in the figure's own unit, as the goals are written: for a
+ * throughput above 1.0 is faster than the anchor (goal "decode ≥ 1.2×"), for a time per unit below
+ * 1.0 is faster (goal "draw ≤ 1.0×"); `note` says which way the goal goes. Figures are medians of
+ * `rounds` passes after `warmup` passes, measured in the same process as the table.
+ *
+ * @module
+ */
+
+/** How a figure reads: a throughput (higher is better) or a time per unit (lower is better). */
+export type FigureKind = "throughput" | "time";
+
+/** A figure and how to print it. */
+export interface Figure {
+  /** The value, in `unit`. */
+  value: number;
+  /** The unit printed after the value, e.g. `M events/s` or `ns`. */
+  unit: string;
+  /** Throughputs are better high, times low. */
+  kind: FigureKind;
+}
+
+/** One line of a group: our figure, the anchor's (when there is one) and what the anchor is. */
+export interface SideBySide {
+  /** The bench group, as in the table (`decode`, `copy`, `scenario`, …). */
+  group: string;
+  /** What was measured. */
+  label: string;
+  /** Our figure. */
+  ours: Figure;
+  /** The anchor's value in the same unit, or a sentence saying why there is none. */
+  anchor: number | string;
+  /** The anchor's name, e.g. `native memtrace (bench/README.md)` or `OCaml 5.3`. */
+  anchorName: string;
+  /** An optional note printed in parentheses at the end (a goal, a bit-exactness check). */
+  note?: string;
+}
+
+/** Options of {@linkcode medianSeconds}. */
+export interface MedianOptions {
+  /** Timed passes (default 5). */
+  rounds?: number;
+  /** Untimed passes first (default 1). */
+  warmup?: number;
+}
+
+/** Runs `pass` `warmup` times untimed, then `rounds` times timed; returns the median in seconds. */
+export function medianSeconds(pass: () => void, options: MedianOptions = {}): number {
+  const rounds = options.rounds ?? 5;
+  for (let k = 0; k < (options.warmup ?? 1); k++) pass();
+  const times: number[] = [];
+  for (let k = 0; k < rounds; k++) {
+    const t0 = performance.now();
+    pass();
+    times.push((performance.now() - t0) / 1000);
+  }
+  times.sort((a, b) => a - b);
+  return times[rounds >> 1];
+}
+
+function digits(v: number): string {
+  if (v >= 100) return v.toFixed(1);
+  if (v >= 10) return v.toFixed(2);
+  return v.toPrecision(3);
+}
+
+/** Ours ÷ anchor, in the figure's unit. */
+export function ratioToAnchor(ours: Figure, anchor: number): number {
+  return ours.value / anchor;
+}
+
+/** Formats one side-by-side line (see the module doc). */
+export function formatSideBySide(s: SideBySide): string {
+  const ours = `ours ${digits(s.ours.value)} ${s.ours.unit}`;
+  const note = s.note === undefined ? "" : ` (${s.note})`;
+  if (typeof s.anchor === "string") {
+    return `${s.group}: ${s.label}: ${ours}, ${s.anchorName}: ${s.anchor}${note}`;
+  }
+  const ratio = ratioToAnchor(s.ours, s.anchor);
+  return `${s.group}: ${s.label}: ${ours}, ${s.anchorName} ${
+    digits(s.anchor)
+  } ${s.ours.unit}, ratio ${ratio.toFixed(2)}${note}`;
+}
+
+/** Prints one side-by-side line on standard output. */
+export function printSideBySide(s: SideBySide): void {
+  console.log(formatSideBySide(s));
+}
