@@ -7,32 +7,37 @@ import { basename, dirname, join } from "node:path";
 
 const encoder = new TextEncoder();
 
-/** Buffers text and writes it to stdout in large chunks (line-by-line writes are slow). */
+/** Buffers text and writes it to stdout (or to `out`) in large chunks (line-by-line writes
+ * are slow). */
 export class StdoutBuffer {
-  private parts: string[] = [];
-  private size = 0;
+  #parts: string[] = [];
+  #size = 0;
+  readonly #out: (text: string) => void;
+
+  /** Buffers what goes to `out` (default: standard output). */
+  constructor(out: (text: string) => void = writeStdout) {
+    this.#out = out;
+  }
 
   /** Adds a line (a newline is appended). */
   line(s: string): void {
-    this.parts.push(s, "\n");
-    this.size += s.length + 1;
-    if (this.size > 1 << 16) this.flush();
+    this.write(s + "\n");
   }
 
   /** Adds text as it is (newlines included). */
   write(s: string): void {
-    this.parts.push(s);
-    this.size += s.length;
-    if (this.size > 1 << 16) this.flush();
+    this.#parts.push(s);
+    this.#size += s.length;
+    if (this.#size > 1 << 16) this.flush();
   }
 
   /** Writes everything buffered so far. */
   flush(): void {
-    if (this.parts.length === 0) return;
-    const text = this.parts.join("");
-    this.parts = [];
-    this.size = 0;
-    writeStdout(text);
+    if (this.#parts.length === 0) return;
+    const text = this.#parts.join("");
+    this.#parts = [];
+    this.#size = 0;
+    this.#out(text);
   }
 }
 
@@ -89,7 +94,7 @@ export function exitStatusOf(
 
 /** Whether process `pid` exists, where /proc can be read (Deno lets a program read it only
  * with all permissions); undefined where it cannot be known. */
-function processExists(pid: number): boolean | undefined {
+export function processExists(pid: number): boolean | undefined {
   try {
     Deno.statSync("/proc/self");
   } catch {
@@ -244,49 +249,52 @@ export interface DualStream {
  * what was filled falls back to a blocking read of the stream.
  */
 export class ReadAhead {
-  private chunks: Uint8Array[] = [];
-  private first = 0;
-  private available = 0;
-  private ended = false;
+  #chunks: Uint8Array[] = [];
+  #first = 0;
+  #available = 0;
+  #ended = false;
+  readonly #stream: DualStream;
 
   /** Reads ahead from `stream`. */
-  constructor(private readonly stream: DualStream) {}
+  constructor(stream: DualStream) {
+    this.#stream = stream;
+  }
 
   /** Reads until `bytes` bytes are buffered, or the stream ends. */
   async fill(bytes: number): Promise<void> {
-    while (!this.ended && this.available < bytes) {
+    while (!this.#ended && this.#available < bytes) {
       const buf = new Uint8Array(1 << 16);
-      const n = await this.stream.read(buf);
-      if (n === null) this.ended = true;
+      const n = await this.#stream.read(buf);
+      if (n === null) this.#ended = true;
       else if (n > 0) {
-        this.chunks.push(buf.subarray(0, n));
-        this.available += n;
+        this.#chunks.push(buf.subarray(0, n));
+        this.#available += n;
       }
     }
   }
 
   /** Takes buffered bytes into `p`; returns the count, or null at the end. */
   readSync(p: Uint8Array): number | null {
-    if (this.available === 0) return this.ended ? null : this.stream.readSync(p);
+    if (this.#available === 0) return this.#ended ? null : this.#stream.readSync(p);
     let n = 0;
-    while (n < p.length && this.chunks.length > 0) {
-      const c = this.chunks[0];
-      const k = Math.min(p.length - n, c.length - this.first);
-      p.set(c.subarray(this.first, this.first + k), n);
+    while (n < p.length && this.#chunks.length > 0) {
+      const c = this.#chunks[0];
+      const k = Math.min(p.length - n, c.length - this.#first);
+      p.set(c.subarray(this.#first, this.#first + k), n);
       n += k;
-      this.first += k;
-      if (this.first === c.length) {
-        this.chunks.shift();
-        this.first = 0;
+      this.#first += k;
+      if (this.#first === c.length) {
+        this.#chunks.shift();
+        this.#first = 0;
       }
     }
-    this.available -= n;
+    this.#available -= n;
     return n;
   }
 
   /** Closes the stream. */
   close(): void {
-    this.stream.close?.();
+    this.#stream.close?.();
   }
 }
 

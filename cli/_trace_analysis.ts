@@ -1,5 +1,5 @@
 /**
- * The analysis commands of `deno task trace`: `top`, `diff`, `export` and `report`
+ * The analysis commands of `memprof-lab trace` (`deno task trace`): `top`, `diff`, `export` and `report`
  * (lib/trace_analysis). cli/trace.ts dispatches to {@linkcode runAnalysisCommand}.
  * @module
  */
@@ -27,6 +27,7 @@ import {
   TraceAnalysisError,
 } from "../lib/trace_analysis/mod.ts";
 import { StdoutBuffer, UsageError, writeDataAtomic, writeStderr, writeStdout } from "./_io.ts";
+import { usageLines } from "./_usage.ts";
 
 const FILTERS = `Filters (all optional; a filter keeps sampled allocations):
   --domain D[,D…]    domains
@@ -42,7 +43,7 @@ const FILTERS = `Filters (all optional; a filter keeps sampled allocations):
 
 /** Help of each analysis command. */
 export const ANALYSIS_HELP: Record<string, string> = {
-  top: `Usage: deno task trace top FILE [--by site|function|stack] [--limit N] [--json] [filters]
+  top: `${usageLines("trace top", "FILE [--by site|function|stack] [--limit N] [--json] [filters]")}
 
 Prints the allocation sites, functions or stacks with the most samples: samples, estimated
 bytes allocated (samples / sample rate x word size, the trace's own word size), estimated
@@ -58,8 +59,12 @@ Options:
   -h, --help     show this help
 
 ${FILTERS}`,
-  diff:
-    `Usage: deno task trace diff A B [--by site|function|stack] [--sort alloc|live] [--limit N] [--json] [filters]
+  diff: `${
+    usageLines(
+      "trace diff",
+      "A B [--by site|function|stack] [--sort alloc|live] [--limit N] [--json] [filters]",
+    )
+  }
 
 Compares two traces (two runs of one program) site by site (or function, or stack): the
 estimated bytes allocated and live at the end (or at --live-at) in each, and the change
@@ -75,7 +80,7 @@ Options:
 
 ${FILTERS}
   (--live-at SEC applies to both traces.)`,
-  export: `Usage: deno task trace export FILE --format pprof|speedscope|folded [-o OUT] [filters]
+  export: `${usageLines("trace export", "FILE --format pprof|speedscope|folded [-o OUT] [filters]")}
 
 Writes the trace in another profiler's format:
   pprof       gzipped profile.proto heap profile: alloc_objects, alloc_space, inuse_objects,
@@ -93,7 +98,7 @@ Options:
   -h, --help     show this help
 
 ${FILTERS}`,
-  report: `Usage: deno task trace report FILE [-o report.html] [--title TEXT]
+  report: `${usageLines("trace report", "FILE [-o report.html] [--title TEXT]")}
 
 Writes one self-contained HTML file (no network: script, style and data inlined) with the
 trace's info, its live heap over time (whole trace and current filter, peak marked), a

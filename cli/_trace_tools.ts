@@ -1,5 +1,5 @@
 /**
- * memtrace's own tools as `deno task trace` commands: `flamegraph`, `hotspots`, `identify`,
+ * memtrace's own tools as `memprof-lab trace` commands: `flamegraph`, `hotspots`, `identify`,
  * `subsample` and `strip-names`, printing and writing exactly what memtrace's `bin/` tools do
  * (lib/memtrace_tools). Wired into cli/trace.ts.
  * @module
@@ -14,10 +14,11 @@ import {
   subsample,
 } from "../lib/memtrace_tools/mod.ts";
 import { StdoutBuffer, UsageError, writeFileAtomic, writeStderr, writeStdout } from "./_io.ts";
+import { usageLines } from "./_usage.ts";
 
 /** The commands' help texts, by command name. */
 export const TOOL_HELP: Record<string, string> = {
-  flamegraph: `Usage: deno task trace flamegraph FILE
+  flamegraph: `${usageLines("trace flamegraph", "FILE")}
 
 Prints the folded stacks of FILE's allocations, as memtrace's flamegraph tool does:
 'f1;f2;…;fn <samples>' per call path (function names only, each name once per path,
@@ -25,7 +26,7 @@ paths of one name left out), for flamegraph.pl and similar tools.
 
 Options:
   -h, --help  show this help`,
-  hotspots: `Usage: deno task trace hotspots FILE
+  hotspots: `${usageLines("trace hotspots", "FILE")}
 
 Prints memtrace's hotspots report: the allocation sites above 0.5% of the samples,
 heaviest first, with up to three positions each and the callers behind them (sizes
@@ -34,7 +35,7 @@ is refused.
 
 Options:
   -h, --help  show this help`,
-  identify: `Usage: deno task trace identify FILE
+  identify: `${usageLines("trace identify", "FILE")}
 
 Prints memtrace's identify report: the trace's program, start date (UTC), host, pid,
 sample rate, GC parameters and context, then allocation and collection rates, the share
@@ -42,7 +43,7 @@ promoted, sizes and runtime. FILE is printed as given.
 
 Options:
   -h, --help  show this help`,
-  subsample: `Usage: deno task trace subsample IN OUT FACTOR [START_S END_S]
+  subsample: `${usageLines("trace subsample", "IN OUT FACTOR [START_S END_S]")}
 
 Writes to OUT the trace IN as if sampled FACTOR times less often, byte-identical to
 memtrace's subsample tool: each sample is kept when OCaml 5's default Random.int FACTOR
@@ -57,7 +58,7 @@ renamed when complete.
 
 Options:
   -h, --help  show this help`,
-  "strip-names": `Usage: deno task trace strip-names IN OUT
+  "strip-names": `${usageLines("trace strip-names", "IN OUT")}
 
 Writes to OUT the trace IN without what names the program, byte-identical to memtrace's
 strip_names tool: executable and host '<anonymous>', pid 0, start time 0, no context,

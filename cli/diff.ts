@@ -1,11 +1,11 @@
 /**
- * `deno task diff`: the differential suite. Every scenario (all of scenarios/index.ts by
+ * `memprof-lab diff` (`deno task diff`): the differential suite. Every scenario (all of scenarios/index.ts by
  * default) is simulated and, exported to OCaml, run on the real OCaml 5.3 runtime; the two
  * canonical callback logs and collection counts are compared.
  *
- *   deno task diff                          # the whole library
- *   deno task diff ref_loop ./mine.ts       # some scenarios, by name or path
- *   deno task diff --json
+ *   memprof-lab diff                        # the whole library
+ *   memprof-lab diff ref_loop ./mine.ts     # some scenarios, by name or path
+ *   memprof-lab diff --json
  *
  * @module
  */
@@ -24,9 +24,10 @@ import {
 import { findToolchain, setupToolchain, type Toolchain } from "../lib/ocaml/mod.ts";
 import { loadScenarioEntry } from "./_load.ts";
 import { exitStatusOf, UsageError, writeStderr, writeStdout } from "./_io.ts";
+import { helpHint, usageLines } from "./_usage.ts";
 
 /** Usage text printed by --help. */
-export const USAGE = `Usage: deno task diff [options] [NAME|PATH ...]
+export const USAGE = `${usageLines("diff", "[options] [NAME|PATH ...]")}
 
 Runs each scenario in the simulation and, exported to an OCaml program, on the real
 OCaml 5.3.0 runtime, and compares their callback logs (every callback in order, with
@@ -43,7 +44,7 @@ Options:
   --cache DIR       where compiled programs are kept (default: $MEMPROF_LAB_DIFF_CACHE,
                     else $XDG_CACHE_HOME/memprof-lab/differential, else ~/.cache/…)
   --setup           build the OCaml toolchain first if none is found
-  --prefix DIR      OCaml toolchain prefix (as deno task ocaml setup --prefix)
+  --prefix DIR      OCaml toolchain prefix (as memprof-lab ocaml setup --prefix)
   --ocamlopt PATH   use this OCaml 5.3.x ocamlopt
   --ocamlfind PATH  use ocamlfind ocamlopt
   --timeout S       longest a real program may run, in seconds (default 300)
@@ -164,7 +165,8 @@ function lineOf(row: Row): string {
 }
 
 function table(rows: readonly Row[]): string[] {
-  const head = ["scenario", "result", "callbacks sim/real", "minor sim/real", "major sim/real"];
+  // The headers are the keys of the results --json prints (callbacks.sim, collections.sim.minor…).
+  const head = ["scenario", "status", "callbacks", "minor", "major"];
   const body = rows.map(({ result: r, verdict: v }) => {
     if (r.status === "not exportable" || r.status === "error") {
       return [r.scenario, r.status, "", "", ""];
@@ -221,7 +223,7 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
       },
     });
   } catch (e) {
-    throw new UsageError((e as Error).message, "see deno task diff --help");
+    throw new UsageError((e as Error).message, helpHint("diff"));
   }
   const o = parsed.values;
   if (o.help) {
@@ -300,7 +302,7 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
     scenarios: rows.length,
     agree: count((r) => r.result.status === "agree"),
     differ: count((r) => r.result.status === "differs"),
-    knownDifferences: count((r) => r.verdict?.kind === "known"),
+    known: count((r) => r.verdict?.kind === "known"),
     notExportable: count((r) => r.result.status === "not exportable"),
     errors: count((r) => r.result.status === "error"),
     callbacksCompared: compared,
@@ -321,13 +323,16 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
       ) + "\n",
     );
   } else {
-    io.stdout("\n" + table(rows).join("\n") + "\n\n");
+    io.stdout(
+      "\n" + table(rows).join("\n") +
+        "\n(callbacks, minor and major collections: simulation/real)\n\n",
+    );
     for (const s of stale) {
       io.stdout(`known difference for "${s.scenario}": no such scenario in the library\n`);
     }
     io.stdout(
       `${totals.scenarios} scenarios: ${totals.agree} agree, ${totals.differ} differ ` +
-        `(${totals.knownDifferences} known), ${totals.notExportable} not exportable, ` +
+        `(${totals.known} known), ${totals.notExportable} not exportable, ` +
         `${totals.errors} errors; ${totals.callbacksCompared} callbacks compared\n`,
     );
   }

@@ -1,5 +1,5 @@
 /**
- * `deno task events` — dump, summarise, export or watch runtime_events ring
+ * `memprof-lab events` (`deno task events`) — dump, summarise, export or watch runtime_events ring
  * files (`<pid>.events`) written by OCaml 5 programs or by memprof-lab.
  *
  * @module
@@ -35,15 +35,17 @@ import {
   exitStatusOf,
   readFileBounded,
   refuseNonRegular,
+  StdoutBuffer,
   UsageError,
   writeAll,
   writeFileAtomic,
   writeStderr,
   writeStdout,
 } from "./_io.ts";
+import { commandName, helpHint, usageLines } from "./_usage.ts";
 
 const HELP: Record<string, string> = {
-  main: `Usage: deno task events <command> ... [options]
+  main: `${usageLines("events", "<command> ... [options]")}
 
 Reads runtime_events ring files (<pid>.events) from OCaml 5.3 or memprof-lab.
 
@@ -54,11 +56,11 @@ Commands:
   gc-stats FILE                GC time, pause latency distribution, allocations, collections
   watch DIR PID                follow a running program's ring (also: watch --path FILE)
 
-Run 'deno task events <command> --help' for a command's options.
+Run '${commandName("events <command>")} --help' for a command's options.
 
 Exit status: 0 ok, 1 unreadable or corrupt input, 2 wrong command line (this help on
 stderr when no command is given), 130 when watch is interrupted.`,
-  dump: `Usage: deno task events dump FILE [--decoders MODULE]
+  dump: `${usageLines("events dump", "FILE [--decoders MODULE]")}
 
 Prints every event in read_poll order (ring 0 first, each ring from its head):
   <ring> <ts> begin|end <phase>          <ring> <ts> counter <name> <value>
@@ -74,7 +76,7 @@ Options:
 A decoders module exports (default or as 'decoders') an object mapping event names
 to { decode(payload: Uint8Array): T; format?(value: T): string }, or a function
 taking a DecoderRegistry to register into.`,
-  stats: `Usage: deno task events stats FILE [--json] [--decoders MODULE]
+  stats: `${usageLines("events stats", "FILE [--json] [--decoders MODULE]")}
 
 For each ring: events by kind; lost data as OCaml reports it (ring words) and an
 estimate in events (words / mean message size); for each runtime phase, matched
@@ -86,7 +88,7 @@ Options:
   --json             print the statistics as JSON
   --decoders MODULE  load custom event decoders (as for dump)
   -h, --help         show this help`,
-  export: `Usage: deno task events export FILE --format chrome [-o OUT.json] [options]
+  export: `${usageLines("events export", "FILE --format chrome [-o OUT.json] [options]")}
 
 Writes Chrome trace-event JSON (open it in https://ui.perfetto.dev, speedscope or
 chrome://tracing): one process, one track per domain ("domain N"); runtime phases
@@ -107,7 +109,7 @@ Options:
   --pid N                process id to write (default: the one in EV_RING_START)
   --decoders MODULE      custom event decoders (as for dump)
   -h, --help             show this help`,
-  "gc-stats": `Usage: deno task events gc-stats FILE [--json] [--pauses gc|olly] [options]
+  "gc-stats": `${usageLines("events gc-stats", "FILE [--json] [--pauses gc|olly] [options]")}
 
 GC statistics of the events left in a ring file: wall span covered, GC time per
 domain and in total, the distribution of GC pauses (mean, stddev, min, max and
@@ -128,8 +130,7 @@ Options:
                            as OCaml 5.3 writes them)
   --decoders MODULE        custom event decoders (as for dump)
   -h, --help               show this help`,
-  watch: `Usage: deno task events watch DIR PID [options]
-       deno task events watch --path FILE [options]
+  watch: `${usageLines("events watch", "DIR PID [options]", "--path FILE [options]")}
 
 Follows the ring file of a running program (started with
 OCAML_RUNTIME_EVENTS_START=1, and OCAML_RUNTIME_EVENTS_DIR=DIR if not in the
@@ -197,25 +198,6 @@ export const denoIO: EventsCliIO = {
     return () => Deno.removeSignalListener("SIGINT", handler);
   },
 };
-
-/** Collects output lines and hands them to `io.stdout` in large chunks. */
-class Out {
-  #parts: string[] = [];
-  #size = 0;
-  constructor(readonly io: EventsCliIO) {}
-  line(s: string): void {
-    this.#parts.push(s, "\n");
-    this.#size += s.length + 1;
-    if (this.#size > 1 << 16) this.flush();
-  }
-  flush(): void {
-    if (this.#parts.length === 0) return;
-    const text = this.#parts.join("");
-    this.#parts = [];
-    this.#size = 0;
-    this.io.stdout(text);
-  }
-}
 
 async function loadDecoders(io: EventsCliIO, spec: string | undefined): Promise<DecoderRegistry> {
   const registry = new DecoderRegistry();
@@ -375,7 +357,7 @@ async function dumpOrStats(
 ): Promise<void> {
   const decoders = await loadDecoders(io, values.decoders as string | undefined);
   const cursor = openRing(io, file, decoders);
-  const out = new Out(io);
+  const out = new StdoutBuffer(io.stdout);
   if (command === "dump") {
     try {
       cursor.readAll(dumpCallbacks((l) => out.line(l), { decoders }));
@@ -510,7 +492,7 @@ async function watchCommand(positionals: string[], values: Values, io: EventsCli
   const intervalMs = intOption(values, "interval", 1) ?? 100;
   const pauses = pauseRule(values);
   const decoders = await loadDecoders(io, values.decoders as string | undefined);
-  const out = new Out(io);
+  const out = new StdoutBuffer(io.stdout);
   const controller = new AbortController();
   const stopListening = io.onInterrupt?.(() => controller.abort()) ?? (() => {});
   const statsMode = values.stats === true;
@@ -600,7 +582,7 @@ export async function run(argv: string[], io: EventsCliIO = denoIO): Promise<num
     return 0;
   } catch (e) {
     if (e instanceof Interrupted) return 130;
-    return exitStatusOf(e, io.stderr, "Run 'deno task events --help' for usage.");
+    return exitStatusOf(e, io.stderr, helpHint("events"));
   }
 }
 

@@ -1,8 +1,8 @@
 /**
- * `deno task ocaml` — the OCaml 5.3 toolchain memprof-lab compiles real OCaml programs with.
+ * `memprof-lab ocaml` (`deno task ocaml`) — the OCaml 5.3 toolchain memprof-lab compiles real OCaml programs with.
  *
- *   deno task ocaml setup [--prefix DIR] [--build] [--jobs N]
- *   deno task ocaml status [--json]
+ *   memprof-lab ocaml setup [--prefix DIR] [--build] [--jobs N]
+ *   memprof-lab ocaml status [--json]
  *
  * @module
  */
@@ -19,9 +19,10 @@ import {
   toolchainStatus,
 } from "../lib/ocaml/mod.ts";
 import { exitStatusOf, UsageError, writeStderr, writeStdout } from "./_io.ts";
+import { commandName, helpHint, usageLines } from "./_usage.ts";
 
 /** Usage text printed by --help. */
-export const USAGE = `Usage: deno task ocaml <command> [options]
+export const USAGE = `${usageLines("ocaml", "<command> [options]")}
 
 Manages the OCaml 5.3 toolchain memprof-lab compiles real OCaml programs with.
 
@@ -84,51 +85,59 @@ function positiveInteger(option: string, text: string): number {
   return Number(text);
 }
 
+/** Width of the labels of the status text. */
+const LABEL = "defaultCache: ".length;
+
 function describeCache(label: string, c: CacheStatus): string[] {
   const how = c.source === "default"
     ? "default"
     : c.source === "env"
     ? `from ${PREFIX_ENV_VAR}`
     : "from --prefix";
-  const out = [`${label.padEnd(11)}${c.prefix} (${how})`];
-  const pad = " ".repeat(11);
+  const out = [`${label.padEnd(LABEL)}${c.prefix} (${how})`];
+  const pad = " ".repeat(LABEL);
   if (c.built) {
     const when = c.buildInfo ? `, built ${c.buildInfo.builtAt} in ${c.buildInfo.seconds} s` : "";
     out.push(`${pad}built: OCaml ${c.version}${when}`);
   } else if (c.problem !== undefined) {
-    out.push(`${pad}unusable: ${c.problem}`);
+    out.push(`${pad}problem: ${c.problem} (unusable)`);
   } else {
-    out.push(`${pad}not built (run 'deno task ocaml setup')`);
+    out.push(`${pad}built: no (run '${commandName("ocaml setup")}')`);
   }
   if (c.buildingPid !== undefined) {
-    out.push(`${pad}a setup (pid ${c.buildingPid}) is building it now`);
+    out.push(`${pad}buildingPid: ${c.buildingPid} (a setup is building it now)`);
   }
-  if (c.buildLog !== undefined) out.push(`${pad}build log: ${c.buildLog}`);
+  if (c.buildLog !== undefined) out.push(`${pad}buildLog: ${c.buildLog}`);
   return out;
 }
 
-/** The status as text, one fact per line. */
+/** The status as text, one fact per line, each labelled with its key in
+ * {@linkcode ToolchainStatus} (what `status --json` prints). */
 export function formatStatus(s: ToolchainStatus): string {
+  const label = (key: keyof ToolchainStatus) => `${key}:`.padEnd(LABEL);
   const lines = [
-    `memprof-lab needs OCaml ${s.required}; 'deno task ocaml setup' builds ${s.pinned} from npm:${OCAML_NPM_PACKAGE}.`,
-    ...describeCache("cache:", s.cache),
-    ...(s.defaultCache ? describeCache("default:", s.defaultCache) : []),
+    `${label("required")}OCaml ${s.required} (memprof-lab compiles real programs with it)`,
+    `${label("pinned")}OCaml ${s.pinned}, what '${
+      commandName("ocaml setup")
+    }' builds from npm:${OCAML_NPM_PACKAGE}`,
+    ...describeCache(label("cache"), s.cache),
+    ...(s.defaultCache ? describeCache(label("defaultCache"), s.defaultCache) : []),
   ];
   if (s.user === undefined) {
-    lines.push(`${"yours:".padEnd(11)}none (no ocamlopt on PATH)`);
+    lines.push(`${label("user")}none (no ocamlopt on PATH)`);
   } else {
     const where = s.user.source === "PATH" ? "on PATH" : "given";
     const verdict = s.user.accepted
       ? `OCaml ${s.user.version}, accepted`
       : `refused: ${s.user.problem}`;
-    lines.push(`${"yours:".padEnd(11)}${s.user.ocamlopt.join(" ")} (${where}): ${verdict}`);
+    lines.push(`${label("user")}${s.user.ocamlopt.join(" ")} (${where}): ${verdict}`);
   }
   lines.push(
     s.selected
-      ? `${"would use:".padEnd(11)}${s.selected.ocamlopt.join(" ")} (OCaml ${s.selected.version}, ${
+      ? `${label("selected")}${s.selected.ocamlopt.join(" ")} (OCaml ${s.selected.version}, ${
         s.selected.origin === "cache" ? "cache build" : "your own"
       })`
-      : `${"would use:".padEnd(11)}nothing; run 'deno task ocaml setup', or pass --ocamlopt PATH`,
+      : `${label("selected")}nothing; run '${commandName("ocaml setup")}', or pass --ocamlopt PATH`,
   );
   return lines.join("\n") + "\n";
 }
@@ -214,7 +223,7 @@ export async function run(argv: string[], io: OCamlCliIO = denoIO()): Promise<nu
   try {
     return await main(argv, io);
   } catch (e) {
-    return exitStatusOf(e, io.stderr, "Run 'deno task ocaml --help' for usage.");
+    return exitStatusOf(e, io.stderr, helpHint("ocaml"));
   }
 }
 

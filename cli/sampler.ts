@@ -1,9 +1,9 @@
 /**
- * `deno task sampler`: prints the gap sequence a domain's memprof RNG will use, in the format of
+ * `memprof-lab sampler` (`deno task sampler`): prints the gap sequence a domain's memprof RNG will use, in the format of
  * tests/fixtures/rng/*.txt (see lib/memprof/rng_reference.ts).
  *
- *   deno task sampler --domain 0 --rate 0.01 --count 200
- *   deno task sampler --rate 1e-4 --binom 1 2 3 --binom 1000,5000
+ *   memprof-lab sampler --domain 0 --rate 0.01 --count 200
+ *   memprof-lab sampler --rate 1e-4 --binom 1 2 3 --binom 1000,5000
  *
  * @module
  */
@@ -16,9 +16,12 @@ import {
 } from "../lib/memprof/rng_reference.ts";
 import { MAX_LONG } from "../lib/memprof/rng.ts";
 import { UsageError, writeStderr, writeStdout } from "./_io.ts";
+import { commandName, usageLines } from "./_usage.ts";
 
 /** Usage text printed by --help. */
-export const USAGE = `Usage: deno task sampler --rate L [--domain ID] [--count N] [--binom LEN ...]
+export const USAGE = `${
+  usageLines("sampler", "--rate L [--domain ID] [--count N] [--binom LEN ...]")
+}
 
 Prints memprof's sampling random numbers (OCaml 5.3 runtime/memprof.c) for one domain,
 in the format of tests/fixtures/rng/*.txt:
@@ -129,7 +132,9 @@ export function main(args: string[], io: SamplerIo = processIo()): number {
     ) {
       // With no arguments at all, the usage too.
       const usage = args.length === 0 ? `\n${USAGE}\n` : "";
-      io.stderr(`sampler: ${(e as Error).message}\n${usage}Try 'deno task sampler --help'.\n`);
+      io.stderr(
+        `sampler: ${(e as Error).message}\n${usage}Try '${commandName("sampler")} --help'.\n`,
+      );
       return 2;
     }
     throw e;
@@ -142,7 +147,7 @@ export function processIo(): SamplerIo {
 }
 
 /** {@linkcode main} for the real process, as the other commands' `run`: the exit status, 0 when
- * the reader of the output went away (`deno task sampler … | head`). */
+ * the reader of the output went away (`memprof-lab sampler … | head`). */
 export function run(args: string[]): Promise<number> {
   try {
     return Promise.resolve(main(args));

@@ -1,5 +1,5 @@
 /**
- * `deno task scenario` — run scenarios, write their outputs, compare or update their goldens.
+ * `memprof-lab scenario` (`deno task scenario`) — run scenarios, write their outputs, compare or update their goldens.
  *
  * The command works through {@linkcode ScenarioCliIO}, so that tests can run it in-process with
  * files and consoles stubbed.
@@ -36,17 +36,19 @@ import {
 } from "./_load.ts";
 import {
   exitStatusOf,
+  processExists,
   UsageError,
   writeAll,
   writeDataAtomic,
   writeStderr,
   writeStdout,
 } from "./_io.ts";
+import { usageLines } from "./_usage.ts";
 import { exportOCaml } from "../lib/export/mod.ts";
 import { Reader } from "../lib/memtrace/mod.ts";
 import { aggregateTrace, buildReport } from "../lib/trace_analysis/mod.ts";
 
-export const HELP = `Usage: deno task scenario [NAME|PATH ...] [options]
+export const HELP = `${usageLines("scenario", "[NAME|PATH ...] [options]")}
 
 Runs scenarios through the simulated OCaml runtime with memprof, runtime_events and the
 memtrace tracer, writes each one's outputs, and prints a summary table. With no NAME, runs
@@ -59,7 +61,7 @@ Options:
   --rate R      override the sampling rate of every profile (0 <= R <= 1)
   --out DIR     where outputs go (default: out); one folder per scenario with trace.ctf,
                 trace.txt, <pid>.events, events.txt, callbacks.txt, summary.json and
-                report.html (deno task trace report), replaced as a whole
+                report.html (memprof-lab trace report), replaced as a whole
   --list        list the registered scenarios and exit
   --export-ocaml DIR
                 write DIR/<name>.ml, a standalone OCaml 5.3 program doing what each
@@ -184,19 +186,7 @@ export const denoIO: ScenarioCliIO = {
     }
   },
   pid: Deno.pid,
-  processAlive(pid) {
-    try {
-      Deno.statSync("/proc/self");
-    } catch {
-      return undefined;
-    }
-    try {
-      Deno.statSync(`/proc/${pid}`);
-      return true;
-    } catch {
-      return false;
-    }
-  },
+  processAlive: processExists,
   onInterrupt(handler) {
     const installed: [Deno.Signal, () => void][] = [];
     for (const signal of ["SIGINT", "SIGTERM"] as const) {

@@ -1,5 +1,5 @@
 /**
- * `deno task trace` — read, dump and copy memtrace `.ctf` files.
+ * `memprof-lab trace` (`deno task trace`) — read, dump, copy and analyse memtrace `.ctf` files.
  * @module
  */
 import { parseArgs } from "node:util";
@@ -25,10 +25,11 @@ import {
   writeStdout,
 } from "./_io.ts";
 import { TOOL_COMMANDS } from "./_trace_tools.ts";
+import { commandName, usageLines } from "./_usage.ts";
 import { ANALYSIS_COMMAND_LINES, runAnalysisCommand } from "./_trace_analysis.ts";
 
 const HELP: Record<string, string> = {
-  main: `Usage: deno task trace <command> [options]
+  main: `${usageLines("trace", "<command> [options]")}
 
 Commands:
   dump FILE        print the trace info, then one line per event
@@ -43,11 +44,11 @@ Commands:
                    memtrace's strip_names: the trace without names or backtraces
 ${ANALYSIS_COMMAND_LINES}
 
-Run 'deno task trace <command> --help' for a command's options.
+Run '${commandName("trace <command>")} --help' for a command's options.
 
 Exit status: 0 ok, 1 failure (unreadable or malformed input, a file that cannot be
 written), 2 wrong command line (this help on stderr when no command is given).`,
-  dump: `Usage: deno task trace dump FILE [--no-backtraces] [--max-output CHARS]
+  dump: `${usageLines("trace dump", "FILE [--no-backtraces] [--max-output CHARS]")}
 
 Prints the 10 info lines (sample_rate, word_size, executable_name, host_name,
 ocaml_runtime_params, pid, initial_domain, start_time, context, size_bytes), then one
@@ -64,7 +65,7 @@ Options:
   --no-backtraces     skip backtrace decoding (alloc lines then show no frames)
   --max-output CHARS  most characters to print instead (0: no limit)
   -h, --help          show this help`,
-  copy: `Usage: deno task trace copy IN OUT
+  copy: `${usageLines("trace copy", "IN OUT")}
 
 Decodes every event of IN and writes it back through the multiplexed writer, keeping pid
 and start time, as memtrace's copy does. A v3 trace comes out byte-identical; v1 and v2
@@ -75,7 +76,7 @@ memtrace's writer would not give, stop the copy with a located error.
 
 Options:
   -h, --help  show this help`,
-  info: `Usage: deno task trace info FILE [--json]
+  info: `${usageLines("trace info", "FILE [--json]")}
 
 Prints the trace metadata (memtrace's 'name: value' lines, as dump starts), then counts:
 events; domains; duration_us; allocations, and allocations by source (minor, major,

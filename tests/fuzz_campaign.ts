@@ -69,6 +69,16 @@ async function runJob(job: Job, post: (m: FromWorker) => void): Promise<void> {
     r.escapes++;
     if (r.firstEscapes.length < 10) r.firstEscapes.push(what.slice(0, 2000));
   };
+  /** Counts a case that started at `t`, keeping the slowest, with a heartbeat now and then. */
+  const caseDone = (where: string, t: number) => {
+    const dt = performance.now() - t;
+    if (dt > r.slowestMs) {
+      r.slowestMs = dt;
+      r.slowestCase = where.slice(0, 300);
+    }
+    r.cases++;
+    if (r.cases % HEARTBEAT_EVERY === 0) post({ kind: "progress", done: r.cases });
+  };
   if (job.target === "memtrace") {
     const m = await import("./memtrace/fuzz_harness.ts");
     for (let i = 0; i < job.cases; i++) {
@@ -87,13 +97,7 @@ async function runJob(job: Job, post: (m: FromWorker) => void): Promise<void> {
       } catch (e) {
         escape(e instanceof Error ? e.message : String(e));
       }
-      const dt = performance.now() - t;
-      if (dt > r.slowestMs) {
-        r.slowestMs = dt;
-        r.slowestCase = where.slice(0, 300);
-      }
-      r.cases++;
-      if (r.cases % HEARTBEAT_EVERY === 0) post({ kind: "progress", done: r.cases });
+      caseDone(where, t);
     }
   } else {
     const m = await import("./runtime_events/fuzz_harness.ts");
@@ -114,13 +118,7 @@ async function runJob(job: Job, post: (m: FromWorker) => void): Promise<void> {
       } finally {
         c.restore();
       }
-      const dt = performance.now() - t;
-      if (dt > r.slowestMs) {
-        r.slowestMs = dt;
-        r.slowestCase = where.slice(0, 300);
-      }
-      r.cases++;
-      if (r.cases % HEARTBEAT_EVERY === 0) post({ kind: "progress", done: r.cases });
+      caseDone(where, t);
     }
   }
   r.elapsedMs = performance.now() - t0;

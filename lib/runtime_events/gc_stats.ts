@@ -464,13 +464,15 @@ export function computeGcStats(
   return collector.snapshot();
 }
 
-/** Nanoseconds as microseconds with three decimals (exact for integer ns). */
-function us(ns: number): string {
-  return (ns / 1000).toFixed(3);
-}
-
 function ms(ns: number): string {
   return (ns / 1e6).toFixed(3);
+}
+
+/** A figure in nanoseconds (a mean can have a fraction: one decimal), with milliseconds after
+ * it for a reader. */
+function ns(value: number, { withMs = false } = {}): string {
+  const text = Number.isInteger(value) ? String(value) : value.toFixed(1);
+  return withMs ? `${text} (${ms(value)} ms)` : text;
 }
 
 function table(rows: string[][], indent: string): string[] {
@@ -481,69 +483,87 @@ function table(rows: string[][], indent: string): string[] {
   );
 }
 
-/** Renders statistics as the text `events gc-stats` prints. */
+/** The columns of the per-domain table: {@linkcode DomainGcStats}'s keys. */
+const DOMAIN_COLUMNS = [
+  "domain",
+  "events",
+  "spanNs",
+  "gcNs",
+  "gcPercent",
+  "pauses",
+  "incompletePauses",
+  "minorWords",
+  "promotedWords",
+  "majorWords",
+  "lostWords",
+] as const satisfies readonly (keyof DomainGcStats)[];
+
+/**
+ * Renders statistics as the text `events gc-stats` prints. Every figure is labelled with its
+ * key in {@linkcode GcStats} (what `events gc-stats --json` prints), in the same units
+ * (nanoseconds, words, per cent rounded to two decimals); long durations also show in ms.
+ */
 export function formatGcStats(s: GcStats, title?: string): string {
   const out: string[] = [];
   if (title !== undefined) out.push(`GC statistics of ${title}`);
   const sp = s.span;
-  if (sp.firstNs === null) {
-    out.push("no events");
-  } else {
-    let wall = `wall span: ${ms(s.span.wallNs)} ms (timestamps ${sp.firstNs} .. ${sp.lastNs} ns)`;
-    if (sp.ringStartNs !== null && sp.ringStopNs !== null) {
-      wall += `; ring_start to ring_stop ${ms(sp.ringStopNs - sp.ringStartNs)} ms`;
-    }
-    out.push(wall);
-  }
+  const opt = (v: number | null) => (v === null ? "null" : String(v));
   out.push(
-    `events: ${s.events}; lost: ` +
-      (s.complete
-        ? "none (the figures cover the whole recording)"
-        : `${s.lostWords} ring words on ring(s) ${
-          s.domains.filter((d) => d.lostWords > 0).map((d) => d.domain).join(", ")
-        } (the figures cover only what was left in the rings)`),
+    `span: firstNs ${opt(sp.firstNs)}, lastNs ${opt(sp.lastNs)}, wallNs ${
+      ns(sp.wallNs, { withMs: true })
+    }, ringStartNs ${opt(sp.ringStartNs)}, ringStopNs ${opt(sp.ringStopNs)}`,
   );
-  out.push(`GC time: ${ms(s.gcTimeNs)} ms, ${s.gcPercent.toFixed(2)}% of the rings' spans`);
+  out.push(
+    `events ${s.events}; lostWords ${s.lostWords}; complete ${s.complete} ` +
+      (s.complete
+        ? "(the figures cover the whole recording)"
+        : `(words lost on ring(s) ${
+          s.domains.filter((d) => d.lostWords > 0).map((d) => d.domain).join(", ")
+        }: the figures cover only what was left in the rings)`),
+  );
+  out.push(
+    `gcTimeNs ${ns(s.gcTimeNs, { withMs: true })}; gcPercent ${
+      s.gcPercent.toFixed(2)
+    } (of the rings' spans)`,
+  );
   if (s.domains.length > 0) {
-    out.push("per domain:");
-    const rows = [["domain", "span_ms", "gc_ms", "gc_%", "pauses", "incomplete", "lost_words"]];
+    out.push("domains:");
+    const rows: string[][] = [[...DOMAIN_COLUMNS]];
     for (const d of s.domains) {
-      rows.push([
-        String(d.domain),
-        ms(d.spanNs),
-        ms(d.gcNs),
-        d.gcPercent.toFixed(2),
-        String(d.pauses),
-        String(d.incompletePauses),
-        String(d.lostWords),
-      ]);
+      rows.push(
+        DOMAIN_COLUMNS.map((k) => k === "gcPercent" ? d.gcPercent.toFixed(2) : String(d[k])),
+      );
     }
     out.push(...table(rows, "  "));
   }
+  out.push(`pauseRule ${s.pauseRule}; pausePhases ${s.pausePhases.join(",")}`);
   const l = s.latency;
   out.push(
-    `pauses (rule ${s.pauseRule}): ${l.count} measured, ${s.incompletePauses} without an end in the file`,
+    `latency: count ${l.count}, total ${ns(l.total)}, mean ${ns(l.mean)}, stddev ${
+      ns(l.stddev)
+    }, min ${ns(l.min)}, max ${ns(l.max)}; incompletePauses ${s.incompletePauses}`,
   );
-  out.push(
-    `  mean ${us(l.mean)} µs, stddev ${us(l.stddev)} µs, min ${us(l.min)} µs, max ${us(l.max)} µs`,
-  );
-  const prow = [["percentile", "latency_us"]];
-  for (const p of l.percentiles) prow.push([p.percentile, us(p.value)]);
+  const prow = [["percentile", "rank", "value"]];
+  for (const p of l.percentiles) prow.push([p.percentile, String(p.rank), ns(p.value)]);
   out.push(...table(prow, "  "));
   const a = s.allocations;
   out.push(
-    `allocations (words${
-      s.counterUnits === "bytes" ? "; minor counters read as bytes, / 8" : ""
-    }): minor ${a.minorWords}, promoted ${a.promotedWords} (${
-      a.promotedPercent.toFixed(2)
-    }%), major ${a.majorWords}, total heap ${a.totalWords}`,
+    `allocations: minorWords ${a.minorWords}, promotedWords ${a.promotedWords}, ` +
+      `promotedPercent ${a.promotedPercent.toFixed(2)}, majorWords ${a.majorWords}, ` +
+      `totalWords ${a.totalWords}`,
+  );
+  out.push(
+    `counterUnits ${s.counterUnits}` +
+      (s.counterUnits === "bytes" ? " (minor counters read as bytes, / 8)" : ""),
   );
   const c = s.collections;
   out.push(
-    `collections (ring 0): minor ${c.minor}, major ${c.major}, forced major ${c.forcedMajor}, compactions ${c.compactions}`,
+    `collections: minor ${c.minor}, major ${c.major}, forcedMajor ${c.forcedMajor}, ` +
+      `compactions ${c.compactions} (counted on ring 0)`,
   );
   out.push(
-    "percentiles are nearest-rank over the measured pauses: the value of rank ceil(p/100 * count)",
+    "durations in nanoseconds; percentiles are nearest-rank over the measured pauses: " +
+      "the value of rank ceil(p/100 * count)",
   );
   return out.join("\n") + "\n";
 }

@@ -44,7 +44,7 @@ export {
   UserSpan,
 } from "./enums.ts";
 export { RuntimeEventsFormatError, RuntimeEventsLimitError } from "./errors.ts";
-export { OCamlInvalidArgument } from "../util/ocaml_exceptions.ts";
+export { OCamlException, OCamlInvalidArgument } from "../util/ocaml_exceptions.ts";
 export {
   computeLayout,
   CUSTOM_EVENT_NAME_LENGTH,

@@ -218,19 +218,21 @@ export function computeStats(
   return { domains, allPhases };
 }
 
+/** The columns of a phase table: {@linkcode PhaseStats}'s keys, as `--json` names them. */
+const PHASE_COLUMNS = [
+  "name",
+  "count",
+  "totalNs",
+  "p50Ns",
+  "p99Ns",
+  "maxNs",
+  "unmatchedBegins",
+  "unmatchedEnds",
+] as const satisfies readonly (keyof PhaseStats)[];
+
 function phaseTable(phases: PhaseStats[], indent: string): string[] {
-  const rows = [["phase", "count", "total_ns", "p50_ns", "p99_ns", "max_ns", "unmatched"]];
-  for (const p of phases) {
-    rows.push([
-      p.name,
-      String(p.count),
-      String(p.totalNs),
-      String(p.p50Ns),
-      String(p.p99Ns),
-      String(p.maxNs),
-      p.unmatchedBegins || p.unmatchedEnds ? `${p.unmatchedBegins}b/${p.unmatchedEnds}e` : "",
-    ]);
-  }
+  const rows: string[][] = [[...PHASE_COLUMNS]];
+  for (const p of phases) rows.push(PHASE_COLUMNS.map((k) => String(p[k])));
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   return rows.map((r) =>
     indent +
@@ -239,24 +241,32 @@ function phaseTable(phases: PhaseStats[], indent: string): string[] {
   );
 }
 
-/** Renders statistics as the text `events stats` prints. */
+/**
+ * Renders statistics as the text `events stats` prints. Every figure is labelled with its key
+ * in {@linkcode EventsStats} (what `events stats --json` prints): `domain N: events …`, the
+ * phase tables' columns, `allPhases:`.
+ */
 export function formatStats(stats: EventsStats): string {
   const out: string[] = [];
   for (const s of stats.domains) {
     out.push(
-      `ring ${s.domain}: ${s.events} events (begin ${s.begins}, end ${s.ends}, counter ${s.counters}, ` +
-        `alloc ${s.allocs}, lifecycle ${s.lifecycles}, user ${s.userEvents})`,
+      `domain ${s.domain}: events ${s.events} (begins ${s.begins}, ends ${s.ends}, ` +
+        `counters ${s.counters}, allocs ${s.allocs}, lifecycles ${s.lifecycles}, ` +
+        `userEvents ${s.userEvents}; words ${s.words})`,
     );
     out.push(
-      `  lost: ${s.lostWords} ring words (OCaml's lost_events figure); ` +
-        `~${s.lostEventsEstimate} events (estimate: words / mean message size)`,
+      `  lostWords ${s.lostWords} (ring words: OCaml's lost_events figure); ` +
+        `lostEventsEstimate ${s.lostEventsEstimate} (events: words / mean message size)`,
     );
     if (s.phases.length) out.push(...phaseTable(s.phases, "  "));
   }
   if (stats.domains.length > 1 && stats.allPhases.length) {
-    out.push("all rings:");
+    out.push("allPhases:");
     out.push(...phaseTable(stats.allPhases, "  "));
   }
-  out.push("durations in nanoseconds; unmatched = begins without end / ends without begin");
+  out.push(
+    "domain is the ring index; durations in nanoseconds; unmatchedBegins: begins without " +
+      "their end, unmatchedEnds: ends without their begin",
+  );
   return out.join("\n") + "\n";
 }

@@ -6,8 +6,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runScenario } from "../../lib/scenario/mod.ts";
 import service from "../../scenarios/service.ts";
+import { type Ran, root, runCli } from "./helpers.ts";
 
-const root = new URL("../../", import.meta.url).pathname;
 const hasDevZero = (() => {
   try {
     return Deno.statSync("/dev/zero").isCharDevice === true;
@@ -16,24 +16,14 @@ const hasDevZero = (() => {
   }
 })();
 
-/** Runs `deno run cli/<tool>.ts args…`; stdin is /dev/null. */
-async function runCli(tool: string, args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-read", "--allow-write", `${root}cli/${tool}.ts`, ...args],
-    cwd: root,
-    env: { NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(120_000),
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+/** Runs `deno run cli/<tool>.ts args…` with read and write permissions only. */
+function run(tool: string, args: string[]) {
+  return runCli(`${tool}.ts`, args, { permissions: ["--allow-read", "--allow-write"] });
 }
 
 function assertOneError(
   what: string,
-  r: { code: number; stdout: string; stderr: string },
+  r: Ran,
   want: RegExp,
 ) {
   assert.equal(r.code, 1, `${what}: exit status ${r.code}, stderr: ${r.stderr}`);
@@ -67,13 +57,13 @@ Deno.test({
         ],
       ];
       for (const [what, args, want] of cases) {
-        assertOneError(what, await runCli("events", args), want);
+        assertOneError(what, await run("events", args), want);
       }
       // A good ring with a trace that never ends: the trace is refused the same way.
       const ring = join(dir, "1.events");
       Deno.writeFileSync(ring, runScenario(service).eventsImage);
       const withTrace = ["export", ring, "--format", "chrome", "--with-trace", "/dev/zero"];
-      assertOneError("export --with-trace", await runCli("events", withTrace), tooLong);
+      assertOneError("export --with-trace", await run("events", withTrace), tooLong);
       // Nothing was written, not even a temporary.
       assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["1.events"]);
     } finally {
@@ -107,7 +97,7 @@ Deno.test({
       for (const [what, args] of cases) {
         assertOneError(
           what,
-          await runCli("trace", args),
+          await run("trace", args),
           /^error: malformed trace: Not a CTF packet \(at byte offset 0 of \/dev\/zero\)$/,
         );
       }

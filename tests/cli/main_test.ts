@@ -4,32 +4,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { COMMANDS } from "../../cli/main.ts";
-
-const root = new URL("../../", import.meta.url).pathname;
-const MAIN = join(root, "cli/main.ts");
-const PERMISSIONS = ["--allow-read", "--allow-write", "--allow-run", "--allow-env"];
-
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `memprof-lab args…` (stdin /dev/null) in `cwd`, killed if it hangs (a guard, not a
- * measure). */
-async function memprofLab(args: string[], cwd = root): Promise<Ran> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...PERMISSIONS, MAIN, ...args],
-    cwd,
-    env: { NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(120_000),
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
+import { memprofLab, root } from "./helpers.ts";
 
 const NAMES = ["scenario", "diff", "trace", "events", "sampler", "ocaml"];
 
@@ -50,7 +25,7 @@ Deno.test("memprof-lab <command> --help prints that command's usage and exits 0"
     const r = await memprofLab([name, "--help"]);
     assert.equal(r.code, 0, `${name}: ${r.stderr}`);
     assert.equal(r.stderr, "", name);
-    assert.match(r.stdout, new RegExp(`^Usage: deno task ${name}\\b`), name);
+    assert.match(r.stdout, new RegExp(`^Usage: memprof-lab ${name}\\b`), name);
   }
 });
 
@@ -70,7 +45,7 @@ Deno.test("memprof-lab trace, events, sampler and ocaml without arguments exit 2
     const r = await memprofLab([name]);
     assert.equal(r.code, 2, `${name}: ${r.stderr}`);
     assert.equal(r.stdout, "", name);
-    assert.match(r.stderr, new RegExp(`^Usage: deno task ${name}\\b`, "m"), name);
+    assert.match(r.stderr, new RegExp(`^Usage: memprof-lab ${name}\\b`, "m"), name);
   }
 });
 

@@ -2,21 +2,12 @@
 // in the same order, with the same values.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-
-const root = new URL("../../", import.meta.url).pathname;
+import { root, runCli } from "./helpers.ts";
 
 async function traceInfo(args: string[]): Promise<string> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-read", join(root, "cli/trace.ts"), "info", ...args],
-    env: { NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(120_000),
-  }).output();
-  const dec = new TextDecoder();
-  assert.equal(out.code, 0, dec.decode(out.stderr));
-  return dec.decode(out.stdout);
+  const r = await runCli("trace.ts", ["info", ...args], { permissions: ["--allow-read"] });
+  assert.equal(r.code, 0, r.stderr);
+  return r.stdout;
 }
 
 /** The text's fields: memtrace's `name: value` lines, then `label value` rows. */

@@ -88,7 +88,7 @@ Deno.test("diff exits 0 when every scenario agrees, printing one line each, a ta
   assert.match(io.out, /^triple_cons: agree \(4 callbacks\)$/m);
   assert.match(
     io.out,
-    /^scenario +result +callbacks sim\/real +minor sim\/real +major sim\/real$/m,
+    /^scenario +status +callbacks +minor +major$/m,
   );
   assert.match(io.out, /^ref_loop +agree +4\/4 +1\/1 +0\/0$/m);
   assert.match(
@@ -210,7 +210,7 @@ Deno.test("diff --json prints the results, verdicts and totals as JSON", async (
     scenarios: 4,
     agree: 1,
     differ: 2,
-    knownDifferences: 1,
+    known: 1,
     notExportable: 1,
     errors: 0,
     callbacksCompared: 3 + 5 + 4,
@@ -312,7 +312,10 @@ Deno.test("diff loads a scenario module given as a path", async () => {
 
 Deno.test("diff exits 2 on a wrong command line", async () => {
   const cases: [string[], RegExp][] = [
-    [["--frob"], /^error: Unknown option '--frob'.*\nsee deno task diff --help\n$/s],
+    [
+      ["--frob"],
+      /^error: Unknown option '--frob'.*\nRun 'memprof-lab diff --help' for usage\.\n$/s,
+    ],
     [["--context", "0"], /--context must be a positive whole number, got '0'/],
     [["--timeout", "1.5"], /--timeout must be a positive whole number, got '1\.5'/],
     [["nope"], /^error: no scenario named "nope"\nknown scenarios: ref_loop, /],
@@ -378,5 +381,5 @@ Deno.test("diff --help prints the usage and exits 0", async () => {
     assert.deepEqual(io.calls, []);
     assert.deepEqual(io.toolchainCalls, []);
   }
-  assert.match(USAGE, /^Usage: deno task diff \[options\] \[NAME\|PATH \.\.\.\]/);
+  assert.match(USAGE, /^Usage: memprof-lab diff \[options\] \[NAME\|PATH \.\.\.\]/);
 });

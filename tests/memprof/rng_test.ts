@@ -606,6 +606,6 @@ Deno.test("sampler CLI: --binom forms, defaults, --help and argument errors", ()
     assert.equal(r.code, 2, args.join(" "));
     assert.equal(r.out, "");
     assert.match(r.err, re);
-    assert.match(r.err, /^sampler: .*\nTry 'deno task sampler --help'\.\n$/s);
+    assert.match(r.err, /^sampler: .*\nTry 'memprof-lab sampler --help'\.\n$/s);
   }
 });

@@ -107,7 +107,7 @@ Deno.test("trace subsample exits 2 on a bad FACTOR or window, writing nothing", 
       const r = trace(["subsample", "single_1e-4.ctf", out, ...args]);
       assert.equal(r.code, 2, `${args}: ${r.stderr}`);
       assert.match(r.stderr, message);
-      assert.match(r.stderr, /Usage: deno task trace subsample IN OUT FACTOR/);
+      assert.match(r.stderr, /Usage: memprof-lab trace subsample IN OUT FACTOR/);
     }
     assert.deepEqual([...Deno.readDirSync(dir)], []);
   });
@@ -167,7 +167,7 @@ Deno.test("the tools print their help with exit 0 and refuse unknown options wit
   for (const tool of ["flamegraph", "hotspots", "identify", "subsample", "strip-names"]) {
     const h = trace([tool, "--help"]);
     assert.equal(h.code, 0);
-    assert.match(h.stdout, new RegExp(`^Usage: deno task trace ${tool} `));
+    assert.match(h.stdout, new RegExp(`^Usage: memprof-lab trace ${tool} `));
   }
   const u = trace(["hotspots", "--json", "ocamlopt.ctf"]);
   assert.equal(u.code, 2);

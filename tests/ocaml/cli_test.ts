@@ -28,7 +28,7 @@ Deno.test("ocaml --help prints the usage and exits 0", async () => {
     assert.equal(io.out, USAGE);
     assert.equal(io.err, "");
   }
-  assert.match(USAGE, /^Usage: deno task ocaml <command>/);
+  assert.match(USAGE, /^Usage: memprof-lab ocaml <command>/);
   assert.match(USAGE, /MEMPROF_LAB_OCAML_PREFIX/);
 });
 
@@ -47,7 +47,7 @@ Deno.test("ocaml exits 2 on usage errors", async () => {
     const io = stub({});
     assert.equal(await run(args, io), 2, args.join(" "));
     assert.match(io.err, message);
-    assert.match(io.err, /^error: .*\nRun 'deno task ocaml --help' for usage\.\n$/);
+    assert.match(io.err, /^error: .*\nRun 'memprof-lab ocaml --help' for usage\.\n$/);
     assert.equal(io.out, "");
   } // No command at all: the usage itself, on stderr.
   const none = stub({});
@@ -116,11 +116,12 @@ Deno.test("ocaml status says what is there and which toolchain would be used", a
     assert.equal(
       io.out,
       [
-        "memprof-lab needs OCaml 5.3.x; 'deno task ocaml setup' builds 5.3.0 from npm:ocaml@5.3.0.",
-        `cache:     ${prefix} (default)`,
-        "           not built (run 'deno task ocaml setup')",
-        `yours:     ${mine} (on PATH): OCaml 5.3.1, accepted`,
-        `would use: ${mine} (OCaml 5.3.1, your own)`,
+        "required:     OCaml 5.3.x (memprof-lab compiles real programs with it)",
+        "pinned:       OCaml 5.3.0, what 'memprof-lab ocaml setup' builds from npm:ocaml@5.3.0",
+        `cache:        ${prefix} (default)`,
+        "              built: no (run 'memprof-lab ocaml setup')",
+        `user:         ${mine} (on PATH): OCaml 5.3.1, accepted`,
+        `selected:     ${mine} (OCaml 5.3.1, your own)`,
         "",
       ].join("\n"),
     );
@@ -151,7 +152,7 @@ Deno.test("ocaml status with a refused --ocamlopt prints the status and exits 1"
     const old = await fakeOcamlopt(join(dir, "old", "ocamlopt"), "5.2.1");
     const io = stub(testEnv(dir, []));
     assert.equal(await run(["status", "--ocamlopt", old], io), 1);
-    assert.match(io.out, /would use: nothing/);
+    assert.match(io.out, /^selected: +nothing/m);
     assert.match(io.err, /^error: .*OCaml 5\.2\.1/);
   });
 });

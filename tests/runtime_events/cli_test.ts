@@ -61,9 +61,12 @@ Deno.test("events stats reports OCaml's lost words and the estimate", async () =
   assertEquals(await run(["stats", "e10.events"], io), 0);
   assert.match(
     io.out,
-    /^ {2}lost: 6471 ring words \(OCaml's lost_events figure\); ~\d+ events \(estimate/m,
+    /^ {2}lostWords 6471 \(ring words: OCaml's lost_events figure\); lostEventsEstimate \d+ \(events/m,
   );
-  assert.match(io.out, /^ {2}phase +count +total_ns +p50_ns +p99_ns +max_ns +unmatched$/m);
+  assert.match(
+    io.out,
+    /^ {2}name +count +totalNs +p50Ns +p99Ns +maxNs +unmatchedBegins +unmatchedEnds$/m,
+  );
   const json = stub(files);
   assertEquals(await run(["stats", "e10.events", "--json"], json), 0);
   assertEquals(JSON.parse(json.out).domains.map((d: { lostWords: number }) => d.lostWords), [
@@ -79,19 +82,19 @@ Deno.test("events: help, usage errors and bad input", async (t) => {
     for (const args of [["--help"], ["dump", "--help"], ["stats", "-h"]]) {
       const io = stub(files);
       assertEquals(await run(args, io), 0);
-      assert.match(io.out, /^Usage: deno task events/);
+      assert.match(io.out, /^Usage: memprof-lab events/);
     }
   });
   await t.step("usage errors exit 2", async () => {
     for (const args of [["frob"], ["dump"], ["dump", "a", "b"], ["dump", "d8.events", "--bogus"]]) {
       const io = stub(files);
       assertEquals(await run(args, io), 2, args.join(" "));
-      assert.match(io.err, /^error: .*\nRun 'deno task events --help' for usage\.\n$/);
+      assert.match(io.err, /^error: .*\nRun 'memprof-lab events --help' for usage\.\n$/);
     }
     // No command at all: the usage itself, on stderr.
     const none = stub(files);
     assertEquals(await run([], none), 2);
-    assert.match(none.err, /^error: missing command\nUsage: deno task events <command>/);
+    assert.match(none.err, /^error: missing command\nUsage: memprof-lab events <command>/);
     assertEquals(none.out, "");
   });
   await t.step("missing file, bad decoders module", async () => {

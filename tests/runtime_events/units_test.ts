@@ -166,8 +166,8 @@ Deno.test("stats: exact phase durations and lost-event figures", () => {
   const major = ring1.phases.find((x) => x.phase === RuntimePhase.EV_MAJOR)!;
   assertEquals([major.count, major.unmatchedEnds], [0, 1]);
   const text = formatStats(stats);
-  assert.match(text, /^ring 1: 26 events \(begin 12, end 13, counter 1/m);
-  assert.match(text, /^ {2}minor +10 +550 +50 +100 +100$/m);
+  assert.match(text, /^domain 1: events 26 \(begins 12, ends 13, counters 1,/m);
+  assert.match(text, /^ {2}minor +10 +550 +50 +100 +100 +0 +0$/m);
 
   // On the wrapped fixture, the lost words are OCaml's figures; the estimate is smaller.
   const e10 = computeStats(e10Image);

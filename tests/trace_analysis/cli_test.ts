@@ -182,7 +182,7 @@ Deno.test("every analysis command has --help; the main help lists them", async (
   for (const cmd of ["top", "diff", "export", "report"]) {
     const h = await trace(cmd, "--help");
     assert.equal(h.code, 0);
-    assert.match(h.stdout, new RegExp(`^Usage: deno task trace ${cmd} `));
+    assert.match(h.stdout, new RegExp(`^Usage: memprof-lab trace ${cmd} `));
   }
   const main = await trace("--help");
   for (const cmd of ["top FILE", "diff A B", "export FILE", "report FILE"]) {
