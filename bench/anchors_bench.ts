@@ -1,150 +1,116 @@
 /**
- * Side by side with the real thing, in one run: the geometric draw against memprof.c's
- * algorithm compiled with gcc -O2 (bench/anchors/geom.c), and simulated allocation throughput
- * against the real OCaml 5.3 runtime allocating the same workload (bench/anchors/alloc.ml). The
- * anchors are built and run when this module loads; each line prints our figure, the anchor's
- * and the ratio. Without gcc, the OCaml toolchain (`deno task ocaml setup`; found through
- * MEMPROF_LAB_OCAML_PREFIX, .ci/.tools or the user cache) or the permissions to run them, the
- * line says so and gives our figure alone.
+ * Side by side with the real thing, in one run (anchors built by bench/_anchors.ts):
+ *
+ * - the geometric draw against memprof.c's algorithm compiled with gcc -O2 (anchors/geom.c), in
+ *   ns per draw: once the way the runtime consumes variates (rand_binom's and sample_young's
+ *   loops: the batch read in place, refilled when exhausted, no call per variate) — the figure
+ *   the goal "≤ 1.00" is about — and once through `geom()`, one call per variate. Both check that
+ *   our 10,000,000 draws are the C's: the sum of the `geom()` draws equals the C's checksum, and
+ *   `binom(checksum)` on a fresh generator takes exactly 10,000,000 draws with nothing left over;
+ * - simulated allocation throughput against the real OCaml 5.3 runtime allocating the same
+ *   workload (bench/_alloc_workload.ts, anchors/alloc.ml's `alloc`), in M allocations/s.
+ *
+ * Without gcc, the OCaml toolchain or the permissions, a line says why and gives our figure
+ * alone.
  *
  * Run: deno bench --allow-read --allow-write --allow-run --allow-env bench/anchors_bench.ts
  * @module
  */
 
 import { MemprofRng, oneLog1mLambda } from "../lib/memprof/rng.ts";
+import { memprofCDraw, ocamlAllocationsPerSecond } from "./_anchors.ts";
 import { ALLOCATIONS, allocWorkload } from "./_alloc_workload.ts";
+import { medianSeconds, printSideBySide } from "./_side_by_side.ts";
 
 const DRAWS = 10_000_000;
 const LAMBDA = 1e-4;
 const SEED = 1;
 let sink = 0;
 
-function granted(name: "run" | "write" | "env"): boolean {
-  return Deno.permissions.querySync({ name }).state === "granted";
-}
-
-function run(cmd: string, args: string[]): { ok: boolean; out: string; err: string } {
-  try {
-    const r = new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).outputSync();
-    const dec = new TextDecoder();
-    return { ok: r.success, out: dec.decode(r.stdout), err: dec.decode(r.stderr) };
-  } catch (e) {
-    return { ok: false, out: "", err: (e as Error).message };
-  }
-}
-
-function here(path: string): string {
-  return new URL(path, import.meta.url).pathname;
-}
-
-/** Our draw: DRAWS variates, best of 3 (ns per draw), and their sum. */
-function oursGeom(): { ns: number; sum: bigint } {
+/**
+ * DRAWS variates through `geom()`, one call each, from lanes seeded with SEED (no rand_init
+ * draw, as the C anchor): best of 3 rounds in ns per draw, and the sum of the draws.
+ */
+function geomDraws(): { ns: number; sum: number } {
   const o = oneLog1mLambda(LAMBDA);
-  let best = Infinity, sum = 0n;
+  let best = Infinity, sum = 0;
   for (let round = 0; round < 3; round++) {
-    const rng = new MemprofRng(SEED); // seeded, no rand_init draw: as the C anchor
+    const rng = new MemprofRng(SEED);
     let s = 0;
     const t0 = performance.now();
     for (let i = 0; i < DRAWS; i++) s += rng.geom(o);
-    const ms = performance.now() - t0;
-    best = Math.min(best, ms);
-    sum = BigInt(s);
+    best = Math.min(best, performance.now() - t0);
+    sum = s;
   }
   return { ns: best * 1e6 / DRAWS, sum };
 }
 
-/** Our allocations per second: median of 5 rounds after one warm-up. */
-function oursAlloc(lambda: number | null): number {
-  const f = allocWorkload(lambda);
-  f();
-  const times: number[] = [];
-  for (let k = 0; k < 5; k++) {
+/**
+ * rand_binom over `len` words from lanes seeded with SEED (next_rand_geom = 0): best of 3
+ * rounds in ns per draw, the number of draws it took and what was left over.
+ */
+function binomDraws(len: number): { ns: number; res: number; left: number } {
+  const o = oneLog1mLambda(LAMBDA);
+  let best = Infinity, res = 0, left = -1;
+  for (let round = 0; round < 3; round++) {
+    const rng = new MemprofRng(SEED);
     const t0 = performance.now();
-    f();
-    times.push(performance.now() - t0);
+    res = rng.binom(len, o);
+    best = Math.min(best, performance.now() - t0);
+    left = rng.nextRandGeom;
   }
-  times.sort((a, b) => a - b);
-  return ALLOCATIONS / (times[2] / 1000);
-}
-
-function ocamlopt(): string | null {
-  const env = granted("env") ? Deno.env.get("MEMPROF_LAB_OCAML_PREFIX") : undefined;
-  const home = granted("env") ? Deno.env.get("HOME") : undefined;
-  const candidates = [
-    env,
-    here("../.ci/.tools/ocaml-5.3.0"),
-    home ? `${home}/.cache/memprof-lab/ocaml-5.3.0` : undefined,
-  ];
-  for (const p of candidates) {
-    if (p === undefined) continue;
-    try {
-      Deno.statSync(`${p}/bin/ocamlopt`);
-      return `${p}/bin/ocamlopt`;
-    } catch { /* next */ }
-  }
-  return null;
+  return { ns: best * 1e6 / DRAWS, res, left };
 }
 
 function report(): void {
-  const lines: string[] = ["", "anchors (median or best of several rounds, this machine, now):"];
-  const geom = oursGeom();
-  const canRun = granted("run") && granted("write");
-  let dir: string | null = null;
-  if (canRun) dir = Deno.makeTempDirSync({ prefix: "memprof-lab-anchors-" });
-  // The draw.
-  let geomLine = `geometric draw λ=${LAMBDA}: ours ${geom.ns.toFixed(2)} ns`;
-  if (dir === null) geomLine += " (anchor unavailable: needs --allow-run --allow-write)";
-  else {
-    const exe = `${dir}/geom`;
-    const cc = run("gcc", ["-O2", "-o", exe, here("./anchors/geom.c"), "-lm"]);
-    if (!cc.ok) geomLine += ` (anchor unavailable: gcc: ${cc.err.split("\n")[0] || "not found"})`;
-    else {
-      const best = [0, 1, 2].map(() => run(exe, [String(LAMBDA), String(DRAWS), String(SEED)]))
-        .filter((r) => r.ok).map((r) => r.out.trim().split(" "));
-      const ns = Math.min(...best.map((b) => Number(b[0])));
-      const same = best.length > 0 && BigInt(best[0][1]) === geom.sum;
-      geomLine += `, memprof.c -O2 ${ns.toFixed(2)} ns, ratio ${(geom.ns / ns).toFixed(2)} ` +
-        `(${same ? "same" : "DIFFERENT"} ${DRAWS.toLocaleString("en")} draws)`;
-    }
-  }
-  lines.push(geomLine);
-  // Allocation throughput.
-  const opt = dir === null ? null : ocamlopt();
-  let exe: string | null = null;
-  let why = dir === null ? "needs --allow-run --allow-write" : "no OCaml 5.3 toolchain";
-  if (opt !== null && dir !== null) {
-    const src = `${dir}/alloc.ml`;
-    Deno.copyFileSync(here("./anchors/alloc.ml"), src);
-    const c = run(opt, ["-I", "+unix", "unix.cmxa", src, "-o", `${dir}/alloc`]);
-    if (c.ok) exe = `${dir}/alloc`;
-    else why = `ocamlopt: ${c.err.split("\n")[0]}`;
-  }
+  console.log("\nanchors (best of 3 for draws, median of 5 for allocations; this machine, now):");
+  const c = memprofCDraw(LAMBDA, DRAWS, SEED);
+  const anchor = typeof c === "string" ? c : c.ns;
+  const { ns: geomNs, sum } = geomDraws();
+  // The C's checksum, or (without the anchor) ours: binom over it must take exactly DRAWS draws.
+  const binom = binomDraws(typeof c === "string" ? sum : Number(c.sum));
+  const binomNs = binom.ns;
+  const same = typeof c === "string" ? "" : BigInt(sum) === c.sum ? "same " : "DIFFERENT ";
+  const binomOk = binom.res === DRAWS && binom.left === 0;
+  const draws = `${DRAWS.toLocaleString("en")} draws`;
+  printSideBySide({
+    group: "anchored",
+    label: `geometric draw λ=${LAMBDA}, as the runtime consumes it (rand_binom)`,
+    ours: { value: binomNs, unit: "ns", kind: "time" },
+    anchor,
+    anchorName: "memprof.c -O2",
+    note: `goal ≤ 1.00; ${binomOk ? "" : "NOT "}${draws}, nothing left over`,
+  });
+  printSideBySide({
+    group: "anchored",
+    label: `geometric draw λ=${LAMBDA}, geom() per variate`,
+    ours: { value: geomNs, unit: "ns", kind: "time" },
+    anchor,
+    anchorName: "memprof.c -O2",
+    note: typeof c === "string" ? undefined : `${same}${draws}`,
+  });
   for (const lambda of [null, 1e-4, 1e-2]) {
-    const ours = oursAlloc(lambda);
-    const name = lambda === null ? "no profile" : `λ=${lambda}`;
-    let line = `allocations, ${name}: ours ${(ours / 1e6).toFixed(1)} M/s`;
-    if (exe === null) line += ` (anchor unavailable: ${why})`;
-    else {
-      const r = run(exe, [String(lambda ?? 0), "5"]);
-      if (!r.ok) line += ` (anchor failed: ${r.err.split("\n")[0]})`;
-      else {
-        const real = Number(r.out.trim());
-        line += `, OCaml 5.3 ${(real / 1e6).toFixed(1)} M/s, ratio ${(ours / real).toFixed(3)}`;
-      }
-    }
-    lines.push(line);
+    const seconds = medianSeconds(allocWorkload(lambda));
+    printSideBySide({
+      group: "anchored",
+      label: `allocations, ${lambda === null ? "no profile" : `λ=${lambda}`}`,
+      ours: { value: ALLOCATIONS / seconds / 1e6, unit: "M/s", kind: "throughput" },
+      anchor: ((v) => typeof v === "string" ? v : v / 1e6)(
+        ocamlAllocationsPerSecond("alloc", lambda),
+      ),
+      anchorName: "OCaml 5.3",
+    });
   }
-  if (dir !== null) Deno.removeSync(dir, { recursive: true });
-  console.log(lines.join("\n") + "\n");
+  console.log();
 }
 
 report();
 
-Deno.bench(`geometric draw ×${DRAWS.toLocaleString("en")}, λ=${LAMBDA}`, {
+Deno.bench(`geometric draw ×${DRAWS.toLocaleString("en")}, λ=${LAMBDA}, geom()`, {
   group: "anchored",
 }, () => {
   const o = oneLog1mLambda(LAMBDA);
-  const rng = new MemprofRng(SEED); // seeded, no rand_init draw: as the C anchor
+  const rng = new MemprofRng(SEED);
   let s = 0;
   for (let i = 0; i < DRAWS; i++) s += rng.geom(o);
   sink += s;

@@ -7,14 +7,15 @@
  * and with no profile. allocations/s = 1e6 / time per iteration; words/s = 4.5e6 / time.
  *
  * Group "rng: geom variates": each iteration draws 1,000,000 geometric variates, so the reported
- * time per iteration in ms is the time per variate in ns (variates/s = 1e9 / ns). Reference:
- * memprof.c's C draws one in 1.9 ns at -O2 on the reference machine.
+ * time per iteration in ms is the time per variate in ns (variates/s = 1e9 / ns): through
+ * `geom()`, one call per variate, and through `binom()`, which reads the batch in place as the
+ * runtime's sampling loops do (about 1,000,000 variates per iteration: rand_binom over the sum
+ * of the first million draws). bench/anchors_bench.ts compares both with memprof.c at -O2.
  *
- * Measured here (2-core VM shared with other jobs, 2026-11-21): wasm-simd 3.4 ms/iter at best,
- * 3.6–5 ms on average depending on load (≈ 3.4–5 ns per variate, 200–290 M variates/s; a bare
- * loop outside the bench harness gives 3.0 ns), of which the batch refill is about 1.1 ns and the
- * per-call bookkeeping the rest; the TypeScript fallback kernel about 20 ms/iter (≈ 20 ns per
- * variate, 50 M/s).
+ * On this 2-core shared VM the batch refill (wasm-simd) costs about 1.1 ns per variate; a call
+ * to `geom()` per variate adds 1.5–2 ns (the position is a field, stored and reloaded every
+ * draw), the in-place consumption of `binom()` well under 1 ns. The TypeScript fallback kernel
+ * takes about 20 ns per variate.
  */
 
 import { MemprofRng, oneLog1mLambda, type RngBackend } from "../lib/memprof/rng.ts";
@@ -43,6 +44,23 @@ geomBench("wasm-simd", 1e-4, true);
 geomBench("ts", 1e-4);
 geomBench("wasm-simd", 0.5);
 geomBench("ts", 0.5);
+
+// The runtime's consumption: rand_binom over the sum of the first million draws, i.e. about a
+// million variates read from the batch in place per iteration.
+{
+  const o = oneLog1mLambda(1e-4);
+  const first = new MemprofRng(1, o);
+  let total = 0;
+  for (let i = 0; i < DRAWS; i++) total += first.geom(o);
+  const rng = new MemprofRng(1, o);
+  Deno.bench({
+    name: "≈1e6 variates through binom (in place), λ=1e-4, wasm-simd",
+    group: "rng: geom variates",
+    fn() {
+      sink += rng.binom(total, o);
+    },
+  });
+}
 
 // rand_binom over typical block sizes: 1e6 blocks of 1..16 words (~8.5 words each) at λ = 1e-4.
 {

@@ -45,6 +45,24 @@ export interface Runner {
   runningIndex: number;
 }
 
+/** What memprof.c's `new_entry` records about a sampled block. */
+export interface EntryInit {
+  /** The block's address, or its offset within a combined allocation (`offset`). */
+  block: number | null;
+  /** The callstack (stashed or allocated), the entry's user data until the allocation callback. */
+  userData: unknown;
+  /** Block size in words, excluding header. */
+  wosize: number;
+  /** Number of samples. */
+  samples: number;
+  /** Allocation source. */
+  source: AllocationSource;
+  /** Allocated in the minor heap. */
+  isYoung: boolean;
+  /** `block` is an offset in a combined allocation not made yet. */
+  offset: boolean;
+}
+
 /**
  * One tracked block. `block` is the block's address (a word address in the simulated heap), or
  * `null` (OCaml's Val_unit) once dead/deleted, or — while `offset` is set — the block's offset in
@@ -79,22 +97,14 @@ export class Entry {
   callbacks = 0;
 
   /** Creates an entry, as memprof.c's `new_entry` initialises it. */
-  constructor(
-    block: number | null,
-    userData: unknown,
-    wosize: number,
-    samples: number,
-    source: AllocationSource,
-    isYoung: boolean,
-    offset: boolean,
-  ) {
-    this.block = block;
-    this.userData = userData;
-    this.samples = samples;
-    this.wosize = wosize;
-    this.source = source;
-    this.offset = offset;
-    this.allocYoung = isYoung;
+  constructor(init: EntryInit) {
+    this.block = init.block;
+    this.userData = init.userData;
+    this.samples = init.samples;
+    this.wosize = init.wosize;
+    this.source = init.source;
+    this.offset = init.offset;
+    this.allocYoung = init.isYoung;
   }
 }
 
@@ -153,18 +163,10 @@ export class Entries {
   }
 
   /** memprof.c's `new_entry`; returns the new index. */
-  newEntry(
-    block: number | null,
-    userData: unknown,
-    wosize: number,
-    samples: number,
-    source: AllocationSource,
-    isYoung: boolean,
-    offset: boolean,
-  ): number {
+  newEntry(init: EntryInit): number {
     this.ensure(1);
     const i = this.size++;
-    this.t[i] = new Entry(block, userData, wosize, samples, source, isYoung, offset);
+    this.t[i] = new Entry(init);
     return i;
   }
 
@@ -272,7 +274,8 @@ export class Entries {
       this.active =
       this.size =
         0;
-    this.t = [];
+    // The array is kept (indexes ≥ size are garbage): a thread's table is emptied after every
+    // sample, and refilling a fresh array would grow it again each time.
     this.ensure(0);
   }
 }

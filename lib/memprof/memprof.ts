@@ -258,24 +258,24 @@ export class MemprofDomain {
       this.current.entries.config = this.entries.config = parent.entries.config;
     }
     this.rng = new MemprofRng(host.id);
-    this.randInit();
+    this.#randInit();
   }
 
   // ---- RNG glue ----
 
   /** `rand_init`. */
-  private randInit(): void {
+  #randInit(): void {
     const c = this.entries.config;
     this.rng.init(c === null ? null : c.oneLog1mLambda);
   }
 
   /** `rand_geom`, with the domain profile's lambda. */
-  private randGeom(): number {
+  #randGeom(): number {
     return this.rng.geom(this.entries.config!.oneLog1mLambda);
   }
 
   /** `rand_binom`. */
-  private randBinom(len: number): number {
+  #randBinom(len: number): number {
     return this.rng.binom(len, this.entries.config!.oneLog1mLambda);
   }
 
@@ -376,7 +376,7 @@ export class MemprofDomain {
   // ---- GC interface ----
 
   /** Every table this domain manages: its own, its threads', its orphans'. */
-  private allTables(): Entries[] {
+  #allTables(): Entries[] {
     const r: Entries[] = [this.entries];
     for (const th of this.threads) r.push(th.entries);
     for (let ot = this.orphans; ot; ot = ot.next) r.push(ot.entries);
@@ -388,10 +388,11 @@ export class MemprofDomain {
    * compaction) block pointers are updated through `host.compactedTo`. Returns the number of
    * strong roots visited (user data and configs), for statistics.
    */
-  scanRoots(youngOnly: boolean, weak: boolean): number {
+  scanRoots(options: { youngOnly?: boolean; weak?: boolean } = {}): number {
+    const youngOnly = options.youngOnly === true, weak = options.weak === true;
     this.orphansAdopt();
     let n = 0;
-    for (const es of this.allTables()) {
+    for (const es of this.#allTables()) {
       if (es.validatedConfig() === null) continue;
       for (let i = youngOnly ? es.young : 0; i < es.size; ++i) {
         const e = es.t[i];
@@ -409,7 +410,7 @@ export class MemprofDomain {
   afterMinorGc(): void {
     this.orphansAdopt();
     const host = this.host;
-    for (const es of this.allTables()) {
+    for (const es of this.#allTables()) {
       if (es.validatedConfig() === null) continue;
       for (let i = es.young; i < es.size; ++i) {
         const e = es.t[i];
@@ -435,7 +436,7 @@ export class MemprofDomain {
   afterMajorGc(): void {
     this.orphansAdopt();
     const host = this.host;
-    for (const es of this.allTables()) {
+    for (const es of this.#allTables()) {
       if (es.validatedConfig() === null) continue;
       for (let i = 0; i < es.size; ++i) {
         const e = es.t[i];
@@ -456,27 +457,27 @@ export class MemprofDomain {
   destroy(): void {
     this.orphansCreate();
     this.orphansAbandon();
-    for (const th of [...this.threads]) this.threadDestroy(th);
+    for (const th of [...this.threads]) this.#threadDestroy(th);
     this.entries.clear();
   }
 
   // ---- callstacks ----
 
   /** `capture_callstack_no_GC`: stash frames; the array is allocated at callback time. */
-  private captureCallstackNoGC(): unknown {
+  #captureCallstackNoGC(): unknown {
     const frames = this.host.captureCallstack(this.entries.config!.callstackSize, -1);
     return frames.length ? new Stash(frames) : EMPTY;
   }
 
   /** `capture_callstack_GC`: the array is allocated now (sampling is suspended). */
-  private captureCallstackGC(allocIdx: number): readonly string[] {
+  #captureCallstackGC(allocIdx: number): readonly string[] {
     const frames = this.host.captureCallstack(this.entries.config!.callstackSize, allocIdx);
     if (frames.length) this.host.allocForMemprof(frames.length);
     return frames;
   }
 
   /** `unstash_callstack`. */
-  private unstash(cs: unknown): readonly string[] {
+  #unstash(cs: unknown): readonly string[] {
     if (cs instanceof Stash) {
       this.host.allocForMemprof(cs.frames.length);
       return cs.frames;
@@ -490,15 +491,13 @@ export class MemprofDomain {
   // generator) for runs in which a callback may block its systhread (see Blocking): a blocked
   // callback suspends the generators up to the caller's scheduler, and the thread resumes later
   // inside the callback, with its memprof state as memprof.c leaves it meanwhile (the entry's
-  // `runner` set, sampling suspended on that thread). The plain forms of `run_callback_res` and
-  // `entries_run_callbacks_res` are written out (they are every callback's path); the
-  // resumable ones share their steps through beginCallback/endCallback and nextCallback. The
-  // tests (tests/scenario/thread_programs_test.ts) run every library scenario in both forms
+  // `runner` set, sampling suspended on that thread). Both forms share their steps through
+  // `#beginCallback`/`#endCallback` and `#nextCallback`. The tests (tests/scenario/thread_programs_test.ts) run every library scenario in both forms
   // and compare their outputs byte for byte.
 
   /** memprof.c's `run_callback_res`, up to `caml_callback_res`: false when another thread
    * got to the entry first. */
-  private beginCallback(thread: MemprofThread, es: Entries, i: number, cbIndex: number): boolean {
+  #beginCallback(thread: MemprofThread, es: Entries, i: number, cbIndex: number): boolean {
     const e = es.t[i];
     if (e.runner) return false;
     thread.runningTable = es;
@@ -518,7 +517,7 @@ export class MemprofDomain {
   /** memprof.c's `run_callback_res`, after `caml_callback_res` returned `value` or raised
    * (`res`). The entry may have moved meanwhile: the thread's running table and index say
    * where it is now. */
-  private endCallback(
+  #endCallback(
     thread: MemprofThread,
     value: unknown,
     res: Result,
@@ -551,9 +550,8 @@ export class MemprofDomain {
     return null;
   }
 
-  /** memprof.c's `run_callback_res`. (Written out, not through beginCallback/endCallback:
-   * this is the path of every callback of the plain runs.) */
-  private runCallback(
+  /** memprof.c's `run_callback_res`. */
+  #runCallback(
     thread: MemprofThread,
     es: Entries,
     i: number,
@@ -561,20 +559,7 @@ export class MemprofDomain {
     param: unknown,
     cbIndex: number,
   ): Result {
-    let e = es.t[i];
-    if (e.runner) return null;
-    thread.runningTable = es;
-    thread.runningIndex = i;
-    e.runner = thread;
-    e.callback = cbIndex;
-    e.callbacks |= cbMask(cbIndex);
-    e.userData = undefined;
-
-    const stats = this.shared.stats;
-    if (cbIndex === CB_ALLOC) stats.alloc++;
-    else if (cbIndex === CB_PROMOTE) stats.promote++;
-    else stats.dealloc++;
-
+    if (!this.#beginCallback(thread, es, i, cbIndex)) return null;
     let value: unknown = undefined;
     let res: Result = null;
     try {
@@ -586,38 +571,14 @@ export class MemprofDomain {
     } catch (exn) {
       if (exn instanceof BlockedOutsideResumableRun) throw exn;
       res = { exn };
-      stats.exceptions++;
+      this.shared.stats.exceptions++;
     }
-    if (cbIndex === CB_DEALLOC) value = undefined; // dealloc callbacks return unit
-
-    es = thread.runningTable!;
-    thread.runningTable = null;
-    i = thread.runningIndex;
-    e = es.t[i];
-    e.runner = null;
-    e.callback = CB_NONE;
-
-    if (es.validatedConfig() === null) {
-      // Discarded during the callback: the table lost its inactive entries, this one included
-      // (memprof.c would then delete the stale index; there is nothing left to delete).
-      return res;
-    }
-    if (res !== null || value === undefined || value === null) {
-      es.delete(i);
-      return res;
-    }
-    e.userData = value;
-    // The returned value is a fresh OCaml value, assumed young: scan it at the next minor GC.
-    if (i < es.young) es.young = i;
-    if (i < es.active && (e.deallocated || (e.promoted && cbIndex !== CB_PROMOTE))) {
-      es.active = i;
-    }
-    return null;
+    return this.#endCallback(thread, value, res, cbIndex);
   }
 
-  /** {@linkcode runCallback}, resumable: a callback returning a {@linkcode Blocking} runs
+  /** `#runCallback`, resumable: a callback returning a {@linkcode Blocking} runs
    * it, passing on what it yields. */
-  private *runCallbackG(
+  *#runCallbackG(
     thread: MemprofThread,
     es: Entries,
     i: number,
@@ -625,7 +586,7 @@ export class MemprofDomain {
     param: unknown,
     cbIndex: number,
   ): Resumable<Result> {
-    if (!this.beginCallback(thread, es, i, cbIndex)) return null;
+    if (!this.#beginCallback(thread, es, i, cbIndex)) return null;
     let value: unknown = undefined;
     let res: Result = null;
     try {
@@ -638,23 +599,23 @@ export class MemprofDomain {
       res = { exn };
       this.shared.stats.exceptions++;
     }
-    return this.endCallback(thread, value, res, cbIndex);
+    return this.#endCallback(thread, value, res, cbIndex);
   }
 
   /** memprof.c's `run_alloc_callback_res`, up to the call: the `sample_info` record. */
-  private allocInfo(e: Entry): AllocationInfo {
-    const callstack = this.unstash(e.userData);
+  #allocInfo(e: Entry): AllocationInfo {
+    const callstack = this.#unstash(e.userData);
     e.userData = callstack;
     this.host.allocForMemprof(4); // the sample_info record
     return { nSamples: e.samples, size: e.wosize, source: e.source, callstack };
   }
 
   /** memprof.c's `run_alloc_callback_res`. */
-  private runAllocCallback(thread: MemprofThread, es: Entries, i: number): Result {
+  #runAllocCallback(thread: MemprofThread, es: Entries, i: number): Result {
     const e = es.t[i];
-    const info = this.allocInfo(e);
+    const info = this.#allocInfo(e);
     const tr = es.config!.tracker;
-    return this.runCallback(
+    return this.#runCallback(
       thread,
       es,
       i,
@@ -665,11 +626,11 @@ export class MemprofDomain {
   }
 
   /** {@linkcode runAllocCallback}, resumable. */
-  private *runAllocCallbackG(thread: MemprofThread, es: Entries, i: number): Resumable<Result> {
+  *#runAllocCallbackG(thread: MemprofThread, es: Entries, i: number): Resumable<Result> {
     const e = es.t[i];
-    const info = this.allocInfo(e);
+    const info = this.#allocInfo(e);
     const tr = es.config!.tracker;
-    return yield* this.runCallbackG(
+    return yield* this.#runCallbackG(
       thread,
       es,
       i,
@@ -684,7 +645,7 @@ export class MemprofDomain {
    * entry `es.active`: {@linkcode STOP} (a discarded profile), {@linkcode NEXT} (nothing to run
    * there: the cursor moved or the entry was deleted), or the callback's index (`CB_*`).
    */
-  private nextCallback(es: Entries): number {
+  #nextCallback(es: Entries): number {
     const config = es.validatedConfig();
     if (config === null) return STOP;
     const i = es.active;
@@ -705,62 +666,47 @@ export class MemprofDomain {
   }
 
   /** The closure of promote or dealloc callback `k` for entry `e` of a table of `config`. */
-  private callbackOf(config: Profile, e: Entry, k: number): ((x: never) => unknown) | undefined {
+  #callbackOf(config: Profile, e: Entry, k: number): ((x: never) => unknown) | undefined {
     const tr = config.tracker;
     if (k === CB_PROMOTE) return tr.promote;
     return (e.promoted || !e.allocYoung) ? tr.deallocMajor : tr.deallocMinor;
   }
 
-  /** memprof.c's `entries_run_callbacks_res`. (Written out, as runCallback.) */
-  private entriesRunCallbacks(thread: MemprofThread, es: Entries): Result {
+  /** memprof.c's `entries_run_callbacks_res`. */
+  #entriesRunCallbacks(thread: MemprofThread, es: Entries): Result {
     let res: Result = null;
     while (es.active < es.size) {
-      const config = es.validatedConfig();
-      if (config === null) break;
+      const k = this.#nextCallback(es);
+      if (k === STOP) break;
+      if (k === NEXT) continue;
       const i = es.active;
-      const e = es.t[i];
-      if (e.deleted || e.runner) {
-        ++es.active;
-      } else if (!(e.callbacks & cbMask(CB_ALLOC))) {
-        if (config.status === ProfileStatus.SAMPLING) {
-          res = this.runAllocCallback(thread, es, i);
-          if (res) break;
-        } else {
-          es.delete(i);
-        }
-      } else if (e.promoted && !(e.callbacks & cbMask(CB_PROMOTE))) {
-        res = this.runCallback(thread, es, i, config.tracker.promote, e.userData, CB_PROMOTE);
-        if (res) break;
-      } else if (e.deallocated && !(e.callbacks & cbMask(CB_DEALLOC))) {
-        const cb = (e.promoted || !e.allocYoung)
-          ? config.tracker.deallocMajor
-          : config.tracker.deallocMinor;
-        res = this.runCallback(thread, es, i, cb, e.userData, CB_DEALLOC);
-        if (res) break;
-      } else {
-        ++es.active;
+      if (k === CB_ALLOC) res = this.#runAllocCallback(thread, es, i);
+      else {
+        const e = es.t[i];
+        res = this.#runCallback(thread, es, i, this.#callbackOf(es.config!, e, k), e.userData, k);
       }
+      if (res) break;
     }
     es.evictDeleted();
     return res;
   }
 
-  /** {@linkcode entriesRunCallbacks}, resumable. */
-  private *entriesRunCallbacksG(thread: MemprofThread, es: Entries): Resumable<Result> {
+  /** `#entriesRunCallbacks`, resumable. */
+  *#entriesRunCallbacksG(thread: MemprofThread, es: Entries): Resumable<Result> {
     let res: Result = null;
     while (es.active < es.size) {
-      const k = this.nextCallback(es);
+      const k = this.#nextCallback(es);
       if (k === STOP) break;
       if (k === NEXT) continue;
       const i = es.active;
-      if (k === CB_ALLOC) res = yield* this.runAllocCallbackG(thread, es, i);
+      if (k === CB_ALLOC) res = yield* this.#runAllocCallbackG(thread, es, i);
       else {
         const e = es.t[i];
-        res = yield* this.runCallbackG(
+        res = yield* this.#runCallbackG(
           thread,
           es,
           i,
-          this.callbackOf(es.config!, e, k),
+          this.#callbackOf(es.config!, e, k),
           e.userData,
           k,
         );
@@ -781,15 +727,15 @@ export class MemprofDomain {
     if (thread.suspended || !this.pending) return res;
     this.orphansAdopt();
     this.updateSuspended(true);
-    res = this.entriesRunCallbacks(thread, this.entries);
+    res = this.#entriesRunCallbacks(thread, this.entries);
     if (!res) {
-      res = this.entriesRunCallbacks(thread, thread.entries);
+      res = this.#entriesRunCallbacks(thread, thread.entries);
       if (!res) {
         thread.entries.transferTo(this.entries);
         for (let ot = this.orphans; ot; ot = ot.next) {
           const es = ot.entries;
           if (es.validatedConfig() !== null && es.active < es.size) {
-            res = this.entriesRunCallbacks(thread, es);
+            res = this.#entriesRunCallbacks(thread, es);
             if (res) break;
           }
         }
@@ -807,15 +753,15 @@ export class MemprofDomain {
     if (thread.suspended || !this.pending) return res;
     this.orphansAdopt();
     this.updateSuspended(true);
-    res = yield* this.entriesRunCallbacksG(thread, this.entries);
+    res = yield* this.#entriesRunCallbacksG(thread, this.entries);
     if (!res) {
-      res = yield* this.entriesRunCallbacksG(thread, thread.entries);
+      res = yield* this.#entriesRunCallbacksG(thread, thread.entries);
       if (!res) {
         thread.entries.transferTo(this.entries);
         for (let ot = this.orphans; ot; ot = ot.next) {
           const es = ot.entries;
           if (es.validatedConfig() !== null && es.active < es.size) {
-            res = yield* this.entriesRunCallbacksG(thread, es);
+            res = yield* this.#entriesRunCallbacksG(thread, es);
             if (res) break;
           }
         }
@@ -839,18 +785,18 @@ export class MemprofDomain {
   }
 
   /** memprof.c's `maybe_track_block`. */
-  private maybeTrackBlock(block: number, samples: number, wosize: number, src: number): void {
+  #maybeTrackBlock(block: number, samples: number, wosize: number, src: number): void {
     if (samples === 0) return;
-    const callstack = this.captureCallstackNoGC();
-    this.current!.entries.newEntry(
+    const callstack = this.#captureCallstackNoGC();
+    this.current!.entries.newEntry({
       block,
-      callstack,
+      userData: callstack,
       wosize,
       samples,
-      src as AllocationSource,
-      this.host.isYoung(block),
-      false,
-    );
+      source: src as AllocationSource,
+      isYoung: this.host.isYoung(block),
+      offset: false,
+    });
     this.setActionPendingAsNeeded();
   }
 
@@ -859,7 +805,7 @@ export class MemprofDomain {
     const host = this.host;
     let trigger = host.youngStart;
     if (this.sampling()) {
-      const geom = this.randGeom();
+      const geom = this.#randGeom();
       if (host.youngPtr - host.youngStart > geom) trigger = host.youngPtr - (geom - 1);
     }
     host.memprofYoungTrigger = trigger;
@@ -871,45 +817,40 @@ export class MemprofDomain {
    */
   sampleBlock(block: number, allocatedWords: number, sampledWords: number, source: number): void {
     if (this.sampling()) {
-      this.maybeTrackBlock(block, this.randBinom(sampledWords), allocatedWords, source);
+      this.#maybeTrackBlock(block, this.#randBinom(sampledWords), allocatedWords, source);
     }
   }
 
   /**
-   * `caml_memprof_sample_young`: the allocation pointer crossed the memprof trigger. For OCaml
-   * code (`fromCaml`), `lens` lists the combined allocation's block sizes (encoded_lens order);
+   * `caml_memprof_sample_young` from OCaml code: the allocation pointer crossed the memprof
+   * trigger. `lens` lists a combined allocation's block sizes (encoded_lens order), or is null;
    * the allocation has been made (young_ptr lowered by the total) and is undone, callbacks run,
    * then it is redone unless a callback raised (then the exception is rethrown).
    */
-  sampleYoung(wosize: number, fromCaml: boolean, lens: readonly number[] | null): void {
-    if (!fromCaml) return this.sampleYoungFromC(wosize);
+  sampleYoung(wosize: number, lens: readonly number[] | null): void {
     const thread = this.current!;
-    this.sampleYoungBegin(thread, wosize, lens);
-    const res = this.entriesRunCallbacks(thread, thread.entries);
-    this.sampleYoungEnd(thread, wosize, res);
+    this.#sampleYoungBegin(thread, wosize, lens);
+    const res = this.#entriesRunCallbacks(thread, thread.entries);
+    this.#sampleYoungEnd(thread, wosize, res);
     if (res) this.host.raise(res.exn);
   }
 
   /** {@linkcode sampleYoung}, resumable (a callback of the allocation may block its thread;
    * the allocation is redone when it resumes, wherever young_ptr is then). */
-  *sampleYoungG(
-    wosize: number,
-    fromCaml: boolean,
-    lens: readonly number[] | null,
-  ): Resumable<void> {
-    if (!fromCaml) return this.sampleYoungFromC(wosize);
+  *sampleYoungG(wosize: number, lens: readonly number[] | null): Resumable<void> {
     const thread = this.current!;
-    this.sampleYoungBegin(thread, wosize, lens);
-    const res = yield* this.entriesRunCallbacksG(thread, thread.entries);
-    this.sampleYoungEnd(thread, wosize, res);
+    this.#sampleYoungBegin(thread, wosize, lens);
+    const res = yield* this.#entriesRunCallbacksG(thread, thread.entries);
+    this.#sampleYoungEnd(thread, wosize, res);
     if (res) yield* this.host.raiseG!(res.exn);
   }
 
-  /** `caml_memprof_sample_young` for an allocation from C: tracked, callback later. */
-  private sampleYoungFromC(wosize: number): void {
+  /** `caml_memprof_sample_young` for an allocation from C (the runtime): tracked, its callback
+   * runs later. */
+  sampleYoungFromC(wosize: number): void {
     const host = this.host;
-    const samples = 1 + this.randBinom(host.memprofYoungTrigger - 1 - host.youngPtr);
-    this.maybeTrackBlock(host.youngPtr, samples, wosize, AllocationSource.NORMAL);
+    const samples = 1 + this.#randBinom(host.memprofYoungTrigger - 1 - host.youngPtr);
+    this.#maybeTrackBlock(host.youngPtr, samples, wosize, AllocationSource.NORMAL);
     this.setTrigger();
     host.resetYoungLimit();
   }
@@ -917,7 +858,7 @@ export class MemprofDomain {
   /** `caml_memprof_sample_young` from OCaml code, before the callbacks: the allocation is
    * undone, sampling suspended, and each sampled component gets an offset entry in the
    * thread's table. */
-  private sampleYoungBegin(
+  #sampleYoungBegin(
     thread: MemprofThread,
     wosize: number,
     lens: readonly number[] | null,
@@ -939,19 +880,19 @@ export class MemprofDomain {
       let samples = 0;
       while (allocOfs < triggerOfs) {
         ++samples;
-        triggerOfs -= this.randGeom();
+        triggerOfs -= this.#randGeom();
       }
       if (samples) {
-        const callstack = this.captureCallstackGC(subAlloc);
-        entries.newEntry(
-          allocOfs,
-          callstack,
-          allocWosz,
+        const callstack = this.#captureCallstackGC(subAlloc);
+        entries.newEntry({
+          block: allocOfs,
+          userData: callstack,
+          wosize: allocWosz,
           samples,
-          AllocationSource.NORMAL,
-          true,
-          true,
-        );
+          source: AllocationSource.NORMAL,
+          isYoung: true,
+          offset: true,
+        });
       }
     } while (subAlloc);
   }
@@ -960,7 +901,7 @@ export class MemprofDomain {
    * one raised, which cancels the allocation): the allocation is redone at young_ptr and the
    * offset entries become blocks, or are cleared; sampling resumes. (memprof.c asserts that
    * a profile restarted by a callback left the thread's table empty.) */
-  private sampleYoungEnd(thread: MemprofThread, wosize: number, res: Result): void {
+  #sampleYoungEnd(thread: MemprofThread, wosize: number, res: Result): void {
     const host = this.host;
     const entries = thread.entries;
     const whsize = wosize + 1;
@@ -998,7 +939,7 @@ export class MemprofDomain {
   }
 
   /** `thread_destroy`. */
-  private threadDestroy(thread: MemprofThread): void {
+  #threadDestroy(thread: MemprofThread): void {
     thread.entries.clear();
     if (this.current === thread) this.current = null;
     const k = this.threads.indexOf(thread);
@@ -1009,7 +950,7 @@ export class MemprofDomain {
   /** `caml_memprof_delete_thread`: entries go to the domain, then the state is destroyed. */
   deleteThread(thread: MemprofThread): void {
     thread.entries.transferTo(this.entries);
-    this.threadDestroy(thread);
+    this.#threadDestroy(thread);
   }
 
   /** `caml_memprof_enter_thread`. */
@@ -1046,7 +987,7 @@ export class MemprofDomain {
     });
     this.entries.config = config;
     for (const th of this.threads) th.entries.config = config;
-    this.randInit();
+    this.#randInit();
     this.setTrigger();
     this.host.resetYoungLimit();
     this.orphansUpdatePending();
@@ -1059,11 +1000,11 @@ export class MemprofDomain {
     const thread = this.current!;
     if (!thread.suspended) {
       this.updateSuspended(true);
-      const res = this.entriesRunCallbacks(thread, thread.entries);
+      const res = this.#entriesRunCallbacks(thread, thread.entries);
       this.updateSuspended(false);
       if (res) this.host.raise(res.exn);
     }
-    this.stopProfile(thread);
+    this.#stopProfile(thread);
   }
 
   /** {@linkcode stop}, resumable. */
@@ -1071,15 +1012,15 @@ export class MemprofDomain {
     const thread = this.current!;
     if (!thread.suspended) {
       this.updateSuspended(true);
-      const res = yield* this.entriesRunCallbacksG(thread, thread.entries);
+      const res = yield* this.#entriesRunCallbacksG(thread, thread.entries);
       this.updateSuspended(false);
       if (res) yield* this.host.raiseG!(res.exn);
     }
-    this.stopProfile(thread);
+    this.#stopProfile(thread);
   }
 
   /** `caml_memprof_stop` after the thread's pending allocation callbacks ran. */
-  private stopProfile(thread: MemprofThread): void {
+  #stopProfile(thread: MemprofThread): void {
     const config = thread.entries.validatedConfig();
     if (config === null || config.status !== ProfileStatus.SAMPLING) {
       throw new OCamlFailure("Gc.Memprof.stop: no profile running.");
@@ -1092,7 +1033,7 @@ export class MemprofDomain {
   /** Number of live entries in every table of this domain (for summaries). */
   entryCount(): number {
     let n = 0;
-    for (const es of this.allTables()) n += es.size;
+    for (const es of this.#allTables()) n += es.size;
     return n;
   }
 

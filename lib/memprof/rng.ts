@@ -512,9 +512,16 @@ const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 export class MemprofRng {
   /** The domain id the lanes were seeded from (as the C's uint64_t seed). */
   readonly domainId: bigint;
+  /**
+   * The current batch of 64 variates (memprof.c's `rand_geom_buff`; float32 values, 2^62 for
+   * Max_long). With {@linkcode pos}, the fast path a consumer reads directly: while
+   * `pos < RAND_BLOCK_SIZE` the next variate is `batch[pos++]`; at `RAND_BLOCK_SIZE` call
+   * {@linkcode refill} first. {@linkcode geom} and {@linkcode binom} do exactly that.
+   */
+  readonly batch: Float32Array;
+  /** memprof.c's `rand_pos`: the index of the next variate in {@linkcode batch}; 64 = empty. */
+  pos: number = RAND_BLOCK_SIZE;
   readonly #kernel: BatchKernel;
-  readonly #buf: Float32Array;
-  #pos = RAND_BLOCK_SIZE;
   // next_rand_geom: a Number while it is a safe integer, else the exact BigInt in #nextBig.
   #next = 0;
   #nextBig: bigint | null = null;
@@ -540,7 +547,7 @@ export class MemprofRng {
     this.domainId = BigInt.asUintN(64, BigInt(domainId));
     this.#kernel = makeKernel(options.backend ?? "auto");
     seedLanes(this.domainId, this.#kernel.lanes);
-    this.#buf = this.#kernel.out;
+    this.batch = this.#kernel.out;
     if (inheritedOneLog1mLambda !== undefined) this.init(inheritedOneLog1mLambda);
   }
 
@@ -551,7 +558,7 @@ export class MemprofRng {
 
   /** How many variates are left in the current batch (RAND_BLOCK_SIZE − rand_pos). */
   get buffered(): number {
-    return RAND_BLOCK_SIZE - this.#pos;
+    return RAND_BLOCK_SIZE - this.pos;
   }
 
   /**
@@ -562,24 +569,38 @@ export class MemprofRng {
    * @param oneLog1mLambda the profile's `1/log1p(-lambda)` (≤ 0; see {@link oneLog1mLambda}).
    */
   geom(oneLog1mLambda: number): number {
-    let pos = this.#pos;
+    let pos = this.pos;
     if (pos === RAND_BLOCK_SIZE) {
-      this.#refill(oneLog1mLambda);
+      this.refill(oneLog1mLambda);
       pos = 0;
     }
-    this.#pos = pos + 1;
-    return this.#buf[pos];
+    this.pos = pos + 1;
+    return this.batch[pos];
   }
 
-  #refill(o: number): void {
+  /**
+   * memprof.c's `rand_batch`: advances the 64 lanes once and fills {@linkcode batch} with 64
+   * variates computed with `oneLog1mLambda`; `pos` becomes 0. Call it only when the batch is
+   * exhausted (`pos === RAND_BLOCK_SIZE`), as the C does, or variates are skipped.
+   *
+   * @throws {RangeError} if `oneLog1mLambda` is not ≤ 0 (NaN or positive: variates below 1).
+   */
+  refill(oneLog1mLambda: number): void {
     // The C asserts this; NaN or a positive value would make variates below 1.
-    if (!(o <= 0)) throw new RangeError(`one_log1m_lambda must be <= 0, got ${o}`);
-    this.#kernel.refill(o);
+    if (!(oneLog1mLambda <= 0)) {
+      throw new RangeError(`one_log1m_lambda must be <= 0, got ${oneLog1mLambda}`);
+    }
+    this.#kernel.refill(oneLog1mLambda);
+    this.pos = 0;
   }
 
   /**
    * memprof.c's `rand_binom`: how many times a block of `len` words is sampled. Draws gaps while
    * `next_rand_geom < len`, then subtracts `len` (uintnat arithmetic, exact here too).
+   *
+   * The common case (no sample: `next_rand_geom ≥ len`) draws nothing. Otherwise the gaps are
+   * read straight from {@linkcode batch}, a batch at a time, with `rand_pos` in a local: no call
+   * per variate, one refill per 64.
    *
    * @param len block size in words, an integer in [0, Max_long) (a bigint above 2^53). Not
    *   validated on the fast path: pass a non-negative integer.
@@ -588,17 +609,36 @@ export class MemprofRng {
   binom(len: number | bigint, oneLog1mLambda: number): number {
     if (typeof len === "number" && this.#nextBig === null && len <= MAX_SAFE) {
       let next = this.#next;
-      let res = 0;
-      while (next < len) {
-        const g = this.geom(oneLog1mLambda);
-        res++;
-        const sum = next + g;
-        if (sum > MAX_SAFE) {
-          // Leave the fast path before precision is lost; continue exactly.
-          return this.#binomBig(BigInt(next) + geomToBigInt(g), BigInt(len), res, oneLog1mLambda);
-        }
-        next = sum;
+      if (next >= len) {
+        this.#next = next - len;
+        return 0;
       }
+      const buf = this.batch;
+      let pos = this.pos;
+      let res = 0;
+      do {
+        if (pos === RAND_BLOCK_SIZE) {
+          this.refill(oneLog1mLambda);
+          pos = 0;
+        }
+        // Consume this batch while the gaps fall short of len.
+        do {
+          const sum = next + buf[pos++];
+          res++;
+          if (sum > MAX_SAFE) {
+            // Leave the fast path before precision is lost; continue exactly.
+            this.pos = pos;
+            return this.#binomBig(
+              BigInt(next) + geomToBigInt(buf[pos - 1]),
+              BigInt(len),
+              res,
+              oneLog1mLambda,
+            );
+          }
+          next = sum;
+        } while (next < len && pos < RAND_BLOCK_SIZE);
+      } while (next < len);
+      this.pos = pos;
       this.#next = next - len;
       return res;
     }
@@ -625,7 +665,7 @@ export class MemprofRng {
    * @param oneLog1mLambda the config's `1/log1p(-lambda)`, or null for CONFIG_NONE.
    */
   init(oneLog1mLambda: number | null): void {
-    this.#pos = RAND_BLOCK_SIZE;
+    this.pos = RAND_BLOCK_SIZE;
     if (oneLog1mLambda !== null && oneLog1mLambda !== MIN_ONE_LOG1M_LAMBDA) {
       const g = this.geom(oneLog1mLambda);
       if (g <= MAX_SAFE) this.nextRandGeom = g - 1;

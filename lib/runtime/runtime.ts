@@ -54,6 +54,14 @@ const CUSTOM_MINOR_RATIO = 100;
 /** `custom_major_ratio` default. */
 const CUSTOM_MAJOR_RATIO = 44;
 
+/** Who enters `caml_alloc_small_dispatch`: OCaml code (callbacks run at once)… */
+const FROM_OCAML = 0;
+/** …the runtime, for a tracked allocation (`caml_alloc_small`; its callback waits)… */
+const FROM_RUNTIME = 1;
+/** …or the runtime, untracked (`Alloc_small_enter_GC_no_track`, e.g. intern's bulk block). */
+const FROM_RUNTIME_UNTRACKED = 2;
+type AllocFrom = typeof FROM_OCAML | typeof FROM_RUNTIME | typeof FROM_RUNTIME_UNTRACKED;
+
 /** Entries the remembered set keeps in reserve beyond its size (minor_gc.c). */
 const REF_TABLE_RESERVE = 256;
 
@@ -395,9 +403,15 @@ export class Domain implements MemprofHost {
       this.youngPtr = p;
       return p;
     }
+    return this.#allocSlow(wosize, p);
+  }
+
+  /** {@linkcode alloc} past the young limit, or of a block too large for the minor heap: kept
+   * out of `alloc` so that its common case stays small enough to inline everywhere. */
+  #allocSlow(wosize: number, p: number): number {
     if (wosize > MAX_YOUNG_WOSIZE) return this.makeArray(wosize);
     this.youngPtr = p;
-    this.#dispatch(wosize, true, null);
+    this.#dispatch(wosize, FROM_OCAML, null);
     return this.youngPtr;
   }
 
@@ -414,7 +428,7 @@ export class Domain implements MemprofHost {
     }
     if (wosize > MAX_YOUNG_WOSIZE) return yield* this.makeArrayG(wosize);
     this.youngPtr = p;
-    yield* this.#dispatchG(wosize, true, null);
+    yield* this.#dispatchG(wosize, null);
     return this.youngPtr;
   }
 
@@ -494,7 +508,7 @@ export class Domain implements MemprofHost {
     this.youngPtr = p;
     this.#comballocStacks = callstacks ?? null;
     try {
-      this.#dispatch(whsize - 1, true, lens);
+      this.#dispatch(whsize - 1, FROM_OCAML, lens);
     } finally {
       this.#comballocStacks = null;
     }
@@ -517,7 +531,7 @@ export class Domain implements MemprofHost {
     this.youngPtr = p;
     this.#comballocStacks = callstacks ?? null;
     try {
-      yield* this.#dispatchG(whsize - 1, true, lens);
+      yield* this.#dispatchG(whsize - 1, lens);
     } finally {
       this.#comballocStacks = null;
     }
@@ -532,7 +546,7 @@ export class Domain implements MemprofHost {
     if (wosize > MAX_YOUNG_WOSIZE) return this.allocMajor(wosize);
     const p = this.youngPtr - wosize - 1;
     this.youngPtr = p;
-    if (p < this.youngLimit) this.#dispatch(wosize, false, null);
+    if (p < this.youngLimit) this.#dispatch(wosize, FROM_RUNTIME, null);
     return this.youngPtr;
   }
 
@@ -655,7 +669,7 @@ export class Domain implements MemprofHost {
       // Alloc_small_enter_GC_no_track: from C, not tracked as a whole.
       const p = this.youngPtr - whsize;
       this.youngPtr = p;
-      if (p < this.youngLimit) this.#dispatch(bulkWosize, false, null, false);
+      if (p < this.youngLimit) this.#dispatch(bulkWosize, FROM_RUNTIME_UNTRACKED, null);
       dest = this.youngPtr;
     } else dest = -1;
     const addrs: number[] = [];
@@ -675,13 +689,14 @@ export class Domain implements MemprofHost {
     return addrs;
   }
 
-  /** `caml_alloc_small_dispatch`. */
-  #dispatch(wosize: number, fromCaml: boolean, lens: readonly number[] | null, track = true) {
+  /** `caml_alloc_small_dispatch`, entered `from` OCaml code or the runtime ({@linkcode
+   * FROM_OCAML}, …); `lens` are a combined allocation's block sizes. */
+  #dispatch(wosize: number, from: AllocFrom, lens: readonly number[] | null): void {
     const whsize = wosize + 1;
     this.stats.runtimeEntries++;
     this.youngPtr += whsize;
     for (;;) {
-      if (fromCaml) {
+      if (from === FROM_OCAML) {
         const res = this.doPendingActions();
         if (res) this.raise(res.exn);
       } else {
@@ -694,7 +709,8 @@ export class Domain implements MemprofHost {
     }
     this.youngPtr -= whsize;
     if (this.youngPtr < this.memprofYoungTrigger) {
-      if (track) this.memprof.sampleYoung(wosize, fromCaml, lens);
+      if (from === FROM_OCAML) this.memprof.sampleYoung(wosize, lens);
+      else if (from === FROM_RUNTIME) this.memprof.sampleYoungFromC(wosize);
       else {
         this.memprof.setTrigger();
         this.resetYoungLimit();
@@ -702,26 +718,21 @@ export class Domain implements MemprofHost {
     }
   }
 
-  /** {@linkcode #dispatch} from OCaml code, resumable (from C, no callback runs). */
-  *#dispatchG(wosize: number, fromCaml: boolean, lens: readonly number[] | null) {
+  /** {@linkcode #dispatch} from OCaml code, resumable (from the runtime, no callback runs). */
+  *#dispatchG(wosize: number, lens: readonly number[] | null): Resumable<void> {
     const whsize = wosize + 1;
     this.stats.runtimeEntries++;
     this.youngPtr += whsize;
     for (;;) {
-      if (fromCaml) {
-        const res = yield* this.doPendingActionsG();
-        if (res) yield* this.raiseG(res.exn);
-      } else {
-        this.pollGcWork();
-        this.actionPending = true;
-      }
+      const res = yield* this.doPendingActionsG();
+      if (res) yield* this.raiseG(res.exn);
       if (this.youngPtr - whsize >= this.youngTrigger) break;
       this.#events.counter(this.id, RuntimeCounter.EV_C_FORCE_MINOR_ALLOC_SMALL, 1);
       this.pollGcWork();
     }
     this.youngPtr -= whsize;
     if (this.youngPtr < this.memprofYoungTrigger) {
-      yield* this.memprof.sampleYoungG(wosize, fromCaml, lens);
+      yield* this.memprof.sampleYoungG(wosize, lens);
     }
   }
 
@@ -805,127 +816,148 @@ export class Domain implements MemprofHost {
 
   // ---- explicit GC (Gc module) ----
 
+  /** Runs `body` between the begin and end events of `phase` on this domain (the end event is
+   * emitted even if `body` throws). */
+  #inPhase(phase: RuntimePhase, body: () => void): void {
+    this.#events.beginPhase(this.id, phase);
+    try {
+      body();
+    } finally {
+      this.#events.endPhase(this.id, phase);
+    }
+  }
+
+  /** {@linkcode #inPhase}, resumable. */
+  *#inPhaseG(phase: RuntimePhase, body: () => Resumable<void>): Resumable<void> {
+    this.#events.beginPhase(this.id, phase);
+    try {
+      yield* body();
+    } finally {
+      this.#events.endPhase(this.id, phase);
+    }
+  }
+
+  /** The phase of `Gc.full_major ()`, or of `Gc.compact ()` (whose last cycle compacts). */
+  static #cyclesPhase(compact: boolean): RuntimePhase {
+    return compact ? RuntimePhase.EV_EXPLICIT_GC_COMPACT : RuntimePhase.EV_EXPLICIT_GC_FULL_MAJOR;
+  }
+
   /** `Gc.minor ()`: a minor collection, then pending actions (callbacks). */
   minorGc(): void {
-    this.#events.beginPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MINOR);
-    try {
+    this.#inPhase(RuntimePhase.EV_EXPLICIT_GC_MINOR, () => {
       this.requestedMinorGc = true;
       this.pollGcWork();
       this.processPendingActions();
       this.returnFromC();
-    } finally {
-      this.#events.endPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MINOR);
-    }
+    });
   }
 
   /** `Gc.major_slice 0`: a slice with the work due (`GC_CALCULATE_MAJOR_SLICE`), then callbacks. */
   majorSlice(): void {
-    this.#events.beginPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MAJOR_SLICE);
-    try {
+    this.#inPhase(RuntimePhase.EV_EXPLICIT_GC_MAJOR_SLICE, () => {
       this.#slice(SliceKind.CALCULATE);
       this.processPendingActions();
       this.returnFromC();
-    } finally {
-      this.#events.endPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MAJOR_SLICE);
-    }
+    });
   }
 
   /** `Gc.major ()` (gc_ctrl.c, `gc_major_res`): the minor heaps emptied once
    * (`caml_empty_minor_heaps_once`), the current major cycle finished (which empties them
    * twice more), then callbacks: three minor collections in all. */
   majorGc(): void {
-    this.#events.beginPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MAJOR);
-    try {
+    this.#inPhase(RuntimePhase.EV_EXPLICIT_GC_MAJOR, () => {
       this.runtime.minorCollection(this);
-      this.runtime.finishMajorCycle(this, false);
+      this.runtime.finishMajorCycle(this);
       this.processPendingActions();
       this.returnFromC();
-    } finally {
-      this.#events.endPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MAJOR);
-    }
+    });
+  }
+
+  /** `Gc.full_major ()` (or, with `compact`, `Gc.compact ()`): three major cycles, the last one
+   * compacting if asked, pending actions after each. */
+  #threeCycles(compact: boolean): void {
+    this.#inPhase(Domain.#cyclesPhase(compact), () => {
+      for (let i = 0; i < 3; i++) {
+        this.runtime.finishMajorCycle(this, { compact: compact && i === 2 });
+        this.processPendingActions();
+      }
+      this.returnFromC();
+    });
   }
 
   /** `Gc.full_major ()`: three major cycles, pending actions after each. */
   fullMajor(): void {
-    this.#events.beginPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_FULL_MAJOR);
-    try {
-      for (let i = 0; i < 3; i++) {
-        this.runtime.finishMajorCycle(this, false);
-        this.processPendingActions();
-      }
-      this.returnFromC();
-    } finally {
-      this.#events.endPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_FULL_MAJOR);
-    }
+    this.#threeCycles(false);
   }
 
   /** `Gc.compact ()`: three major cycles, the last one compacting, callbacks after each. */
   compact(): void {
-    this.#events.beginPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_COMPACT);
-    try {
-      for (let i = 0; i < 3; i++) {
-        this.runtime.finishMajorCycle(this, i === 2);
-        this.processPendingActions();
-      }
-      this.returnFromC();
-    } finally {
-      this.#events.endPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_COMPACT);
-    }
+    this.#threeCycles(true);
   }
 
   /** {@linkcode minorGc}, resumable. */
   *minorGcG(): Resumable<void> {
-    this.#events.beginPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MINOR);
-    try {
-      this.requestedMinorGc = true;
-      this.pollGcWork();
-      yield* this.processPendingActionsG();
-      this.returnFromC();
-    } finally {
-      this.#events.endPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MINOR);
-    }
+    yield* this.#inPhaseG(
+      RuntimePhase.EV_EXPLICIT_GC_MINOR,
+      function* (this: Domain) {
+        this.requestedMinorGc = true;
+        this.pollGcWork();
+        yield* this.processPendingActionsG();
+        this.returnFromC();
+      }.bind(this),
+    );
   }
 
   /** {@linkcode majorSlice}, resumable. */
   *majorSliceG(): Resumable<void> {
-    this.#events.beginPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MAJOR_SLICE);
-    try {
-      this.#slice(SliceKind.CALCULATE);
-      yield* this.processPendingActionsG();
-      this.returnFromC();
-    } finally {
-      this.#events.endPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MAJOR_SLICE);
-    }
+    yield* this.#inPhaseG(
+      RuntimePhase.EV_EXPLICIT_GC_MAJOR_SLICE,
+      function* (this: Domain) {
+        this.#slice(SliceKind.CALCULATE);
+        yield* this.processPendingActionsG();
+        this.returnFromC();
+      }.bind(this),
+    );
   }
 
   /** {@linkcode majorGc}, resumable. */
   *majorGcG(): Resumable<void> {
-    this.#events.beginPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MAJOR);
-    try {
-      this.runtime.minorCollection(this);
-      this.runtime.finishMajorCycle(this, false);
-      yield* this.processPendingActionsG();
-      this.returnFromC();
-    } finally {
-      this.#events.endPhase(this.id, RuntimePhase.EV_EXPLICIT_GC_MAJOR);
-    }
+    yield* this.#inPhaseG(
+      RuntimePhase.EV_EXPLICIT_GC_MAJOR,
+      function* (this: Domain) {
+        this.runtime.minorCollection(this);
+        this.runtime.finishMajorCycle(this);
+        yield* this.processPendingActionsG();
+        this.returnFromC();
+      }.bind(this),
+    );
   }
 
-  /** {@linkcode fullMajor} (or, with `compact`, {@linkcode compact}), resumable. */
-  *fullMajorG(compact = false): Resumable<void> {
-    const phase = compact
-      ? RuntimePhase.EV_EXPLICIT_GC_COMPACT
-      : RuntimePhase.EV_EXPLICIT_GC_FULL_MAJOR;
-    this.#events.beginPhase(this.id, phase);
-    try {
-      for (let i = 0; i < 3; i++) {
-        this.runtime.finishMajorCycle(this, compact && i === 2);
-        yield* this.processPendingActionsG();
-      }
-      this.returnFromC();
-    } finally {
-      this.#events.endPhase(this.id, phase);
-    }
+  /** {@linkcode #threeCycles}, resumable. */
+  *#threeCyclesG(compact: boolean): Resumable<void> {
+    yield* this.#inPhaseG(
+      Domain.#cyclesPhase(compact),
+      function* (this: Domain) {
+        for (let i = 0; i < 3; i++) {
+          this.runtime.finishMajorCycle(this, { compact: compact && i === 2 });
+          yield* this.processPendingActionsG();
+        }
+        this.returnFromC();
+      }.bind(this),
+    );
+  }
+
+  /**
+   * {@linkcode fullMajor}, resumable. (`fullMajorG(true)`, the older spelling of
+   * {@linkcode compactG}, is still accepted.)
+   */
+  *fullMajorG(compact: boolean | { compact?: boolean } = {}): Resumable<void> {
+    yield* this.#threeCyclesG(typeof compact === "boolean" ? compact : compact.compact === true);
+  }
+
+  /** {@linkcode compact}, resumable. */
+  *compactG(): Resumable<void> {
+    yield* this.#threeCyclesG(true);
   }
 
   // ---- Gc.Memprof on this domain's current thread ----
@@ -1037,7 +1069,7 @@ export class Domain implements MemprofHost {
     ev.beginPhase(this.id, RuntimePhase.EV_MINOR_REMEMBERED_SET);
     t.phase(this.id, RuntimePhase.EV_MINOR_FINALIZERS_OLDIFY, t.minorShare("finalizersOldify"));
     ev.beginPhase(this.id, RuntimePhase.EV_MINOR_MEMPROF_ROOTS);
-    this.memprof.scanRoots(true, false);
+    this.memprof.scanRoots({ youngOnly: true });
     t.spend(t.minorShare("memprofRoots"));
     ev.endPhase(this.id, RuntimePhase.EV_MINOR_MEMPROF_ROOTS);
   }
@@ -1323,7 +1355,8 @@ export class Runtime {
    * the cycle began nor now, and not allocated or promoted during the cycle (OCaml 5 marks what
    * was reachable at the cycle's start and allocates new blocks marked).
    */
-  finishMajorCycle(by: Domain, compact: boolean): void {
+  finishMajorCycle(by: Domain, options: { compact?: boolean } = {}): void {
+    const compact = options.compact === true;
     const ev = this.events;
     const outer = this.#inStw;
     if (!outer) ev.beginPhase(by.id, RuntimePhase.EV_STW_LEADER);
@@ -1392,7 +1425,7 @@ export class Runtime {
     const marked = new Set(this.#snapshot);
     for (const r of this.roots) if (r.addr >= 0) marked.add(r.addr);
     this.#marked = marked;
-    for (const d of order) d.memprof.scanRoots(false, false);
+    for (const d of order) d.memprof.scanRoots();
     for (const d of order) {
       ev.beginPhase(d.id, RuntimePhase.EV_MAJOR_MEMPROF_CLEAN);
       d.memprof.afterMajorGc();
@@ -1418,7 +1451,7 @@ export class Runtime {
           r.addr = to;
         }
       }
-      for (const d of order) d.memprof.scanRoots(false, true);
+      for (const d of order) d.memprof.scanRoots({ weak: true });
       this.#compaction = null;
       ev.endPhase(by.id, RuntimePhase.EV_COMPACT);
     }

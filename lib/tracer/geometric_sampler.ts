@@ -31,18 +31,21 @@ export function logApproxDouble(n: number): number {
 
 /** Draws geometric gaps (≥ 1) with mean 1/rate. */
 export class GeometricSampler {
-  private readonly oneLog1mLambda: number;
+  readonly #oneLog1mLambda: number;
+  readonly #rand: OCamlRandomState;
 
+  /** A sampler at `samplingRate`, drawing from `rand` (default: memtrace's seeded state). */
   constructor(
     readonly samplingRate: number,
-    private readonly rand: OCamlRandomState = OCamlRandomState.make(MEMTRACE_SAMPLER_SEED),
+    rand: OCamlRandomState = OCamlRandomState.make(MEMTRACE_SAMPLER_SEED),
   ) {
-    this.oneLog1mLambda = samplingRate >= 1 ? 0 : 1 / log1p(-samplingRate);
+    this.#rand = rand;
+    this.#oneLog1mLambda = samplingRate >= 1 ? 0 : 1 / log1p(-samplingRate);
   }
 
   /** The next gap. */
   draw(): number {
-    const expRand = logApproxDouble(this.rand.bits());
-    return 1 + Math.trunc(expRand * this.oneLog1mLambda);
+    const expRand = logApproxDouble(this.#rand.bits());
+    return 1 + Math.trunc(expRand * this.#oneLog1mLambda);
   }
 }

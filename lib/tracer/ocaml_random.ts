@@ -17,18 +17,18 @@ function rotl(x: bigint, k: bigint): bigint {
 
 /** A generator state: additive constant `a` (odd), LCG state `s`, XBG state `x0`, `x1`. */
 export class OCamlRandomState {
-  private a: bigint;
-  private s: bigint;
-  private x0: bigint;
-  private x1: bigint;
+  #a: bigint;
+  #s: bigint;
+  #x0: bigint;
+  #x1: bigint;
 
   /** A state from its four 64-bit words, normalised as `Random.State` requires (a odd, the
    * XBG words non-zero). */
   constructor(i1: bigint, i2: bigint, i3: bigint, i4: bigint) {
-    this.a = BigInt.asUintN(64, i1) | 1n;
-    this.s = BigInt.asUintN(64, i2);
-    this.x0 = BigInt.asUintN(64, i3) || 1n;
-    this.x1 = BigInt.asUintN(64, i4) || 2n;
+    this.#a = BigInt.asUintN(64, i1) | 1n;
+    this.#s = BigInt.asUintN(64, i2);
+    this.#x0 = BigInt.asUintN(64, i3) || 1n;
+    this.#x1 = BigInt.asUintN(64, i4) || 2n;
   }
 
   /** `Random.State.make seed`. */
@@ -50,7 +50,7 @@ export class OCamlRandomState {
 
   /** The four state words, as signed int64 (as OCaml prints them). */
   words(): [bigint, bigint, bigint, bigint] {
-    return [this.a, this.s, this.x0, this.x1].map((w) => BigInt.asIntN(64, w)) as [
+    return [this.#a, this.#s, this.#x0, this.#x1].map((w) => BigInt.asIntN(64, w)) as [
       bigint,
       bigint,
       bigint,
@@ -60,18 +60,18 @@ export class OCamlRandomState {
 
   /** The next 64 random bits (`caml_lxm_next`), unsigned. */
   next(): bigint {
-    let z = (this.s + this.x0) & MASK64;
+    let z = (this.#s + this.#x0) & MASK64;
     z = ((z ^ (z >> 32n)) * MIX) & MASK64;
     z = ((z ^ (z >> 32n)) * MIX) & MASK64;
     z = z ^ (z >> 32n);
-    this.s = (this.s * LCG_M + this.a) & MASK64;
-    let q0 = this.x0, q1 = this.x1;
+    this.#s = (this.#s * LCG_M + this.#a) & MASK64;
+    let q0 = this.#x0, q1 = this.#x1;
     q1 ^= q0;
     q0 = rotl(q0, 24n);
     q0 = q0 ^ q1 ^ ((q1 << 16n) & MASK64);
     q1 = rotl(q1, 37n);
-    this.x0 = q0;
-    this.x1 = q1;
+    this.#x0 = q0;
+    this.#x1 = q1;
     return z;
   }
 

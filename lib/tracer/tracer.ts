@@ -71,17 +71,17 @@ export interface TracerStats {
 
 /** Writes memprof callbacks and external allocations into a memtrace trace. */
 export class Tracer {
-  private readonly writer: MultiplexedWriter;
-  private readonly clock: () => Timestamp;
-  private readonly codes = new Map<string, LocationCode>();
-  private readonly locations: Location[][] = [[]];
-  private readonly scratch: LocationCode[] = [];
-  private readonly ext: GeometricSampler;
-  private bytesBeforeExtSample: number;
-  private locked = false;
-  private stopped = false;
-  private deferred: Deferred[] = [];
-  private readonly report: (e: unknown) => void;
+  readonly #writer: MultiplexedWriter;
+  readonly #clock: () => Timestamp;
+  readonly #codes = new Map<string, LocationCode>();
+  readonly #locations: Location[][] = [[]];
+  readonly #scratch: LocationCode[] = [];
+  readonly #ext: GeometricSampler;
+  #bytesBeforeExtSample: number;
+  #locked = false;
+  #stopped = false;
+  #deferred: Deferred[] = [];
+  readonly #report: (e: unknown) => void;
   /** What happened so far. */
   readonly stats: TracerStats = {
     allocs: 0,
@@ -93,76 +93,76 @@ export class Tracer {
     deferred: 0,
   };
   /** Resolves a location code of this trace. */
-  readonly lookup = (code: LocationCode): readonly Location[] => this.locations[code] ?? [];
+  readonly lookup = (code: LocationCode): readonly Location[] => this.#locations[code] ?? [];
 
   constructor(sink: TraceSink, options: TracerOptions) {
-    this.writer = MultiplexedWriter.create(sink, options.info, { getpid: () => options.info.pid });
-    this.clock = options.clock;
-    this.ext = new GeometricSampler(options.externalSamplingRate ?? options.info.sampleRate);
-    this.bytesBeforeExtSample = this.drawExtBytes();
-    this.report = options.reportError ?? ((e) => {
+    this.#writer = MultiplexedWriter.create(sink, options.info, { getpid: () => options.info.pid });
+    this.#clock = options.clock;
+    this.#ext = new GeometricSampler(options.externalSamplingRate ?? options.info.sampleRate);
+    this.#bytesBeforeExtSample = this.#drawExtBytes();
+    this.#report = options.reportError ?? ((e) => {
       throw e;
     });
   }
 
   /** Whether the tracer still writes (it stops after a writer failure or `close`). */
   get active(): boolean {
-    return !this.stopped;
+    return !this.#stopped;
   }
 
   /** Whether an external allocation is being written (memprof callbacks must not write). */
   get busy(): boolean {
-    return this.locked;
+    return this.#locked;
   }
 
   /** The location code of a frame (codes are given in order of first use, from 1). */
   codeOf(frame: string): LocationCode {
-    let c = this.codes.get(frame);
+    let c = this.#codes.get(frame);
     if (c === undefined) {
-      c = this.locations.length;
+      c = this.#locations.length;
       const loc = Location.parse(frame);
-      this.locations.push(loc === undefined ? [] : [loc]);
-      this.codes.set(frame, c);
+      this.#locations.push(loc === undefined ? [] : [loc]);
+      this.#codes.set(frame, c);
     }
     return c;
   }
 
-  private codesOf(callstack: readonly string[]): LocationCode[] {
-    const out = this.scratch;
+  #codesOf(callstack: readonly string[]): LocationCode[] {
+    const out = this.#scratch;
     out.length = callstack.length;
     for (let i = 0; i < callstack.length; i++) out[i] = this.codeOf(callstack[i]);
     return out;
   }
 
-  private fail(e: unknown): void {
-    this.stopped = true;
-    this.locked = false;
-    this.deferred = [];
+  #fail(e: unknown): void {
+    this.#stopped = true;
+    this.#locked = false;
+    this.#deferred = [];
     // A changed pid means a forked child: stop silently, as memtrace does.
-    if (!(e instanceof PidChangedError)) this.report(e);
+    if (!(e instanceof PidChangedError)) this.#report(e);
   }
 
   /** The `alloc_minor` / `alloc_major` callback: returns the object id to track, or
    * undefined (not tracked) when the tracer is stopped or busy. */
   alloc(domain: DomainId, info: TracedAllocation, major: boolean): ObjId | undefined {
-    if (this.stopped) return undefined;
-    if (this.locked) {
+    if (this.#stopped) return undefined;
+    if (this.#locked) {
       this.stats.ignoredWhileBusy++;
       return undefined;
     }
     try {
-      const id = this.writer.forDomain(domain).putAlloc(
-        this.clock(),
+      const id = this.#writer.forDomain(domain).putAlloc(
+        this.#clock(),
         info.size,
         info.nSamples,
         major ? AllocationSource.Major : AllocationSource.Minor,
-        this.codesOf(info.callstack),
+        this.#codesOf(info.callstack),
         this.lookup,
       );
       this.stats.allocs++;
       return id;
     } catch (e) {
-      this.fail(e);
+      this.#fail(e);
       return undefined;
     }
   }
@@ -170,40 +170,40 @@ export class Tracer {
   /** The `promote` callback: the id keeps being tracked. `domain` is the domain that allocated
    * the object (see the module comment). */
   promote(domain: DomainId, id: ObjId): ObjId | undefined {
-    if (this.stopped) return undefined;
-    if (this.locked) {
-      this.deferred.push({ kind: "promote", domain, id });
+    if (this.#stopped) return undefined;
+    if (this.#locked) {
+      this.#deferred.push({ kind: "promote", domain, id });
       this.stats.deferred++;
       return id;
     }
     try {
-      this.writer.forDomain(domain).putPromote(this.clock(), id);
+      this.#writer.forDomain(domain).putPromote(this.#clock(), id);
       this.stats.promotes++;
       return id;
     } catch (e) {
-      this.fail(e);
+      this.#fail(e);
       return undefined;
     }
   }
 
   /** The `dealloc_minor` / `dealloc_major` callback; `domain` allocated the object. */
   collect(domain: DomainId, id: ObjId): void {
-    if (this.stopped) return;
-    if (this.locked) {
-      this.deferred.push({ kind: "collect", domain, id });
+    if (this.#stopped) return;
+    if (this.#locked) {
+      this.#deferred.push({ kind: "collect", domain, id });
       this.stats.deferred++;
       return;
     }
     try {
-      this.writer.forDomain(domain).putCollect(this.clock(), id);
+      this.#writer.forDomain(domain).putCollect(this.#clock(), id);
       this.stats.collects++;
     } catch (e) {
-      this.fail(e);
+      this.#fail(e);
     }
   }
 
-  private drawExtBytes(): number {
-    return this.ext.draw() * 8;
+  #drawExtBytes(): number {
+    return this.#ext.draw() * 8;
   }
 
   /**
@@ -218,84 +218,84 @@ export class Tracer {
     callstack: readonly string[],
     whileLocked: () => void = () => {},
   ): ObjId | undefined {
-    if (this.stopped) return undefined;
-    const n = this.bytesBeforeExtSample - bytes;
-    this.bytesBeforeExtSample = n;
+    if (this.#stopped) return undefined;
+    const n = this.#bytesBeforeExtSample - bytes;
+    this.#bytesBeforeExtSample = n;
     if (n > 0) return undefined;
-    this.locked = true;
+    this.#locked = true;
     let id: ObjId | undefined;
     try {
       let samples = 0;
-      while (this.bytesBeforeExtSample <= 0) {
-        this.bytesBeforeExtSample += this.drawExtBytes();
+      while (this.#bytesBeforeExtSample <= 0) {
+        this.#bytesBeforeExtSample += this.#drawExtBytes();
         samples++;
       }
       whileLocked();
-      if (this.stopped) return undefined;
-      id = this.writer.forDomain(domain).putAlloc(
-        this.clock(),
+      if (this.#stopped) return undefined;
+      id = this.#writer.forDomain(domain).putAlloc(
+        this.#clock(),
         Math.ceil(bytes / 8),
         samples,
         AllocationSource.External,
-        this.codesOf(callstack),
+        this.#codesOf(callstack),
         this.lookup,
       );
       this.stats.externalAllocs++;
     } catch (e) {
-      this.fail(e);
+      this.#fail(e);
       return undefined;
     }
-    this.unlock();
+    this.#unlock();
     return id;
   }
 
   /** `Memtrace.External.free`. */
   extFree(domain: DomainId, id: ObjId): void {
-    if (this.stopped) return;
-    this.locked = true;
+    if (this.#stopped) return;
+    this.#locked = true;
     try {
-      this.writer.forDomain(domain).putCollect(this.clock(), id);
+      this.#writer.forDomain(domain).putCollect(this.#clock(), id);
       this.stats.externalFrees++;
     } catch (e) {
-      this.fail(e);
+      this.#fail(e);
       return;
     }
-    this.unlock();
+    this.#unlock();
   }
 
   /** Releases the lock, writing what was deferred meanwhile (in order). */
-  private unlock(): void {
-    while (this.deferred.length > 0) {
-      const work = this.deferred;
-      this.deferred = [];
+  #unlock(): void {
+    while (this.#deferred.length > 0) {
+      const work = this.#deferred;
+      this.#deferred = [];
       try {
         for (const d of work) {
-          const w = this.writer.forDomain(d.domain);
+          const w = this.#writer.forDomain(d.domain);
           if (d.kind === "promote") {
-            w.putPromote(this.clock(), d.id);
+            w.putPromote(this.#clock(), d.id);
             this.stats.promotes++;
           } else {
-            w.putCollect(this.clock(), d.id);
+            w.putCollect(this.#clock(), d.id);
             this.stats.collects++;
           }
         }
       } catch (e) {
-        this.fail(e);
+        this.#fail(e);
         return;
       }
     }
-    this.locked = false;
+    this.#locked = false;
   }
 
   /** Writes out everything buffered. */
   flush(): void {
-    if (!this.stopped) this.writer.flush();
+    if (!this.#stopped) this.#writer.flush();
   }
 
   /** Flushes and stops tracing. */
   close(): void {
-    if (this.stopped) return;
-    this.writer.flush();
-    this.stopped = true;
+    if (this.#stopped) return;
+    this.#writer.flush();
+    this.#stopped = true;
   }
 }

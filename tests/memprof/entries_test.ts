@@ -12,7 +12,17 @@ const profile = () =>
   new Profile({ samplingRate: 0.5, oneLog1mLambda: -1.4, callstackSize: 0, tracker: {} });
 
 function fill(es: Entries, n: number): void {
-  for (let i = 0; i < n; i++) es.newEntry(1000 + i, i, 1, 1, 0, false, false);
+  for (let i = 0; i < n; i++) {
+    es.newEntry({
+      block: 1000 + i,
+      userData: i,
+      wosize: 1,
+      samples: 1,
+      source: 0,
+      isYoung: false,
+      offset: false,
+    });
+  }
 }
 
 Deno.test("entries: capacity grows by 2x from the minimum and shrinks only when 4x too large", () => {
@@ -73,8 +83,15 @@ Deno.test("entries: transfer appends, drops never-called entries and fixes runne
 
 Deno.test("entries: clear_offsets fakes deallocation after an allocation callback", () => {
   const es = new Entries(MIN_ENTRIES_THREAD_CAPACITY, profile());
-  es.newEntry(0, "cs", 2, 1, 0, true, true);
-  es.newEntry(3, "cs", 3, 1, 0, true, true);
+  const offsetEntry = {
+    userData: "cs",
+    samples: 1,
+    source: 0,
+    isYoung: true,
+    offset: true,
+  } as const;
+  es.newEntry({ ...offsetEntry, block: 0, wosize: 2 });
+  es.newEntry({ ...offsetEntry, block: 3, wosize: 3 });
   es.t[0].callbacks = cbMask(CB_ALLOC);
   es.active = 2;
   es.clearOffsets();

@@ -24,14 +24,15 @@ type Cmd =
   | { op: "start"; rate: number; mode: number }
   | { op: "stop" | "discard" };
 
+/** `{ op, size }` with a size in [min, max]. */
+const sizeCmd = (op: "alloc" | "rtalloc", min: number, max: number): fc.Arbitrary<Cmd> =>
+  fc.integer({ min, max }).map((size) => ({ op, size }));
+/** `{ op, slot }` with one of the 8 root slots. */
+const slotCmd = (op: "keep" | "drop"): fc.Arbitrary<Cmd> =>
+  fc.integer({ min: 0, max: 7 }).map((slot) => ({ op, slot }));
+
 const cmd: fc.Arbitrary<Cmd> = fc.oneof(
-  {
-    weight: 6,
-    arbitrary: fc.record({
-      op: fc.constant("alloc" as const),
-      size: fc.integer({ min: 0, max: 300 }),
-    }),
-  },
+  { weight: 6, arbitrary: sizeCmd("alloc", 0, 300) },
   {
     weight: 3,
     arbitrary: fc.record({
@@ -39,13 +40,7 @@ const cmd: fc.Arbitrary<Cmd> = fc.oneof(
       lens: fc.array(fc.integer({ min: 1, max: 8 }), { minLength: 1, maxLength: 4 }),
     }),
   },
-  {
-    weight: 2,
-    arbitrary: fc.record({
-      op: fc.constant("rtalloc" as const),
-      size: fc.integer({ min: 1, max: 20 }),
-    }),
-  },
+  { weight: 2, arbitrary: sizeCmd("rtalloc", 1, 20) },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -53,20 +48,8 @@ const cmd: fc.Arbitrary<Cmd> = fc.oneof(
       mem: fc.integer({ min: 1, max: 500 }),
     }),
   },
-  {
-    weight: 4,
-    arbitrary: fc.record({
-      op: fc.constant("keep" as const),
-      slot: fc.integer({ min: 0, max: 7 }),
-    }),
-  },
-  {
-    weight: 2,
-    arbitrary: fc.record({
-      op: fc.constant("drop" as const),
-      slot: fc.integer({ min: 0, max: 7 }),
-    }),
-  },
+  { weight: 4, arbitrary: slotCmd("keep") },
+  { weight: 2, arbitrary: slotCmd("drop") },
   {
     weight: 4,
     arbitrary: fc.record({

@@ -2,7 +2,7 @@
  * OCaml's testsuite/tests/statmemprof behaviours, re-expressed against lib/runtime + lib/memprof.
  */
 import assert from "node:assert/strict";
-import { type Root, Runtime } from "../../lib/runtime/mod.ts";
+import { type Domain, type Root, Runtime } from "../../lib/runtime/mod.ts";
 import {
   type AllocationInfo,
   AllocationSource,
@@ -299,51 +299,35 @@ Deno.test("exception_callback: a raising callback's exception escapes Array.make
   checkAll(rt);
 });
 
+/** A fresh runtime's main domain sampling every word with `tracker`. */
+function sampleEverything(tracker: Tracker): { rt: Runtime; d: Domain } {
+  const rt = new Runtime();
+  const d = rt.mainDomain;
+  d.memprofStart({ samplingRate: 1, tracker });
+  return { rt, d };
+}
+
+const raiseMyExc = (): never => {
+  throw new MyExc();
+};
+
 Deno.test("exception_callback: exceptions from every kind of callback propagate", async (t) => {
   await t.step("alloc_major raises out of Array.make", () => {
-    const rt = new Runtime();
-    const d = rt.mainDomain;
-    d.memprofStart({
-      samplingRate: 1,
-      tracker: {
-        allocMajor: () => {
-          throw new MyExc();
-        },
-      },
-    });
+    const { rt, d } = sampleEverything({ allocMajor: raiseMyExc });
     assert.throws(() => d.alloc(1000), MyExc);
     d.processPendingActions(); // the entry was dropped: nothing more to raise
     d.memprofStop();
     checkAll(rt);
   });
   await t.step("a major sample from C waits for the next poll point", () => {
-    const rt = new Runtime();
-    const d = rt.mainDomain;
-    d.memprofStart({
-      samplingRate: 1,
-      tracker: {
-        allocMajor: () => {
-          throw new MyExc();
-        },
-      },
-    });
+    const { rt, d } = sampleEverything({ allocMajor: raiseMyExc });
     d.allocMajor(1000);
     assert.throws(() => d.processPendingActions(), MyExc);
     d.memprofStop();
     checkAll(rt);
   });
   await t.step("promote raises out of Gc.minor", () => {
-    const rt = new Runtime();
-    const d = rt.mainDomain;
-    d.memprofStart({
-      samplingRate: 1,
-      tracker: {
-        allocMinor: () => 1,
-        promote: () => {
-          throw new MyExc();
-        },
-      },
-    });
+    const { rt, d } = sampleEverything({ allocMinor: () => 1, promote: raiseMyExc });
     const r = rt.root(d.alloc(1), 1);
     assert.throws(() => d.minorGc(), MyExc);
     d.memprofStop();
@@ -352,17 +336,7 @@ Deno.test("exception_callback: exceptions from every kind of callback propagate"
     checkAll(rt);
   });
   await t.step("dealloc raises out of Gc.full_major", () => {
-    const rt = new Runtime();
-    const d = rt.mainDomain;
-    d.memprofStart({
-      samplingRate: 1,
-      tracker: {
-        allocMinor: () => 1,
-        deallocMinor: () => {
-          throw new MyExc();
-        },
-      },
-    });
+    const { rt, d } = sampleEverything({ allocMinor: () => 1, deallocMinor: raiseMyExc });
     d.alloc(1);
     d.memprofStop();
     assert.throws(() => d.fullMajor(), MyExc);
