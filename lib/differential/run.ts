@@ -6,7 +6,13 @@
  * @module
  */
 import { runScenario, type Scenario } from "../scenario/mod.ts";
-import { type ExportedProgram, ExportError, exportOCaml, HARNESS_FRAMES } from "../export/mod.ts";
+import {
+  DEFAULT_LOG_CAPACITY,
+  type ExportedProgram,
+  ExportError,
+  exportOCaml,
+  HARNESS_FRAMES,
+} from "../export/mod.ts";
 import { canonicalLine, type CanonicalLog, parseRealLog, RealLogError } from "./canonical.ts";
 import { compareLogs, type Comparison } from "./compare.ts";
 import type { RunEvent } from "../scenario/mod.ts";
@@ -90,8 +96,8 @@ export async function diffScenario(sc: Scenario, opts: DiffOptions): Promise<Dif
     return { scenario, status: "error", message: `simulation failed: ${(e as Error).message}` };
   }
   // Size the program's log from the simulation: room for twice its callbacks.
-  const capacity = Math.max(4096, 2 * sim.lines.length + 1024);
-  if (capacity > 65_536) program = exportOCaml(sc, { logCapacity: capacity });
+  const capacity = 2 * sim.lines.length + 1024;
+  if (capacity > DEFAULT_LOG_CAPACITY) program = exportOCaml(sc, { logCapacity: capacity });
   try {
     const exe = await buildProgram(program, opts);
     const { output, verifiedNow } = await runVerified(exe, program, opts);

@@ -20,6 +20,8 @@
  * @module
  */
 export {
+  DEFAULT_CALLBACK_KEEP_CAPACITY,
+  DEFAULT_LOG_CAPACITY,
   defName,
   type ExportedProgram,
   exportOCaml,

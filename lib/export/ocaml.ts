@@ -22,9 +22,9 @@ import type {
   Scenario,
   SizeSpec,
   Step,
-  TrackerSpec,
   Trigger,
 } from "../scenario/spec.ts";
+import { forEachStep, hasBody, someAction, usesThreadPrograms } from "../scenario/walk.ts";
 import { ocamlHexFloat } from "../util/ocaml_printf.ts";
 import { ExportError } from "./errors.ts";
 import { epilogue, prelude, threadsPrelude } from "./_prelude.ts";
@@ -46,13 +46,20 @@ export const HARNESS_FRAMES: {
   thread: 2,
 };
 
+/** Records an exported program's callback log holds unless told otherwise. */
+export const DEFAULT_LOG_CAPACITY = 65_536;
+
+/** Slots of each keep site inside a callback unless told otherwise. */
+export const DEFAULT_CALLBACK_KEEP_CAPACITY = 4_096;
+
 /** Options of {@linkcode exportOCaml}. */
 export interface ExportOptions {
-  /** Records the program's callback log can hold (default 65,536). A run that would log more
-   * reports `log_overflow true`. */
+  /** Records the program's callback log can hold (default
+   * {@linkcode DEFAULT_LOG_CAPACITY}). A run that would log more reports `log_overflow true`. */
   readonly logCapacity?: number;
   /** Slots of each keep site inside a callback, where the number of blocks alive at once
-   * cannot be bounded from the scenario alone (default 4,096). */
+   * cannot be bounded from the scenario alone (default
+   * {@linkcode DEFAULT_CALLBACK_KEEP_CAPACITY}). */
   readonly callbackKeepCapacity?: number;
 }
 
@@ -132,79 +139,82 @@ interface Segment {
 }
 
 class Exporter {
-  private readonly name: string;
-  private readonly moduleName: string;
-  private readonly domainOrd = new Map<string, number>();
-  private readonly defs: string[] = [];
-  private readonly inits: string[] = [];
+  readonly #name: string;
+  readonly #moduleName: string;
+  readonly #domainOrd = new Map<string, number>();
+  readonly #defs: string[] = [];
+  readonly #inits: string[] = [];
   /** Blocks the scenario's initialised values keep in the heap (see _harness_heap.ts). */
-  private readonly initBlocks: HarnessBlock[] = [];
-  private readonly frames = new Map<string, string>();
-  private readonly exceptions: string[] = [];
-  private readonly exceptionIndex = new Map<string, number>();
-  private readonly profileSlot = new Map<string, number>();
-  private readonly profileSpecs: ProfileSpec[] = [];
+  readonly #initBlocks: HarnessBlock[] = [];
+  readonly #frames = new Map<string, string>();
+  readonly #exceptions: string[] = [];
+  readonly #exceptionIndex = new Map<string, number>();
+  readonly #profileSlot = new Map<string, number>();
+  readonly #profileSpecs: ProfileSpec[] = [];
   /** Domains ended by a `join`: their function waits for the joiner to release it. */
-  private readonly joined = new Set<number>();
+  readonly #joined = new Set<number>();
   /** Position of the step that starts each profile (directly or through its callbacks). */
-  private readonly profileAt: string[] = [];
-  private readonly sites: number[] = [];
-  private readonly fifoSites: number[] = [];
-  private readonly releaseSites = new Map<
+  readonly #profileAt: string[] = [];
+  readonly #sites: number[] = [];
+  readonly #fifoSites: number[] = [];
+  readonly #releaseSites = new Map<
     string,
     { fifo: number[]; slots: number[]; rings: number[] }
   >();
-  private readonly userEvents = new Map<string, { id: number; type: string }>();
-  private readonly logCapacity: number;
-  private readonly callbackKeepCapacity: number;
-  private counter = 0;
-  private maxDepth = 0;
-  private usesEvents = false;
-  private canRaise = false;
+  readonly #userEvents = new Map<string, { id: number; type: string }>();
+  readonly #logCapacity: number;
+  readonly #callbackKeepCapacity: number;
+  #counter = 0;
+  #maxDepth = 0;
+  #usesEvents = false;
+  #canRaise = false;
   /** Systhreads with programs, in creation order (thread k is `threadSteps[k - 1]`). */
-  private readonly threadSteps: Extract<Step, { kind: "threadSpawn" }>[] = [];
+  readonly #threadSteps: Extract<Step, { kind: "threadSpawn" }>[] = [];
   /** Thread number by name ("main" is 0). */
-  private readonly threadIndex = new Map<string, number>([["main", 0]]);
+  readonly #threadIndex = new Map<string, number>([["main", 0]]);
 
-  constructor(private readonly sc: Scenario, options: ExportOptions) {
-    this.name = sc.settings.name;
-    this.moduleName = moduleNameOf(this.name);
-    this.logCapacity = options.logCapacity ?? 65_536;
-    this.callbackKeepCapacity = options.callbackKeepCapacity ?? 4_096;
-    sc.domains.forEach((d, i) => this.domainOrd.set(d, i));
+  readonly #sc: Scenario;
+
+  constructor(sc: Scenario, options: ExportOptions) {
+    this.#sc = sc;
+    this.#name = sc.settings.name;
+    this.#moduleName = moduleNameOf(this.#name);
+    this.#logCapacity = options.logCapacity ?? DEFAULT_LOG_CAPACITY;
+    this.#callbackKeepCapacity = options.callbackKeepCapacity ?? DEFAULT_CALLBACK_KEEP_CAPACITY;
+    sc.domains.forEach((d, i) => this.#domainOrd.set(d, i));
   }
 
-  private refuse(at: string, reason: string): never {
-    throw new ExportError(this.name, at, reason);
+  #refuse(at: string, reason: string): never {
+    throw new ExportError(this.#name, at, reason);
   }
 
-  private fresh(prefix: string): string {
-    return `${prefix}${++this.counter}`;
+  #fresh(prefix: string): string {
+    return `${prefix}${++this.#counter}`;
   }
 
   run(): ExportedProgram {
-    for (const st of this.sc.steps) {
+    for (const st of this.#sc.steps) {
       if (st.kind !== "threadSpawn") continue;
-      this.threadSteps.push(st);
-      this.threadIndex.set(st.thread, this.threadSteps.length);
+      this.#threadSteps.push(st);
+      this.#threadIndex.set(st.thread, this.#threadSteps.length);
     }
-    const threads = this.threadSteps.length > 0 || usesThreads(this.sc);
-    if (threads && this.sc.domains.length > 1) {
-      this.refuse(
-        this.threadSteps[0]?.at ?? "settings",
+    const threads = this.#threadSteps.length > 0 || usesThreadPrograms(this.#sc);
+    if (threads && this.#sc.domains.length > 1) {
+      this.#refuse(
+        this.#threadSteps[0]?.at ?? "settings",
         "systhreads with programs in a scenario with several domains: the exported program " +
           "passes one baton between domains and another between the main domain's threads, " +
           "and does not combine them",
       );
     }
-    this.collectProfiles(this.sc.steps);
-    if (this.sc.domains.length > 1) {
-      for (const [slot, p] of this.profileSpecs.entries()) {
+    this.#collectProfiles();
+    if (this.#sc.domains.length > 1) {
+      for (const [slot, p] of this.#profileSpecs.entries()) {
         for (const k of CALLBACK_KINDS) {
           for (const { action } of p.tracker[k]?.actions ?? []) {
             if (action.kind === "alloc" && action.lifetime.kind !== "drop") {
-              this.refuse(
-                this.profileAt[slot],
+              this.#refuse(
+                this.#profileAt[slot],
                 `a callback keeps the block it allocates, in a scenario with several domains: ${RACE}`,
               );
             }
@@ -212,52 +222,54 @@ class Exporter {
         }
       }
     }
-    this.canRaise = this.profileSpecs.some((p) => trackerRaises(p.tracker));
-    const segments = this.segments();
-    const multi = this.sc.domains.length > 1;
+    this.#canRaise = this.#profileSpecs.some((p) =>
+      someAction(p.tracker, (a) => a.kind === "raise")
+    );
+    const segments = this.#segments();
+    const multi = this.#sc.domains.length > 1;
     // Domain functions: the highest number first, since a domain can only spawn later ones.
     // Trackers first: their keep sites must be known before release steps are written.
-    const callbacks = this.profileSpecs.map((p, slot) => this.trackerCode(slot, p));
+    const callbacks = this.#profileSpecs.map((p, slot) => this.#trackerCode(slot, p));
     const runs: string[] = [];
-    const aliveAtEnd = this.aliveAtEnd();
+    const aliveAtEnd = this.#aliveAtEnd();
     const flushBase = segments.length;
     const exitTurn = flushBase + aliveAtEnd.length;
     const trailingJoins = segments.length > 0 && segments[segments.length - 1].terminates
       ? [segments[segments.length - 1].ord]
       : [];
-    for (let ord = this.sc.domains.length - 1; ord >= 0; ord--) {
+    for (let ord = this.#sc.domains.length - 1; ord >= 0; ord--) {
       runs.push(
-        this.domainFunction(ord, segments, aliveAtEnd, flushBase, exitTurn, trailingJoins, multi),
+        this.#domainFunction(ord, segments, aliveAtEnd, flushBase, exitTurn, trailingJoins, multi),
       );
     }
     // The threads' functions (the program's initialisation creates the threads before the run).
-    const threadRuns = this.threadSteps.map((st, k) => this.threadFunction(st, k + 1));
-    const maxFrames = Math.max(0, ...this.profileSpecs.map((p) => p.callstackSize));
+    const threadRuns = this.#threadSteps.map((st, k) => this.#threadFunction(st, k + 1));
+    const maxFrames = Math.max(0, ...this.#profileSpecs.map((p) => p.callstackSize));
     if (maxFrames > MAX_FRAMES_RECORDED) {
-      const slot = this.profileSpecs.findIndex((p) => p.callstackSize === maxFrames);
-      this.refuse(
-        this.profileAt[slot],
+      const slot = this.#profileSpecs.findIndex((p) => p.callstackSize === maxFrames);
+      this.#refuse(
+        this.#profileAt[slot],
         `a callstack size of ${maxFrames}: the exported program records at most ` +
           `${MAX_FRAMES_RECORDED} frames per callback`,
       );
     }
     const params = {
-      logCapacity: this.logCapacity,
-      maxDepth: Math.max(1, this.maxDepth),
+      logCapacity: this.#logCapacity,
+      maxDepth: Math.max(1, this.#maxDepth),
       maxFrames,
-      domains: this.sc.domains.length,
-      threads: this.threadSteps.length,
-      profiles: this.profileSpecs.length,
-      sites: this.sites,
-      fifoSites: this.fifoSites,
-      seed: this.sc.settings.seed,
-      minorHeapWords: this.sc.settings.minorHeapWords,
-      ringLog2: this.sc.settings.ringLog2,
-      exceptions: this.exceptions.length,
+      domains: this.#sc.domains.length,
+      threads: this.#threadSteps.length,
+      profiles: this.#profileSpecs.length,
+      sites: this.#sites,
+      fifoSites: this.#fifoSites,
+      seed: this.#sc.settings.seed,
+      minorHeapWords: this.#sc.settings.minorHeapWords,
+      ringLog2: this.#sc.settings.ringLog2,
+      exceptions: this.#exceptions.length,
     };
-    const exnDecls = this.exceptions.map((_, i) => `exception E_${i}`).join("\n");
-    const handlers = this.handlersCode();
-    const releases = [...this.releaseSites.entries()].map(([name, s], i) =>
+    const exnDecls = this.#exceptions.map((_, i) => `exception E_${i}`).join("\n");
+    const handlers = this.#handlersCode();
+    const releases = [...this.#releaseSites.entries()].map(([name, s], i) =>
       `(* release "${name}" *)\nlet[@inline never] release_${i} () =\n  ${
         [
           ...s.fifo.map((k) => `release_site ${k};`),
@@ -267,22 +279,22 @@ class Exporter {
           .join("\n  ")
       }\n  ()`
     );
-    const main = this.mainCode(aliveAtEnd, exitTurn, multi);
-    const header = this.header();
+    const main = this.#mainCode(aliveAtEnd, exitTurn, multi);
+    const header = this.#header();
     const source = [
       header,
       prelude(params),
-      this.usesThreadLib()
-        ? threadsPrelude({ threads: this.threadSteps.length, domains: params.domains })
+      this.#usesThreadLib()
+        ? threadsPrelude({ threads: this.#threadSteps.length, domains: params.domains })
         : "",
       "(* ---- Scenario ---- *)",
       exnDecls,
       handlers,
-      ...this.inits,
+      ...this.#inits,
       "let start_fns : (unit -> unit) array = Array.make " +
-      `${Math.max(1, this.profileSpecs.length)} (fun () -> ())`,
+      `${Math.max(1, this.#profileSpecs.length)} (fun () -> ())`,
       ...releases,
-      ...this.defs,
+      ...this.#defs,
       ...callbacks,
       ...threadRuns,
       ...runs,
@@ -290,55 +302,55 @@ class Exporter {
       main,
     ].filter((s) => s !== "").join("\n\n") + "\n";
     return {
-      scenario: this.name,
-      moduleName: this.moduleName,
-      fileName: `${this.fileBase()}.ml`,
+      scenario: this.#name,
+      moduleName: this.#moduleName,
+      fileName: `${this.#fileBase()}.ml`,
       source,
-      frames: this.frames,
-      exceptions: this.exceptions,
-      compileArgs: this.compileArgs(),
-      env: this.env(),
+      frames: this.#frames,
+      exceptions: this.#exceptions,
+      compileArgs: this.#compileArgs(),
+      env: this.#env(),
       majorHeap: harnessMajorHeap(
-        harnessBlocks(params, this.initBlocks, { threadsLibrary: this.usesThreadLib() }),
-        this.sc.settings.minorHeapWords,
-        { threadsLibrary: this.usesThreadLib() },
+        harnessBlocks(params, this.#initBlocks, { threadsLibrary: this.#usesThreadLib() }),
+        this.#sc.settings.minorHeapWords,
+        { threadsLibrary: this.#usesThreadLib() },
       ),
     };
   }
 
-  private fileBase(): string {
-    return this.moduleName[0].toLowerCase() + this.moduleName.slice(1);
+  #fileBase(): string {
+    return this.#moduleName[0].toLowerCase() + this.#moduleName.slice(1);
   }
 
-  private compileArgs(): string[] {
-    const libs = this.usesEvents ? ["-I", "+runtime_events", "runtime_events.cmxa"] : [];
-    if (this.usesThreadLib()) {
+  #compileArgs(): string[] {
+    const libs = this.#usesEvents ? ["-I", "+runtime_events", "runtime_events.cmxa"] : [];
+    if (this.#usesThreadLib()) {
       libs.push("-I", "+unix", "-I", "+threads", "unix.cmxa", "threads.cmxa");
     }
-    return ["-g", ...libs, `${this.fileBase()}.ml`];
+    return ["-g", ...libs, `${this.#fileBase()}.ml`];
   }
 
   /** Whether the program uses systhreads (and links the threads library). */
-  private usesThreadLib(): boolean {
-    return this.threadSteps.length > 0 || usesThreads(this.sc);
+  #usesThreadLib(): boolean {
+    return this.#threadSteps.length > 0 || usesThreadPrograms(this.#sc);
   }
 
-  private env(): Record<string, string> {
-    const s = this.sc.settings;
+  #env(): Record<string, string> {
+    const s = this.#sc.settings;
     return { OCAMLRUNPARAM: `s=${s.minorHeapWords},e=${s.ringLog2}` };
   }
 
-  private header(): string {
-    const base = this.fileBase();
-    const env = this.env().OCAMLRUNPARAM;
+  #header(): string {
+    const base = this.#fileBase();
+    const env = this.#env().OCAMLRUNPARAM;
     return [
-      `(* Scenario "${this.name}", exported by memprof-lab for the real OCaml 5.3 runtime.`,
-      ...(this.sc.settings.description === ""
+      `(* Scenario "${this.#name}", exported by memprof-lab for the real OCaml 5.3 runtime.`,
+      ...(this.#sc.settings.description === ""
         ? []
-        : [`   ${this.sc.settings.description.replaceAll("*)", "* )")}`]),
+        : [`   ${this.#sc.settings.description.replaceAll("*)", "* )")}`]),
       "",
       "   Build and run:",
-      `     ocamlopt ${this.compileArgs().join(" ")} -o ${base}`,
+      `     ocamlopt ${this.#compileArgs().join(" ")} -o ${base}`,
       `     OCAMLRUNPARAM=${env} ./${base}`,
       "",
       "   It prints its callback log (see docs/differential.md); `deno task diff` compares it",
@@ -348,58 +360,58 @@ class Exporter {
 
   // ---- profiles and trackers -----------------------------------------------------------------
 
-  private collectProfiles(steps: readonly Step[]): void {
-    for (const st of steps) {
-      if (st.kind === "memprofStart") this.addProfile(st.profile, st.at);
-      if ("body" in st) this.collectProfiles(st.body);
-    }
+  #collectProfiles(): void {
+    forEachStep(this.#sc.steps, true, (st) => {
+      if (st.kind === "memprofStart") this.#addProfile(st.profile, st.at);
+      return true;
+    });
   }
 
-  private addProfile(p: ProfileSpec, at: string): number {
+  #addProfile(p: ProfileSpec, at: string): number {
     if (p.name === undefined) {
-      this.refuse(at, "a profile started by a callback needs a name (act.start({ name, … }))");
+      this.#refuse(at, "a profile started by a callback needs a name (act.start({ name, … }))");
     }
-    const known = this.profileSlot.get(p.name);
+    const known = this.#profileSlot.get(p.name);
     if (known !== undefined) {
-      if (JSON.stringify(this.profileSpecs[known]) !== JSON.stringify(p)) {
-        this.refuse(at, `profile "${p.name}" is started with two different specifications`);
+      if (JSON.stringify(this.#profileSpecs[known]) !== JSON.stringify(p)) {
+        this.#refuse(at, `profile "${p.name}" is started with two different specifications`);
       }
       return known;
     }
-    const slot = this.profileSpecs.length;
-    this.profileSlot.set(p.name, slot);
-    this.profileSpecs.push(p);
-    this.profileAt.push(at);
+    const slot = this.#profileSpecs.length;
+    this.#profileSlot.set(p.name, slot);
+    this.#profileSpecs.push(p);
+    this.#profileAt.push(at);
     for (const k of CALLBACK_KINDS) {
       for (const { action } of p.tracker[k]?.actions ?? []) {
-        if (action.kind === "start") this.addProfile(action.profile, at);
-        if (action.kind === "raise") this.exceptionOf(action.exn);
+        if (action.kind === "start") this.#addProfile(action.profile, at);
+        if (action.kind === "raise") this.#exceptionOf(action.exn);
       }
     }
     return slot;
   }
 
-  private exceptionOf(name: string): number {
-    let i = this.exceptionIndex.get(name);
+  #exceptionOf(name: string): number {
+    let i = this.#exceptionIndex.get(name);
     if (i === undefined) {
-      i = this.exceptions.length;
-      this.exceptions.push(name);
-      this.exceptionIndex.set(name, i);
+      i = this.#exceptions.length;
+      this.#exceptions.push(name);
+      this.#exceptionIndex.set(name, i);
     }
     return i;
   }
 
-  private handlersCode(): string {
-    if (!this.canRaise) return "";
+  #handlersCode(): string {
+    if (!this.#canRaise) return "";
     const arms = (kind: number) =>
-      this.exceptions.map((_, i) => `| E_${i} -> record_exn ${kind} ${i}`).join(" ");
+      this.#exceptions.map((_, i) => `| E_${i} -> record_exn ${kind} ${i}`).join(" ");
     return [
       `let[@inline never] escaped e = match e with ${arms(5)} | e -> raise e`,
       `let[@inline never] caught_at o k e = loops.(o) <- k; match e with ${arms(6)} | e -> raise e`,
     ].join("\n");
   }
 
-  private trackerCode(slot: number, p: ProfileSpec): string {
+  #trackerCode(slot: number, p: ProfileSpec): string {
     const spec = (k: CallbackKindName): CallbackSpec =>
       p.tracker[k] ?? { result: k.startsWith("dealloc") ? "none" : "track", actions: [] };
     const ctx: Ctx = {
@@ -408,7 +420,7 @@ class Exporter {
       inAttempt: true,
       inCallback: true,
       bound: Infinity,
-      at: this.profileAt[slot],
+      at: this.#profileAt[slot],
       thread: 0,
     };
     const fns: string[] = [];
@@ -416,7 +428,7 @@ class Exporter {
       const ki = KIND_INDEX[k];
       const s = spec(k);
       const acts = s.actions.map(({ when, action }) =>
-        `if ${triggerCode(when)} then begin ${this.actionCode(action, slot, ctx)} end;`
+        `if ${triggerCode(when)} then begin ${this.#actionCode(action, slot, ctx)} end;`
       ).join("\n  ");
       const fn = `cb_${slot}_${ki}`;
       if (ki <= 1) {
@@ -451,23 +463,23 @@ class Exporter {
     return `(* profile "${p.name}" *)\n${fns.join("\n\n")}\n\n${tracker}\n\n${start}`;
   }
 
-  private actionCode(a: CallbackAction, slot: number, ctx: Ctx): string {
+  #actionCode(a: CallbackAction, slot: number, ctx: Ctx): string {
     switch (a.kind) {
       case "raise":
-        return `set_outcome b ${3 + this.exceptionOf(a.exn)}; raise E_${this.exceptionOf(a.exn)}`;
+        return `set_outcome b ${3 + this.#exceptionOf(a.exn)}; raise E_${this.#exceptionOf(a.exn)}`;
       case "stop":
         return "Gc.Memprof.stop ()";
       case "start":
-        return `start_fns.(${this.profileSlot.get(a.profile.name!)!}) ()`;
+        return `start_fns.(${this.#profileSlot.get(a.profile.name!)!}) ()`;
       case "discard":
         return `Gc.Memprof.discard (Obj.obj prof.(${slot}))`;
       case "alloc":
-        return this.keepCode(camlBlock(a.words), a.lifetime, ctx, { linkable: true });
+        return this.#keepCode(camlBlock(a.words), a.lifetime, ctx, { linkable: true });
       case "gc":
         return gcCode(a.what);
       case "switchThread":
       case "exitThread":
-        return this.refuse(
+        return this.#refuse(
           ctx.at,
           "callbacks that switch or exit systhreads of the older form are not exported: the " +
             "scenario DSL runs a domain's steps as one program, so the rest of the program would " +
@@ -478,12 +490,12 @@ class Exporter {
         // The thread running the callback holds the baton: it passes it, and waits inside
         // (unless its program ended: the baton went on then).
         return `(let me = th_self () in if th_ended.(me) = 0 then th_pass me ${
-          this.threadOf(a.thread, ctx.at)
+          this.#threadOf(a.thread, ctx.at)
         })`;
       case "yieldToNext": {
         // The first thread after the running one in the ring that can take the baton: a match
         // on the running thread, then tests in ring order (no loop: it would poll).
-        const ring = a.threads.map((t) => this.threadOf(t, ctx.at));
+        const ring = a.threads.map((t) => this.#threadOf(t, ctx.at));
         const arms = ring.map((me, i) => {
           let pick = "-1";
           for (let j = ring.length - 1; j >= 1; j--) {
@@ -501,17 +513,17 @@ class Exporter {
 
   // ---- segments: which domain runs which top-level steps ---------------------------------------
 
-  private segments(): Segment[] {
+  #segments(): Segment[] {
     const segs: Segment[] = [];
     let cur: Segment | undefined;
     let pendingJoins: number[] = [];
     const alive = new Set<number>([0]);
-    for (const st of this.sc.steps) {
+    for (const st of this.#sc.steps) {
       const domain = "domain" in st ? st.domain : undefined;
       // Steps of no domain (release, runtime_events control) run on the current domain, or on
       // the main domain after a termination.
       const ord = domain !== undefined
-        ? this.domainOrd.get(domain)!
+        ? this.#domainOrd.get(domain)!
         : cur !== undefined && !cur.terminates
         ? cur.ord
         : 0;
@@ -520,20 +532,20 @@ class Exporter {
         pendingJoins = [];
         segs.push(cur);
       }
-      this.checkNesting(st, domain);
-      if (alive.size > 1) this.checkNoKeeps(st, alive);
+      this.#checkNesting(st, domain);
+      if (alive.size > 1) this.#checkNoKeeps(st, alive);
       cur.steps.push(st);
-      if (st.kind === "spawn") alive.add(this.domainOrd.get(st.child)!);
+      if (st.kind === "spawn") alive.add(this.#domainOrd.get(st.child)!);
       if (st.kind === "terminate" || st.kind === "join") {
-        const ending = st.kind === "join" ? this.domainOrd.get(st.target)! : ord;
-        if (ending === 0) this.refuse(st.at, "the main domain cannot terminate");
-        if (st.kind === "join") this.joined.add(ending);
+        const ending = st.kind === "join" ? this.#domainOrd.get(st.target)! : ord;
+        if (ending === 0) this.#refuse(st.at, "the main domain cannot terminate");
+        if (st.kind === "join") this.#joined.add(ending);
         alive.delete(ending);
-        const others = [...alive].filter((o) => o !== 0).map((o) => this.sc.domains[o]);
+        const others = [...alive].filter((o) => o !== 0).map((o) => this.#sc.domains[o]);
         if (others.length > 0) {
-          this.refuse(
+          this.#refuse(
             st.at,
-            `domain "${this.sc.domains[ending]}" terminates while ${
+            `domain "${this.#sc.domains[ending]}" terminates while ${
               others.map((d) => `"${d}"`).join(", ")
             } still run${others.length === 1 ? "s" : ""}: OCaml 5.3 lets whichever domain first ` +
               "reaches its part of the next collection adopt the orphaned tracked blocks " +
@@ -550,61 +562,57 @@ class Exporter {
   }
 
   /** Refuses blocks kept (stored in the harness's global slots) while several domains run. */
-  private checkNoKeeps(st: Step, alive: ReadonlySet<number>): void {
+  #checkNoKeeps(st: Step, alive: ReadonlySet<number>): void {
     const kept = (l: Lifetime): boolean =>
       l.kind === "cycle" ? l.lifetimes.some(kept) : l.kind !== "drop";
-    const walk = (s: Step) => {
+    forEachStep([st], true, (s) => {
       const lifetimes = s.kind === "alloc" || s.kind === "unmarshal"
         ? [s.lifetime]
         : s.kind === "allocCombined"
         ? s.lifetimes
         : [];
       if (lifetimes.some(kept)) {
-        const names = [...alive].map((o) => `"${this.sc.domains[o]}"`).join(", ");
-        this.refuse(s.at, `a block kept while domains ${names} run: ${RACE}`);
+        const names = [...alive].map((o) => `"${this.#sc.domains[o]}"`).join(", ");
+        this.#refuse(s.at, `a block kept while domains ${names} run: ${RACE}`);
       }
-      if ("body" in s) s.body.forEach(walk);
-    };
-    walk(st);
+      return true;
+    });
   }
 
   /** Compound steps run on one domain only; spawn and terminate stay at the top level. */
-  private checkNesting(st: Step, domain: string | undefined): void {
-    if (!("body" in st)) return;
-    const walk = (body: readonly Step[]) => {
-      for (const inner of body) {
-        if (inner.kind === "spawn" || inner.kind === "terminate" || inner.kind === "join") {
-          this.refuse(
-            inner.at,
-            `${inner.kind} inside a ${st.kind}: domains are spawned and terminated only at the ` +
-              "top level of an exported scenario (each domain's steps run in one OCaml function)",
-          );
-        }
-        if ("domain" in inner && inner.domain !== domain) {
-          this.refuse(
-            inner.at,
-            `a step of domain "${inner.domain}" inside a ${st.kind} of domain "${domain}": ` +
-              "an exported compound step holds the steps of its own domain only",
-          );
-        }
-        if ("body" in inner) walk(inner.body);
+  #checkNesting(st: Step, domain: string | undefined): void {
+    if (!hasBody(st)) return;
+    forEachStep(st.body, true, (inner) => {
+      if (inner.kind === "spawn" || inner.kind === "terminate" || inner.kind === "join") {
+        this.#refuse(
+          inner.at,
+          `${inner.kind} inside a ${st.kind}: domains are spawned and terminated only at the ` +
+            "top level of an exported scenario (each domain's steps run in one OCaml function)",
+        );
       }
-    };
-    walk(st.body);
+      if ("domain" in inner && inner.domain !== domain) {
+        this.#refuse(
+          inner.at,
+          `a step of domain "${inner.domain}" inside a ${st.kind} of domain "${domain}": ` +
+            "an exported compound step holds the steps of its own domain only",
+        );
+      }
+      return true;
+    });
   }
 
   /** Thread number of `name` (0 for the main thread). */
-  private threadOf(name: string, at: string): number {
-    const k = this.threadIndex.get(name);
-    if (k === undefined) this.refuse(at, `no thread "${name}" with a program`);
+  #threadOf(name: string, at: string): number {
+    const k = this.#threadIndex.get(name);
+    if (k === undefined) this.#refuse(at, `no thread "${name}" with a program`);
     return k;
   }
 
   /** The function of thread `k` (a systhread with a program): it starts, waits for its first
    * turn, runs its steps, and passes the baton on at its end. */
-  private threadFunction(st: Extract<Step, { kind: "threadSpawn" }>, k: number): string {
+  #threadFunction(st: Extract<Step, { kind: "threadSpawn" }>, k: number): string {
     const ctx: Ctx = {
-      ord: this.sc.domains.length + k - 1,
+      ord: this.#sc.domains.length + k - 1,
       depth: 0,
       inAttempt: false,
       inCallback: false,
@@ -612,7 +620,7 @@ class Exporter {
       at: st.at,
       thread: k,
     };
-    const body = this.stepsCode(st.body, ctx);
+    const body = this.#stepsCode(st.body, ctx);
     return `(* thread "${st.thread}" *)
 let[@inline never] run_thread_${k} () =
   ` +
@@ -621,16 +629,16 @@ let[@inline never] run_thread_${k} () =
   th_end ${k}`;
   }
 
-  private aliveAtEnd(): number[] {
+  #aliveAtEnd(): number[] {
     const dead = new Set<number>();
-    for (const st of this.sc.steps) {
-      if (st.kind === "terminate") dead.add(this.domainOrd.get(st.domain)!);
-      if (st.kind === "join") dead.add(this.domainOrd.get(st.target)!);
+    for (const st of this.#sc.steps) {
+      if (st.kind === "terminate") dead.add(this.#domainOrd.get(st.domain)!);
+      if (st.kind === "join") dead.add(this.#domainOrd.get(st.target)!);
     }
-    return this.sc.domains.map((_, i) => i).filter((i) => !dead.has(i));
+    return this.#sc.domains.map((_, i) => i).filter((i) => !dead.has(i));
   }
 
-  private domainFunction(
+  #domainFunction(
     ord: number,
     segments: readonly Segment[],
     aliveAtEnd: readonly number[],
@@ -659,17 +667,17 @@ let[@inline never] run_thread_${k} () =
         at: "",
         thread: 0,
       };
-      lines.push(this.stepsCode(seg.steps, ctx));
+      lines.push(this.#stepsCode(seg.steps, ctx));
       if (multi) lines.push(`pass_turn ${i + 1};`);
     });
     // A domain ended by a join waits, after its last step, for the joiner to let it end.
-    if (this.joined.has(ord)) lines.push(`wait_released ${ord};`);
+    if (this.#joined.has(ord)) lines.push(`wait_released ${ord};`);
     const flushIndex = aliveAtEnd.indexOf(ord);
     if (flushIndex >= 0) {
       if (multi) lines.push(`wait_turn ${flushBase + flushIndex};`);
       if (flushIndex === 0) lines.push(...joinCode(trailingJoins));
       lines.push("(* the simulation's final poll: pending callbacks run *)");
-      lines.push(this.guarded("process_pending ()", false) + ";");
+      lines.push(this.#guarded("process_pending ()", false) + ";");
       if (multi) lines.push(`pass_turn ${flushBase + flushIndex + 1};`);
       // The main domain ends the run after every flush; the others end after that.
       if (multi) lines.push(`wait_turn ${ord === 0 ? exitTurn : exitTurn + 1};`);
@@ -677,19 +685,19 @@ let[@inline never] run_thread_${k} () =
     return `let[@inline never] ${fn} () =\n  ${lines.join("\n  ")}\n  Sys.opaque_identity ()`;
   }
 
-  private mainCode(aliveAtEnd: readonly number[], exitTurn: number, multi: boolean): string {
+  #mainCode(aliveAtEnd: readonly number[], exitTurn: number, multi: boolean): string {
     const joins = aliveAtEnd.filter((o) => o !== 0).map((o) =>
       `  Domain.join (Obj.obj doms.(${o}) : unit Domain.t);`
     );
     return [
       "let () =",
       "  ord_of_index.(Domain.self_index ()) <- 0;",
-      ...(this.threadSteps.length === 0 ? [] : [
+      ...(this.#threadSteps.length === 0 ? [] : [
         "  (* The systhreads, each waiting for its first turn; then the tick thread, which",
         "     interrupts the domain every 50 ms, is stopped: its interrupts would make the next",
         "     allocation enter the runtime and do GC work or run callbacks at a time that",
         "     depends on the clock. *)",
-        ...this.threadSteps.map((_, k) => `  th_create ${k + 1} run_thread_${k + 1};`),
+        ...this.#threadSteps.map((_, k) => `  th_create ${k + 1} run_thread_${k + 1};`),
         "  thread_cleanup ();",
       ]),
       "  Gc.full_major ();",
@@ -709,50 +717,50 @@ let[@inline never] run_thread_${k} () =
 
   // ---- steps -----------------------------------------------------------------------------------
 
-  private stepsCode(steps: readonly Step[], ctx: Ctx): string {
+  #stepsCode(steps: readonly Step[], ctx: Ctx): string {
     if (steps.length === 0) return "();";
-    return steps.map((st) => this.stepCode(st, { ...ctx, at: st.at })).join("\n  ");
+    return steps.map((st) => this.#stepCode(st, { ...ctx, at: st.at })).join("\n  ");
   }
 
   /** A leaf step: counted, then its body, with exceptions logged unless an attempt takes them.
    * `pre` (a `let … in` drawing a size) runs before the handler is set up, so that every path
    * through an allocating loop body still reaches the allocation (see lib/scenario/polling.ts). */
-  private leaf(body: string, ctx: Ctx, pre = ""): string {
-    const guarded = this.guarded(body, ctx.inAttempt);
+  #leaf(body: string, ctx: Ctx, pre = ""): string {
+    const guarded = this.#guarded(body, ctx.inAttempt);
     return pre === "" ? `tick (); ${guarded};` : `tick (); (${pre}${guarded});`;
   }
 
-  private guarded(body: string, inAttempt: boolean): string {
-    if (!this.canRaise || inAttempt) return `(${body})`;
+  #guarded(body: string, inAttempt: boolean): string {
+    if (!this.#canRaise || inAttempt) return `(${body})`;
     return `(try ${body} with e -> escaped e)`;
   }
 
-  private loopBase(ord: number): string {
+  #loopBase(ord: number): string {
     return `(${ord} * (max_depth + 1))`;
   }
 
-  private stepCode(st: Step, ctx: Ctx): string {
+  #stepCode(st: Step, ctx: Ctx): string {
     switch (st.kind) {
       case "alloc": {
-        const { pre, code } = this.allocSite(st, ctx);
-        return this.leaf(code, ctx, pre);
+        const { pre, code } = this.#allocSite(st, ctx);
+        return this.#leaf(code, ctx, pre);
       }
       case "allocCombined":
-        return this.leaf(this.combinedSite(st, ctx), ctx);
+        return this.#leaf(this.#combinedSite(st, ctx), ctx);
       case "unmarshal": {
-        const blocks = st.blocks.map((b) => this.constantSize(b, st.at, "unmarshal block"));
-        return this.leaf(
-          this.inFrames(st.frames, this.keepCode(this.marshalled(blocks), st.lifetime, ctx)),
+        const blocks = st.blocks.map((b) => this.#constantSize(b, st.at, "unmarshal block"));
+        return this.#leaf(
+          this.#inFrames(st.frames, this.#keepCode(this.#marshalled(blocks), st.lifetime, ctx)),
           ctx,
         );
       }
       case "gc":
-        return this.leaf(gcCode(st.what), ctx);
+        return this.#leaf(gcCode(st.what), ctx);
       case "poll":
-        return this.leaf("Sys.poll_actions ()", ctx);
+        return this.#leaf("Sys.poll_actions ()", ctx);
       case "spawn": {
-        const child = this.domainOrd.get(st.child)!;
-        return this.leaf(
+        const child = this.#domainOrd.get(st.child)!;
+        return this.#leaf(
           `doms.(${child}) <- Obj.repr (Domain.spawn run_${child}); wait_started ${child}`,
           ctx,
         );
@@ -763,7 +771,7 @@ let[@inline never] run_thread_${k} () =
       case "threadSwitch":
       case "threadExit":
       case "blocking":
-        return this.refuse(
+        return this.#refuse(
           st.at,
           "systhreads of the older form (thread(name) with switchTo, exit, blocking) are not " +
             "exported: a thread switch moves the rest of the domain's straight-line steps onto " +
@@ -773,125 +781,127 @@ let[@inline never] run_thread_${k} () =
       case "threadSpawn":
         // Created at initialisation (so that the tick thread is stopped before the scenario
         // starts); it waits there for its first turn.
-        return `tick (); th_spawned.(${this.threadOf(st.thread, st.at)}) <- 1; ` +
+        return `tick (); th_spawned.(${this.#threadOf(st.thread, st.at)}) <- 1; ` +
           "(* Thread.create: the thread was created before the run; it waits *)";
       case "yieldTo":
-        return `tick (); th_pass ${ctx.thread} ${this.threadOf(st.thread, st.at)};`;
+        return `tick (); th_pass ${ctx.thread} ${this.#threadOf(st.thread, st.at)};`;
       case "threadJoin":
-        return `tick (); th_join ${ctx.thread} ${this.threadOf(st.thread, st.at)};`;
+        return `tick (); th_join ${ctx.thread} ${this.#threadOf(st.thread, st.at)};`;
       case "threadYield":
-        return this.leaf("Thread.yield ()", ctx);
+        return this.#leaf("Thread.yield ()", ctx);
       case "memprofStart":
-        return this.leaf(`start_fns.(${this.profileSlot.get(st.profile.name!)!}) ()`, ctx);
+        return this.#leaf(`start_fns.(${this.#profileSlot.get(st.profile.name!)!}) ()`, ctx);
       case "memprofStop":
-        return this.leaf("Gc.Memprof.stop ()", ctx);
+        return this.#leaf("Gc.Memprof.stop ()", ctx);
       case "memprofDiscard": {
-        const slot = this.profileSlot.get(st.profile);
-        if (slot === undefined) this.refuse(st.at, `profile "${st.profile}" is never started`);
-        return this.leaf(`Gc.Memprof.discard (Obj.obj prof.(${slot}))`, ctx);
+        const slot = this.#profileSlot.get(st.profile);
+        if (slot === undefined) this.#refuse(st.at, `profile "${st.profile}" is never started`);
+        return this.#leaf(`Gc.Memprof.discard (Obj.obj prof.(${slot}))`, ctx);
       }
       case "call": {
-        const fn = this.frameFunction(st.frame, this.stepsCode(st.body, ctx));
+        const fn = this.#frameFunction(st.frame, this.#stepsCode(st.body, ctx));
         return `${fn} ();`;
       }
       case "repeat": {
         const k = ctx.depth + 1;
-        this.maxDepth = Math.max(this.maxDepth, k);
-        const lb = this.loopBase(ctx.ord);
+        this.#maxDepth = Math.max(this.#maxDepth, k);
+        const lb = this.#loopBase(ctx.ord);
         const i = `i${k}`;
-        const body = this.stepsCode(st.body, { ...ctx, depth: k, bound: ctx.bound * st.count });
+        const body = this.#stepsCode(st.body, { ...ctx, depth: k, bound: ctx.bound * st.count });
         const loop =
           `loops.(${lb}) <- ${k};\n  for ${i} = 1 to ${st.count} do\n  loops.(${lb} + ${k}) <- ${i};\n  ${body}\n  done;\n  loops.(${lb}) <- ${ctx.depth}`;
         // A callback raising at the loop's back-edge poll leaves the loop: outside attempts the
         // exception is logged there, as the simulation does, and the next step runs.
-        if (!this.canRaise || ctx.inAttempt) return `${loop};`;
+        if (!this.#canRaise || ctx.inAttempt) return `${loop};`;
         return `(try\n  ${loop}\n  with e -> loops.(${lb}) <- ${ctx.depth}; escaped e);`;
       }
       case "attempt": {
-        const body = this.stepsCode(st.body, { ...ctx, inAttempt: true });
-        if (!this.canRaise) return `begin\n  ${body}\n  end;`;
+        const body = this.#stepsCode(st.body, { ...ctx, inAttempt: true });
+        if (!this.#canRaise) return `begin\n  ${body}\n  end;`;
         return `(try\n  ${body}\n  ()\n  with e -> caught_at ${
-          this.loopBase(ctx.ord)
+          this.#loopBase(ctx.ord)
         } ${ctx.depth} e);`;
       }
       case "when": {
-        const body = this.stepsCode(st.body, ctx);
-        return `if loops.(${this.loopBase(ctx.ord)} + ${st.loop}) mod ${st.every} = ${st.offset} ` +
+        const body = this.#stepsCode(st.body, ctx);
+        return `if loops.(${
+          this.#loopBase(ctx.ord)
+        } + ${st.loop}) mod ${st.every} = ${st.offset} ` +
           `then begin\n  ${body}\n  end;`;
       }
       case "join": {
-        const target = this.domainOrd.get(st.target)!;
-        return this.leaf(
+        const target = this.#domainOrd.get(st.target)!;
+        return this.#leaf(
           `release_domain ${target}; Domain.join (Obj.obj doms.(${target}) : unit Domain.t)`,
           ctx,
         );
       }
       case "extAlloc":
-        return this.refuse(
+        return this.#refuse(
           st.at,
           "external allocations (Memtrace.External) need the memtrace library, which the " +
             "OCaml toolchain built here does not have",
         );
       case "userEvent": {
-        this.usesEvents = true;
-        const ev = this.userEvent(st.name, st.event.type, st.at);
+        this.#usesEvents = true;
+        const ev = this.#userEvent(st.name, st.event.type, st.at);
         switch (st.event.type) {
           case "unit":
-            return this.leaf(`Runtime_events.User.write ${ev} ()`, ctx);
+            return this.#leaf(`Runtime_events.User.write ${ev} ()`, ctx);
           case "int":
-            return this.leaf(`Runtime_events.User.write ${ev} (${st.event.value})`, ctx);
+            return this.#leaf(`Runtime_events.User.write ${ev} (${st.event.value})`, ctx);
           case "span":
-            return this.leaf(
+            return this.#leaf(
               `Runtime_events.User.write ${ev} Runtime_events.Type.${
                 st.event.phase === "begin" ? "Begin" : "End"
               }`,
               ctx,
             );
           case "custom":
-            return this.refuse(st.at, "custom user events are not exported");
+            return this.#refuse(st.at, "custom user events are not exported");
         }
         break;
       }
       case "release": {
-        this.releaseOf(st.name);
-        const i = [...this.releaseSites.keys()].indexOf(st.name);
+        this.#releaseOf(st.name);
+        const i = [...this.#releaseSites.keys()].indexOf(st.name);
         return `tick (); release_${i} ();`;
       }
       case "eventsStart":
-        this.usesEvents = true;
-        return this.leaf("Runtime_events.start ()", ctx);
+        this.#usesEvents = true;
+        return this.#leaf("Runtime_events.start ()", ctx);
       case "eventsPause":
-        this.usesEvents = true;
-        return this.leaf("Runtime_events.pause ()", ctx);
+        this.#usesEvents = true;
+        return this.#leaf("Runtime_events.pause ()", ctx);
       case "eventsResume":
-        this.usesEvents = true;
-        return this.leaf("Runtime_events.resume ()", ctx);
+        this.#usesEvents = true;
+        return this.#leaf("Runtime_events.resume ()", ctx);
     }
   }
 
-  private userEvent(name: string, type: string, at: string): string {
-    let e = this.userEvents.get(name);
+  #userEvent(name: string, type: string, at: string): string {
+    let e = this.#userEvents.get(name);
     if (e === undefined) {
-      e = { id: this.userEvents.size, type };
-      this.userEvents.set(name, e);
+      e = { id: this.#userEvents.size, type };
+      this.#userEvents.set(name, e);
       const t = type === "unit" ? "unit" : type === "int" ? "int" : "span";
-      this.inits.push(
+      this.#inits.push(
         `type Runtime_events.User.tag += Ev_${e.id}\n` +
           `let ev_${e.id} = Runtime_events.User.register ${
             JSON.stringify(name)
           } Ev_${e.id} Runtime_events.Type.${t}`,
       );
     } else if (e.type !== type) {
-      this.refuse(at, `user event "${name}" is written with two types`);
+      this.#refuse(at, `user event "${name}" is written with two types`);
     }
     return `ev_${e.id}`;
   }
 
   /** A function standing for frame `frame`, running `body`; returns its name. */
-  private frameFunction(frame: Frame, body: string): string {
-    const fn = this.fresh("f");
-    this.frames.set(`${this.moduleName}.${fn}`, defName(frame));
-    this.defs.push(
+  #frameFunction(frame: Frame, body: string): string {
+    const fn = this.#fresh("f");
+    this.#frames.set(`${this.#moduleName}.${fn}`, defName(frame));
+    this.#defs.push(
       `(* ${
         frame.replaceAll("*)", "* )")
       } *)\nlet[@inline never] ${fn} () =\n  ${body}\n  Sys.opaque_identity ()`,
@@ -900,17 +910,17 @@ let[@inline never] run_thread_${k} () =
   }
 
   /** `code` run inside the frames `frames` (caller first): a chain of named functions. */
-  private inFrames(frames: readonly Frame[], code: string): string {
+  #inFrames(frames: readonly Frame[], code: string): string {
     let inner = code;
     for (let k = frames.length - 1; k >= 0; k--) {
-      inner = `${this.frameFunction(frames[k], `${inner};`)} ()`;
+      inner = `${this.#frameFunction(frames[k], `${inner};`)} ()`;
     }
     return inner;
   }
 
   // ---- allocations -----------------------------------------------------------------------------
 
-  private allocSite(
+  #allocSite(
     st: Extract<Step, { kind: "alloc" }>,
     ctx: Ctx,
   ): { pre: string; code: string } {
@@ -920,19 +930,19 @@ let[@inline never] run_thread_${k} () =
     let pre = "";
     switch (st.source) {
       case "caml": {
-        const n = this.sizeCode(st.size, at);
+        const n = this.#sizeCode(st.size, at);
         if (n.constant !== undefined) {
-          code = this.keepCode(camlBlock(n.constant), st.lifetime, ctx, {
+          code = this.#keepCode(camlBlock(n.constant), st.lifetime, ctx, {
             linkable: n.constant <= MAX_YOUNG_WOSIZE,
           });
         } else if (st.frames.length === 0) {
           pre = `let n = ${n.draw} in `;
-          code = this.keepCode(camlBlockMatch(n.values, "n"), st.lifetime, ctx, {
+          code = this.#keepCode(camlBlockMatch(n.values, "n"), st.lifetime, ctx, {
             linkable: Math.max(...n.values) <= MAX_YOUNG_WOSIZE,
           });
         } else {
           code = `let n = ${n.draw} in ${
-            this.keepCode(camlBlockMatch(n.values, "n"), st.lifetime, ctx, {
+            this.#keepCode(camlBlockMatch(n.values, "n"), st.lifetime, ctx, {
               linkable: Math.max(...n.values) <= MAX_YOUNG_WOSIZE,
             })
           }`;
@@ -942,9 +952,9 @@ let[@inline never] run_thread_${k} () =
       case "runtime":
       case "array":
       case "major": {
-        const n = this.sizeCode(st.size, at);
+        const n = this.#sizeCode(st.size, at);
         if (st.source === "major" && Math.min(...n.values) <= MAX_YOUNG_WOSIZE) {
-          this.refuse(
+          this.#refuse(
             at,
             `a direct major allocation of ${Math.min(...n.values)} words: no OCaml primitive ` +
               `allocates a block of at most ${MAX_YOUNG_WOSIZE} words with caml_alloc_shr`,
@@ -952,26 +962,26 @@ let[@inline never] run_thread_${k} () =
         }
         const expr = st.source === "array" ? "Array.make n z" : "Bytes.create (8 * n - 1)";
         code = `let n = ${n.draw} in ${
-          this.keepCode(`Obj.repr (${expr})`, st.lifetime, ctx, {
+          this.#keepCode(`Obj.repr (${expr})`, st.lifetime, ctx, {
             linkable: st.source === "array" && Math.max(...n.values) <= MAX_YOUNG_WOSIZE,
           })
         }`;
         break;
       }
       case "custom": {
-        const n = this.constantSize(st.size, at, "custom block");
+        const n = this.#constantSize(st.size, at, "custom block");
         if (n < 6 || n > 21) {
-          this.refuse(
+          this.#refuse(
             at,
             `a custom block of ${n} words: exported custom blocks are char Bigarrays, of 5 + ` +
               `(number of dimensions) words, so 6 to 21 words`,
           );
         }
-        const m = this.sizeCode(st.customMem ?? 0, at);
-        const dims = this.fresh("dims");
-        this.inits.push(`let ${dims} = Array.make ${n - 5} 1`);
-        this.initBlocks.push({ wosize: n - 5, fields: "ints", via: "root" });
-        code = `${dims}.(0) <- 8 * (${m.draw}); ` + this.keepCode(
+        const m = this.#sizeCode(st.customMem ?? 0, at);
+        const dims = this.#fresh("dims");
+        this.#inits.push(`let ${dims} = Array.make ${n - 5} 1`);
+        this.#initBlocks.push({ wosize: n - 5, fields: "ints", via: "root" });
+        code = `${dims}.(0) <- 8 * (${m.draw}); ` + this.#keepCode(
           `Obj.repr (Bigarray.Genarray.create Bigarray.char Bigarray.c_layout ${dims})`,
           st.lifetime,
           ctx,
@@ -979,23 +989,23 @@ let[@inline never] run_thread_${k} () =
         break;
       }
       case "unmarshal": {
-        const n = this.constantSize(st.size, at, "unmarshalled block");
-        code = this.keepCode(this.marshalled([n]), st.lifetime, ctx);
+        const n = this.#constantSize(st.size, at, "unmarshalled block");
+        code = this.#keepCode(this.#marshalled([n]), st.lifetime, ctx);
         break;
       }
     }
-    return { pre, code: this.inFrames(st.frames, code) };
+    return { pre, code: this.#inFrames(st.frames, code) };
   }
 
-  private combinedSite(st: Extract<Step, { kind: "allocCombined" }>, ctx: Ctx): string {
-    const lens = st.sizes.map((s) => this.constantSize(s, st.at, "combined allocation"));
+  #combinedSite(st: Extract<Step, { kind: "allocCombined" }>, ctx: Ctx): string {
+    const lens = st.sizes.map((s) => this.#constantSize(s, st.at, "combined allocation"));
     const frameLists = st.frames;
     const outer = frameLists[0] ?? [];
     for (const fl of frameLists) {
       const same = fl.length === outer.length &&
         fl.every((f, i) => i === fl.length - 1 ? defName(f) === defName(outer[i]) : f === outer[i]);
       if (!same) {
-        this.refuse(
+        this.#refuse(
           st.at,
           `combined-allocation components with different frames (${JSON.stringify(fl)} vs ${
             JSON.stringify(outer)
@@ -1012,23 +1022,23 @@ let[@inline never] run_thread_${k} () =
       binds.push(`let b${k} = Sys.opaque_identity (${camlExpr(lens[k])}) in`);
     }
     const keeps = lens.map((_, k) =>
-      this.keepCode(`Obj.repr b${k}`, st.lifetimes[k] ?? st.lifetimes[0], ctx, {
+      this.#keepCode(`Obj.repr b${k}`, st.lifetimes[k] ?? st.lifetimes[0], ctx, {
         bound: true,
         linkable: true,
       })
     );
-    return this.inFrames(outer, `${binds.join(" ")} ${keeps.join("; ")}`);
+    return this.#inFrames(outer, `${binds.join(" ")} ${keeps.join("; ")}`);
   }
 
-  private constantSize(s: SizeSpec, at: string, what: string): number {
+  #constantSize(s: SizeSpec, at: string, what: string): number {
     if (typeof s !== "number") {
-      this.refuse(at, `the ${what} needs a constant size to be exported`);
+      this.#refuse(at, `the ${what} needs a constant size to be exported`);
     }
     return s;
   }
 
   /** Code drawing a size as the simulation does, and the values it can take (≤ 256 listed). */
-  private sizeCode(s: SizeSpec, at: string): {
+  #sizeCode(s: SizeSpec, at: string): {
     draw: string;
     values: number[];
     constant?: number;
@@ -1042,13 +1052,13 @@ let[@inline never] run_thread_${k} () =
       };
     }
     if ("choice" in s) {
-      const arr = this.fresh("choice");
-      this.inits.push(`let ${arr} = [| ${s.choice.join("; ")} |]`);
+      const arr = this.#fresh("choice");
+      this.#inits.push(`let ${arr} = [| ${s.choice.join("; ")} |]`);
       return { draw: `size_choice ${arr}`, values: [...new Set(s.choice)] };
     }
     const { mean, max } = s.geometric;
     if (max === undefined) {
-      this.refuse(at, "sizes.geometric without a maximum cannot be exported");
+      this.#refuse(at, "sizes.geometric without a maximum cannot be exported");
     }
     const p = 1 / mean;
     return {
@@ -1058,9 +1068,9 @@ let[@inline never] run_thread_${k} () =
   }
 
   /** A string holding a marshalled value whose blocks intern reads in the order `blocks`. */
-  private marshalled(blocks: readonly number[]): string {
-    const v = this.fresh("marshalled");
-    this.inits.push(
+  #marshalled(blocks: readonly number[]): string {
+    const v = this.#fresh("marshalled");
+    this.#inits.push(
       `let ${v} =\n  let sizes = [| ${blocks.join("; ")} |] in\n` +
         "  let rec build i =\n    let b = Obj.new_block 0 sizes.(i) in\n" +
         "    for j = 0 to sizes.(i) - 1 do Obj.set_field b j (Obj.repr 0) done;\n" +
@@ -1074,7 +1084,7 @@ let[@inline never] run_thread_${k} () =
     blocks.forEach((n, i) => {
       bytes += (n < 8 ? 1 : 5) + n - (i + 1 < blocks.length && n > 0 ? 1 : 0);
     });
-    this.initBlocks.push({ wosize: Math.floor(bytes / 8) + 1, fields: "noscan", via: "root" });
+    this.#initBlocks.push({ wosize: Math.floor(bytes / 8) + 1, fields: "noscan", via: "root" });
     // The primitive itself, not Marshal.from_string: its OCaml wrappers would add two frames.
     return `(input_value_from_string ${v} 0 : Obj.t)`;
   }
@@ -1082,7 +1092,7 @@ let[@inline never] run_thread_${k} () =
   /** Code allocating `alloc` (an Obj.t expression) and keeping it as `l` says. `block` says
    * what it is: a young block whose first field may hold a pointer (`linkable`, as a list's
    * cells are linked), and whether `alloc` is already an Obj.t (`bound`). */
-  private keepCode(
+  #keepCode(
     alloc: string,
     l: Lifetime,
     ctx: Ctx,
@@ -1090,74 +1100,74 @@ let[@inline never] run_thread_${k} () =
   ): string {
     const value = block.bound ? alloc : `Obj.repr (${alloc})`;
     if (l.kind === "drop") return `ignore (Sys.opaque_identity (${value}))`;
-    return `let blk = ${value} in ${this.keepStmt(l, ctx, block.linkable === true)}`;
+    return `let blk = ${value} in ${this.#keepStmt(l, ctx, block.linkable === true)}`;
   }
 
   /** Keeps `blk` as lifetime `l` says (a new site per lifetime in the program). */
-  private keepStmt(l: Lifetime, ctx: Ctx, linkable: boolean): string {
+  #keepStmt(l: Lifetime, ctx: Ctx, linkable: boolean): string {
     switch (l.kind) {
       case "drop":
         return "ignore blk";
       case "forever":
         return `keep_slot ${
-          this.site(ctx.inCallback ? this.callbackKeepCapacity : ctx.bound, ctx)
+          this.#site(ctx.inCallback ? this.#callbackKeepCapacity : ctx.bound, ctx)
         } blk`;
       case "until": {
-        const s = this.site(ctx.inCallback ? this.callbackKeepCapacity : ctx.bound, ctx);
-        this.releaseOf(l.name).slots.push(s);
+        const s = this.#site(ctx.inCallback ? this.#callbackKeepCapacity : ctx.bound, ctx);
+        this.#releaseOf(l.name).slots.push(s);
         return `keep_slot ${s} blk`;
       }
       case "steps": {
-        const s = this.site(ctx.inCallback ? this.callbackKeepCapacity : l.steps + 1, ctx);
-        this.fifoSites.push(s);
-        if (l.until !== undefined) this.releaseOf(l.until).fifo.push(s);
+        const s = this.#site(ctx.inCallback ? this.#callbackKeepCapacity : l.steps + 1, ctx);
+        this.#fifoSites.push(s);
+        if (l.until !== undefined) this.#releaseOf(l.until).fifo.push(s);
         return `keep_steps ${s} ${l.steps} blk`;
       }
       case "cycle": {
-        const c = this.fresh("cycle");
-        this.inits.push(`let ${c} = ref 0`);
-        this.initBlocks.push({ wosize: 1, fields: "ints", via: "root" });
-        const arms = l.lifetimes.map((x, i) => `| ${i} -> ${this.keepStmt(x, ctx, linkable)}`);
+        const c = this.#fresh("cycle");
+        this.#inits.push(`let ${c} = ref 0`);
+        this.#initBlocks.push({ wosize: 1, fields: "ints", via: "root" });
+        const arms = l.lifetimes.map((x, i) => `| ${i} -> ${this.#keepStmt(x, ctx, linkable)}`);
         return `(let k = !${c} in ${c} := (if k + 1 = ${l.lifetimes.length} then 0 else k + 1); ` +
           `match k with ${arms.join(" ")} | _ -> ())`;
       }
       case "ring": {
-        const s = this.site(l.slots, ctx);
-        if (l.name !== undefined) this.releaseOf(l.name).rings.push(s);
+        const s = this.#site(l.slots, ctx);
+        if (l.name !== undefined) this.#releaseOf(l.name).rings.push(s);
         return `keep_ring ${s} blk`;
       }
       case "list": {
         if (!linkable) {
-          this.refuse(
+          this.#refuse(
             ctx.at,
             "keep.list links each block to the previous one through its first field: only " +
               "blocks of at most 256 words allocated by OCaml code or Array.make can be linked",
           );
         }
-        const s = this.site(1, ctx);
-        this.releaseOf(l.name).rings.push(s);
+        const s = this.#site(1, ctx);
+        this.#releaseOf(l.name).rings.push(s);
         return `keep_list ${s} blk`;
       }
     }
   }
 
-  private site(capacity: number, ctx: Ctx): number {
+  #site(capacity: number, ctx: Ctx): number {
     if (!(capacity <= MAX_SITE_CAPACITY)) {
-      this.refuse(
+      this.#refuse(
         ctx.at,
         `blocks kept here may number ${capacity}: more than the ${MAX_SITE_CAPACITY} slots ` +
           "an exported keep site holds",
       );
     }
-    this.sites.push(capacity);
-    return this.sites.length - 1;
+    this.#sites.push(capacity);
+    return this.#sites.length - 1;
   }
 
-  private releaseOf(name: string): { fifo: number[]; slots: number[]; rings: number[] } {
-    let r = this.releaseSites.get(name);
+  #releaseOf(name: string): { fifo: number[]; slots: number[]; rings: number[] } {
+    let r = this.#releaseSites.get(name);
     if (r === undefined) {
       r = { fifo: [], slots: [], rings: [] };
-      this.releaseSites.set(name, r);
+      this.#releaseSites.set(name, r);
     }
     return r;
   }
@@ -1232,32 +1242,4 @@ function triggerCode(t: Trigger): string {
     case "every":
       return `(n >= ${t.offset} && (n - ${t.offset}) mod ${t.period} = 0)`;
   }
-}
-
-/** Whether `sc` uses systhreads of the new form anywhere (steps or callback actions). */
-function usesThreads(sc: Scenario): boolean {
-  const tracker = (t: TrackerSpec): boolean =>
-    CALLBACK_KINDS.some((k) =>
-      (t[k]?.actions ?? []).some(({ action }) =>
-        action.kind === "yieldTo" || action.kind === "yieldToNext" ||
-        (action.kind === "start" && tracker(action.profile.tracker))
-      )
-    );
-  const walk = (steps: readonly Step[]): boolean =>
-    steps.some((st) =>
-      st.kind === "threadSpawn" || st.kind === "yieldTo" || st.kind === "threadJoin" ||
-      st.kind === "threadYield" || (st.kind === "memprofStart" && tracker(st.profile.tracker)) ||
-      ("body" in st && walk(st.body))
-    );
-  return walk(sc.steps);
-}
-
-function trackerRaises(t: TrackerSpec): boolean {
-  for (const k of CALLBACK_KINDS) {
-    for (const { action } of t[k]?.actions ?? []) {
-      if (action.kind === "raise") return true;
-      if (action.kind === "start" && trackerRaises(action.profile.tracker)) return true;
-    }
-  }
-  return false;
 }

@@ -3,12 +3,15 @@
  * nesting depth, plain names, the virtual clock, the ring image, the expected number of steps.
  * @module
  */
-import type { Step } from "./spec.ts";
-
 /** Deepest nesting of steps with bodies (`repeat`, `call`, `blocking`, `attempt`, `every`)
  * inside each other. Deeper scenarios are refused before they run: building, checking and
  * running them recurses once per level. */
 export const MAX_NESTING = 1000;
+
+/** Why steps nested deeper than {@linkcode MAX_NESTING} are refused. */
+export const NESTING_PROBLEM =
+  `steps nest more than ${MAX_NESTING} deep (repeat, call, blocking, ` +
+  "attempt and every inside each other)";
 
 /** The latest virtual time, in nanoseconds, a run may reach: trace and ring timestamps are
  * computed exactly only up to 2^53 - 1 (about 104 days). */
@@ -34,23 +37,6 @@ export function isPlainName(name: unknown): name is string {
 /** Why `name` is not a plain folder name (for messages). */
 export const PLAIN_NAME_RULE =
   `letters, digits, '_', '-' and '.', not starting with '.' or '-', at most ${MAX_NAME_LENGTH} characters`;
-
-/** Leaf steps a scenario executes at most (each advances the clock once): the count the
- * engine's progress uses (`countLeafSteps`), a step inside `every` counted on every iteration,
- * plus the steps of threads' own programs. Call it on steps nested at most
- * {@linkcode MAX_NESTING} deep. */
-export function estimateSteps(steps: readonly Step[]): number {
-  let n = 0;
-  for (const st of steps) {
-    if (st.kind === "repeat") n += st.count * estimateSteps(st.body);
-    else if (st.kind === "blocking") n += 1 + estimateSteps(st.body);
-    else if (st.kind === "call" || st.kind === "attempt" || st.kind === "when") {
-      n += estimateSteps(st.body);
-    } else if ("body" in st) n += 1 + estimateSteps(st.body); // a thread's program
-    else n += 1;
-  }
-  return n;
-}
 
 /** Formats a count with thousands separators (`1,000,000`), or in exponent form when huge. */
 export function formatCount(n: number): string {

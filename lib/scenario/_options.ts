@@ -79,7 +79,7 @@ export function unknownKey(
   obj: object,
   known: readonly string[],
   what: string,
-  prefix = true,
+  { prefix = true }: { readonly prefix?: boolean } = {},
 ): string | undefined {
   for (const key of Object.keys(obj)) {
     if (known.includes(key)) continue;

@@ -18,6 +18,8 @@
  */
 import { ScenarioError } from "./errors.ts";
 import { Location } from "../memtrace/types.ts";
+import { DEFAULT_MINOR_HEAP_WORDS, DEFAULT_PID } from "../runtime/mod.ts";
+import { DEFAULT_LOG_WSIZE } from "../runtime_events/layout.ts";
 import type {
   AllocSource,
   CallbackAction,
@@ -35,7 +37,7 @@ import type {
 } from "./spec.ts";
 import { validateScenario } from "./validate.ts";
 import { describe, isObject, OPTION_KEYS, optionsProblem, unknownKey } from "./_options.ts";
-import { isPlainName, MAX_NESTING, PLAIN_NAME_RULE } from "./_limits.ts";
+import { isPlainName, MAX_NESTING, NESTING_PROBLEM, PLAIN_NAME_RULE } from "./_limits.ts";
 
 // ---- lifetimes -----------------------------------------------------------------------------
 
@@ -183,31 +185,39 @@ function threadName(t: string | ThreadBuilder | DomainBuilder): string {
 /** The index `i` of a loop being built (`d.repeat(n, (i) => …)`), from 1 to `n`. */
 export class LoopIndex {
   #open = true;
+  readonly #r: Recorder;
+  readonly #domain: string;
 
   /** @internal Made by {@linkcode DomainBuilder.repeat}. */
   constructor(
-    private readonly r: Recorder,
-    private readonly domain: string,
+    r: Recorder,
+    domain: string,
     /** Depth of the loop on its domain: 1 for the outermost. */
     readonly depth: number,
-  ) {}
+  ) {
+    this.#r = r;
+    this.#domain = domain;
+  }
 
   /** `if i mod period = offset then body` (offset from 0 to period - 1; 0 by default): OCaml's
    * "every `period`-th iteration". */
   every(period: number, body: () => void, offset = 0): void {
-    const at = this.r.nextAt();
-    if (!this.#open) this.r.fail(at, "a loop index used outside its loop");
+    const at = this.#r.nextAt();
+    if (!this.#open) this.#r.fail(at, "a loop index used outside its loop");
     if (!(Number.isInteger(period) && period >= 1)) {
-      this.r.fail(at, `every needs a whole number ≥ 1, got ${period}`);
+      this.#r.fail(at, `every needs a whole number ≥ 1, got ${period}`);
     }
     if (!(Number.isInteger(offset) && offset >= 0 && offset < period)) {
-      this.r.fail(at, `every's offset must be a whole number in [0, ${period - 1}], got ${offset}`);
+      this.#r.fail(
+        at,
+        `every's offset must be a whole number in [0, ${period - 1}], got ${offset}`,
+      );
     }
-    const steps = this.r.nested(at, body, "every");
-    this.r.push({
+    const steps = this.#r.nested(at, body, "every");
+    this.#r.push({
       at,
       kind: "when",
-      domain: this.domain,
+      domain: this.#domain,
       loop: this.depth,
       every: period,
       offset,
@@ -230,7 +240,7 @@ export class CallbackBuilder implements CallbackSpec {
   ) {}
 
   /** A copy with `actions` added under `when`. */
-  private with(when: Trigger, ...actions: CallbackAction[]): CallbackBuilder {
+  #with(when: Trigger, ...actions: CallbackAction[]): CallbackBuilder {
     return new CallbackBuilder(this.result, [
       ...this.actions,
       ...actions.map((action) => ({ when, action })),
@@ -239,17 +249,17 @@ export class CallbackBuilder implements CallbackSpec {
 
   /** On the `n`th call (from 1) of this callback kind in its profile. */
   on(n: number, ...actions: CallbackAction[]): CallbackBuilder {
-    return this.with({ kind: "nth", n }, ...actions);
+    return this.#with({ kind: "nth", n }, ...actions);
   }
 
   /** On calls offset, offset+period, offset+2·period, … (offset defaults to period). */
   every(period: number, action: CallbackAction, offset = period): CallbackBuilder {
-    return this.with({ kind: "every", period, offset }, action);
+    return this.#with({ kind: "every", period, offset }, action);
   }
 
   /** On every call. */
   always(...actions: CallbackAction[]): CallbackBuilder {
-    return this.with({ kind: "always" }, ...actions);
+    return this.#with({ kind: "always" }, ...actions);
   }
 
   /** Shorthand: raise `exn` on the `n`th call. */
@@ -322,7 +332,7 @@ export interface ProfileRef {
 /** Collects the steps a build function declares (internal to the builders). */
 class Recorder {
   steps: Step[] = [];
-  private stack: { list: Step[]; prefix: string }[] = [{ list: this.steps, prefix: "" }];
+  #stack: { list: Step[]; prefix: string }[] = [{ list: this.steps, prefix: "" }];
   readonly domains: string[] = ["main"];
   readonly threads: Map<string, string> = new Map([["main", "main"]]);
   readonly profiles: string[] = [];
@@ -335,12 +345,12 @@ class Recorder {
 
   /** Position the next step will have. */
   nextAt(): string {
-    const top = this.stack[this.stack.length - 1];
+    const top = this.#stack[this.#stack.length - 1];
     return top.prefix + String(top.list.length + 1);
   }
 
   push(step: Step): void {
-    this.stack[this.stack.length - 1].list.push(step);
+    this.#stack[this.#stack.length - 1].list.push(step);
   }
 
   /** Records `body`'s steps into a fresh list, returned. Refuses bodies nested deeper than
@@ -349,19 +359,15 @@ class Recorder {
     if (typeof body !== "function") {
       this.fail(at, `${what} needs a function as its body, got ${describe(body)}`);
     }
-    if (this.stack.length > MAX_NESTING) {
-      this.fail(
-        at,
-        `steps nest more than ${MAX_NESTING} deep (repeat, call, blocking, attempt and every ` +
-          `inside each other)`,
-      );
+    if (this.#stack.length > MAX_NESTING) {
+      this.fail(at, NESTING_PROBLEM);
     }
     const list: Step[] = [];
-    this.stack.push({ list, prefix: at + "." });
+    this.#stack.push({ list, prefix: at + "." });
     try {
       body();
     } finally {
-      this.stack.pop();
+      this.#stack.pop();
     }
     return list;
   }
@@ -399,38 +405,44 @@ class Recorder {
 
 /** Memprof control of one domain (`Gc.Memprof` called from it). */
 export class MemprofControl {
+  readonly #r: Recorder;
+  readonly #domain: string;
+
   /** @internal Made by {@linkcode DomainBuilder}. */
-  constructor(private readonly r: Recorder, private readonly domain: string) {}
+  constructor(r: Recorder, domain: string) {
+    this.#r = r;
+    this.#domain = domain;
+  }
 
   /** `Gc.Memprof.start`. */
   start(args: StartArgs = {}): ProfileRef {
-    const at = this.r.nextAt();
-    this.r.options(at, args, OPTION_KEYS.profile, "memprof.start");
-    const name = this.r.uniqueName(
+    const at = this.#r.nextAt();
+    this.#r.options(at, args, OPTION_KEYS.profile, "memprof.start");
+    const name = this.#r.uniqueName(
       at,
       "profile",
-      args.name ?? `p${this.r.profiles.length + 1}`,
-      this.r.profiles,
+      args.name ?? `p${this.#r.profiles.length + 1}`,
+      this.#r.profiles,
     );
-    this.r.profiles.push(name);
+    this.#r.profiles.push(name);
     // Omitted values take the scenario's; given ones (NaN included) are checked as given.
     const profile: ProfileSpec = {
       name,
       samplingRate: args.samplingRate === undefined
-        ? this.r.profileDefaults.samplingRate
+        ? this.#r.profileDefaults.samplingRate
         : args.samplingRate,
       callstackSize: args.callstackSize === undefined
-        ? this.r.profileDefaults.callstackSize
+        ? this.#r.profileDefaults.callstackSize
         : args.callstackSize,
       tracker: args.tracker ?? {},
     };
-    this.r.push({ at, kind: "memprofStart", domain: this.domain, profile });
+    this.#r.push({ at, kind: "memprofStart", domain: this.#domain, profile });
     return { name };
   }
 
   /** `Gc.Memprof.stop`. */
   stop(): void {
-    this.r.push({ at: this.r.nextAt(), kind: "memprofStop", domain: this.domain });
+    this.#r.push({ at: this.#r.nextAt(), kind: "memprofStop", domain: this.#domain });
   }
 
   /** `Gc.Memprof.discard`. */
@@ -439,16 +451,16 @@ export class MemprofControl {
       ? profile
       : isObject(profile) && typeof profile.name === "string"
       ? profile.name
-      : this.r.fail(
-        this.r.nextAt(),
+      : this.#r.fail(
+        this.#r.nextAt(),
         `memprof.discard needs what memprof.start returned (or a profile name), got ${
           describe(profile)
         }`,
       );
-    this.r.push({
-      at: this.r.nextAt(),
+    this.#r.push({
+      at: this.#r.nextAt(),
       kind: "memprofDiscard",
-      domain: this.domain,
+      domain: this.#domain,
       profile: name,
     });
   }
@@ -456,9 +468,11 @@ export class MemprofControl {
 
 /** A systhread of a domain. */
 export class ThreadBuilder {
+  readonly #r: Recorder;
+
   /** @internal Made by {@linkcode DomainBuilder.thread}. */
   constructor(
-    private readonly r: Recorder,
+    r: Recorder,
     /** Its domain. */
     readonly domain: string,
     /** Its name. */
@@ -466,12 +480,14 @@ export class ThreadBuilder {
     /** It runs a program of its own (made with a body), rather than taking over the domain's
      * steps at `switchTo`. */
     readonly hasProgram: boolean = false,
-  ) {}
+  ) {
+    this.#r = r;
+  }
 
   /** This thread takes the domain lock. */
   switchTo(): void {
-    this.r.push({
-      at: this.r.nextAt(),
+    this.#r.push({
+      at: this.#r.nextAt(),
       kind: "threadSwitch",
       domain: this.domain,
       thread: this.name,
@@ -480,8 +496,8 @@ export class ThreadBuilder {
 
   /** This thread terminates (`Thread.exit`). */
   exit(): void {
-    this.r.push({
-      at: this.r.nextAt(),
+    this.#r.push({
+      at: this.#r.nextAt(),
       kind: "threadExit",
       domain: this.domain,
       thread: this.name,
@@ -497,24 +513,27 @@ export class DomainBuilder {
   /** Loops being built on this domain (for loop indices). */
   #loopDepth = 0;
 
+  readonly #r: Recorder;
+
   /** @internal Made by {@linkcode ScenarioBuilder}. */
-  constructor(private readonly r: Recorder, readonly name: string) {
+  constructor(r: Recorder, readonly name: string) {
+    this.#r = r;
     this.memprof = new MemprofControl(r, name);
   }
 
   /** One block of `size` words. */
   alloc(size: SizeSpec, opts: AllocOptions = {}): this {
-    const at = this.r.nextAt();
-    this.r.options(at, opts, OPTION_KEYS.alloc, "alloc");
+    const at = this.#r.nextAt();
+    this.#r.options(at, opts, OPTION_KEYS.alloc, "alloc");
     const source = opts.source ?? "caml";
-    this.r.push({
+    this.#r.push({
       at,
       kind: "alloc",
       domain: this.name,
       size,
       source,
       lifetime: opts.lifetime ?? keep.drop,
-      frames: this.r.frames(at, opts.at),
+      frames: this.#r.frames(at, opts.at),
       ...(opts.customMem !== undefined ? { customMem: opts.customMem } : {}),
     });
     return this;
@@ -523,29 +542,29 @@ export class DomainBuilder {
   /** A combined allocation: several blocks at one poll point, `sizes` in the compiler's layout
    * order (e.g. `(i, i, i) :: l` is `[2, 3]`: the cons cell first, then the tuple). */
   allocCombined(sizes: readonly SizeSpec[], opts: CombinedOptions = {}): this {
-    const at = this.r.nextAt();
-    this.r.options(at, opts, OPTION_KEYS.allocCombined, "allocCombined");
+    const at = this.#r.nextAt();
+    this.#r.options(at, opts, OPTION_KEYS.allocCombined, "allocCombined");
     if (!Array.isArray(sizes)) {
-      this.r.fail(at, `allocCombined needs an array of sizes, got ${describe(sizes)}`);
+      this.#r.fail(at, `allocCombined needs an array of sizes, got ${describe(sizes)}`);
     }
     const a = opts.at;
     let frames: Frame[][];
     if (a === undefined || typeof a === "string" || a.every((x) => typeof x === "string")) {
-      const shared = this.r.frames(at, a as Frame | readonly Frame[] | undefined);
+      const shared = this.#r.frames(at, a as Frame | readonly Frame[] | undefined);
       frames = sizes.map(() => shared);
     } else {
       const per = a as readonly (readonly Frame[])[];
       if (per.length !== sizes.length) {
-        this.r.fail(at, `allocCombined has ${sizes.length} sizes but ${per.length} frame lists`);
+        this.#r.fail(at, `allocCombined has ${sizes.length} sizes but ${per.length} frame lists`);
       }
-      frames = per.map((f) => this.r.frames(at, f));
+      frames = per.map((f) => this.#r.frames(at, f));
     }
     const l = opts.lifetime ?? keep.drop;
     const lifetimes = Array.isArray(l) ? [...l] : sizes.map(() => l as Lifetime);
     if (lifetimes.length !== sizes.length) {
-      this.r.fail(at, `allocCombined has ${sizes.length} sizes but ${lifetimes.length} lifetimes`);
+      this.#r.fail(at, `allocCombined has ${sizes.length} sizes but ${lifetimes.length} lifetimes`);
     }
-    this.r.push({
+    this.#r.push({
       at,
       kind: "allocCombined",
       domain: this.name,
@@ -563,34 +582,34 @@ export class DomainBuilder {
     blocks: readonly SizeSpec[],
     opts: { lifetime?: Lifetime; at?: Frame | readonly Frame[] } = {},
   ): this {
-    const at = this.r.nextAt();
-    this.r.options(at, opts, OPTION_KEYS.unmarshal, "unmarshal");
+    const at = this.#r.nextAt();
+    this.#r.options(at, opts, OPTION_KEYS.unmarshal, "unmarshal");
     if (!Array.isArray(blocks)) {
-      this.r.fail(at, `unmarshal needs an array of block sizes, got ${describe(blocks)}`);
+      this.#r.fail(at, `unmarshal needs an array of block sizes, got ${describe(blocks)}`);
     }
-    this.r.push({
+    this.#r.push({
       at,
       kind: "unmarshal",
       domain: this.name,
       blocks: [...blocks],
       lifetime: opts.lifetime ?? keep.drop,
-      frames: this.r.frames(at, opts.at),
+      frames: this.#r.frames(at, opts.at),
     });
     return this;
   }
 
   /** Repeats `body` `count` times (it is recorded once). */
   repeat(count: number, body: (i: LoopIndex) => void): this {
-    const at = this.r.nextAt();
-    const index = new LoopIndex(this.r, this.name, ++this.#loopDepth);
+    const at = this.#r.nextAt();
+    const index = new LoopIndex(this.#r, this.name, ++this.#loopDepth);
     let steps: Step[];
     try {
-      steps = this.r.nested(at, typeof body === "function" ? () => body(index) : body, "repeat");
+      steps = this.#r.nested(at, typeof body === "function" ? () => body(index) : body, "repeat");
     } finally {
       index.close();
       this.#loopDepth--;
     }
-    this.r.push({ at, kind: "repeat", domain: this.name, count, body: steps });
+    this.#r.push({ at, kind: "repeat", domain: this.name, count, body: steps });
     return this;
   }
 
@@ -599,8 +618,8 @@ export class DomainBuilder {
   join(target: DomainBuilder | ThreadBuilder): void {
     if (target instanceof ThreadBuilder) {
       // `Thread.join`, by the thread running this program.
-      this.r.push({
-        at: this.r.nextAt(),
+      this.#r.push({
+        at: this.#r.nextAt(),
         kind: "threadJoin",
         domain: this.name,
         thread: target.name,
@@ -608,75 +627,75 @@ export class DomainBuilder {
       return;
     }
     if (!(target instanceof DomainBuilder)) {
-      this.r.fail(
-        this.r.nextAt(),
+      this.#r.fail(
+        this.#r.nextAt(),
         `join needs a domain (from spawn) or a thread (from thread), got ${describe(target)}`,
       );
     }
-    this.r.push({ at: this.r.nextAt(), kind: "join", domain: this.name, target: target.name });
+    this.#r.push({ at: this.#r.nextAt(), kind: "join", domain: this.name, target: target.name });
   }
 
   /** Runs `body` inside a call of `frame` (it is on the callstack of allocations in `body`). */
   call(frame: Frame, body: () => void): this {
-    const at = this.r.nextAt();
+    const at = this.#r.nextAt();
     if (typeof frame !== "string") {
-      this.r.fail(at, `call needs one frame (a string), got ${describe(frame)}`);
+      this.#r.fail(at, `call needs one frame (a string), got ${describe(frame)}`);
     }
-    const [f] = this.r.frames(at, frame);
-    const steps = this.r.nested(at, body, "call");
-    this.r.push({ at, kind: "call", domain: this.name, frame: f, body: steps });
+    const [f] = this.#r.frames(at, frame);
+    const steps = this.#r.nested(at, body, "call");
+    this.#r.push({ at, kind: "call", domain: this.name, frame: f, body: steps });
     return this;
   }
 
   /** `Gc.minor ()`. */
   minorGc(): this {
-    return this.gc("minor");
+    return this.#gc("minor");
   }
   /** `Gc.major_slice 0`. */
   majorSlice(): this {
-    return this.gc("majorSlice");
+    return this.#gc("majorSlice");
   }
   /** `Gc.major ()`. */
   majorGc(): this {
-    return this.gc("major");
+    return this.#gc("major");
   }
   /** `Gc.full_major ()`. */
   fullMajor(): this {
-    return this.gc("fullMajor");
+    return this.#gc("fullMajor");
   }
   /** `Gc.compact ()`. */
   compact(): this {
-    return this.gc("compact");
+    return this.#gc("compact");
   }
 
   /** Records a collection of kind `what`. */
-  private gc(what: GcKind): this {
-    this.r.push({ at: this.r.nextAt(), kind: "gc", domain: this.name, what });
+  #gc(what: GcKind): this {
+    this.#r.push({ at: this.#r.nextAt(), kind: "gc", domain: this.name, what });
     return this;
   }
 
   /** A poll point (where pending callbacks run). */
   poll(): this {
-    this.r.push({ at: this.r.nextAt(), kind: "poll", domain: this.name });
+    this.#r.push({ at: this.#r.nextAt(), kind: "poll", domain: this.name });
     return this;
   }
 
   /** `Domain.spawn`: a new domain, which inherits this domain's profile. */
   spawn(name?: string): DomainBuilder {
-    const at = this.r.nextAt();
-    const child = this.r.uniqueName(at, "domain", name ?? `d${this.r.domains.length}`, [
-      ...this.r.domains,
-      ...this.r.threads.keys(),
+    const at = this.#r.nextAt();
+    const child = this.#r.uniqueName(at, "domain", name ?? `d${this.#r.domains.length}`, [
+      ...this.#r.domains,
+      ...this.#r.threads.keys(),
     ]);
-    this.r.domains.push(child);
-    this.r.threads.set(child, child);
-    this.r.push({ at, kind: "spawn", domain: this.name, child });
-    return new DomainBuilder(this.r, child);
+    this.#r.domains.push(child);
+    this.#r.threads.set(child, child);
+    this.#r.push({ at, kind: "spawn", domain: this.name, child });
+    return new DomainBuilder(this.#r, child);
   }
 
   /** The domain terminates; its tracked blocks go to the global orphans. */
   terminate(): void {
-    this.r.push({ at: this.r.nextAt(), kind: "terminate", domain: this.name });
+    this.#r.push({ at: this.#r.nextAt(), kind: "terminate", domain: this.name });
   }
 
   /**
@@ -692,28 +711,28 @@ export class DomainBuilder {
    * `switchTo` makes it current.
    */
   thread(name: string, body?: (t: DomainBuilder) => void): ThreadBuilder {
-    const at = this.r.nextAt();
-    this.r.uniqueName(at, "thread", name, [...this.r.threads.keys(), ...this.r.domains]);
-    this.r.threads.set(name, this.name);
+    const at = this.#r.nextAt();
+    this.#r.uniqueName(at, "thread", name, [...this.#r.threads.keys(), ...this.#r.domains]);
+    this.#r.threads.set(name, this.name);
     if (body === undefined) {
-      this.r.push({ at, kind: "threadCreate", domain: this.name, thread: name });
-      return new ThreadBuilder(this.r, this.name, name);
+      this.#r.push({ at, kind: "threadCreate", domain: this.name, thread: name });
+      return new ThreadBuilder(this.#r, this.name, name);
     }
-    const program = new DomainBuilder(this.r, this.name);
-    const steps = this.r.nested(
+    const program = new DomainBuilder(this.#r, this.name);
+    const steps = this.#r.nested(
       at,
       typeof body === "function" ? () => body(program) : body,
       "thread",
     );
-    this.r.push({ at, kind: "threadSpawn", domain: this.name, thread: name, body: steps });
-    return new ThreadBuilder(this.r, this.name, name, true);
+    this.#r.push({ at, kind: "threadSpawn", domain: this.name, thread: name, body: steps });
+    return new ThreadBuilder(this.#r, this.name, name, true);
   }
 
   /** The thread running this program blocks, waiting for its turn (a blocking section), and
    * `thread` runs — from its start, or where it blocked — until the baton comes back. */
   yieldTo(thread: ThreadBuilder | DomainBuilder | string): this {
-    this.r.push({
-      at: this.r.nextAt(),
+    this.#r.push({
+      at: this.#r.nextAt(),
       kind: "yieldTo",
       domain: this.name,
       thread: threadName(thread),
@@ -724,36 +743,36 @@ export class DomainBuilder {
   /** `Thread.yield ()`: pending actions run; no other thread takes the lock, since all wait
    * for their turn. */
   yield(): this {
-    this.r.push({ at: this.r.nextAt(), kind: "threadYield", domain: this.name });
+    this.#r.push({ at: this.#r.nextAt(), kind: "threadYield", domain: this.name });
     return this;
   }
 
   /** A blocking section of the running thread; other threads may run inside `body`. */
   blocking(body: () => void = () => {}): this {
-    const at = this.r.nextAt();
-    const steps = this.r.nested(at, body, "blocking");
-    this.r.push({ at, kind: "blocking", domain: this.name, body: steps });
+    const at = this.#r.nextAt();
+    const steps = this.#r.nested(at, body, "blocking");
+    this.#r.push({ at, kind: "blocking", domain: this.name, body: steps });
     return this;
   }
 
   /** `try body with _ -> ()`: an OCaml exception raised by a callback during `body` skips the
    * rest of `body` and is logged as caught. */
   attempt(body: () => void): this {
-    const at = this.r.nextAt();
-    const steps = this.r.nested(at, body, "attempt");
-    this.r.push({ at, kind: "attempt", domain: this.name, body: steps });
+    const at = this.#r.nextAt();
+    const steps = this.#r.nested(at, body, "attempt");
+    this.#r.push({ at, kind: "attempt", domain: this.name, body: steps });
     return this;
   }
 
   /** An external allocation traced through the tracer (`Memtrace.External.alloc`). */
   extAlloc(bytes: SizeSpec, lifetime: Lifetime = keep.drop): this {
-    this.r.push({ at: this.r.nextAt(), kind: "extAlloc", domain: this.name, bytes, lifetime });
+    this.#r.push({ at: this.#r.nextAt(), kind: "extAlloc", domain: this.name, bytes, lifetime });
     return this;
   }
 
   /** A runtime_events user event. */
   userEvent(name: string, event: UserEventSpec): this {
-    this.r.push({ at: this.r.nextAt(), kind: "userEvent", domain: this.name, name, event });
+    this.#r.push({ at: this.#r.nextAt(), kind: "userEvent", domain: this.name, name, event });
     return this;
   }
 }
@@ -765,8 +784,11 @@ export class ScenarioBuilder {
   /** runtime_events control. */
   readonly events: { start(): void; pause(): void; resume(): void };
 
+  readonly #r: Recorder;
+
   /** @internal Made by {@linkcode scenario}. */
-  constructor(private readonly r: Recorder) {
+  constructor(r: Recorder) {
+    this.#r = r;
     this.main = new DomainBuilder(r, "main");
     this.events = {
       start: () => r.push({ at: r.nextAt(), kind: "eventsStart" }),
@@ -777,19 +799,20 @@ export class ScenarioBuilder {
 
   /** Drops the blocks kept with `keep.until(name)`. */
   release(name: string): void {
-    this.r.push({ at: this.r.nextAt(), kind: "release", name });
+    this.#r.push({ at: this.#r.nextAt(), kind: "release", name });
   }
 }
 
+/** The settings a scenario leaves out (the runtime's own defaults where it has them). */
 const DEFAULTS = {
   seed: 1,
   samplingRate: 1e-4,
   callstackSize: 16,
-  minorHeapWords: 262_144,
-  ringLog2: 16,
+  minorHeapWords: DEFAULT_MINOR_HEAP_WORDS,
+  ringLog2: DEFAULT_LOG_WSIZE,
   clockTickNs: 1_000,
   maxDomains: 16,
-  pid: 4242,
+  pid: DEFAULT_PID,
   log: { format: "default" },
 } as const;
 
@@ -830,7 +853,7 @@ export function scenario(
       `name must be ${PLAIN_NAME_RULE}, got ${describe(name)}`,
     );
   }
-  const unknown = unknownKey(settings, OPTION_KEYS.settings, "settings", false);
+  const unknown = unknownKey(settings, OPTION_KEYS.settings, "settings", { prefix: false });
   if (unknown !== undefined) throw new ScenarioError(name, "settings", unknown);
   if (typeof build !== "function") {
     throw new ScenarioError(

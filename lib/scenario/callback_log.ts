@@ -22,21 +22,25 @@ export interface LogHeaderFacts {
 
 /** Collects log lines; each call site gives what each format wants. */
 export class CallbackLog {
-  private readonly lines: string[] = [];
+  readonly #lines: string[] = [];
+  readonly #format: LogFormat;
 
-  constructor(private readonly format: LogFormat) {}
+  /** A log in format `format`. */
+  constructor(format: LogFormat) {
+    this.#format = format;
+  }
 
   /** A line of the engine's own format (ignored by the fixture formats). */
   line(text: string): void {
-    if (this.format.format === "default") this.lines.push(text);
+    if (this.#format.format === "default") this.#lines.push(text);
   }
 
   /** A callback in the fixture formats: `exact` for allocation callbacks in memprof_exact's
    * format (undefined for the others), `lifecycle` in memprof_lifecycle's. */
   fixture(exact: string | undefined, lifecycle: string): void {
-    const f = this.format.format;
-    if (f === "memprof_exact" && exact !== undefined) this.lines.push(exact);
-    else if (f === "memprof_lifecycle") this.lines.push(lifecycle);
+    const f = this.#format.format;
+    if (f === "memprof_exact" && exact !== undefined) this.#lines.push(exact);
+    else if (f === "memprof_lifecycle") this.#lines.push(lifecycle);
   }
 
   /** The log's text, with the fixture format's header line when it has one. */
@@ -49,8 +53,8 @@ export class CallbackLog {
   /** {@linkcode text} handed to `write` in chunks of about 64 Ki characters, so that a long
    * log is never one string. */
   writeText(facts: LogHeaderFacts, write: (chunk: string) => void): void {
-    const header = this.header(facts);
-    const lines = this.lines;
+    const header = this.#header(facts);
+    const lines = this.#lines;
     let parts: string[] = header === undefined ? [] : [header, "\n"];
     let size = parts.length === 0 ? 0 : header!.length + 1;
     for (let k = 0; k < lines.length; k++) {
@@ -66,9 +70,9 @@ export class CallbackLog {
   }
 
   /** The fixture format's header line, if it has one. */
-  private header(facts: LogHeaderFacts): string | undefined {
-    const f = this.format;
-    const n = this.lines.length;
+  #header(facts: LogHeaderFacts): string | undefined {
+    const f = this.#format;
+    const n = this.#lines.length;
     if (f.format === "memprof_exact") {
       return `# program=${f.program} sampling_rate=${formatG(facts.samplingRate, 6)} ` +
         `iterations=${facts.iterations} domain=${facts.loopDomain} ` +

@@ -78,6 +78,18 @@ function ident(name: string): string {
   return "g_" + name.replace(/[^A-Za-z0-9]/g, "_");
 }
 
+/** How the generated index imports each golden file: its variable's suffix and import type. */
+const INDEX_IMPORTS: readonly {
+  readonly key: keyof Golden;
+  readonly suffix: string;
+  readonly type: "bytes" | "text";
+}[] = [
+  { key: "ctf", suffix: "ctf", type: "bytes" },
+  { key: "traceDump", suffix: "trace", type: "text" },
+  { key: "eventsDump", suffix: "events", type: "text" },
+  { key: "callbackLog", suffix: "callbacks", type: "text" },
+];
+
 /** Source of `tests/golden/index.ts` for the given scenario names. */
 export function goldenIndexSource(names: readonly string[]): string {
   const lines = [
@@ -86,13 +98,11 @@ export function goldenIndexSource(names: readonly string[]): string {
     'import type { Golden } from "../../lib/scenario/golden.ts";',
   ];
   for (const n of names) {
-    const id = ident(n);
-    lines.push(
-      `import ${id}_ctf from "./${n}/${GOLDEN_FILES.ctf}" with { type: "bytes" };`,
-      `import ${id}_trace from "./${n}/${GOLDEN_FILES.traceDump}" with { type: "text" };`,
-      `import ${id}_events from "./${n}/${GOLDEN_FILES.eventsDump}" with { type: "text" };`,
-      `import ${id}_callbacks from "./${n}/${GOLDEN_FILES.callbackLog}" with { type: "text" };`,
-    );
+    for (const { key, suffix, type } of INDEX_IMPORTS) {
+      lines.push(
+        `import ${ident(n)}_${suffix} from "./${n}/${GOLDEN_FILES[key]}" with { type: "${type}" };`,
+      );
+    }
   }
   lines.push(
     "",
@@ -100,15 +110,9 @@ export function goldenIndexSource(names: readonly string[]): string {
     "export const goldens: Record<string, Golden> = {",
   );
   for (const n of names) {
-    const id = ident(n);
-    lines.push(
-      `  ${JSON.stringify(n)}: {`,
-      `    ctf: ${id}_ctf,`,
-      `    traceDump: ${id}_trace,`,
-      `    eventsDump: ${id}_events,`,
-      `    callbackLog: ${id}_callbacks,`,
-      "  },",
-    );
+    lines.push(`  ${JSON.stringify(n)}: {`);
+    for (const { key, suffix } of INDEX_IMPORTS) lines.push(`    ${key}: ${ident(n)}_${suffix},`);
+    lines.push("  },");
   }
   lines.push("};", "");
   return lines.join("\n");

@@ -19,34 +19,38 @@ export type StoreHook = (addr: number, old: number) => void;
 
 /** The roots of one run and when they go. */
 export class Lifetimes {
-  private readonly due = new ReleaseQueue();
-  private readonly named = new Map<string, (() => void)[]>();
+  readonly #due = new ReleaseQueue();
+  readonly #named = new Map<string, (() => void)[]>();
   /** Releases run at every `release(name)` (rings), not only the first after a keep. */
-  private readonly everyRelease = new Map<string, (() => void)[]>();
-  private readonly forever: unknown[] = [];
+  readonly #everyRelease = new Map<string, (() => void)[]>();
+  readonly #forever: unknown[] = [];
+
+  readonly #rt: Runtime;
+  readonly #now: () => number;
+  readonly #store: StoreHook;
 
   /** `now()` is the number of the step being executed; `store` learns of every store a keep
    * makes in the program's global slots. */
-  constructor(
-    private readonly rt: Runtime,
-    private readonly now: () => number,
-    private readonly store: StoreHook = () => {},
-  ) {}
+  constructor(rt: Runtime, now: () => number, store: StoreHook = () => {}) {
+    this.#rt = rt;
+    this.#now = now;
+    this.#store = store;
+  }
 
   /** Releases what is due at step `step` (call at the start of each step). Returns whether
    * anything was (the exported program then runs its release loop, whose back-edges poll). */
   tick(step: number): boolean {
-    if (this.due.next > step) return false;
-    this.due.runDue(step);
+    if (this.#due.next > step) return false;
+    this.#due.runDue(step);
     return true;
   }
 
   /** `release(name)`: ends every lifetime waiting for `name`. */
   release(name: string): void {
-    for (const release of this.everyRelease.get(name) ?? []) release();
-    const list = this.named.get(name);
+    for (const release of this.#everyRelease.get(name) ?? []) release();
+    const list = this.#named.get(name);
     if (list === undefined) return;
-    this.named.delete(name);
+    this.#named.delete(name);
     for (const release of list) release();
   }
 
@@ -58,25 +62,25 @@ export class Lifetimes {
         return undefined;
       case "forever":
         return (addr, wosize, reached) => {
-          this.forever.push(this.rt.root(addr, wosize));
-          if (!reached) this.store(addr, -1);
+          this.#forever.push(this.#rt.root(addr, wosize));
+          if (!reached) this.#store(addr, -1);
         };
       case "steps":
       case "until":
         // A fresh global slot per block, emptied (an immediate stored) at the release.
         return (addr, wosize, reached) => {
-          const r = this.rt.root(addr, wosize);
+          const r = this.#rt.root(addr, wosize);
           this.end(l, () => r.release());
-          if (!reached) this.store(addr, -1);
+          if (!reached) this.#store(addr, -1);
         };
       case "list": {
         // Each block links the one kept before it; the newest is stored in a global.
         let head: Root | undefined;
         return (addr, wosize, reached) => {
-          const r = this.rt.root(addr, wosize);
-          this.waitFor(l.name, () => r.release());
+          const r = this.#rt.root(addr, wosize);
+          this.#waitFor(l.name, () => r.release());
           if (reached) return;
-          this.store(addr, head === undefined ? -1 : head.addr);
+          this.#store(addr, head === undefined ? -1 : head.addr);
           head = r;
         };
       }
@@ -84,17 +88,17 @@ export class Lifetimes {
         const slots: (Root | undefined)[] = new Array(l.slots);
         let k = 0;
         if (l.name !== undefined) {
-          this.onEveryRelease(l.name, () => {
+          this.#onEveryRelease(l.name, () => {
             for (const r of slots) r?.clear();
           });
         }
         return (addr, wosize, reached) => {
           let r = slots[k];
           const old = r === undefined ? -1 : r.addr;
-          if (r === undefined) r = slots[k] = this.rt.root(addr, wosize);
+          if (r === undefined) r = slots[k] = this.#rt.root(addr, wosize);
           else r.set(addr, wosize); // the block stored there before is released
           k = k + 1 === l.slots ? 0 : k + 1;
-          if (!reached) this.store(addr, old);
+          if (!reached) this.#store(addr, old);
         };
       }
       case "cycle": {
@@ -123,12 +127,12 @@ export class Lifetimes {
           done = true;
         };
         // Released once the next `steps` steps have run: before the step after them.
-        this.due.push(this.now() + l.steps + 1, once);
-        if (l.until !== undefined) this.waitFor(l.until, once);
+        this.#due.push(this.#now() + l.steps + 1, once);
+        if (l.until !== undefined) this.#waitFor(l.until, once);
         return;
       }
       case "until":
-        return this.waitFor(l.name, release);
+        return this.#waitFor(l.name, release);
       case "cycle":
       case "list":
       case "ring":
@@ -136,15 +140,15 @@ export class Lifetimes {
     }
   }
 
-  private onEveryRelease(name: string, release: () => void): void {
-    const list = this.everyRelease.get(name);
-    if (list === undefined) this.everyRelease.set(name, [release]);
+  #onEveryRelease(name: string, release: () => void): void {
+    const list = this.#everyRelease.get(name);
+    if (list === undefined) this.#everyRelease.set(name, [release]);
     else list.push(release);
   }
 
-  private waitFor(name: string, release: () => void): void {
-    const list = this.named.get(name);
-    if (list === undefined) this.named.set(name, [release]);
+  #waitFor(name: string, release: () => void): void {
+    const list = this.#named.get(name);
+    if (list === undefined) this.#named.set(name, [release]);
     else list.push(release);
   }
 }

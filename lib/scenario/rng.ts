@@ -7,15 +7,15 @@ import type { SizeSpec } from "./spec.ts";
 
 /** splitmix32-style generator: small, fast, and the same on every platform. */
 export class ScenarioRng {
-  private state: number;
+  #state: number;
 
   constructor(seed: number) {
-    this.state = seed >>> 0;
+    this.#state = seed >>> 0;
   }
 
   /** A uniform 32-bit unsigned integer. */
   next(): number {
-    let z = (this.state = (this.state + 0x9e3779b9) >>> 0);
+    let z = (this.#state = (this.#state + 0x9e3779b9) >>> 0);
     z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
     z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
     return (z ^ (z >>> 16)) >>> 0;

@@ -7,49 +7,44 @@
 
 /** A queue of actions to run when the step counter reaches their step. */
 export class ReleaseQueue {
-  private steps: number[] = [];
-  private seqs: number[] = [];
-  private fns: (() => void)[] = [];
-  private seq = 0;
+  #steps: number[] = [];
+  #seqs: number[] = [];
+  #fns: (() => void)[] = [];
+  #seq = 0;
 
   /** Number of pending releases. */
   get size(): number {
-    return this.steps.length;
+    return this.#steps.length;
   }
 
   /** Step of the earliest pending release (Infinity when none). */
   get next(): number {
-    return this.steps.length === 0 ? Infinity : this.steps[0];
+    return this.#steps.length === 0 ? Infinity : this.#steps[0];
   }
 
   /** Schedules `fn` for `step`. */
   push(step: number, fn: () => void): void {
-    const st = this.steps, sq = this.seqs, fs = this.fns;
-    let i = st.length;
-    const seq = this.seq++;
-    st.push(step);
-    sq.push(seq);
-    fs.push(fn);
+    let i = this.#steps.length;
+    const seq = this.#seq++;
+    this.#steps.push(step);
+    this.#seqs.push(seq);
+    this.#fns.push(fn);
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (st[p] < step || (st[p] === step && sq[p] < seq)) break;
-      st[i] = st[p];
-      sq[i] = sq[p];
-      fs[i] = fs[p];
+      if (this.#before(p, step, seq)) break;
+      this.#move(i, p);
       i = p;
     }
-    st[i] = step;
-    sq[i] = seq;
-    fs[i] = fn;
+    this.#put(i, step, seq, fn);
   }
 
   /** Runs, in order, every release scheduled at or before `step`. */
   runDue(step: number): void {
-    while (this.steps.length > 0 && this.steps[0] <= step) this.pop()();
+    while (this.#steps.length > 0 && this.#steps[0] <= step) this.#pop()();
   }
 
-  private pop(): () => void {
-    const st = this.steps, sq = this.seqs, fs = this.fns;
+  #pop(): () => void {
+    const st = this.#steps, sq = this.#seqs, fs = this.#fns;
     const top = fs[0];
     const lastStep = st.pop()!, lastSeq = sq.pop()!, lastFn = fs.pop()!;
     const n = st.length;
@@ -59,17 +54,32 @@ export class ReleaseQueue {
         const l = 2 * i + 1;
         if (l >= n) break;
         const r = l + 1;
-        const c = r < n && (st[r] < st[l] || (st[r] === st[l] && sq[r] < sq[l])) ? r : l;
-        if (st[c] > lastStep || (st[c] === lastStep && sq[c] > lastSeq)) break;
-        st[i] = st[c];
-        sq[i] = sq[c];
-        fs[i] = fs[c];
+        const c = r < n && this.#before(r, st[l], sq[l]) ? r : l;
+        if (!this.#before(c, lastStep, lastSeq)) break;
+        this.#move(i, c);
         i = c;
       }
-      st[i] = lastStep;
-      sq[i] = lastSeq;
-      fs[i] = lastFn;
+      this.#put(i, lastStep, lastSeq, lastFn);
     }
     return top;
+  }
+
+  /** Whether entry `k` is released before one for `step` scheduled `seq`-th. */
+  #before(k: number, step: number, seq: number): boolean {
+    const s = this.#steps[k];
+    return s < step || (s === step && this.#seqs[k] < seq);
+  }
+
+  /** Entry `from` moves to `to`. */
+  #move(to: number, from: number): void {
+    this.#steps[to] = this.#steps[from];
+    this.#seqs[to] = this.#seqs[from];
+    this.#fns[to] = this.#fns[from];
+  }
+
+  #put(i: number, step: number, seq: number, fn: () => void): void {
+    this.#steps[i] = step;
+    this.#seqs[i] = seq;
+    this.#fns[i] = fn;
   }
 }

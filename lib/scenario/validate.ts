@@ -30,7 +30,17 @@ import type {
 } from "./spec.ts";
 
 import { maxSize } from "./polling.ts";
+import {
+  countLeafSteps,
+  findStep,
+  forEachStep,
+  hasBody,
+  isStepKind,
+  STEP_FAMILIES,
+  type StepFamily,
+} from "./walk.ts";
 import { MAX_YOUNG_WOSIZE } from "../runtime/mod.ts";
+import { MAX_DOMAINS_MAX } from "../runtime_events/mod.ts";
 import {
   computeLayout,
   CUSTOM_EVENT_NAME_LENGTH,
@@ -39,12 +49,12 @@ import {
 } from "../runtime_events/layout.ts";
 import { describe, isObject, isRecord, OPTION_KEYS, unknownKey } from "./_options.ts";
 import {
-  estimateSteps,
   formatCount,
   isPlainName,
   MAX_CLOCK_NS,
   MAX_NESTING,
   MAX_RING_IMAGE_BYTES,
+  NESTING_PROBLEM,
   PLAIN_NAME_RULE,
 } from "./_limits.ts";
 
@@ -53,37 +63,6 @@ export function validateScenario(sc: Scenario): void {
   new Validator(sc).run();
 }
 
-const STEP_KINDS: ReadonlySet<string> = new Set([
-  "alloc",
-  "allocCombined",
-  "unmarshal",
-  "gc",
-  "poll",
-  "spawn",
-  "terminate",
-  "threadCreate",
-  "threadSwitch",
-  "threadExit",
-  "threadSpawn",
-  "yieldTo",
-  "threadJoin",
-  "threadYield",
-  "blocking",
-  "attempt",
-  "memprofStart",
-  "memprofStop",
-  "memprofDiscard",
-  "call",
-  "repeat",
-  "when",
-  "join",
-  "extAlloc",
-  "userEvent",
-  "release",
-  "eventsStart",
-  "eventsPause",
-  "eventsResume",
-]);
 const GC_KINDS = ["minor", "majorSlice", "major", "fullMajor", "compact"];
 const SOURCES = ["caml", "runtime", "array", "major", "custom", "unmarshal"];
 const LIFETIME_KEYS: Record<string, readonly string[]> = {
@@ -129,46 +108,49 @@ const MAX_WORDS = 1 << 30;
 const encoder = new TextEncoder();
 
 class Validator {
-  private readonly name: string;
-  private readonly untilNames = new Set<string>();
-  private readonly releaseNames = new Set<string>();
-  private readonly eventNames = new Set<string>();
-  private profileActions = false;
-  private eventsStarted = false;
+  readonly #name: string;
+  readonly #untilNames = new Set<string>();
+  readonly #releaseNames = new Set<string>();
+  readonly #eventNames = new Set<string>();
+  #profileActions = false;
+  #eventsStarted = false;
   // State followed along the steps.
-  private readonly alive = new Set<string>(["main"]);
-  private readonly threadAlive = new Map<string, boolean>();
-  private readonly running = new Map<string, string | null>(); // domain → sampling profile
-  private readonly status = new Map<string, "sampling" | "stopped" | "discarded">();
-  private spawned = 1;
-  private followed = 0;
-  private readonly statefulBodies = new WeakMap<readonly Step[], boolean>();
-  private readonly memprofBodies = new WeakMap<readonly Step[], boolean>();
+  readonly #alive = new Set<string>(["main"]);
+  readonly #threadAlive = new Map<string, boolean>();
+  readonly #running = new Map<string, string | null>(); // domain → sampling profile
+  readonly #status = new Map<string, "sampling" | "stopped" | "discarded">();
+  #spawned = 1;
+  #followed = 0;
+  readonly #statefulBodies = new WeakMap<readonly Step[], boolean>();
+  readonly #memprofBodies = new WeakMap<readonly Step[], boolean>();
 
-  constructor(private readonly sc: Scenario) {
-    this.name = isObject(sc?.settings) ? String(sc.settings.name) : "?";
+  readonly #sc: Scenario;
+
+  constructor(sc: Scenario) {
+    this.#sc = sc;
+    this.#name = isObject(sc?.settings) ? String(sc.settings.name) : "?";
   }
 
-  private fail(at: string, problem: string, within = ""): never {
-    throw new ScenarioError(this.name, at, problem, within);
+  #fail(at: string, problem: string, within = ""): never {
+    throw new ScenarioError(this.#name, at, problem, within);
   }
 
   run(): void {
-    this.shape();
-    this.settings();
-    this.scan(this.sc.steps, 0, "");
-    this.loopRefs(this.sc.steps, new Map());
-    for (const n of this.untilNames) {
-      if (!this.releaseNames.has(n)) {
-        this.fail("settings", `blocks are kept until "${n}" but nothing releases "${n}"`);
+    this.#shape();
+    this.#settings();
+    this.#scan();
+    this.#loopRefs();
+    for (const n of this.#untilNames) {
+      if (!this.#releaseNames.has(n)) {
+        this.#fail("settings", `blocks are kept until "${n}" but nothing releases "${n}"`);
       }
     }
-    this.limits();
-    this.threadPrograms(this.sc.steps, null, 0);
-    this.threadAlive.set("main", true);
-    this.running.set("main", null);
+    this.#limits();
+    this.#threadPrograms();
+    this.#threadAlive.set("main", true);
+    this.#running.set("main", null);
     try {
-      this.follow(this.sc.steps);
+      this.#follow(this.#sc.steps);
     } catch (e) {
       if (e !== OVER_BUDGET) throw e;
       // Too large to follow: the engine checks the state of every step as it runs it.
@@ -176,66 +158,66 @@ class Validator {
   }
 
   /** The scenario object itself (a module may export anything). */
-  private shape(): void {
-    const sc = this.sc as unknown as Record<string, unknown>;
+  #shape(): void {
+    const sc = this.#sc as unknown as Record<string, unknown>;
     if (!isObject(sc) || !isObject(sc.settings)) {
-      this.fail("settings", `not a scenario: ${describe(sc)}`);
+      this.#fail("settings", `not a scenario: ${describe(sc)}`);
     }
     if (!Array.isArray(sc.steps) || !Array.isArray(sc.domains) || !Array.isArray(sc.profiles)) {
-      this.fail("settings", "not a scenario: steps, domains and profiles must be arrays");
+      this.#fail("settings", "not a scenario: steps, domains and profiles must be arrays");
     }
     if (!(sc.threads instanceof Map)) {
-      this.fail("settings", "not a scenario: threads must be a Map");
+      this.#fail("settings", "not a scenario: threads must be a Map");
     }
   }
 
-  private settings(): void {
-    const s = this.sc.settings;
-    const known = unknownKey(s, OPTION_KEYS.settings, "settings", false);
-    if (known !== undefined) this.fail("settings", known);
+  #settings(): void {
+    const s = this.#sc.settings;
+    const known = unknownKey(s, OPTION_KEYS.settings, "settings", { prefix: false });
+    if (known !== undefined) this.#fail("settings", known);
     if (!isPlainName(s.name)) {
-      this.fail("settings", `name must be ${PLAIN_NAME_RULE}, got ${describe(s.name)}`);
+      this.#fail("settings", `name must be ${PLAIN_NAME_RULE}, got ${describe(s.name)}`);
     }
     if (typeof s.description !== "string") {
-      this.fail("settings", `description must be a string, got ${describe(s.description)}`);
+      this.#fail("settings", `description must be a string, got ${describe(s.description)}`);
     }
     const int = (v: number, what: string, min: number, max = Number.MAX_SAFE_INTEGER) => {
       if (!Number.isInteger(v) || v < min || v > max) {
-        this.fail("settings", `${what} must be an integer in [${min}, ${max}], got ${v}`);
+        this.#fail("settings", `${what} must be an integer in [${min}, ${max}], got ${v}`);
       }
     };
     int(s.seed, "seed", 0, 2 ** 32 - 1);
-    this.rate("settings", s.samplingRate);
+    this.#rate("settings", s.samplingRate);
     if (s.externalSamplingRate !== undefined) {
-      this.rate("settings", s.externalSamplingRate, "externalSamplingRate: ");
+      this.#rate("settings", s.externalSamplingRate, "externalSamplingRate: ");
     }
     int(s.callstackSize, "callstackSize", 0, 1 << 20);
     int(s.minorHeapWords, "minorHeapWords", 4096, 1 << 28);
-    if (s.minorHeapWords % 2 !== 0) this.fail("settings", "minorHeapWords must be even");
+    if (s.minorHeapWords % 2 !== 0) this.#fail("settings", "minorHeapWords must be even");
     int(s.ringLog2, "ringLog2", MIN_LOG_WSIZE, 24);
     int(s.clockTickNs, "clockTickNs", 1, 1e12);
-    int(s.maxDomains, "maxDomains", 1, 4096);
+    int(s.maxDomains, "maxDomains", 1, MAX_DOMAINS_MAX);
     int(s.pid, "pid", 1, 2 ** 31 - 1);
-    this.log(s.log);
-    this.gcTime(s.gcTime);
+    this.#log(s.log);
+    this.#gcTime(s.gcTime);
   }
 
-  private gcTime(t: unknown): void {
+  #gcTime(t: unknown): void {
     if (t === undefined) return;
-    if (!isRecord(t)) this.fail("settings", `gcTime must be an object, got ${describe(t)}`);
+    if (!isRecord(t)) this.#fail("settings", `gcTime must be an object, got ${describe(t)}`);
     const known = Object.keys(DEFAULT_GC_TIME);
     for (const [k, v] of Object.entries(t)) {
       if (!known.includes(k)) {
-        this.fail("settings", `gcTime has no key \`${k}\` (known: ${known.join(", ")})`);
+        this.#fail("settings", `gcTime has no key \`${k}\` (known: ${known.join(", ")})`);
       }
       if (typeof v !== "number" || !Number.isFinite(v) || v < 0) {
-        this.fail("settings", `gcTime.${k} must be a finite number of nanoseconds >= 0, got ${v}`);
+        this.#fail("settings", `gcTime.${k} must be a finite number of nanoseconds >= 0, got ${v}`);
       }
     }
   }
 
-  private log(log: unknown): void {
-    if (!isRecord(log)) this.fail("settings", `log must be an object, got ${describe(log)}`);
+  #log(log: unknown): void {
+    if (!isRecord(log)) this.#fail("settings", `log must be an object, got ${describe(log)}`);
     const keys: Record<string, readonly string[]> = {
       default: ["format"],
       memprof_exact: ["format", "program"],
@@ -243,18 +225,18 @@ class Validator {
     };
     const format = log.format;
     if (typeof format !== "string" || !(format in keys)) {
-      this.fail(
+      this.#fail(
         "settings",
         `unknown log format ${JSON.stringify(format)} (default, memprof_exact, memprof_lifecycle)`,
       );
     }
     const bad = unknownKey(log, keys[format], `log ${format}`);
-    if (bad !== undefined) this.fail("settings", bad);
+    if (bad !== undefined) this.#fail("settings", bad);
     if (format !== "default" && typeof log.program !== "string") {
-      this.fail("settings", `log ${format} needs a program name (a string)`);
+      this.#fail("settings", `log ${format} needs a program name (a string)`);
     }
     if (format === "memprof_lifecycle" && !isCount(log.keep, 0)) {
-      this.fail(
+      this.#fail(
         "settings",
         `log memprof_lifecycle: keep must be a whole number ≥ 0, got ${log.keep}`,
       );
@@ -262,12 +244,12 @@ class Validator {
   }
 
   /** What the writers accept, given the steps the run executes. */
-  private limits(): void {
-    const s = this.sc.settings;
-    const steps = estimateSteps(this.sc.steps);
+  #limits(): void {
+    const s = this.#sc.settings;
+    const steps = countLeafSteps(this.#sc.steps);
     const lastNs = steps * s.clockTickNs;
     if (!(lastNs <= MAX_CLOCK_NS)) {
-      this.fail(
+      this.#fail(
         "settings",
         `the virtual clock would reach about ${formatCount(lastNs)} ns (${
           formatCount(steps)
@@ -275,10 +257,10 @@ class Validator {
           `timestamps hold exactly: lower clockTickNs or the number of steps`,
       );
     }
-    if (this.eventsStarted) {
+    if (this.#eventsStarted) {
       const bytes = computeLayout(s.maxDomains, s.ringLog2).totalSize;
       if (bytes > MAX_RING_IMAGE_BYTES) {
-        this.fail(
+        this.#fail(
           "settings",
           `the runtime_events ring image would take ${formatCount(bytes)} bytes ` +
             `(maxDomains ${s.maxDomains} × 2^${s.ringLog2} words), more than ${
@@ -289,22 +271,26 @@ class Validator {
     }
   }
 
-  private rate(at: string, r: unknown, what = "", within = ""): void {
+  #rate(at: string, r: unknown, what = "", within = ""): void {
     if (typeof r !== "number" || !(r >= 0 && r <= 1)) {
-      this.fail(at, `${what}sampling rate must be within [0, 1], got ${r}`, within);
+      this.#fail(at, `${what}sampling rate must be within [0, 1], got ${r}`, within);
     }
   }
 
-  private size(
+  /** Checks size `s` of `what`: whole numbers of words in [`min`, `max`] (default 1 to
+   * {@linkcode MAX_WORDS}); `within`: where in the step. */
+  #size(
     at: string,
     s: SizeSpec,
     what: string,
-    min = 1,
-    max = MAX_WORDS,
-    within = "",
+    { min = 1, max = MAX_WORDS, within = "" }: {
+      readonly min?: number;
+      readonly max?: number;
+      readonly within?: string;
+    } = {},
   ): void {
     const ok = (n: unknown) => Number.isInteger(n) && (n as number) >= min && (n as number) <= max;
-    const bad = (detail: string): never => this.fail(at, `${what}: ${detail}`, within);
+    const bad = (detail: string): never => this.#fail(at, `${what}: ${detail}`, within);
     if (typeof s === "number") {
       if (!ok(s)) bad(`size must be an integer in [${min}, ${max}], got ${s}`);
       return;
@@ -343,23 +329,27 @@ class Validator {
   }
 
   /** Every `when` refers to a loop enclosing it on its domain. */
-  private loopRefs(steps: readonly Step[], depths: ReadonlyMap<string, number>): void {
-    for (const st of steps) {
+  #loopRefs(): void {
+    const none: ReadonlyMap<string, number> = new Map();
+    forEachStep(this.#sc.steps, none, (st, depths) => {
       if (st.kind === "when" && !(st.loop >= 1 && st.loop <= loopDepth(depths, st.domain))) {
-        this.fail(st.at, `loop ${st.loop} does not enclose this step on domain "${st.domain}"`);
+        this.#fail(st.at, `loop ${st.loop} does not enclose this step on domain "${st.domain}"`);
       }
-      if (!("body" in st)) continue;
-      if (st.kind === "repeat") {
-        const inner = new Map(depths);
-        inner.set(st.domain, loopDepth(depths, st.domain) + 1);
-        this.loopRefs(st.body, inner);
-      } else this.loopRefs(st.body, depths);
-    }
+      if (st.kind !== "repeat") return depths;
+      const inner = new Map(depths);
+      inner.set(st.domain, loopDepth(depths, st.domain) + 1);
+      return inner;
+    });
   }
 
-  private lifetime(at: string, l: Lifetime, within = "", nested = false): void {
+  /** Checks lifetime `l` (`nested`: inside a `keep.cycle`; `within`: where in the step). */
+  #lifetime(
+    at: string,
+    l: Lifetime,
+    { within = "", nested = false }: { readonly within?: string; readonly nested?: boolean } = {},
+  ): void {
     if (!isObject(l) || typeof l.kind !== "string" || !(l.kind in LIFETIME_KEYS)) {
-      this.fail(
+      this.#fail(
         at,
         `a lifetime is keep.drop, keep.forever or keep.steps/until/list/ring/cycle(…), got ${
           describe(l)
@@ -368,30 +358,30 @@ class Validator {
       );
     }
     const bad = unknownKey(l, LIFETIME_KEYS[l.kind], `keep.${l.kind}`);
-    if (bad !== undefined) this.fail(at, bad, within);
+    if (bad !== undefined) this.#fail(at, bad, within);
     const name = (n: unknown, what: string) => {
       if (typeof n !== "string" || n.length === 0) {
-        this.fail(at, `${what} needs a name (a non-empty string), got ${describe(n)}`, within);
+        this.#fail(at, `${what} needs a name (a non-empty string), got ${describe(n)}`, within);
       }
     };
     switch (l.kind) {
       case "steps":
         if (!isCount(l.steps, 1)) {
-          this.fail(at, `keep.steps needs a whole number ≥ 1, got ${l.steps}`, within);
+          this.#fail(at, `keep.steps needs a whole number ≥ 1, got ${l.steps}`, within);
         }
         if (l.until !== undefined) {
           name(l.until, "keep.steps");
-          this.untilNames.add(l.until);
+          this.#untilNames.add(l.until);
         }
         break;
       case "until":
       case "list":
         name(l.name, `keep.${l.kind}`);
-        this.untilNames.add(l.name);
+        this.#untilNames.add(l.name);
         break;
       case "ring":
         if (!isCount(l.slots, 1) || l.slots > MAX_WORDS) {
-          this.fail(
+          this.#fail(
             at,
             `keep.ring needs a whole number of slots in [1, ${MAX_WORDS}], got ${l.slots}`,
             within,
@@ -400,86 +390,86 @@ class Validator {
         if (l.name !== undefined) name(l.name, "keep.ring");
         break;
       case "cycle":
-        if (nested) this.fail(at, "keep.cycle cannot nest", within);
+        if (nested) this.#fail(at, "keep.cycle cannot nest", within);
         if (!Array.isArray(l.lifetimes) || l.lifetimes.length === 0) {
-          this.fail(at, "keep.cycle needs at least one lifetime", within);
+          this.#fail(at, "keep.cycle needs at least one lifetime", within);
         }
         for (const x of l.lifetimes) {
-          if (isObject(x) && x.kind === "cycle") this.fail(at, "keep.cycle cannot nest", within);
-          this.lifetime(at, x, within, true);
+          if (isObject(x) && x.kind === "cycle") this.#fail(at, "keep.cycle cannot nest", within);
+          this.#lifetime(at, x, { within, nested: true });
         }
         break;
     }
   }
 
-  private profile(at: string, p: ProfileSpec, within: string): void {
+  #profile(at: string, p: ProfileSpec, within: string): void {
     if (!isObject(p)) {
-      this.fail(
+      this.#fail(
         at,
         `a profile is { ${OPTION_KEYS.profile.join(", ")} }, got ${describe(p)}`,
         within,
       );
     }
     const bad = unknownKey(p, OPTION_KEYS.profile, "profile");
-    if (bad !== undefined) this.fail(at, bad, within);
+    if (bad !== undefined) this.#fail(at, bad, within);
     if (p.name !== undefined && !(typeof p.name === "string" && /^[A-Za-z0-9_.-]+$/.test(p.name))) {
-      this.fail(at, `profile name ${JSON.stringify(p.name)} is invalid`, within);
+      this.#fail(at, `profile name ${JSON.stringify(p.name)} is invalid`, within);
     }
-    this.rate(at, p.samplingRate, "", within);
+    this.#rate(at, p.samplingRate, "", within);
     if (!isCount(p.callstackSize, 0) || p.callstackSize > 1 << 20) {
-      this.fail(
+      this.#fail(
         at,
         `callstack size must be a whole number ≥ 0 (at most ${1 << 20}), got ${p.callstackSize}`,
         within,
       );
     }
     if (!isObject(p.tracker)) {
-      this.fail(at, `tracker must be an object, got ${describe(p.tracker)}`, within);
+      this.#fail(at, `tracker must be an object, got ${describe(p.tracker)}`, within);
     }
     const badKind = unknownKey(p.tracker, OPTION_KEYS.tracker, "tracker");
-    if (badKind !== undefined) this.fail(at, badKind, within);
+    if (badKind !== undefined) this.#fail(at, badKind, within);
     for (const [kind, spec] of Object.entries(p.tracker)) {
       if (spec === undefined) continue;
-      this.callback(at, spec, join(within, `callback ${kind}`));
+      this.#callback(at, spec, join(within, `callback ${kind}`));
     }
   }
 
-  private callback(at: string, spec: CallbackSpec, within: string): void {
+  #callback(at: string, spec: CallbackSpec, within: string): void {
     if (!isObject(spec)) {
-      this.fail(at, `a callback is cb.track() or cb.none(), got ${describe(spec)}`, within);
+      this.#fail(at, `a callback is cb.track() or cb.none(), got ${describe(spec)}`, within);
     }
-    const bad = unknownKey(spec, OPTION_KEYS.callback, "callback", false);
-    if (bad !== undefined) this.fail(at, bad, within);
+    const bad = unknownKey(spec, OPTION_KEYS.callback, "callback", { prefix: false });
+    if (bad !== undefined) this.#fail(at, bad, within);
     if (spec.result !== "track" && spec.result !== "none") {
-      this.fail(at, `result must be "track" or "none", got ${describe(spec.result)}`, within);
+      this.#fail(at, `result must be "track" or "none", got ${describe(spec.result)}`, within);
     }
     if (!Array.isArray(spec.actions)) {
-      this.fail(at, `actions must be an array, got ${describe(spec.actions)}`, within);
+      this.#fail(at, `actions must be an array, got ${describe(spec.actions)}`, within);
     }
     for (const entry of spec.actions) {
-      if (!isObject(entry)) this.fail(at, `an action entry is { when, action }`, within);
+      if (!isObject(entry)) this.#fail(at, `an action entry is { when, action }`, within);
       const k = unknownKey(entry, OPTION_KEYS.actionEntry, "action entry");
-      if (k !== undefined) this.fail(at, k, within);
-      this.trigger(at, entry.when, within);
-      this.action(at, entry.action, within);
+      if (k !== undefined) this.#fail(at, k, within);
+      this.#trigger(at, entry.when, within);
+      this.#action(at, entry.action, within);
     }
   }
 
-  private trigger(at: string, when: Trigger, within: string): void {
+  #trigger(at: string, when: Trigger, within: string): void {
     if (!isObject(when) || typeof when.kind !== "string" || !(when.kind in TRIGGER_KEYS)) {
-      this.fail(
+      this.#fail(
         at,
         `a trigger is on(n), every(period, …) or always(…), got ${describe(when)}`,
         within,
       );
     }
     const bad = unknownKey(when, TRIGGER_KEYS[when.kind], `trigger ${when.kind}`);
-    if (bad !== undefined) this.fail(at, bad, within);
+    if (bad !== undefined) this.#fail(at, bad, within);
     if (when.kind === "nth" && !isCount(when.n, 1)) {
-      this.fail(at, `on: call number must be a whole number ≥ 1, got ${when.n}`, within);
+      this.#fail(at, `on: call number must be a whole number ≥ 1, got ${when.n}`, within);
     }
     if (when.kind === "every" && !(isCount(when.period, 1) && isCount(when.offset, 1))) {
-      this.fail(
+      this.#fail(
         at,
         `every() needs a period and offset ≥ 1 (whole numbers), got ${when.period} and ${when.offset}`,
         within,
@@ -487,44 +477,44 @@ class Validator {
     }
   }
 
-  private action(at: string, a: CallbackAction, outer: string): void {
+  #action(at: string, a: CallbackAction, outer: string): void {
     if (typeof a === "function") {
       const f = (a as { name?: string }).name ?? "";
-      this.fail(at, `an action is act.…(…), got a function: call it (act.${f}())`, outer);
+      this.#fail(at, `an action is act.…(…), got a function: call it (act.${f}())`, outer);
     }
     if (!isObject(a) || typeof a.kind !== "string" || !(a.kind in ACTION_KEYS)) {
-      this.fail(at, `unknown action: ${describe(a)}`, outer);
+      this.#fail(at, `unknown action: ${describe(a)}`, outer);
     }
     const within = join(outer, `act.${a.kind}`);
-    const bad = unknownKey(a, ACTION_KEYS[a.kind], `act.${a.kind}`, false);
-    if (bad !== undefined) this.fail(at, bad, within);
+    const bad = unknownKey(a, ACTION_KEYS[a.kind], `act.${a.kind}`, { prefix: false });
+    if (bad !== undefined) this.#fail(at, bad, within);
     switch (a.kind) {
       case "start":
-        this.profileActions = true;
-        this.profile(at, a.profile, within);
+        this.#profileActions = true;
+        this.#profile(at, a.profile, within);
         break;
       case "stop":
       case "discard":
-        this.profileActions = true;
+        this.#profileActions = true;
         break;
       case "alloc":
-        this.size(at, a.words, "alloc", 1, MAX_YOUNG_WOSIZE, within);
-        this.lifetime(at, a.lifetime, within);
+        this.#size(at, a.words, "alloc", { max: MAX_YOUNG_WOSIZE, within });
+        this.#lifetime(at, a.lifetime, { within });
         break;
       case "switchThread":
       case "yieldTo":
-        if (typeof a.thread !== "string" || !this.sc.threads.has(a.thread)) {
-          this.fail(at, `no thread named "${a.thread}"`, within);
+        if (typeof a.thread !== "string" || !this.#sc.threads.has(a.thread)) {
+          this.#fail(at, `no thread named "${a.thread}"`, within);
         }
         break;
       case "raise":
         if (typeof a.exn !== "string" || !/^[A-Z][A-Za-z0-9_']*$/.test(a.exn)) {
-          this.fail(at, `"${a.exn}" is not an OCaml exception name`, within);
+          this.#fail(at, `"${a.exn}" is not an OCaml exception name`, within);
         }
         break;
       case "gc":
         if (!GC_KINDS.includes(a.what)) {
-          this.fail(
+          this.#fail(
             at,
             `unknown collection ${JSON.stringify(a.what)} (${GC_KINDS.join(", ")})`,
             within,
@@ -534,41 +524,41 @@ class Validator {
       case "exitThread":
         break;
     }
-    if (a.kind === "yieldTo" && !this.canRun(a.thread)) {
-      this.fail(at, `"${a.thread}" is not a thread with a program nor "main"`, within);
+    if (a.kind === "yieldTo" && !this.#canRun(a.thread)) {
+      this.#fail(at, `"${a.thread}" is not a thread with a program nor "main"`, within);
     }
     if (a.kind === "yieldToNext") {
       if (!Array.isArray(a.threads) || a.threads.length < 2) {
-        this.fail(at, "yieldToNext needs a list of at least two threads", within);
+        this.#fail(at, "yieldToNext needs a list of at least two threads", within);
       }
       for (const t of a.threads) {
-        if (typeof t !== "string" || !this.canRun(t)) {
-          this.fail(at, `${describe(t)} is not a thread with a program nor "main"`, within);
+        if (typeof t !== "string" || !this.#canRun(t)) {
+          this.#fail(at, `${describe(t)} is not a thread with a program nor "main"`, within);
         }
       }
       if (new Set(a.threads).size !== a.threads.length) {
-        this.fail(at, "yieldToNext names a thread twice", within);
+        this.#fail(at, "yieldToNext names a thread twice", within);
       }
     }
-    if ((a.kind === "switchThread" || a.kind === "exitThread") && this.programs().size > 0) {
-      this.fail(at, OLD_AND_NEW_THREADS, within);
+    if ((a.kind === "switchThread" || a.kind === "exitThread") && this.#programs().size > 0) {
+      this.#fail(at, OLD_AND_NEW_THREADS, within);
     }
   }
 
   /** Names of the systhreads with programs of their own (made at the top level). */
-  private programs(): ReadonlySet<string> {
-    if (this.programNames === undefined) {
+  #programs(): ReadonlySet<string> {
+    if (this.#programNames === undefined) {
       const names = new Set<string>();
-      for (const st of this.sc.steps) if (st.kind === "threadSpawn") names.add(st.thread);
-      this.programNames = names;
+      for (const st of this.#sc.steps) if (st.kind === "threadSpawn") names.add(st.thread);
+      this.#programNames = names;
     }
-    return this.programNames;
+    return this.#programNames;
   }
-  private programNames: ReadonlySet<string> | undefined;
+  #programNames: ReadonlySet<string> | undefined;
 
   /** Whether the baton can be passed to thread `name`: one with a program, or main's. */
-  private canRun(name: string): boolean {
-    return name === "main" || this.programs().has(name);
+  #canRun(name: string): boolean {
+    return name === "main" || this.#programs().has(name);
   }
 
   /**
@@ -577,33 +567,33 @@ class Validator {
    * and do not spawn, end or join domains; `yieldTo`, `join` and `act.yieldTo` name a thread
    * with a program (or, but for `join`, the main thread) other than the one running; and the
    * older form (threads taking over the domain's steps at `switchTo`, `blocking` sections
-   * holding other threads' steps) is not mixed with them. `program` is the thread whose
-   * program holds `steps` (null: the top level), `depth` the bodies around them there.
+   * holding other threads' steps) is not mixed with them. The walk's context is the thread
+   * whose program holds the step (null: the top level) and the bodies around it there.
    */
-  private threadPrograms(steps: readonly Step[], program: string | null, depth: number): void {
-    const programs = this.programs();
-    const self = program ?? "main";
-    for (const st of steps) {
+  #threadPrograms(): void {
+    const programs = this.#programs();
+    const top: ProgramContext = { program: null, depth: 0 };
+    forEachStep(this.#sc.steps, top, (st, { program, depth }): ProgramContext => {
+      const self = program ?? "main";
       const at = st.at;
       if (program !== null && "domain" in st && st.domain !== "main") {
-        this.fail(at, `a step of domain "${st.domain}" in the program of thread "${program}"`);
+        this.#fail(at, `a step of domain "${st.domain}" in the program of thread "${program}"`);
       }
       switch (st.kind) {
         case "threadSpawn":
           if (program !== null || depth > 0 || st.domain !== "main") {
-            this.fail(
+            this.#fail(
               at,
               "threads with programs are created by the main domain, at the top level of its " +
                 "steps",
             );
           }
-          this.threadPrograms(st.body, st.thread, 0);
-          continue;
+          return { program: st.thread, depth: 0 };
         case "spawn":
         case "terminate":
         case "join":
           if (program !== null) {
-            this.fail(
+            this.#fail(
               at,
               `${st.kind} in the program of thread "${program}": domains are spawned, ended ` +
                 "and joined by the main thread",
@@ -614,22 +604,22 @@ class Validator {
         case "threadSwitch":
         case "threadExit":
         case "blocking":
-          if (programs.size > 0) this.fail(at, OLD_AND_NEW_THREADS);
+          if (programs.size > 0) this.#fail(at, OLD_AND_NEW_THREADS);
           break;
         case "yieldTo":
         case "threadJoin":
         case "threadYield": {
-          if (st.domain !== "main") this.fail(at, "threads with programs are the main domain's");
+          if (st.domain !== "main") this.#fail(at, "threads with programs are the main domain's");
           if (st.kind === "threadYield") break;
           const yielding = st.kind === "yieldTo";
-          if (yielding ? !this.canRun(st.thread) : !programs.has(st.thread)) {
-            this.fail(
+          if (yielding ? !this.#canRun(st.thread) : !programs.has(st.thread)) {
+            this.#fail(
               at,
               `"${st.thread}" is not a thread with a program${yielding ? ' nor "main"' : ""}`,
             );
           }
           if (st.thread === self) {
-            this.fail(at, `thread "${self}" cannot ${yielding ? "yield to" : "join"} itself`);
+            this.#fail(at, `thread "${self}" cannot ${yielding ? "yield to" : "join"} itself`);
           }
           break;
         }
@@ -637,174 +627,168 @@ class Validator {
         case "memprofStop":
         case "memprofDiscard":
           // When other threads run is known at run time only: so is memprof's state.
-          if (program !== null) this.profileActions = true;
+          if (program !== null) this.#profileActions = true;
           break;
       }
-      if ("body" in st) this.threadPrograms(st.body, program, depth + 1);
-    }
+      return { program, depth: depth + 1 };
+    });
   }
 
-  private userEvent(at: string, name: string, ev: UserEventSpec): void {
+  #userEvent(at: string, name: string, ev: UserEventSpec): void {
     const bytes = typeof name === "string" ? encoder.encode(name) : undefined;
     if (
       bytes === undefined || bytes.length === 0 || bytes.length > CUSTOM_EVENT_NAME_LENGTH - 1 ||
       bytes.includes(0)
     ) {
-      this.fail(
+      this.#fail(
         at,
         `user event names must have 1 to ${CUSTOM_EVENT_NAME_LENGTH - 1} bytes (UTF-8) and no NUL`,
       );
     }
     if (!isObject(ev) || typeof ev.type !== "string" || !(ev.type in EVENT_KEYS)) {
-      this.fail(
+      this.#fail(
         at,
         `a user event is { type: "unit" | "int" | "span" | "custom", … }, got ${describe(ev)}`,
       );
     }
     const bad = unknownKey(ev, EVENT_KEYS[ev.type], `userEvent ${ev.type}`);
-    if (bad !== undefined) this.fail(at, bad);
+    if (bad !== undefined) this.#fail(at, bad);
     if (ev.type === "int" && !Number.isSafeInteger(ev.value)) {
-      this.fail(at, `an int user event needs a safe integer value, got ${ev.value}`);
+      this.#fail(at, `an int user event needs a safe integer value, got ${ev.value}`);
     }
     if (ev.type === "span" && ev.phase !== "begin" && ev.phase !== "end") {
-      this.fail(at, `a span user event's phase is "begin" or "end", got ${describe(ev.phase)}`);
+      this.#fail(at, `a span user event's phase is "begin" or "end", got ${describe(ev.phase)}`);
     }
     if (ev.type === "custom") {
       if (
         !Array.isArray(ev.bytes) || ev.bytes.length > MAX_CUSTOM_PAYLOAD ||
         !ev.bytes.every((b) => Number.isInteger(b) && b >= 0 && b <= 255)
       ) {
-        this.fail(
+        this.#fail(
           at,
           `custom user event bytes must be at most ${MAX_CUSTOM_PAYLOAD} integers in [0, 255]`,
         );
       }
     }
-    if (!this.eventNames.has(name)) {
-      if (this.eventNames.size >= MAX_CUSTOM_EVENTS) {
-        this.fail(at, `more than ${MAX_CUSTOM_EVENTS} user event names`);
+    if (!this.#eventNames.has(name)) {
+      if (this.#eventNames.size >= MAX_CUSTOM_EVENTS) {
+        this.#fail(at, `more than ${MAX_CUSTOM_EVENTS} user event names`);
       }
-      this.eventNames.add(name);
+      this.#eventNames.add(name);
     }
   }
 
-  /** Parameter checks of every step (first pass); `depth` counts the bodies around `steps`. */
-  private scan(steps: readonly Step[], depth: number, parent: string): void {
-    if (!Array.isArray(steps)) {
-      this.fail(parent === "" ? "settings" : parent, `a body must be an array of steps`);
-    }
-    for (const st of steps) {
-      if (!isObject(st) || typeof st.at !== "string" || !STEP_KINDS.has(st.kind as string)) {
-        this.fail(
+  /** Parameter checks of every step (first pass), each before the steps it holds. */
+  #scan(): void {
+    if (!Array.isArray(this.#sc.steps)) this.#fail("settings", "a body must be an array of steps");
+    forEachStep(this.#sc.steps, { depth: 0, parent: "" }, (st, { depth, parent }) => {
+      if (!isObject(st) || typeof st.at !== "string" || !isStepKind(st.kind)) {
+        this.#fail(
           parent === "" ? "settings" : parent,
           `not a step: ${describe(st)}`,
           parent === "" ? "steps" : "body",
         );
       }
-      const at = st.at;
-      this.step(st);
-      if ("body" in st) {
-        if (depth + 1 > MAX_NESTING) {
-          this.fail(
-            at,
-            `steps nest more than ${MAX_NESTING} deep (repeat, call, blocking, attempt and ` +
-              `every inside each other)`,
-          );
-        }
-        this.scan(st.body, depth + 1, at);
-      }
-    }
+      this.#step(st);
+      if (!hasBody(st)) return undefined;
+      if (depth + 1 > MAX_NESTING) this.#fail(st.at, NESTING_PROBLEM);
+      if (!Array.isArray(st.body)) this.#fail(st.at, "a body must be an array of steps");
+      return { depth: depth + 1, parent: st.at };
+    });
   }
 
   /** Parameter checks of one step. */
-  private step(st: Step): void {
+  #step(st: Step): void {
     const at = st.at;
     {
       switch (st.kind) {
         case "alloc":
           if (!SOURCES.includes(st.source)) {
-            this.fail(at, `unknown source ${JSON.stringify(st.source)} (${SOURCES.join(", ")})`);
+            this.#fail(at, `unknown source ${JSON.stringify(st.source)} (${SOURCES.join(", ")})`);
           }
-          this.size(at, st.size, "alloc");
+          this.#size(at, st.size, "alloc");
           if (st.source === "custom") {
-            if (st.customMem === undefined) this.fail(at, "a custom block needs customMem");
-            this.size(at, st.customMem, "customMem", 0);
+            if (st.customMem === undefined) this.#fail(at, "a custom block needs customMem");
+            this.#size(at, st.customMem, "customMem", { min: 0 });
           } else if (st.customMem !== undefined) {
-            this.fail(at, 'customMem is only for source "custom"');
+            this.#fail(at, 'customMem is only for source "custom"');
           }
-          this.lifetime(at, st.lifetime);
+          this.#lifetime(at, st.lifetime);
           break;
         case "allocCombined": {
           if (!Array.isArray(st.sizes) || st.sizes.length === 0) {
-            this.fail(at, "allocCombined needs at least one size");
+            this.#fail(at, "allocCombined needs at least one size");
           }
           let whsize = 0;
           for (const s of st.sizes) {
-            this.size(at, s, "allocCombined", 1, MAX_YOUNG_WOSIZE);
+            this.#size(at, s, "allocCombined", { max: MAX_YOUNG_WOSIZE });
             whsize += maxSize(s) + 1;
           }
           if (whsize - 1 > MAX_YOUNG_WOSIZE) {
-            this.fail(
+            this.#fail(
               at,
               `a combined allocation fits in ${
                 MAX_YOUNG_WOSIZE + 1
               } words with headers; this one may take ${whsize}`,
             );
           }
-          for (const l of st.lifetimes) this.lifetime(at, l);
+          for (const l of st.lifetimes) this.#lifetime(at, l);
           break;
         }
         case "unmarshal":
           if (!Array.isArray(st.blocks) || st.blocks.length === 0) {
-            this.fail(at, "unmarshal needs at least one block");
+            this.#fail(at, "unmarshal needs at least one block");
           }
-          for (const b of st.blocks) this.size(at, b, "unmarshal");
+          for (const b of st.blocks) this.#size(at, b, "unmarshal");
           if (isObject(st.lifetime) && st.lifetime.kind === "cycle") {
-            this.fail(at, "an unmarshalled value has one lifetime; keep.cycle does not apply");
+            this.#fail(at, "an unmarshalled value has one lifetime; keep.cycle does not apply");
           }
-          this.lifetime(at, st.lifetime);
+          this.#lifetime(at, st.lifetime);
           break;
         case "extAlloc":
-          this.size(at, st.bytes, "extAlloc bytes");
-          this.lifetime(at, st.lifetime);
+          this.#size(at, st.bytes, "extAlloc bytes");
+          this.#lifetime(at, st.lifetime);
           if (
             st.lifetime.kind === "cycle" || st.lifetime.kind === "list" ||
             st.lifetime.kind === "ring"
-          ) this.fail(at, `keep.${st.lifetime.kind} is for heap blocks only`);
+          ) this.#fail(at, `keep.${st.lifetime.kind} is for heap blocks only`);
           break;
         case "gc":
           if (!GC_KINDS.includes(st.what)) {
-            this.fail(at, `unknown collection ${JSON.stringify(st.what)} (${GC_KINDS.join(", ")})`);
+            this.#fail(
+              at,
+              `unknown collection ${JSON.stringify(st.what)} (${GC_KINDS.join(", ")})`,
+            );
           }
           break;
         case "memprofStart":
-          this.profile(at, st.profile, "");
+          this.#profile(at, st.profile, "");
           break;
         case "repeat":
           if (!isCount(st.count, 0)) {
-            this.fail(at, `repeat count must be a whole number ≥ 0, got ${st.count}`);
+            this.#fail(at, `repeat count must be a whole number ≥ 0, got ${st.count}`);
           }
           break;
         case "when":
           if (!isCount(st.every, 1)) {
-            this.fail(at, `every needs a whole number ≥ 1, got ${st.every}`);
+            this.#fail(at, `every needs a whole number ≥ 1, got ${st.every}`);
           }
           if (!(isCount(st.offset, 0) && st.offset < st.every)) {
-            this.fail(at, `every's offset must be in [0, ${st.every - 1}], got ${st.offset}`);
+            this.#fail(at, `every's offset must be in [0, ${st.every - 1}], got ${st.offset}`);
           }
           break;
         case "join":
-          if (st.target === st.domain) this.fail(at, "a domain cannot join itself");
-          if (st.target === "main") this.fail(at, "the main domain cannot be joined");
+          if (st.target === st.domain) this.#fail(at, "a domain cannot join itself");
+          if (st.target === "main") this.#fail(at, "the main domain cannot be joined");
           break;
         case "release":
-          this.releaseNames.add(st.name);
+          this.#releaseNames.add(st.name);
           break;
         case "userEvent":
-          this.userEvent(at, st.name, st.event);
+          this.#userEvent(at, st.name, st.event);
           break;
         case "eventsStart":
-          this.eventsStarted = true;
+          this.#eventsStarted = true;
           break;
         default:
           break;
@@ -813,100 +797,100 @@ class Validator {
   }
 
   /** State checks, following the steps in order (second pass). */
-  private follow(steps: readonly Step[]): void {
+  #follow(steps: readonly Step[]): void {
     for (const st of steps) {
-      if (++this.followed > FOLLOW_BUDGET) throw OVER_BUDGET;
+      if (++this.#followed > FOLLOW_BUDGET) throw OVER_BUDGET;
       const at = st.at;
-      if ("domain" in st && !this.alive.has(st.domain)) {
-        this.fail(at, `domain "${st.domain}" is not running here`);
+      if ("domain" in st && !this.#alive.has(st.domain)) {
+        this.#fail(at, `domain "${st.domain}" is not running here`);
       }
       switch (st.kind) {
         case "spawn":
-          if (++this.spawned > this.sc.settings.maxDomains) {
-            this.fail(at, `more than maxDomains (${this.sc.settings.maxDomains}) domains`);
+          if (++this.#spawned > this.#sc.settings.maxDomains) {
+            this.#fail(at, `more than maxDomains (${this.#sc.settings.maxDomains}) domains`);
           }
-          this.alive.add(st.child);
-          this.threadAlive.set(st.child, true);
-          this.running.set(st.child, this.running.get(st.domain) ?? null);
+          this.#alive.add(st.child);
+          this.#threadAlive.set(st.child, true);
+          this.#running.set(st.child, this.#running.get(st.domain) ?? null);
           break;
         case "terminate":
-          if (st.domain === "main") this.fail(at, "the main domain cannot terminate");
-          this.alive.delete(st.domain);
+          if (st.domain === "main") this.#fail(at, "the main domain cannot terminate");
+          this.#alive.delete(st.domain);
           break;
         case "join":
-          if (!this.alive.has(st.target)) this.fail(at, `domain "${st.target}" is not running`);
-          this.alive.delete(st.target);
+          if (!this.#alive.has(st.target)) this.#fail(at, `domain "${st.target}" is not running`);
+          this.#alive.delete(st.target);
           break;
         case "threadCreate":
-          this.threadAlive.set(st.thread, true);
+          this.#threadAlive.set(st.thread, true);
           break;
         case "threadSwitch":
         case "threadExit": {
-          const owner = this.sc.threads.get(st.thread);
+          const owner = this.#sc.threads.get(st.thread);
           if (owner !== st.domain) {
-            this.fail(at, `thread "${st.thread}" does not belong to domain "${st.domain}"`);
+            this.#fail(at, `thread "${st.thread}" does not belong to domain "${st.domain}"`);
           }
-          if (this.threadAlive.get(st.thread) !== true) {
-            this.fail(at, `thread "${st.thread}" is not running here`);
+          if (this.#threadAlive.get(st.thread) !== true) {
+            this.#fail(at, `thread "${st.thread}" is not running here`);
           }
           if (st.kind === "threadExit") {
-            if (st.thread === st.domain) this.fail(at, "a domain's main thread cannot exit");
-            this.threadAlive.set(st.thread, false);
+            if (st.thread === st.domain) this.#fail(at, "a domain's main thread cannot exit");
+            this.#threadAlive.set(st.thread, false);
           }
           break;
         }
         case "memprofStart":
-          if (!this.profileActions) {
-            const cur = this.running.get(st.domain);
-            if (cur != null && this.status.get(cur) === "sampling") {
-              this.fail(at, "Gc.Memprof.start: already started.");
+          if (!this.#profileActions) {
+            const cur = this.#running.get(st.domain);
+            if (cur != null && this.#status.get(cur) === "sampling") {
+              this.#fail(at, "Gc.Memprof.start: already started.");
             }
           }
-          this.running.set(st.domain, st.profile.name!);
-          this.status.set(st.profile.name!, "sampling");
+          this.#running.set(st.domain, st.profile.name!);
+          this.#status.set(st.profile.name!, "sampling");
           break;
         case "memprofStop":
-          if (!this.profileActions) {
-            const cur = this.running.get(st.domain);
-            if (cur == null || this.status.get(cur) !== "sampling") {
-              this.fail(at, "Gc.Memprof.stop: no profile running.");
+          if (!this.#profileActions) {
+            const cur = this.#running.get(st.domain);
+            if (cur == null || this.#status.get(cur) !== "sampling") {
+              this.#fail(at, "Gc.Memprof.stop: no profile running.");
             }
-            this.status.set(cur, "stopped");
+            this.#status.set(cur, "stopped");
           }
           break;
         case "memprofDiscard":
-          if (!this.sc.profiles.includes(st.profile)) {
-            this.fail(at, `no profile named "${st.profile}"`);
+          if (!this.#sc.profiles.includes(st.profile)) {
+            this.#fail(at, `no profile named "${st.profile}"`);
           }
-          if (!this.profileActions) {
-            const s = this.status.get(st.profile);
+          if (!this.#profileActions) {
+            const s = this.#status.get(st.profile);
             if (s === undefined) {
-              this.fail(at, `profile "${st.profile}" is discarded before it starts`);
+              this.#fail(at, `profile "${st.profile}" is discarded before it starts`);
             }
-            if (s === "sampling") this.fail(at, "Gc.Memprof.discard: profile not stopped.");
-            if (s === "discarded") this.fail(at, "Gc.Memprof.discard: profile already discarded.");
-            this.status.set(st.profile, "discarded");
+            if (s === "sampling") this.#fail(at, "Gc.Memprof.discard: profile not stopped.");
+            if (s === "discarded") this.#fail(at, "Gc.Memprof.discard: profile already discarded.");
+            this.#status.set(st.profile, "discarded");
           }
           break;
         case "repeat": {
           // A second iteration can only fail where the first changed some state.
-          const times = this.stateful(st.body) ? 2 : 1;
-          for (let k = 0; k < Math.min(st.count, times); k++) this.follow(st.body);
+          const times = this.#stateful(st.body) ? 2 : 1;
+          for (let k = 0; k < Math.min(st.count, times); k++) this.#follow(st.body);
           break;
         }
         case "call":
         case "blocking":
-          this.follow(st.body);
+          this.#follow(st.body);
           break;
         case "attempt":
-          this.follow(st.body);
+          this.#follow(st.body);
           // A raise may cut the body anywhere: memprof's state after it is known at run time only.
-          if (this.hasMemprofStep(st.body)) this.profileActions = true;
+          if (this.#hasMemprofStep(st.body)) this.#profileActions = true;
           break;
         case "when":
           // Runs on some iterations only: memprof's state after it is known at run time only.
-          this.follow(st.body);
-          if (this.hasMemprofStep(st.body)) this.profileActions = true;
+          this.#follow(st.body);
+          if (this.#hasMemprofStep(st.body)) this.#profileActions = true;
           break;
         default:
           break;
@@ -915,25 +899,13 @@ class Validator {
   }
 
   /** Whether `steps` hold a step whose state checks depend on what ran before. */
-  private stateful(steps: readonly Step[]): boolean {
-    let v = this.statefulBodies.get(steps);
-    if (v === undefined) {
-      v = steps.some((st) => STATEFUL.has(st.kind) || (("body" in st) && this.stateful(st.body)));
-      this.statefulBodies.set(steps, v);
-    }
-    return v;
+  #stateful(steps: readonly Step[]): boolean {
+    return someStepKept(this.#statefulBodies, steps, (st) => STATEFUL.has(STEP_FAMILIES[st.kind]));
   }
 
-  private hasMemprofStep(steps: readonly Step[]): boolean {
-    let v = this.memprofBodies.get(steps);
-    if (v === undefined) {
-      v = steps.some((st) =>
-        st.kind === "memprofStart" || st.kind === "memprofStop" ||
-        st.kind === "memprofDiscard" || (("body" in st) && this.hasMemprofStep(st.body))
-      );
-      this.memprofBodies.set(steps, v);
-    }
-    return v;
+  /** Whether `steps` hold a `memprof.start`, `stop` or `discard` step. */
+  #hasMemprofStep(steps: readonly Step[]): boolean {
+    return someStepKept(this.#memprofBodies, steps, (st) => STEP_FAMILIES[st.kind] === "memprof");
   }
 }
 
@@ -942,25 +914,33 @@ const OLD_AND_NEW_THREADS = "threads with programs of their own (thread(name, bo
   "mix with threads taking over the domain's steps (thread(name) with switchTo, exit, " +
   "blocking, act.switchThread, act.exitThread)";
 
-const STATEFUL: ReadonlySet<string> = new Set([
-  "spawn",
-  "terminate",
-  "join",
-  "threadCreate",
-  "threadSwitch",
-  "threadExit",
-  "threadSpawn",
-  "yieldTo",
-  "threadJoin",
-  "threadYield",
-  "memprofStart",
-  "memprofStop",
-  "memprofDiscard",
-]);
+/** Families of the steps whose state checks depend on what ran before. */
+const STATEFUL: ReadonlySet<StepFamily> = new Set(["domain", "thread", "memprof"]);
 
 /** Whether `v` is a whole number ≥ `min` (finite, safe). */
 function isCount(v: unknown, min: number): v is number {
   return Number.isSafeInteger(v) && (v as number) >= min;
+}
+
+/** Where a step is in the threads' programs: the thread whose program holds it (null: the top
+ * level) and the bodies around it there. */
+interface ProgramContext {
+  readonly program: string | null;
+  readonly depth: number;
+}
+
+/** Whether a step under `steps` passes `test`, computed once per list of steps (`kept`). */
+function someStepKept(
+  kept: WeakMap<readonly Step[], boolean>,
+  steps: readonly Step[],
+  test: (st: Step) => boolean,
+): boolean {
+  let v = kept.get(steps);
+  if (v === undefined) {
+    v = findStep(steps, test) !== undefined;
+    kept.set(steps, v);
+  }
+  return v;
 }
 
 function join(within: string, part: string): string {

@@ -39,6 +39,25 @@ function diffResults(a: ChildAnswer): DiffResult[] {
   return values(a) as DiffResult[];
 }
 
+/** One `diffScenario` of diff_small, in a child, with the fake compiler of `dir` (the program
+ * written already, with {@linkcode fakeProgram}); `cacheDir` defaults to `dir/cache`. */
+async function diffSmall(
+  dir: string,
+  opts: {
+    readonly compiler?: { readonly fail?: boolean };
+    readonly cacheDir?: string;
+    readonly timeoutMs?: number;
+    readonly firstRuns?: number;
+  } = {},
+): Promise<DiffResult> {
+  const { compiler, cacheDir = join(dir, "cache"), ...rest } = opts;
+  const ocamlopt = await fakeCompiler(dir, compiler);
+  const [r] = diffResults(
+    await inChild({ op: "diff", scenario: "diff_small", ocamlopt: [ocamlopt], cacheDir, ...rest }),
+  );
+  return r;
+}
+
 function errorOf(r: DiffResult): string {
   assert.equal(r.status, "error", JSON.stringify(r));
   assert.ok(r.status === "error");
@@ -193,7 +212,6 @@ Deno.test("diffScenario agrees with a program printing the simulation's log, and
 
 Deno.test("diffScenario reports where a program's log differs from the simulation's", async () => {
   await withTemp(async (dir) => {
-    const ocamlopt = await fakeCompiler(dir);
     const rows = smallLog().split("\n");
     // The third record (line 5 of the output): another size.
     const fields = rows[4].split(" ");
@@ -202,15 +220,7 @@ Deno.test("diffScenario reports where a program's log differs from the simulatio
     const log = join(dir, "log.txt");
     await Deno.writeTextFile(log, rows.join("\n"));
     await fakeProgram(dir, `cat ${sh(log)}`);
-    const [r] = diffResults(
-      await inChild({
-        op: "diff",
-        scenario: "diff_small",
-        ocamlopt: [ocamlopt],
-        cacheDir: join(dir, "cache"),
-        firstRuns: 1,
-      }),
-    );
+    const r = await diffSmall(dir, { firstRuns: 1 });
     assert.equal(r.status, "differs");
     assert.ok(r.status === "differs");
     assert.equal(r.comparison.compared, 3);
@@ -253,19 +263,11 @@ Deno.test("diffScenario reports a program whose output changes between runs as a
 
 Deno.test("diffScenario reports a program that exits with an error status", async () => {
   await withTemp(async (dir) => {
-    const ocamlopt = await fakeCompiler(dir);
     await fakeProgram(
       dir,
       'echo "some output"\necho "Fatal error: exception Not_found" >&2\nexit 2',
     );
-    const [r] = diffResults(
-      await inChild({
-        op: "diff",
-        scenario: "diff_small",
-        ocamlopt: [ocamlopt],
-        cacheDir: join(dir, "cache"),
-      }),
-    );
+    const r = await diffSmall(dir);
     assert.equal(
       errorOf(r),
       "the real program exited with status 2: Fatal error: exception Not_found",
@@ -275,18 +277,9 @@ Deno.test("diffScenario reports a program that exits with an error status", asyn
 
 Deno.test("diffScenario stops a program that runs past the timeout", async () => {
   await withTemp(async (dir) => {
-    const ocamlopt = await fakeCompiler(dir);
     await fakeProgram(dir, "exec sleep 30");
     const started = Date.now();
-    const [r] = diffResults(
-      await inChild({
-        op: "diff",
-        scenario: "diff_small",
-        ocamlopt: [ocamlopt],
-        cacheDir: join(dir, "cache"),
-        timeoutMs: 500,
-      }),
-    );
+    const r = await diffSmall(dir, { timeoutMs: 500 });
     assert.equal(errorOf(r), "the real program did not finish within 0.5 s");
     assert.ok(Date.now() - started < 20_000, "the program was killed");
     assert.equal(await lineCount(join(dir, "runs")), 1);
@@ -295,31 +288,15 @@ Deno.test("diffScenario stops a program that runs past the timeout", async () =>
 
 Deno.test("diffScenario reports output that is not a log as an error", async () => {
   await withTemp(async (dir) => {
-    const ocamlopt = await fakeCompiler(dir);
     await fakeProgram(dir, "echo hello");
-    const [r] = diffResults(
-      await inChild({
-        op: "diff",
-        scenario: "diff_small",
-        ocamlopt: [ocamlopt],
-        cacheDir: join(dir, "cache"),
-      }),
-    );
+    const r = await diffSmall(dir);
     assert.equal(errorOf(r), 'the program\'s output does not start with its log header: "hello"');
   });
 });
 
 Deno.test("diffScenario reports a program that does not compile as an error", async () => {
   await withTemp(async (dir) => {
-    const ocamlopt = await fakeCompiler(dir, { fail: true });
-    const [r] = diffResults(
-      await inChild({
-        op: "diff",
-        scenario: "diff_small",
-        ocamlopt: [ocamlopt],
-        cacheDir: join(dir, "cache"),
-      }),
-    );
+    const r = await diffSmall(dir, { compiler: { fail: true } });
     assert.match(errorOf(r), /did not compile/);
   });
 });
@@ -340,16 +317,10 @@ Deno.test("the real program always runs from a path of one length, whatever the 
   // The runtime keeps the executable's path in the heap, whose size paces the major collector:
   // the path must not depend on where the cache is.
   await withTemp(async (dir) => {
-    const ocamlopt = await fakeCompiler(dir);
     await fakeProgram(dir, 'echo "$(pwd) $0" >&2\nexit 2');
-    const [r] = diffResults(
-      await inChild({
-        op: "diff",
-        scenario: "diff_small",
-        ocamlopt: [ocamlopt],
-        cacheDir: join(dir, "a-much-longer-cache-folder-name", "cache"),
-      }),
-    );
+    const r = await diffSmall(dir, {
+      cacheDir: join(dir, "a-much-longer-cache-folder-name", "cache"),
+    });
     assert.match(
       errorOf(r),
       /^the real program exited with status 2: (\/tmp\/memprof-lab-[0-9a-f]{16}) \1\/program$/,

@@ -13,6 +13,8 @@ export const CWD = "/home/u";
 
 /** What `exit` throws in the stub (the process would end there). */
 export class StubExit extends Error {
+  /** Error class name. */
+  override name = "StubExit";
   constructor(readonly status: number) {
     super(`exit ${status}`);
   }

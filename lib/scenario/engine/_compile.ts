@@ -1,0 +1,82 @@
+/**
+ * Steps compiled once, in one of two forms: plain closures (`Op`), or, for scenarios with thread
+ * programs, generators (`GOp`) that a blocking thread suspends. Each family of steps has its
+ * compilers in a file of its own (`_compile_alloc.ts`, `_compile_runtime.ts`,
+ * `_compile_domains.ts`, `_compile_control.ts`, `_threads.ts`); here they are put together
+ * into one visitor per form, and lists of steps compiled into one step.
+ * @module
+ */
+import type { Resumable } from "../../memprof/mod.ts";
+import type { Step } from "../spec.ts";
+import { type StepVisitor, visitStep } from "../walk.ts";
+import type { GOp, Op, RunContext } from "./_context.ts";
+import type { Callbacks } from "./_callbacks.ts";
+import { allocSteps, allocStepsG } from "./_compile_alloc.ts";
+import { controlSteps, controlStepsG } from "./_compile_control.ts";
+import { domainSteps, domainStepsG } from "./_compile_domains.ts";
+import { runtimeSteps, runtimeStepsG } from "./_compile_runtime.ts";
+import { type Baton, threadProgramSteps, threadProgramStepsG } from "./_threads.ts";
+
+/** Compiles the top-level steps of `run` into plain closures. */
+export function compilePlain(run: RunContext, callbacks: Callbacks): Op {
+  const visitor: StepVisitor<Op> = {
+    ...allocSteps(run),
+    ...runtimeSteps(run, callbacks),
+    ...domainSteps(run),
+    ...controlSteps(run, body),
+    ...threadProgramSteps(),
+  };
+  function body(steps: readonly Step[]): Op {
+    const ops = steps.map((st) => visitStep(st, visitor));
+    return ops.length === 1 ? ops[0] : sequence(ops);
+  }
+  const steps = run.sc.steps;
+  if (run.opts.checkInvariants !== true) return body(steps);
+  // memprof's invariants checked after each top-level step.
+  const ops = steps.map((st) => visitStep(st, visitor));
+  return () => {
+    for (let i = 0; i < ops.length; i++) {
+      ops[i]();
+      run.checkInvariants(steps[i].at);
+    }
+  };
+}
+
+/** Compiles the top-level steps of `run` into generators; the programs of its threads go to
+ * `baton`. */
+export function compileResumable(run: RunContext, callbacks: Callbacks, baton: Baton): GOp {
+  const visitor: StepVisitor<GOp> = {
+    ...allocStepsG(run),
+    ...runtimeStepsG(run, callbacks),
+    ...domainStepsG(run),
+    ...controlStepsG(run, body),
+    ...threadProgramStepsG(run, baton, body),
+  };
+  function body(steps: readonly Step[]): GOp {
+    const ops = steps.map((st) => visitStep(st, visitor));
+    return () => sequenceG(ops);
+  }
+  const steps = run.sc.steps;
+  if (run.opts.checkInvariants !== true) return body(steps);
+  const ops = steps.map((st) => visitStep(st, visitor));
+  return () => checkedG(run, steps, ops);
+}
+
+function sequence(ops: readonly Op[]): Op {
+  const n = ops.length;
+  return () => {
+    for (let i = 0; i < n; i++) ops[i]();
+  };
+}
+
+function* sequenceG(ops: readonly GOp[]): Resumable<void> {
+  for (let i = 0; i < ops.length; i++) yield* ops[i]();
+}
+
+/** The top-level steps, memprof's invariants checked after each. */
+function* checkedG(run: RunContext, steps: readonly Step[], ops: readonly GOp[]): Resumable<void> {
+  for (let i = 0; i < ops.length; i++) {
+    yield* ops[i]();
+    run.checkInvariants(steps[i].at);
+  }
+}

@@ -1,0 +1,307 @@
+/**
+ * Steps around a body: `call` (a frame on the callstack), `attempt` (`try … with _ -> ()`),
+ * `repeat` (a `for` loop, with ocamlopt's poll at its back-edge unless the body allocates on
+ * every path), `when` (`if i mod every = offset`) and the older form's `blocking` section, in
+ * both forms. A plain `repeat` runs its body's closure in a plain loop.
+ * @module
+ */
+import type { Domain } from "../../runtime/mod.ts";
+import {
+  OCamlException,
+  OCamlFailure,
+  OCamlInvalidArgument,
+  type Resumable,
+} from "../../memprof/mod.ts";
+import { allocatesOnEveryPath } from "../polling.ts";
+import type { StepOf } from "../walk.ts";
+import type { GOp, Op, RunContext } from "./_context.ts";
+import {
+  type BodyCompiler,
+  domainOp,
+  domainOpY,
+  type PlainSteps,
+  type ResumableSteps,
+} from "./_step.ts";
+
+/** The step kinds compiled here. */
+export type ControlKind = "call" | "attempt" | "repeat" | "when" | "blocking";
+
+/** The plain compilers of steps around a body; `body` compiles a body. */
+export function controlSteps(run: RunContext, body: BodyCompiler<Op>): PlainSteps<ControlKind> {
+  return {
+    call: (st) => callOp(run, st, body(st.body)),
+    attempt: (st) => attemptOp(run, st, body(st.body)),
+    repeat: (st) => repeatOp(run, st, body(st.body)),
+    when: (st) => {
+      const inner = body(st.body);
+      const due = whenDue(run, st);
+      return () => {
+        if (due()) inner();
+      };
+    },
+    blocking: (st) => {
+      const inner = body(st.body);
+      return domainOp(run, st, (d) => d.blockingSection(inner));
+    },
+  };
+}
+
+/** The resumable compilers of steps around a body. */
+export function controlStepsG(
+  run: RunContext,
+  body: BodyCompiler<GOp>,
+): ResumableSteps<ControlKind> {
+  return {
+    call: (st) => {
+      const inner = body(st.body);
+      return () => callG(run, st, inner);
+    },
+    attempt: (st) => {
+      const inner = body(st.body);
+      return () => attemptG(run, st.at, inner);
+    },
+    repeat: (st) => {
+      const inner = body(st.body);
+      const plan = prepareRepeat(run, st);
+      return () => repeatG(run, plan, inner);
+    },
+    when: (st) => {
+      const inner = body(st.body);
+      const due = whenDue(run, st);
+      return () => whenG(due, inner);
+    },
+    blocking: (st) => {
+      const inner = body(st.body);
+      return domainOpY(run, st, (d) => blockingG(d, inner));
+    },
+  };
+}
+
+// ---- call ----------------------------------------------------------------------------------
+
+function callOp(run: RunContext, st: StepOf<"call">, body: Op): Op {
+  return () => {
+    const t = run.domain(st.domain, st.at).current;
+    run.frames.push(t, st.frame);
+    try {
+      body();
+    } finally {
+      run.frames.pop(t);
+    }
+  };
+}
+
+function* callG(run: RunContext, st: StepOf<"call">, body: GOp): Resumable<void> {
+  const t = run.domain(st.domain, st.at).current;
+  run.frames.push(t, st.frame);
+  try {
+    yield* body();
+  } finally {
+    run.frames.pop(t);
+  }
+}
+
+// ---- attempt -------------------------------------------------------------------------------
+
+function attemptOp(run: RunContext, st: StepOf<"attempt">, body: Op): Op {
+  const at = st.at;
+  return () => {
+    run.tryDepth++;
+    try {
+      body();
+    } catch (e) {
+      caught(run, at, e);
+    } finally {
+      run.tryDepth--;
+    }
+  };
+}
+
+function* attemptG(run: RunContext, at: string, body: GOp): Resumable<void> {
+  run.tryDepth++;
+  try {
+    yield* body();
+  } catch (e) {
+    caught(run, at, e);
+  } finally {
+    run.tryDepth--;
+  }
+}
+
+/** What attempt `at` does with what its body threw: it catches OCaml exceptions only. */
+function caught(run: RunContext, at: string, e: unknown): void {
+  if (!(e instanceof OCamlException)) throw e;
+  run.log.line(`[${at}] exception ${e.ocamlName} caught`);
+  run.emitException("caught", e.ocamlName);
+}
+
+// ---- repeat --------------------------------------------------------------------------------
+
+/** What a `repeat` step decides once. */
+interface RepeatPlan {
+  readonly at: string;
+  readonly count: number;
+  readonly domainOf: () => Domain;
+  /** ocamlopt's back-edge poll, unless the body allocates inline on every path. */
+  readonly polls: boolean;
+}
+
+function prepareRepeat(run: RunContext, st: StepOf<"repeat">): RepeatPlan {
+  return {
+    at: st.at,
+    count: st.count,
+    domainOf: run.domainCache(st.domain, st.at),
+    polls: !allocatesOnEveryPath(st.body),
+  };
+}
+
+function repeatOp(run: RunContext, st: StepOf<"repeat">, body: Op): Op {
+  const plan = prepareRepeat(run, st);
+  const { count, domainOf, polls } = plan;
+  return () => {
+    const minorsBefore = run.rt.minorCollections;
+    const loopDomain = domainOf();
+    const loops = run.loopsOf(loopDomain);
+    const depth = loops.length;
+    loops.push(0);
+    let left: OCamlException | undefined;
+    try {
+      if (!polls) {
+        for (let i = 1; i <= count; i++) {
+          run.iter = i;
+          loops[depth] = i;
+          body();
+        }
+      } else {
+        for (let i = 1; i <= count; i++) {
+          run.iter = i;
+          loops[depth] = i;
+          body();
+          // The poll's own test first: it enters the runtime only at young_ptr <= young_limit.
+          if (i < count && loopDomain.youngPtr <= loopDomain.youngLimit) {
+            left = backEdgePoll(run, plan, loopDomain);
+            if (left !== undefined) break;
+          }
+        }
+      }
+    } finally {
+      loops.length = depth;
+    }
+    loopEnd(run, plan, { left, minorsBefore, loopDomain });
+  };
+}
+
+function* repeatG(run: RunContext, plan: RepeatPlan, body: GOp): Resumable<void> {
+  const { count, domainOf, polls } = plan;
+  const minorsBefore = run.rt.minorCollections;
+  const loopDomain = domainOf();
+  const loops = run.loopsOf(loopDomain);
+  const depth = loops.length;
+  loops.push(0);
+  let left: OCamlException | undefined;
+  try {
+    for (let i = 1; i <= count; i++) {
+      run.iter = i;
+      loops[depth] = i;
+      yield* body();
+      // The poll's own test first: it enters the runtime only at young_ptr <= young_limit.
+      if (polls && i < count && loopDomain.youngPtr <= loopDomain.youngLimit) {
+        left = yield* backEdgePollG(run, plan, loopDomain);
+        if (left !== undefined) break;
+      }
+    }
+  } finally {
+    loops.length = depth;
+  }
+  loopEnd(run, plan, { left, minorsBefore, loopDomain });
+}
+
+/** After a loop: the exception that left it at a back-edge (if any) is logged, and the longest
+ * loop so far is remembered (the fixture logs' headers). */
+function loopEnd(
+  run: RunContext,
+  { at, count }: RepeatPlan,
+  { left, minorsBefore, loopDomain }: {
+    readonly left: OCamlException | undefined;
+    readonly minorsBefore: number;
+    readonly loopDomain: Domain;
+  },
+): void {
+  if (left !== undefined) {
+    // Outside any attempt, an exception at the back-edge leaves the loop; the step after
+    // the loop runs (the export wraps such loops in a handler that logs it).
+    run.exceptions++;
+    run.log.line(`[${at}] exception ${left.ocamlName} escaped the loop`);
+    run.emitException("escaped", left.ocamlName);
+  }
+  run.iter = count + 1;
+  if (count >= run.mainLoop.count) {
+    run.mainLoop = {
+      count,
+      minors: run.rt.minorCollections - minorsBefore,
+      domain: loopDomain.id,
+    };
+  }
+}
+
+/** The poll at a loop's back-edge on domain `d`. An OCaml exception a callback raises there
+ * goes to the enclosing attempt, or, outside any, is returned: it leaves the loop. */
+function backEdgePoll(run: RunContext, plan: RepeatPlan, d: Domain): OCamlException | undefined {
+  run.cur = d;
+  try {
+    d.poll();
+  } catch (e) {
+    return backEdgeFailure(run, plan, e);
+  }
+  return undefined;
+}
+
+/** {@linkcode backEdgePoll}, resumable. */
+function* backEdgePollG(
+  run: RunContext,
+  plan: RepeatPlan,
+  d: Domain,
+): Resumable<OCamlException | undefined> {
+  run.cur = d;
+  try {
+    yield* d.pollG();
+  } catch (e) {
+    return backEdgeFailure(run, plan, e);
+  }
+  return undefined;
+}
+
+/** What the back-edge poll's exception `e` does: an OCaml exception leaves the loop (returned)
+ * or goes to the enclosing attempt; anything else (a refused call, a failed action) fails the
+ * run naming the loop's step. */
+function backEdgeFailure(run: RunContext, { at }: RepeatPlan, e: unknown): OCamlException {
+  if (
+    e instanceof OCamlException && !(e instanceof OCamlFailure) &&
+    !(e instanceof OCamlInvalidArgument)
+  ) {
+    if (run.tryDepth === 0) return e;
+    throw e;
+  }
+  run.stepFailed(at, e);
+  throw e; // (stepFailed throws for anything but OCaml exceptions)
+}
+
+// ---- when, blocking ------------------------------------------------------------------------
+
+/** Whether a `when` step's body runs now: `i mod every = offset` for the index `i` of its loop. */
+function whenDue(run: RunContext, st: StepOf<"when">): () => boolean {
+  const domainOf = run.domainCache(st.domain, st.at);
+  const depth = st.loop - 1, every = st.every, offset = st.offset;
+  return () => run.loopsOf(domainOf())[depth] % every === offset;
+}
+
+function* whenG(due: () => boolean, body: GOp): Resumable<void> {
+  if (due()) yield* body();
+}
+
+/** The older form's blocking section: other threads' steps run in `body`. */
+function* blockingG(d: Domain, body: GOp): Resumable<void> {
+  const me = d.current;
+  yield* body();
+  if (me.alive) d.switchTo(me);
+}

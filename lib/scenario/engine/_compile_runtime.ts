@@ -1,0 +1,191 @@
+/**
+ * Steps calling into the runtime: collections (`Gc.*`), poll points, releases of kept blocks,
+ * `Gc.Memprof` start/stop/discard, and runtime_events (start, pause, resume, user events), in
+ * both forms.
+ * @module
+ */
+import type { Domain } from "../../runtime/mod.ts";
+import type { Resumable } from "../../memprof/mod.ts";
+import { bytesType, Type, type UserEvent } from "../../runtime_events/mod.ts";
+import type { GcKind, UserEventSpec } from "../spec.ts";
+import type { StepOf } from "../walk.ts";
+import type { RunContext } from "./_context.ts";
+import type { Callbacks } from "./_callbacks.ts";
+import {
+  domainOp,
+  domainOpG,
+  domainOpY,
+  type DomainWork,
+  type PlainSteps,
+  type ResumableSteps,
+  tickedOp,
+  tickedOpG,
+} from "./_step.ts";
+
+/** The step kinds compiled here. */
+export type RuntimeKind =
+  | "gc"
+  | "poll"
+  | "release"
+  | "memprofStart"
+  | "memprofStop"
+  | "memprofDiscard"
+  | "eventsStart"
+  | "eventsPause"
+  | "eventsResume"
+  | "userEvent";
+
+/** The plain compilers of steps calling into the runtime. */
+export function runtimeSteps(run: RunContext, callbacks: Callbacks): PlainSteps<RuntimeKind> {
+  return {
+    gc: (st) => domainOp(run, st, (d) => runGc(d, st.what)),
+    poll: (st) => domainOp(run, st, (d) => d.poll()),
+    release: (st) =>
+      tickedOp(run, () => {
+        run.lifetimes.release(st.name);
+        // The exported program's release loops: their back-edges are polls.
+        run.guard(st.at, () => run.cur.poll());
+      }),
+    memprofStart: (st) => domainOp(run, st, memprofStartWork(run, callbacks, st)),
+    memprofStop: (st) =>
+      domainOp(run, st, (d) => {
+        d.memprofStop();
+        run.lifecycle("Gc.Memprof.stop");
+      }),
+    memprofDiscard: (st) => domainOp(run, st, memprofDiscardWork(run, st)),
+    eventsStart: (st) => tickedOp(run, eventsWork(run, st)),
+    eventsPause: (st) => tickedOp(run, eventsWork(run, st)),
+    eventsResume: (st) => tickedOp(run, eventsWork(run, st)),
+    userEvent: (st) => domainOp(run, st, userEventWork(run, st)),
+  };
+}
+
+/** The resumable compilers of steps calling into the runtime. */
+export function runtimeStepsG(
+  run: RunContext,
+  callbacks: Callbacks,
+): ResumableSteps<RuntimeKind> {
+  return {
+    gc: (st) => domainOpY(run, st, (d) => runGcG(d, st.what)),
+    poll: (st) => domainOpY(run, st, (d) => d.pollG()),
+    release: (st) => () => releaseG(run, st),
+    memprofStart: (st) => domainOpG(run, st, memprofStartWork(run, callbacks, st)),
+    memprofStop: (st) => domainOpY(run, st, (d) => memprofStopG(run, d)),
+    memprofDiscard: (st) => domainOpG(run, st, memprofDiscardWork(run, st)),
+    eventsStart: (st) => tickedOpG(run, eventsWork(run, st)),
+    eventsPause: (st) => tickedOpG(run, eventsWork(run, st)),
+    eventsResume: (st) => tickedOpG(run, eventsWork(run, st)),
+    userEvent: (st) => domainOpG(run, st, userEventWork(run, st)),
+  };
+}
+
+function* releaseG(run: RunContext, st: StepOf<"release">): Resumable<void> {
+  yield* run.tickG();
+  run.lifetimes.release(st.name);
+  // The exported program's release loops: their back-edges are polls.
+  yield* run.guardG(st.at, () => run.cur.pollG());
+}
+
+function memprofStartWork(
+  run: RunContext,
+  callbacks: Callbacks,
+  st: StepOf<"memprofStart">,
+): DomainWork {
+  return (d) => {
+    callbacks.startProfile(d, st.profile, "");
+    run.lifecycle(`Gc.Memprof.start ${[...run.profiles.keys()].at(-1)}`);
+  };
+}
+
+function* memprofStopG(run: RunContext, d: Domain): Resumable<void> {
+  yield* d.memprofStopG();
+  run.lifecycle("Gc.Memprof.stop");
+}
+
+function memprofDiscardWork(run: RunContext, st: StepOf<"memprofDiscard">): DomainWork {
+  return (d) => {
+    const p = run.profiles.get(st.profile)?.profile;
+    if (p === undefined) run.fail(st.at, `profile "${st.profile}" was never started`);
+    d.memprofDiscard(p);
+    run.lifecycle(`Gc.Memprof.discard ${st.profile}`);
+  };
+}
+
+/** `Runtime_events.start`, `pause` or `resume`: C primitives. */
+function eventsWork(
+  run: RunContext,
+  st: StepOf<"eventsStart" | "eventsPause" | "eventsResume">,
+): () => void {
+  const kind = st.kind;
+  return () =>
+    run.guard(st.at, () => {
+      if (kind === "eventsStart") run.ring.start();
+      else if (kind === "eventsPause") run.ring.pause();
+      else run.ring.resume();
+      run.cur.returnFromC();
+    });
+}
+
+function userEventWork(run: RunContext, st: StepOf<"userEvent">): DomainWork {
+  return (d) => {
+    writeUserEvent(run, d, st.name, st.event);
+    d.returnFromC(); // Runtime_events.User.write is a C primitive
+  };
+}
+
+function writeUserEvent(run: RunContext, d: Domain, name: string, ev: UserEventSpec): void {
+  let e = run.userEvents.get(name);
+  if (e === undefined) {
+    const type = ev.type === "unit"
+      ? Type.unit
+      : ev.type === "int"
+      ? Type.int
+      : ev.type === "span"
+      ? Type.span
+      : bytesType();
+    e = run.ring.registerUserEvent(name, type as never) as UserEvent<unknown>;
+    run.userEvents.set(name, e);
+  }
+  switch (ev.type) {
+    case "unit":
+      return run.ring.writeUser(d.id, e as UserEvent<void>);
+    case "int":
+      return run.ring.writeUser(d.id, e, ev.value);
+    case "span":
+      return run.ring.writeUser(d.id, e, ev.phase);
+    case "custom":
+      return run.ring.writeUser(d.id, e, Uint8Array.from(ev.bytes));
+  }
+}
+
+/** The collection `what` on domain `d`, as the `Gc` module function of that name. */
+export function runGc(d: Domain, what: GcKind): void {
+  switch (what) {
+    case "minor":
+      return d.minorGc();
+    case "majorSlice":
+      return d.majorSlice();
+    case "major":
+      return d.majorGc();
+    case "fullMajor":
+      return d.fullMajor();
+    case "compact":
+      return d.compact();
+  }
+}
+
+/** {@linkcode runGc}, resumable. */
+function runGcG(d: Domain, what: GcKind): Resumable<void> {
+  switch (what) {
+    case "minor":
+      return d.minorGcG();
+    case "majorSlice":
+      return d.majorSliceG();
+    case "major":
+      return d.majorGcG();
+    case "fullMajor":
+      return d.fullMajorG();
+    case "compact":
+      return d.fullMajorG(true);
+  }
+}

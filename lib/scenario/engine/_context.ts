@@ -1,0 +1,358 @@
+/**
+ * The state of one run, shared by the engine's files: the simulated runtime, the ring, the
+ * tracer and the callback log; the domains and threads by name, their callstacks and loop
+ * indices; the counters the summary reports; and what every compiled step does — advance the
+ * clock (`tick`), find its domain, and guard its work (`guard`: OCaml exceptions logged or passed
+ * to an attempt, anything else failing the run with the step named).
+ *
+ * Its fields are the engine's own (this file is internal to lib/scenario/engine/): the compiled
+ * steps read and write them directly, so that an allocation costs no more than a field update.
+ * @module
+ */
+import { type Domain, Runtime, type Thread } from "../../runtime/mod.ts";
+import {
+  OCamlException,
+  OCamlFailure,
+  OCamlInvalidArgument,
+  type Profile,
+  type Resumable,
+  ThreadExit,
+} from "../../memprof/mod.ts";
+import { checkDomainInvariants } from "../../memprof/invariants.ts";
+import { RuntimeEventsProducer, type UserEvent } from "../../runtime_events/mod.ts";
+import { MemorySink } from "../../memtrace/mod.ts";
+import { Tracer } from "../../tracer/mod.ts";
+import { CallbackLog } from "../callback_log.ts";
+import type { CallbackKind, RunEvent, RunOptions } from "../result.ts";
+import { ScenarioError } from "../errors.ts";
+import { ScenarioRng } from "../rng.ts";
+import { Lifetimes } from "../lifetimes.ts";
+import type { ProfileSpec, Scenario } from "../spec.ts";
+import { countLeafSteps, findStep } from "../walk.ts";
+import { ActionError } from "./_action_error.ts";
+import { Frames } from "./_frames.ts";
+
+/** The epoch of the virtual clock: trace start times are this plus nothing, in µs. */
+const EPOCH_US = 1_767_225_600_000_000; // 2026-01-01T00:00:00Z
+
+/** A compiled step of a plain run. */
+export type Op = () => void;
+
+/** A compiled step of a resumable run: what it yields is the thread to run next. */
+export type GOp = () => Resumable<void>;
+
+/** What a tracked block's callbacks carry (OCaml's tracking value). */
+export interface Tracked {
+  /** memtrace object id, when the tracer traced the allocation. */
+  readonly obj: number | undefined;
+  /** Domain that allocated the block (its writer writes the block's later events). */
+  readonly domain: number;
+  /** Iteration at which the block was allocated. */
+  readonly iter: number;
+  /** Serial number of the alloc callback. */
+  readonly serial: number;
+  readonly profile: ProfileState;
+}
+
+/** A profile the run started, and its counts. */
+export interface ProfileState {
+  readonly name: string;
+  readonly spec: ProfileSpec;
+  /** Where its spec is in the scenario, for errors of its callbacks' actions: empty for a
+   * `memprof.start` step, `callback allocMinor, act.start` for a profile a callback started. */
+  readonly within: string;
+  profile: Profile | undefined;
+  readonly calls: Record<CallbackKind, number>;
+  tracked: number;
+  ended: number;
+  readonly live: Set<Tracked>;
+}
+
+function ignoreOutcome(): void {}
+
+/** The state of one run. */
+export class RunContext {
+  readonly sc: Scenario;
+  readonly s: Scenario["settings"];
+  readonly opts: RunOptions;
+  readonly seed: number;
+  readonly rng: ScenarioRng;
+  readonly rt: Runtime;
+  readonly ring: RuntimeEventsProducer;
+  readonly traceSink: MemorySink = new MemorySink();
+  readonly tracer: Tracer;
+  readonly log: CallbackLog;
+  readonly lifetimes: Lifetimes;
+  /** The trace's sample rate: the first profile's (or the overriding) rate. */
+  readonly traceRate: number;
+  readonly domains: Map<string, Domain> = new Map();
+  readonly threads: Map<string, Thread> = new Map();
+  readonly #threadNames = new Map<Thread, string>();
+  readonly frames: Frames;
+  /** Per domain: the indices of the loops running on it, outermost first. */
+  readonly loopStacks: Map<Domain, number[]> = new Map();
+  readonly profiles: Map<string, ProfileState> = new Map();
+  readonly userEvents: Map<string, UserEvent<unknown>> = new Map();
+  readonly callbackCounts: Record<CallbackKind, number> = {
+    allocMinor: 0,
+    allocMajor: 0,
+    promote: 0,
+    deallocMinor: 0,
+    deallocMajor: 0,
+  };
+  clockNs = 0;
+  /** Leaf steps executed. */
+  step = 0;
+  /** The running thread's current loop iteration (fixture logs). */
+  iter = 0;
+  /** Allocation callbacks so far. */
+  serial = 0;
+  /** The domain running the current step. */
+  cur: Domain;
+  exceptions = 0;
+  lostWords = 0;
+  /** `attempt`s open around the current step. */
+  tryDepth = 0;
+  allocations = 0;
+  words = 0;
+  samples = 0;
+  /** The longest loop run so far and the minor collections during it (log headers). */
+  mainLoop: { count: number; minors: number; domain: number } = { count: 0, minors: 0, domain: 0 };
+  /** Minor collections before the first profile started. */
+  minorsAtFirstStart = 0;
+  readonly #totalSteps: number;
+  readonly #progressEvery: number;
+  #untilProgress: number;
+
+  /** The state of a run of `sc` (validated) with `opts`. */
+  constructor(sc: Scenario, opts: RunOptions) {
+    this.sc = sc;
+    this.opts = opts;
+    const s = this.s = sc.settings;
+    this.log = new CallbackLog(s.log);
+    this.seed = opts.seed ?? s.seed;
+    this.rng = new ScenarioRng(this.seed);
+    this.ring = new RuntimeEventsProducer({
+      maxDomains: s.maxDomains,
+      logWsize: s.ringLog2,
+      pid: s.pid,
+      clock: () => this.clockNs,
+    });
+    this.rt = new Runtime({
+      minorHeapWords: s.minorHeapWords,
+      majorHeap: opts.majorHeap,
+      events: this.ring,
+      // Collections take virtual time (lib/runtime/gc_time.ts): the ring and the trace see it.
+      advanceClock: (ns) => {
+        this.clockNs += ns;
+      },
+      gcTime: { ...s.gcTime, ...opts.gcTime },
+      pid: s.pid,
+    });
+    const firstStart = findStep(sc.steps, (st) => st.kind === "memprofStart");
+    const firstRate = opts.samplingRate ??
+      (firstStart?.kind === "memprofStart" ? firstStart.profile.samplingRate : s.samplingRate);
+    this.traceRate = firstRate;
+    this.tracer = new Tracer(this.traceSink, {
+      info: {
+        sampleRate: firstRate,
+        wordSize: 64,
+        executableName: `memprof-lab/${s.name}`,
+        hostName: "memprof-lab",
+        ocamlRuntimeParams: `s=${s.minorHeapWords},e=${s.ringLog2},d=${s.maxDomains}`,
+        pid: BigInt(s.pid),
+        initialDomain: 0,
+        startTime: EPOCH_US,
+        context: s.description === "" ? undefined : s.description,
+      },
+      clock: () => EPOCH_US + Math.floor(this.clockNs / 1000),
+      externalSamplingRate: s.externalSamplingRate ?? firstRate,
+    });
+    this.lifetimes = new Lifetimes(
+      this.rt,
+      () => this.step,
+      (addr, old) => this.cur.rememberStore(addr, old),
+    );
+    const main = this.rt.mainDomain;
+    this.frames = new Frames(main, opts.harnessFrames);
+    this.domains.set("main", main);
+    this.nameThread(main.current, "main");
+    this.cur = main;
+    this.#totalSteps = countLeafSteps(sc.steps);
+    this.#progressEvery = Math.max(1, Math.floor(this.#totalSteps / 100));
+    this.#untilProgress = this.#progressEvery;
+  }
+
+  /** Fails the run at step `at` (`within`: where inside the step). */
+  fail(at: string, problem: string, within = ""): never {
+    throw new ScenarioError(this.s.name, at, problem, within);
+  }
+
+  /** Names thread `t` (for lookups and logs); its callstack starts with the calls of `from`,
+   * the thread creating it, if given. */
+  nameThread(t: Thread, name: string, from?: Thread): void {
+    this.threads.set(name, t);
+    this.#threadNames.set(t, name);
+    this.frames.start(t, from);
+  }
+
+  threadName(t: Thread): string {
+    return this.#threadNames.get(t) ?? `thread${t.id}`;
+  }
+
+  /** The running domain named `name`. */
+  domain(name: string, at: string): Domain {
+    const d = this.domains.get(name);
+    if (d === undefined || !d.alive) this.fail(at, `domain "${name}" is not running`);
+    return d;
+  }
+
+  /** The domain named `name`, looked up once and again only after it stopped running. */
+  domainCache(name: string, at: string): () => Domain {
+    let d: Domain | undefined;
+    return () => {
+      if (d === undefined || !d.alive) d = this.domain(name, at);
+      return d;
+    };
+  }
+
+  /** The running thread named `name`. */
+  liveThread(name: string, at: string): Thread {
+    const t = this.threads.get(name);
+    if (t === undefined || !t.alive) this.fail(at, `thread "${name}" is not running`);
+    return t;
+  }
+
+  /** The loop-index stack of domain `d` (created empty on first use). */
+  loopsOf(d: Domain): number[] {
+    let l = this.loopStacks.get(d);
+    if (l === undefined) {
+      l = [];
+      this.loopStacks.set(d, l);
+    }
+    return l;
+  }
+
+  /** The head of a log line: loop indices, virtual time, thread and domain. */
+  where(): string {
+    const loops = this.loopsOf(this.cur);
+    // The trace's time base: µs since the start (the trace's event times).
+    return `i=${loops.length === 0 ? "-" : loops.join(".")} t=${Math.floor(this.clockNs / 1000)} ${
+      this.threadName(this.cur.current)
+    }@${this.cur.id}`;
+  }
+
+  /** A step-level lifecycle line of the callback log: memprof and domain/thread events. */
+  lifecycle(text: string): void {
+    this.log.line(`${this.where()} : ${text}`);
+  }
+
+  // ---- every step ----------------------------------------------------------------------------
+
+  /** The start of a leaf step: the clock advances, releases due run (with the poll of the
+   * exported program's release loop), progress is reported now and then. */
+  tick(): void {
+    this.clockNs += this.s.clockTickNs;
+    const n = ++this.step;
+    // keep.steps releases are the harness's `release_due` loop, whose back-edges are polls.
+    if (this.lifetimes.tick(n) && this.cur.alive) this.cur.poll();
+    if (--this.#untilProgress === 0) this.#progress(n);
+  }
+
+  /** {@linkcode tick}, resumable. */
+  *tickG(): Resumable<void> {
+    this.clockNs += this.s.clockTickNs;
+    const n = ++this.step;
+    if (this.lifetimes.tick(n) && this.cur.alive) yield* this.cur.pollG();
+    if (--this.#untilProgress === 0) this.#progress(n);
+  }
+
+  #progress(n: number): void {
+    this.#untilProgress = this.#progressEvery;
+    this.opts.onProgress?.(n, this.#totalSteps);
+  }
+
+  /** The last progress report, when the run ends. */
+  progressDone(): void {
+    this.opts.onProgress?.(this.step, this.#totalSteps);
+  }
+
+  /** Runs `f` for step `at`: OCaml exceptions escaping it are logged (the OCaml program would
+   * have them propagate to its handler); anything else aborts the run with the step named. */
+  guard(at: string, f: () => void): void {
+    try {
+      f();
+    } catch (e) {
+      this.stepFailed(at, e);
+    }
+  }
+
+  /** {@linkcode guard}, resumable. */
+  *guardG(at: string, f: () => Resumable<void>): Resumable<void> {
+    try {
+      yield* f();
+    } catch (e) {
+      this.stepFailed(at, e);
+    }
+  }
+
+  /** What {@linkcode guard} does with what step `at` threw. */
+  stepFailed(at: string, e: unknown): void {
+    if (e instanceof ThreadExit) {
+      // Thread.exit unwinds the thread; its top level ends it.
+      const t = this.cur.current;
+      this.log.line(`[${at}] thread ${this.threadName(t)} exits`);
+      if (t.alive && t !== this.cur.threads[0]) t.exit();
+      return;
+    }
+    // A callback's action failed: the run stops there, naming the action.
+    if (e instanceof ActionError) this.fail(at, e.problem, e.within);
+    // Failure / Invalid_argument come from the runtime refusing a call (Gc.Memprof misuse):
+    // the scenario is wrong, so the run stops there.
+    if (e instanceof OCamlFailure || e instanceof OCamlInvalidArgument) {
+      this.fail(at, e.message);
+    }
+    if (e instanceof OCamlException) {
+      this.exceptions++;
+      if (this.tryDepth > 0) throw e; // to the enclosing attempt
+      this.log.line(`[${at}] exception ${e.ocamlName} escaped`);
+      this.emitException("escaped", e.ocamlName);
+      return;
+    }
+    if (e instanceof ScenarioError) throw e;
+    this.fail(at, e instanceof Error ? e.message : String(e));
+  }
+
+  /** Fails step `at` when memprof's invariants do not hold on some domain. */
+  checkInvariants(at: string): void {
+    try {
+      for (const d of this.rt.domains) checkDomainInvariants(d.memprof);
+    } catch (e) {
+      this.fail(at, `memprof invariant broken: ${(e as Error).message}`);
+    }
+  }
+
+  // ---- records for RunOptions.onEvent --------------------------------------------------------
+
+  /** Emits a callback's record when the callback starts (so records keep the order in which
+   * callbacks begin) and returns a function that fills in its outcome when it ends. */
+  reporter(ev: Exclude<RunEvent, { kind: "escaped" | "caught" }>): (
+    outcome: "some" | "none" | "unit" | { raise: string },
+  ) => void {
+    const onEvent = this.opts.onEvent;
+    if (onEvent === undefined) return ignoreOutcome;
+    const rec = { ...ev };
+    onEvent(rec);
+    return (outcome) => {
+      (rec as { outcome: unknown }).outcome = outcome;
+    };
+  }
+
+  /** Records an OCaml exception that escaped a step or that an attempt caught. */
+  emitException(kind: "escaped" | "caught", exn: string): void {
+    const onEvent = this.opts.onEvent;
+    if (onEvent === undefined) return;
+    const d = this.cur;
+    onEvent({ kind, domain: d.id, loops: this.loopsOf(d).slice(), exn });
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * The step tree, walked one way: every step kind with its family, the steps a step holds (its
+ * `body`), a pre-order walk carrying a context down the tree, a search, a visitor over the step
+ * kinds, and the walk over the profiles callbacks start (`act.start`). The builder's checks, the
+ * validator, the engine and the OCaml export walk scenarios with these.
+ * @module
+ */
+import type { CallbackAction, Scenario, Step, TrackerSpec } from "./spec.ts";
+
+/** The kinds of step. */
+export type StepKind = Step["kind"];
+
+/** The step of kind `K`. */
+export type StepOf<K extends StepKind> = Extract<Step, { kind: K }>;
+
+/** A step that holds steps of its own (`repeat`, `call`, `attempt`, `when`, `blocking`, a
+ * thread's program). */
+export type StepWithBody = Extract<Step, { body: readonly Step[] }>;
+
+/** What a step does: allocations, collections and releases, memprof control, domains,
+ * systhreads (both forms), runtime_events, or control flow around a body. */
+export type StepFamily = "alloc" | "gc" | "memprof" | "domain" | "thread" | "events" | "control";
+
+/** Every step kind, with its family (the engine compiles each family in a file of its own). */
+export const STEP_FAMILIES: { readonly [K in StepKind]: StepFamily } = {
+  alloc: "alloc",
+  allocCombined: "alloc",
+  unmarshal: "alloc",
+  extAlloc: "alloc",
+  gc: "gc",
+  poll: "gc",
+  release: "gc",
+  memprofStart: "memprof",
+  memprofStop: "memprof",
+  memprofDiscard: "memprof",
+  spawn: "domain",
+  terminate: "domain",
+  join: "domain",
+  threadCreate: "thread",
+  threadSwitch: "thread",
+  threadExit: "thread",
+  threadSpawn: "thread",
+  yieldTo: "thread",
+  threadJoin: "thread",
+  threadYield: "thread",
+  eventsStart: "events",
+  eventsPause: "events",
+  eventsResume: "events",
+  userEvent: "events",
+  call: "control",
+  attempt: "control",
+  repeat: "control",
+  when: "control",
+  blocking: "control",
+};
+
+/** Whether `kind` names a step kind (the object may come from anywhere). */
+export function isStepKind(kind: unknown): kind is StepKind {
+  return typeof kind === "string" && Object.hasOwn(STEP_FAMILIES, kind);
+}
+
+/** Whether step `st` holds steps of its own. */
+export function hasBody(st: Step): st is StepWithBody {
+  return "body" in st;
+}
+
+/**
+ * Visits every step under `steps`, each before the steps it holds, in order. `visit` gets the
+ * step and the context of the list holding it, and returns the context of the step's body, or
+ * undefined to leave the body out. Recursion goes as deep as the steps nest (the builder and
+ * the validator refuse more than `MAX_NESTING` levels before walking deeper).
+ */
+export function forEachStep<C>(
+  steps: readonly Step[],
+  context: C,
+  visit: (st: Step, context: C) => C | undefined,
+): void {
+  for (const st of steps) {
+    const inner = visit(st, context);
+    if (inner !== undefined && hasBody(st)) forEachStep(st.body, inner, visit);
+  }
+}
+
+/** The first step under `steps` (each step before the steps it holds) for which `test` holds. */
+export function findStep(
+  steps: readonly Step[],
+  test: (st: Step) => boolean,
+): Step | undefined {
+  for (const st of steps) {
+    if (test(st)) return st;
+    if (hasBody(st)) {
+      const found = findStep(st.body, test);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
+}
+
+/** A function per step kind, each taking the steps of its kind. */
+export type StepVisitor<R> = { readonly [K in StepKind]: (st: StepOf<K>) => R };
+
+/** What `visitor` gives for step `st` (the function of its kind). */
+export function visitStep<R>(st: Step, visitor: StepVisitor<R>): R {
+  return (visitor[st.kind] as (st: Step) => R)(st);
+}
+
+/**
+ * Leaf steps a scenario executes (each advances the virtual clock once): a `repeat` body counts
+ * `count` times, a step inside `every` on every iteration, and a `blocking` section and a
+ * thread's program count one step plus their bodies. The engine's progress counts with it, and
+ * the validator bounds the virtual clock with it.
+ */
+export function countLeafSteps(steps: readonly Step[]): number {
+  let n = 0;
+  forEachStep(steps, 1, (st, times) => {
+    if (st.kind === "repeat") return times * st.count;
+    if (st.kind !== "call" && st.kind !== "attempt" && st.kind !== "when") n += times;
+    return times;
+  });
+  return n;
+}
+
+/** Whether an action of `tracker`, or of the trackers of the profiles its actions start
+ * (`act.start`), passes `test`. */
+export function someAction(
+  tracker: TrackerSpec,
+  test: (action: CallbackAction) => boolean,
+): boolean {
+  for (const spec of Object.values(tracker)) {
+    for (const { action } of spec?.actions ?? []) {
+      if (test(action)) return true;
+      if (action.kind === "start" && someAction(action.profile.tracker, test)) return true;
+    }
+  }
+  return false;
+}
+
+/** Whether `sc` has systhreads with programs of their own (`d.thread(name, body)`), or steps or
+ * callback actions that pass the baton between them: the engine then runs it in its resumable
+ * form, and the export writes it with the threads library. */
+export function usesThreadPrograms(sc: Scenario): boolean {
+  const passesBaton = (a: CallbackAction) => a.kind === "yieldTo" || a.kind === "yieldToNext";
+  return findStep(
+    sc.steps,
+    (st) =>
+      st.kind === "threadSpawn" || st.kind === "yieldTo" || st.kind === "threadJoin" ||
+      st.kind === "threadYield" ||
+      (st.kind === "memprofStart" && someAction(st.profile.tracker, passesBaton)),
+  ) !== undefined;
+}
