@@ -32,52 +32,54 @@ function initialBuckets(n: number): number {
 
 /** An OCaml `Hashtbl.Make(H).t` (unseeded: `Make` ignores the seed). */
 export class OCamlHashtbl<K, V> {
-  private data: (Cell<K, V> | null)[];
-  private count = 0;
-  private traversals = 0;
+  #data: (Cell<K, V> | null)[];
+  #count = 0;
+  #traversals = 0;
+  readonly #h: HashedType<K>;
 
   /** `Tbl.create n`. */
-  constructor(private readonly h: HashedType<K>, initialSize: number) {
-    this.data = new Array(initialBuckets(initialSize)).fill(null);
+  constructor(h: HashedType<K>, initialSize: number) {
+    this.#h = h;
+    this.#data = new Array(initialBuckets(initialSize)).fill(null);
   }
 
-  private index(key: K): number {
-    return this.h.hash(key) & (this.data.length - 1);
+  #index(key: K): number {
+    return this.#h.hash(key) & (this.#data.length - 1);
   }
 
   /** Number of bindings (`Tbl.length`). */
   get length(): number {
-    return this.count;
+    return this.#count;
   }
 
   /** Number of buckets (`(Tbl.stats t).num_buckets`). */
   get buckets(): number {
-    return this.data.length;
+    return this.#data.length;
   }
 
   /** `Tbl.add`: a new binding at the head of its bucket, shadowing any equal key. */
   add(key: K, data: V): void {
-    const i = this.index(key);
-    this.data[i] = { key, data, next: this.data[i] };
-    this.count++;
-    if (this.count > this.data.length * 2) this.resize();
+    const i = this.#index(key);
+    this.#data[i] = { key, data, next: this.#data[i] };
+    this.#count++;
+    if (this.#count > this.#data.length * 2) this.#resize();
   }
 
   /** Doubles the bucket array; each old bucket's cells are appended, in order, to the tails of
    * the new buckets. During a traversal, OCaml copies the cells instead of relinking them so
    * that the traversal goes on over the old array; we do the same. */
-  private resize(): void {
-    const odata = this.data;
+  #resize(): void {
+    const odata = this.#data;
     const nsize = odata.length * 2;
     if (nsize > 2 ** 30) return;
-    const inplace = this.traversals === 0;
+    const inplace = this.#traversals === 0;
     const ndata: (Cell<K, V> | null)[] = new Array(nsize).fill(null);
     const tails: (Cell<K, V> | null)[] = new Array(nsize).fill(null);
-    this.data = ndata;
+    this.#data = ndata;
     for (let i = 0; i < odata.length; i++) {
       for (let c = odata[i]; c !== null; c = c.next) {
         const cell = inplace ? c : { key: c.key, data: c.data, next: null };
-        const j = this.index(c.key);
+        const j = this.#index(c.key);
         const tail = tails[j];
         if (tail === null) ndata[j] = cell;
         else tail.next = cell;
@@ -89,28 +91,28 @@ export class OCamlHashtbl<K, V> {
 
   /** `Tbl.find_opt`: the most recent binding of `key`, or undefined. */
   find(key: K): V | undefined {
-    for (let c = this.data[this.index(key)]; c !== null; c = c.next) {
-      if (this.h.equal(key, c.key)) return c.data;
+    for (let c = this.#data[this.#index(key)]; c !== null; c = c.next) {
+      if (this.#h.equal(key, c.key)) return c.data;
     }
     return undefined;
   }
 
   /** `Tbl.mem`. */
   mem(key: K): boolean {
-    for (let c = this.data[this.index(key)]; c !== null; c = c.next) {
-      if (this.h.equal(c.key, key)) return true;
+    for (let c = this.#data[this.#index(key)]; c !== null; c = c.next) {
+      if (this.#h.equal(c.key, key)) return true;
     }
     return false;
   }
 
   /** `Tbl.remove`: removes the most recent binding of `key`, uncovering any older one. */
   remove(key: K): void {
-    const i = this.index(key);
+    const i = this.#index(key);
     let prev: Cell<K, V> | null = null;
-    for (let c = this.data[i]; c !== null; prev = c, c = c.next) {
-      if (this.h.equal(c.key, key)) {
-        this.count--;
-        if (prev === null) this.data[i] = c.next;
+    for (let c = this.#data[i]; c !== null; prev = c, c = c.next) {
+      if (this.#h.equal(c.key, key)) {
+        this.#count--;
+        if (prev === null) this.#data[i] = c.next;
         else prev.next = c.next;
         return;
       }
@@ -119,22 +121,22 @@ export class OCamlHashtbl<K, V> {
 
   /** `Tbl.clear`: empties the table, keeping its bucket array (unlike `reset`). */
   clear(): void {
-    if (this.count > 0) {
-      this.count = 0;
-      this.data.fill(null);
+    if (this.#count > 0) {
+      this.#count = 0;
+      this.#data.fill(null);
     }
   }
 
   /** `Tbl.iter`: buckets in index order, each from its head (most recent binding first). */
   iter(f: (key: K, data: V) => void): void {
-    this.traversals++;
+    this.#traversals++;
     try {
-      const d = this.data;
+      const d = this.#data;
       for (let i = 0; i < d.length; i++) {
         for (let c = d[i]; c !== null; c = c.next) f(c.key, c.data);
       }
     } finally {
-      this.traversals--;
+      this.#traversals--;
     }
   }
 
@@ -150,15 +152,15 @@ export class OCamlHashtbl<K, V> {
   /** `Tbl.filter_map_inplace`: in {@linkcode iter}'s order, keeps (with the new data) the
    * bindings for which `f` returns a value and drops those for which it returns undefined. */
   filterMapInplace(f: (key: K, data: V) => V | undefined): void {
-    this.traversals++;
+    this.#traversals++;
     try {
-      const d = this.data;
+      const d = this.#data;
       for (let i = 0; i < d.length; i++) {
         let prev: Cell<K, V> | null = null;
         for (let c = d[i]; c !== null; c = c.next) {
           const v = f(c.key, c.data);
           if (v === undefined) {
-            this.count--;
+            this.#count--;
             continue;
           }
           c.data = v;
@@ -170,7 +172,7 @@ export class OCamlHashtbl<K, V> {
         else prev.next = null;
       }
     } finally {
-      this.traversals--;
+      this.#traversals--;
     }
   }
 }
@@ -181,38 +183,38 @@ export class OCamlHashtbl<K, V> {
  * (`add` of a bound key hides the old binding; `remove` uncovers it).
  */
 export class ShadowingMap<K, V> {
-  private readonly top = new Map<K, V>();
-  private readonly hidden = new Map<K, V[]>();
+  readonly #top = new Map<K, V>();
+  readonly #hidden = new Map<K, V[]>();
 
   /** `Tbl.add`. */
   add(key: K, data: V): void {
-    if (this.top.has(key)) {
-      const older = this.hidden.get(key);
-      if (older === undefined) this.hidden.set(key, [this.top.get(key)!]);
-      else older.push(this.top.get(key)!);
+    if (this.#top.has(key)) {
+      const older = this.#hidden.get(key);
+      if (older === undefined) this.#hidden.set(key, [this.#top.get(key)!]);
+      else older.push(this.#top.get(key)!);
     }
-    this.top.set(key, data);
+    this.#top.set(key, data);
   }
 
   /** `Tbl.find_opt`. */
   find(key: K): V | undefined {
-    return this.top.get(key);
+    return this.#top.get(key);
   }
 
   /** `Tbl.mem`. */
   mem(key: K): boolean {
-    return this.top.has(key);
+    return this.#top.has(key);
   }
 
   /** `Tbl.remove`. */
   remove(key: K): void {
-    if (!this.top.has(key)) return;
-    const older = this.hidden.get(key);
+    if (!this.#top.has(key)) return;
+    const older = this.#hidden.get(key);
     if (older === undefined) {
-      this.top.delete(key);
+      this.#top.delete(key);
       return;
     }
-    this.top.set(key, older.pop()!);
-    if (older.length === 0) this.hidden.delete(key);
+    this.#top.set(key, older.pop()!);
+    if (older.length === 0) this.#hidden.delete(key);
   }
 }

@@ -97,41 +97,43 @@ interface Counter {
  * counters; a new key when all are taken counts a miss against every counter and drops those
  * whose hits no longer exceed their misses. */
 class HeavyHitters {
-  private readonly tbl: OCamlHashtbl<number, Counter>;
-  private len = 0;
-  private added = 0;
-  private skipped = 0;
+  readonly #tbl: OCamlHashtbl<number, Counter>;
+  #len = 0;
+  #added = 0;
+  #skipped = 0;
+  readonly #k: number;
 
-  constructor(private readonly k: number) {
-    this.tbl = new OCamlHashtbl(PAIR_HASH, k);
+  constructor(k: number) {
+    this.#k = k;
+    this.#tbl = new OCamlHashtbl(PAIR_HASH, k);
   }
 
   add(x: number): void {
-    const c = this.tbl.find(x);
+    const c = this.#tbl.find(x);
     if (c !== undefined) c.hits++;
-    else if (this.len < this.k) {
-      this.len++;
-      this.tbl.add(x, {
+    else if (this.#len < this.#k) {
+      this.#len++;
+      this.#tbl.add(x, {
         hits: 1,
         misses: 0,
-        addedBefore: this.added,
-        skippedBefore: this.skipped,
+        addedBefore: this.#added,
+        skippedBefore: this.#skipped,
       });
     } else {
-      this.skipped++;
-      this.tbl.filterMapInplace((_k, c) => {
+      this.#skipped++;
+      this.#tbl.filterMapInplace((_k, c) => {
         c.misses++;
         if (c.hits > c.misses) return c;
-        this.len--;
-        this.skipped += c.hits;
+        this.#len--;
+        this.#skipped += c.hits;
         return undefined;
       });
     }
-    this.added++;
+    this.#added++;
   }
 
   iter(f: (x: number, hits: number, skippedBefore: number) => void): void {
-    this.tbl.iter((x, c) => f(x, c.hits, c.skippedBefore));
+    this.#tbl.iter((x, c) => f(x, c.hits, c.skippedBefore));
   }
 }
 

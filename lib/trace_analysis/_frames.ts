@@ -10,6 +10,7 @@
  */
 import type { TraceLocation } from "./source.ts";
 import { GrowI32 } from "./_grow.ts";
+import { KeyIndex } from "./_index.ts";
 
 interface DomainPath {
   /** `nodes[i]`: the node after the backtrace's first i+1 codes. */
@@ -20,36 +21,47 @@ interface DomainPath {
 /** The frame tables of one aggregation. */
 export class FrameTable {
   readonly functions: string[] = [];
-  private readonly fnIndex = new Map<string, number>();
+  #fnIndex = new Map<string, number>();
   readonly files: string[] = [];
-  private readonly fileIndex = new Map<string, number>();
+  #fileIndex = new Map<string, number>();
   readonly locFn = new GrowI32();
   readonly locFile = new GrowI32();
   readonly locLine = new GrowI32();
   readonly locStart = new GrowI32();
   readonly locEnd = new GrowI32();
-  private readonly locIndex = new Map<string, number>();
+  #locIndex = new Map<string, number>();
   /** Location ids of each code seen (outermost first). */
-  private readonly codeLocs = new Map<number, Int32Array>();
+  #codeLocs = new Map<number, Int32Array>();
 
   readonly nodeParent = new GrowI32();
   readonly nodeLoc = new GrowI32();
-  /** Per node + 1: child node by location id. */
-  private readonly locChild: Map<number, number>[] = [new Map()];
-  /** Per node + 1: node reached by a code (all its locations). */
-  private readonly codeChild: Map<number, number>[] = [new Map()];
+  /** (node, location id) → child node. */
+  #locChild = new KeyIndex();
+  /** (node, code) → node reached through all the code's locations. */
+  #codeChild = new KeyIndex();
 
-  private readonly domains = new Map<number, DomainPath>();
+  #domains = new Map<number, DomainPath>();
+  /** The domain of the previous backtrace and its path (domains take turns in runs). */
+  #lastDomain = NaN;
+  #lastPath: DomainPath | undefined;
+  readonly #lookup: (code: number) => readonly TraceLocation[];
 
-  constructor(private readonly lookup: (code: number) => readonly TraceLocation[]) {}
+  constructor(lookup: (code: number) => readonly TraceLocation[]) {
+    this.#lookup = lookup;
+  }
 
   /** The node of a backtrace (codes caller first in `buf[0, len)`), sharing its first `common`
    * codes with the previous backtrace of `domain`. −1 when it has no known location. */
   stackNode(domain: number, buf: Float64Array, len: number, common: number): number {
-    let st = this.domains.get(domain);
-    if (st === undefined) {
-      st = { nodes: new Int32Array(64), len: 0 };
-      this.domains.set(domain, st);
+    let st = this.#lastPath;
+    if (domain !== this.#lastDomain || st === undefined) {
+      st = this.#domains.get(domain);
+      if (st === undefined) {
+        st = { nodes: new Int32Array(64), len: 0 };
+        this.#domains.set(domain, st);
+      }
+      this.#lastDomain = domain;
+      this.#lastPath = st;
     }
     if (st.nodes.length < len) {
       const grown = new Int32Array(Math.max(len, 2 * st.nodes.length));
@@ -58,14 +70,13 @@ export class FrameTable {
     }
     let i = common > 0 && common <= st.len ? common : 0;
     let node = i > 0 ? st.nodes[i - 1] : -1;
-    const nodes = st.nodes;
+    const nodes = st.nodes, codeChild = this.#codeChild;
     for (; i < len; i++) {
       const code = buf[i];
-      const m = this.codeChild[node + 1];
-      let next = m.get(code);
-      if (next === undefined) {
-        next = this.expand(node, code);
-        m.set(code, next);
+      let next = codeChild.get(node, code, 0);
+      if (next < 0) {
+        next = this.#expand(node, code);
+        codeChild.add(node, code, 0, next);
       }
       node = next;
       nodes[i] = node;
@@ -75,42 +86,39 @@ export class FrameTable {
   }
 
   /** The node reached from `node` through every location of `code`. */
-  private expand(node: number, code: number): number {
-    let locs = this.codeLocs.get(code);
+  #expand(node: number, code: number): number {
+    let locs = this.#codeLocs.get(code);
     if (locs === undefined) {
-      const list = this.lookup(code);
+      const list = this.#lookup(code);
       locs = new Int32Array(list.length);
-      for (let j = 0; j < list.length; j++) locs[j] = this.location(list[j]);
-      this.codeLocs.set(code, locs);
+      for (let j = 0; j < list.length; j++) locs[j] = this.#location(list[j]);
+      this.#codeLocs.set(code, locs);
     }
-    for (let j = 0; j < locs.length; j++) node = this.childByLoc(node, locs[j]);
+    for (let j = 0; j < locs.length; j++) node = this.#childByLoc(node, locs[j]);
     return node;
   }
 
-  private childByLoc(node: number, loc: number): number {
-    const m = this.locChild[node + 1];
-    let child = m.get(loc);
-    if (child === undefined) {
+  #childByLoc(node: number, loc: number): number {
+    let child = this.#locChild.get(node, loc, 0);
+    if (child < 0) {
       child = this.nodeParent.push(node);
       this.nodeLoc.push(loc);
-      this.locChild.push(new Map());
-      this.codeChild.push(new Map());
-      m.set(loc, child);
+      this.#locChild.add(node, loc, 0, child);
     }
     return child;
   }
 
-  private location(l: TraceLocation): number {
+  #location(l: TraceLocation): number {
     const key =
       `${l.defname}\u0000${l.filename}\u0000${l.line}\u0000${l.startChar}\u0000${l.endChar}`;
-    let id = this.locIndex.get(key);
+    let id = this.#locIndex.get(key);
     if (id === undefined) {
-      id = this.locFn.push(intern(this.functions, this.fnIndex, l.defname));
-      this.locFile.push(intern(this.files, this.fileIndex, l.filename));
+      id = this.locFn.push(intern(this.functions, this.#fnIndex, l.defname));
+      this.locFile.push(intern(this.files, this.#fileIndex, l.filename));
       this.locLine.push(l.line);
       this.locStart.push(l.startChar);
       this.locEnd.push(l.endChar);
-      this.locIndex.set(key, id);
+      this.#locIndex.set(key, id);
     }
     return id;
   }

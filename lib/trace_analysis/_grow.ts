@@ -4,19 +4,22 @@
  * @module
  */
 
-/** An append-only list of 32-bit integers. */
-export class GrowI32 {
-  /** The storage; entries past {@linkcode GrowI32.length} are meaningless. */
-  data: Int32Array;
+/** An append-only list of numbers in a typed array of type `A`. */
+class Grow<A extends Int32Array | Float64Array> {
+  /** The storage; entries past {@linkcode Grow.length} are meaningless. */
+  data: A;
   /** Number of entries. */
   length = 0;
-  constructor(capacity = 256) {
-    this.data = new Int32Array(capacity);
+  /** A new, zeroed storage of `n` entries. */
+  readonly #allocate: (n: number) => A;
+  constructor(allocate: (n: number) => A, capacity: number) {
+    this.#allocate = allocate;
+    this.data = allocate(capacity);
   }
   /** Appends `v`; returns its index. */
   push(v: number): number {
     if (this.length === this.data.length) {
-      const next = new Int32Array(this.data.length * 2);
+      const next = this.#allocate(this.data.length * 2);
       next.set(this.data);
       this.data = next;
     }
@@ -25,31 +28,28 @@ export class GrowI32 {
   }
   /** The entries as a plain array. */
   toArray(): number[] {
-    return Array.from(this.data.subarray(0, this.length));
+    const out: number[] = [], data = this.data;
+    for (let i = 0; i < this.length; i++) out.push(data[i]);
+    return out;
+  }
+  /** The entries at indices `order`, in that order, as a plain array. */
+  pick(order: Int32Array): number[] {
+    const out: number[] = [], data = this.data;
+    for (let i = 0; i < order.length; i++) out.push(data[order[i]]);
+    return out;
+  }
+}
+
+/** An append-only list of 32-bit integers. */
+export class GrowI32 extends Grow<Int32Array> {
+  constructor(capacity = 256) {
+    super((n) => new Int32Array(n), capacity);
   }
 }
 
 /** An append-only list of doubles. */
-export class GrowF64 {
-  /** The storage; entries past {@linkcode GrowF64.length} are meaningless. */
-  data: Float64Array;
-  /** Number of entries. */
-  length = 0;
+export class GrowF64 extends Grow<Float64Array> {
   constructor(capacity = 256) {
-    this.data = new Float64Array(capacity);
-  }
-  /** Appends `v`; returns its index. */
-  push(v: number): number {
-    if (this.length === this.data.length) {
-      const next = new Float64Array(this.data.length * 2);
-      next.set(this.data);
-      this.data = next;
-    }
-    this.data[this.length] = v;
-    return this.length++;
-  }
-  /** The entries as a plain array. */
-  toArray(): number[] {
-    return Array.from(this.data.subarray(0, this.length));
+    super((n) => new Float64Array(n), capacity);
   }
 }

@@ -60,107 +60,8 @@ export function deriveFunctionPaths(data) {
 }
 
 /**
- * The size class of a length in words: 0, 1 and 2 alone, then (2^(k−1), 2^k].
- * @param {number} length
- * @returns {[number, number]} its smallest and largest length
- */
-export function sizeClassOf(length) {
-  if (length <= 2) return [length, length];
-  const hi = 2 ** Math.ceil(Math.log2(length));
-  return [hi / 2 + 1, hi];
-}
-
-/**
- * A smaller form of a profile for embedding in a page. Classes that differ only in length
- * within one size class ({@link sizeClassOf}) become one (the size filter then works on size
- * classes); node parents are stored as distances (`i − parent`, mostly 1); rows as
- * differences (class from the previous row's, allocation bucket from the previous row's of the
- * same class, end and promotion buckets from the allocation bucket, plus 1, 0 meaning never);
- * the function-path tree is left out (it follows from the rest). {@link unpackProfile}
- * restores a profile.
- * @param {ProfileData} data
- * @returns {object}
- */
-export function packProfile(data) {
-  const c = data.classes;
-  // Merge classes by (node, domain, source, size class).
-  /** @type {Map<number, number>} */
-  const index = new Map();
-  /** @type {number[]} */
-  const remap = [];
-  /** @type {{node: number[], domain: number[], source: number[], length: number[], lengthMax: number[]}} */
-  const classes = { node: [], domain: [], source: [], length: [], lengthMax: [] };
-  for (let i = 0; i < c.node.length; i++) {
-    const [lo, hi] = c.lengthMax ? [c.length[i], c.lengthMax[i]] : sizeClassOf(c.length[i]);
-    const k = hi <= 2 ? hi : Math.log2(hi) + 2; // the size class's index, < 128
-    const key = (c.node[i] + 1) * 2 ** 25 + ((c.domain[i] * 4 + c.source[i]) * 128 + k);
-    let j = index.get(key);
-    if (j === undefined) {
-      j = classes.node.length;
-      index.set(key, j);
-      classes.node.push(c.node[i]);
-      classes.domain.push(c.domain[i]);
-      classes.source.push(c.source[i]);
-      classes.length.push(lo);
-      classes.lengthMax.push(hi);
-    }
-    remap.push(j);
-  }
-  // Rows of merged classes, summed and sorted by (class, a, e, p).
-  const r = data.rows;
-  /** @type {Map<number, number>} */
-  const rowIndex = new Map();
-  /** @type {number[][]} */
-  const rows = [];
-  for (let j = 0; j < r.cls.length; j++) {
-    const cls = remap[r.cls[j]];
-    const key = ((cls * 256 + r.a[j]) * 256 + r.e[j]) * 256 + r.p[j];
-    const at = rowIndex.get(key);
-    if (at === undefined) {
-      rowIndex.set(key, rows.length);
-      rows.push([key, cls, r.a[j], r.e[j], r.p[j], r.samples[j]]);
-    } else rows[at][5] += r.samples[j];
-  }
-  rows.sort((x, y) => x[0] - y[0]);
-  /** @param {number} x @param {number} a */
-  const rel = (x, a) => (x === NEVER_BUCKET ? 0 : x - a + 1);
-  let prevCls = 0, prevA = 0;
-  /** @type {number[][]} */
-  const cols = [[], [], [], [], []];
-  for (const [, cls, a, e, p, s] of rows) {
-    cols[0].push(cls - prevCls);
-    cols[1].push(cls === prevCls ? a - prevA : a);
-    cols[2].push(rel(e, a));
-    cols[3].push(rel(p, a));
-    cols[4].push(s);
-    prevCls = cls;
-    prevA = a;
-  }
-  /** @param {number[] | undefined} perClass */
-  const merge = (perClass) => {
-    if (perClass === undefined) return perClass;
-    const out = new Array(classes.node.length).fill(0);
-    perClass.forEach((v, i) => (out[remap[i]] += v));
-    return out;
-  };
-  const at = data.liveAt;
-  return {
-    ...data,
-    nodes: { parentDistance: data.nodes.parent.map((p, i) => i - p), loc: data.nodes.loc },
-    fnodes: null,
-    classes,
-    rows: { cls: cols[0], a: cols[1], e: cols[2], p: cols[3], samples: cols[4] },
-    liveAt: at === null ? null : {
-      timeUs: at.timeUs,
-      samples: merge(at.samples),
-      promoted: merge(at.promoted),
-      liveEnd: merge(at.liveEnd),
-    },
-  };
-}
-
-/**
- * The profile {@link packProfile} packed.
+ * The profile `packProfile` (_pack.ts) packed: node parents stored as distances, rows as
+ * differences, and no function-path tree.
  * @param {any} packed
  * @returns {ProfileData}
  */
@@ -425,6 +326,25 @@ export function groupBy(data, s, by) {
     g.liveEnd += s.liveEnd[i];
   }
   return [...groups.values()];
+}
+
+/**
+ * A group's figures as `trace top` and the report's table show them: samples, estimated bytes
+ * (allocated or live), bytes of objects live at the end, promoted samples and their share.
+ * @param {GroupRow} g
+ * @param {number} bps bytes per sample
+ * @returns {{key: string, samples: number, bytes: number, liveEndBytes: number,
+ *   promotedSamples: number, promotedShare: number}}
+ */
+export function groupFigures(g, bps) {
+  return {
+    key: g.key,
+    samples: g.samples,
+    bytes: g.samples * bps,
+    liveEndBytes: g.liveEnd * bps,
+    promotedSamples: g.promoted,
+    promotedShare: g.samples > 0 ? g.promoted / g.samples : 0,
+  };
 }
 
 /**

@@ -7,6 +7,8 @@
 import type { TraceReader } from "./source.ts";
 import { FrameTable } from "./_frames.ts";
 import { GrowF64, GrowI32 } from "./_grow.ts";
+import { KeyIndex } from "./_index.ts";
+import { IdMap } from "./_id_map.ts";
 import { deriveFunctionPaths } from "./select.ts";
 import { TraceAnalysisError } from "./errors.ts";
 import { MAX_BUCKETS, NEVER, type ProfileData, type ProfilePeak } from "./profile.ts";
@@ -22,8 +24,6 @@ export interface AggregateOptions {
   /** Most buckets of the time grid (2 to 128; default 128). */
   maxBuckets?: number;
 }
-
-const NONE = -1;
 
 /** Reads every event of `reader` once and returns the tables of {@linkcode ProfileData}. */
 export function aggregateTrace(reader: TraceReader, options: AggregateOptions = {}): ProfileData {
@@ -47,27 +47,18 @@ export function aggregateTrace(reader: TraceReader, options: AggregateOptions = 
 
   const frames = new FrameTable((c) => reader.lookupLocationCode(c));
 
-  // Classes: (node, domain, source, length), chained per node.
+  // Classes: (node, domain, source, length), indexed by (source·2^32 + node, domain, length).
   const clsNode = new GrowI32(), clsDomain = new GrowI32(), clsSource = new GrowI32();
-  const clsLength = new GrowF64(), clsNext = new GrowI32();
-  const nodeHead = new GrowI32();
-  nodeHead.push(NONE); // the root (−1)
+  const clsLength = new GrowF64();
+  const clsIndex = new KeyIndex();
   function classOf(node: number, domain: number, source: number, length: number): number {
-    while (nodeHead.length <= node + 1) nodeHead.push(NONE);
-    let c = nodeHead.data[node + 1];
-    while (c !== NONE) {
-      if (
-        clsDomain.data[c] === domain && clsSource.data[c] === source &&
-        clsLength.data[c] === length
-      ) return c;
-      c = clsNext.data[c];
-    }
+    let c = clsIndex.get(source * 2 ** 32 + node, domain, length);
+    if (c >= 0) return c;
     c = clsNode.push(node);
     clsDomain.push(domain);
     clsSource.push(source);
     clsLength.push(length);
-    clsNext.push(nodeHead.data[node + 1]);
-    nodeHead.data[node + 1] = c;
+    clsIndex.add(source * 2 ** 32 + node, domain, length, c);
     return c;
   }
 
@@ -80,18 +71,18 @@ export function aggregateTrace(reader: TraceReader, options: AggregateOptions = 
   let gridEnd = new Float64Array(maxBuckets);
   const bucket = (t: number) => Math.floor(t / width);
 
-  // The cube: key (cls, a, e, p) → row.
-  let rowIndex = new Map<number, number>();
+  // The cube: (cls, a, e, p) → row, indexed by (cls, cell(a, e, p)).
+  const cell = (a: number, e: number, p: number) => (a * 256 + e) * 256 + p;
+  let rowIndex = new KeyIndex();
   let rowCls = new GrowI32(), rowA = new GrowI32(), rowE = new GrowI32(), rowP = new GrowI32();
   let rowSamples = new GrowF64();
   function addRow(cls: number, a: number, e: number, p: number, n: number): void {
-    const key = ((cls * 256 + a) * 256 + e) * 256 + p;
-    const r = rowIndex.get(key);
-    if (r !== undefined) {
+    const r = rowIndex.get(cls, cell(a, e, p), 0);
+    if (r >= 0) {
       rowSamples.data[r] += n;
       return;
     }
-    rowIndex.set(key, rowCls.push(cls));
+    rowIndex.add(cls, cell(a, e, p), 0, rowCls.push(cls));
     rowA.push(a);
     rowE.push(e);
     rowP.push(p);
@@ -108,7 +99,7 @@ export function aggregateTrace(reader: TraceReader, options: AggregateOptions = 
       gridAlloc = ga;
       gridEnd = ge;
       const old = { cls: rowCls, a: rowA, e: rowE, p: rowP, s: rowSamples };
-      rowIndex = new Map();
+      rowIndex = new KeyIndex(old.cls.length);
       rowCls = new GrowI32(old.cls.length + 1);
       rowA = new GrowI32(old.cls.length + 1);
       rowE = new GrowI32(old.cls.length + 1);
@@ -128,7 +119,7 @@ export function aggregateTrace(reader: TraceReader, options: AggregateOptions = 
   }
 
   // Objects not yet collected: id → slot.
-  const live = new Map<number, number>();
+  const live = new IdMap();
   const slotCls = new GrowI32(), slotIn = new GrowI32();
   const slotN = new GrowF64(), slotT = new GrowF64(), slotP = new GrowF64();
   const freeSlots = new GrowI32();
@@ -199,7 +190,7 @@ export function aggregateTrace(reader: TraceReader, options: AggregateOptions = 
       else stats.allocations.external++;
       gridAlloc[bucket(t)] += n;
       const previous = live.get(ev.objId);
-      if (previous !== undefined) {
+      if (previous >= 0) {
         // An id allocated twice (a corrupt trace): the first object ends here.
         finish(previous, t);
         freeSlots.push(previous);
@@ -213,14 +204,14 @@ export function aggregateTrace(reader: TraceReader, options: AggregateOptions = 
       live.set(ev.objId, slot);
     } else if (ev.kind === "promote") {
       const slot = live.get(ev.objId);
-      if (slot === undefined) stats.unmatchedPromotes++;
+      if (slot < 0) stats.unmatchedPromotes++;
       else {
         stats.promotions++;
         if (slotP.data[slot] < 0) slotP.data[slot] = t;
       }
     } else {
       const slot = live.get(ev.objId);
-      if (slot === undefined) stats.unmatchedCollects++;
+      if (slot < 0) stats.unmatchedCollects++;
       else {
         stats.collections++;
         finish(slot, t);
@@ -229,17 +220,24 @@ export function aggregateTrace(reader: TraceReader, options: AggregateOptions = 
       }
     }
   });
-  for (const slot of live.values()) finish(slot, NaN);
+  live.forEachValue((slot) => finish(slot, NaN));
 
   const buckets = stats.events === 0 ? 0 : bucket(stats.durationUs) + 1;
   stats.domains = [...domains].sort((x, y) => x - y);
 
-  // Rows sorted by (cls, a, e, p) for a deterministic, compressible order.
-  const order = Array.from({ length: rowCls.length }, (_, i) => i);
-  const key = (r: number) =>
-    ((rowCls.data[r] * 256 + rowA.data[r]) * 256 + rowE.data[r]) * 256 + rowP.data[r];
-  order.sort((x, y) => key(x) - key(y));
-  const pick = (g: GrowI32 | GrowF64) => order.map((r) => g.data[r]);
+  // Rows sorted by (cls, a, e, p) for a deterministic, compressible order: their keys
+  // cls·2^24 + cell(a, e, p) sorted as numbers (exact: classes are fewer than 2^29).
+  const nRows = rowCls.length;
+  const keys = new Float64Array(nRows);
+  for (let r = 0; r < nRows; r++) {
+    keys[r] = rowCls.data[r] * 2 ** 24 + cell(rowA.data[r], rowE.data[r], rowP.data[r]);
+  }
+  keys.sort();
+  const order = new Int32Array(nRows);
+  for (let j = 0; j < nRows; j++) {
+    const cls = Math.floor(keys[j] / 2 ** 24);
+    order[j] = rowIndex.get(cls, keys[j] - cls * 2 ** 24, 0);
+  }
 
   const info = reader.info;
   return deriveFunctionPaths({
@@ -287,11 +285,11 @@ export function aggregateTrace(reader: TraceReader, options: AggregateOptions = 
       length: clsLength.toArray(),
     },
     rows: {
-      cls: pick(rowCls),
-      a: pick(rowA),
-      e: pick(rowE),
-      p: pick(rowP),
-      samples: pick(rowSamples),
+      cls: rowCls.pick(order),
+      a: rowA.pick(order),
+      e: rowE.pick(order),
+      p: rowP.pick(order),
+      samples: rowSamples.pick(order),
     },
     liveAt: liveAt === undefined ? null : {
       timeUs: liveAt,

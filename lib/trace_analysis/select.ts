@@ -5,13 +5,13 @@
  */
 import * as core from "./_select.js";
 import type { CallTree, GroupBy, GroupRow, ProfileData, Selection, Selector } from "./profile.ts";
+import type { TopRow } from "./top.ts";
 
 /** Fills in the function-path tree (`fnodes`, `nodes.fnode`) from the location-path tree;
  * returns `data`. */
 export const deriveFunctionPaths: (data: ProfileData) => ProfileData = core.deriveFunctionPaths;
 
-/** A smaller form of a profile for embedding (see {@linkcode unpackProfile}). */
-export const packProfile: (data: ProfileData) => object = core.packProfile;
+export { packProfile } from "./_pack.ts";
 
 /** The profile {@linkcode packProfile} packed. */
 export const unpackProfile: (packed: object) => ProfileData = core.unpackProfile;
@@ -46,6 +46,14 @@ export const selectionTotals: (
 /** Groups a selection by site, function (stacks containing it; `self` where innermost) or
  * stack. Groups without samples are left out. */
 export const groupBy: (data: ProfileData, s: Selection, by: GroupBy) => GroupRow[] = core.groupBy;
+
+/** A group's figures as `trace top` and the report's table show them (bytes from samples at
+ * `bps` bytes per sample; `promotedShare` 0 without samples). */
+export const groupFigures: (g: GroupRow, bps: number) => GroupFigures = core.groupFigures;
+
+/** What {@linkcode groupFigures} gives: a {@linkcode TopRow} without its by-function and
+ * by-stack fields. */
+type GroupFigures = Omit<TopRow, "selfSamples" | "selfBytes" | "frames">;
 
 /** Sorts groups in place, largest first (functions by self, then total); ties by key. */
 export const sortGroups: (rows: GroupRow[], by: GroupBy) => GroupRow[] = core.sortGroups;

@@ -4,7 +4,14 @@
  * start-end`); a function is a location's `defname`; a stack is the whole backtrace.
  * @module
  */
-import { bytesPerSample, groupBy, selectionTotals, selectSamples, sortGroups } from "./select.ts";
+import {
+  bytesPerSample,
+  groupBy,
+  groupFigures,
+  selectionTotals,
+  selectSamples,
+  sortGroups,
+} from "./select.ts";
 import type { GroupBy, ProfileData, Selector } from "./profile.ts";
 
 /** Options of {@linkcode topOf}. */
@@ -79,14 +86,7 @@ export function topOf(data: ProfileData, selector: Selector, options: TopOptions
   const groups = sortGroups(groupBy(data, sel, by), by);
   const t = selectionTotals(sel);
   const rows = (limit > 0 ? groups.slice(0, limit) : groups).map((g): TopRow => {
-    const row: TopRow = {
-      key: g.key,
-      samples: g.samples,
-      bytes: g.samples * bps,
-      liveEndBytes: g.liveEnd * bps,
-      promotedSamples: g.promoted,
-      promotedShare: g.samples > 0 ? g.promoted / g.samples : 0,
-    };
+    const row: TopRow = groupFigures(g, bps);
     if (by === "function") {
       row.selfSamples = g.self;
       row.selfBytes = g.self * bps;

@@ -1,5 +1,7 @@
 // Fixture access for the memtrace_tools tests: every file read here is inside the repository.
+import assert from "node:assert/strict";
 import { MemorySink, Reader } from "../../lib/memtrace/mod.ts";
+import { flamegraph, hotspots, identify } from "../../lib/memtrace_tools/mod.ts";
 
 const FIXTURES = new URL("../fixtures/", import.meta.url);
 
@@ -66,4 +68,27 @@ export function firstByteDifference(a: Uint8Array, b: Uint8Array): number {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) if (a[i] !== b[i]) return i;
   return a.length === b.length ? -1 : n;
+}
+
+/** The tools that print a text. */
+export type TextTool = "flamegraph" | "hotspots" | "identify";
+/** Every {@linkcode TextTool}. */
+export const TEXT_TOOLS: TextTool[] = ["flamegraph", "hotspots", "identify"];
+
+/** What text tool `tool` prints for reader `r` of file `fileName`. */
+export function runTextTool(tool: TextTool, r: Reader, fileName: string): string {
+  if (tool === "flamegraph") return flamegraph(r);
+  if (tool === "hotspots") return hotspots(r);
+  return identify(r, { name: fileName });
+}
+
+/** Asserts that our tool printed what memtrace's did, showing the first differing line. */
+export function assertSameText(got: string, want: string, what: string): void {
+  assert.ok(got === want, `${what} differs from memtrace's, ${firstDifference(got, want)}`);
+}
+
+/** Asserts that our tool wrote what memtrace's did, showing the first differing byte. */
+export function assertSameBytes(got: Uint8Array, want: Uint8Array, what: string): void {
+  const at = firstByteDifference(got, want);
+  assert.equal(at, -1, `${what}: first difference at byte ${at} (${got.length} vs ${want.length})`);
 }

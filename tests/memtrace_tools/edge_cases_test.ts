@@ -3,11 +3,10 @@
 // -nan rates), multi-byte names, frames without locations, time windows, several domains — and
 // the traces on which memtrace's tools crash, where ours give a result or a typed error.
 import assert from "node:assert/strict";
-import { MemorySink, MemtraceFormatError, type Reader } from "../../lib/memtrace/mod.ts";
+import { MemorySink, MemtraceFormatError } from "../../lib/memtrace/mod.ts";
 import {
   flamegraph,
   hotspots,
-  identify,
   stripNames,
   subsample,
   type SubsampleOptions,
@@ -15,32 +14,22 @@ import {
   TraceToolError,
 } from "../../lib/memtrace_tools/mod.ts";
 import {
+  assertSameBytes,
+  assertSameText,
   bytes,
   EXTRA,
-  firstByteDifference,
-  firstDifference,
   readerOf,
+  runTextTool as run,
   text,
+  TEXT_TOOLS,
+  type TextTool,
   TRACES,
   withReader,
   written,
 } from "./_fixtures.ts";
 
-type TextTool = "flamegraph" | "hotspots" | "identify";
-const TEXT_TOOLS: TextTool[] = ["flamegraph", "hotspots", "identify"];
-
-function run(tool: TextTool, r: Reader, file: string): string {
-  if (tool === "flamegraph") return flamegraph(r);
-  if (tool === "hotspots") return hotspots(r);
-  return identify(r, { name: file });
-}
-
 function runOn(tool: TextTool, data: Uint8Array, file: string): string {
   return withReader(data, file, (r) => run(tool, r, file));
-}
-
-function assertSameText(got: string, want: string, what: string): void {
-  assert.ok(got === want, `${what} differs from memtrace's, ${firstDifference(got, want)}`);
 }
 
 for (
@@ -165,8 +154,7 @@ for (const w of WRITES) {
         else subsample(r, sink, w.options);
       }));
     const want = bytes(EXTRA, `${w.out}.ctf`);
-    const at = firstByteDifference(got, want);
-    assert.equal(at, -1, `first difference at byte ${at} (${got.length} vs ${want.length})`);
+    assertSameBytes(got, want, tool);
     if (!w.text) return;
     for (const t of TEXT_TOOLS) {
       const out = runOn(t, got, `${w.out}.ctf`);

@@ -126,40 +126,15 @@ Deno.test("printfF, printfE and printfHex print what OCaml's Printf prints", () 
     else {
       bits[0] = BigInt(num);
       const x = asFloat[0];
-      switch (conv) {
-        case "%.0f":
-          got = printfF(x, 0);
-          break;
-        case "%.1f":
-          got = printfF(x, 1);
-          break;
-        case "%.3f":
-          got = printfF(x, 3);
-          break;
-        case "%4.0f":
-          got = printfF(x, 0, 4);
-          break;
-        case "%4.1f":
-          got = printfF(x, 1, 4);
-          break;
-        case "%3.0f":
-          got = printfF(x, 0, 3);
-          break;
-        case "%3.1f":
-          got = printfF(x, 1, 3);
-          break;
-        case "%.1e":
-          got = printfE(x, 1);
-          break;
-        case "%x": {
-          const n = Math.trunc(x);
-          if (!Number.isSafeInteger(n)) continue; // OCaml's truncate is undefined there
-          got = printfHex(n);
-          break;
-        }
-        default:
-          throw new Error(`unexpected conversion in ${line}`);
-      }
+      const f = /^%(\d*)\.(\d)([fe])$/.exec(conv);
+      if (f !== null) {
+        const [, width, precision, kind] = f; // no width: Number("") is 0, the default
+        got = (kind === "e" ? printfE : printfF)(x, Number(precision), Number(width));
+      } else if (conv === "%x") {
+        const n = Math.trunc(x);
+        if (!Number.isSafeInteger(n)) continue; // OCaml's truncate is undefined there
+        got = printfHex(n);
+      } else throw new Error(`unexpected conversion in ${line}`);
     }
     assert.equal(got, want, line);
     checked++;

@@ -1,22 +1,16 @@
 // memtrace's own tools on the real traces: each of our tools must print (or write) exactly what
 // memtrace's bin/ tool printed (or wrote) — tests/fixtures/memtrace-tools/ (see its README).
 import assert from "node:assert/strict";
-import type { Reader } from "../../lib/memtrace/mod.ts";
+import { hotspots, stripNames, subsample, TraceToolError } from "../../lib/memtrace_tools/mod.ts";
 import {
-  flamegraph,
-  hotspots,
-  identify,
-  stripNames,
-  subsample,
-  TraceToolError,
-} from "../../lib/memtrace_tools/mod.ts";
-import {
+  assertSameBytes,
+  assertSameText,
   bytes,
   exists,
-  firstByteDifference,
-  firstDifference,
   REFS,
+  runTextTool as run,
   text,
+  TEXT_TOOLS,
   TRACES,
   withReader,
   written,
@@ -34,24 +28,6 @@ const TRACE_NAMES = [
 ];
 /** The traces memtrace's subsample (factor 10) and strip_names were run on. */
 const WRITTEN = ["edge_writer_api", "single_1e-4", "multi_mdtrace_3e-4.renumbered"];
-
-type TextTool = "flamegraph" | "hotspots" | "identify";
-const TEXT_TOOLS: TextTool[] = ["flamegraph", "hotspots", "identify"];
-
-function run(tool: TextTool, r: Reader, fileName: string): string {
-  if (tool === "flamegraph") return flamegraph(r);
-  if (tool === "hotspots") return hotspots(r);
-  return identify(r, { name: fileName });
-}
-
-function assertSameText(got: string, want: string, what: string): void {
-  assert.ok(got === want, `${what} differs from memtrace's, ${firstDifference(got, want)}`);
-}
-
-function assertSameBytes(got: Uint8Array, want: Uint8Array, what: string): void {
-  const at = firstByteDifference(got, want);
-  assert.equal(at, -1, `${what}: first difference at byte ${at} (${got.length} vs ${want.length})`);
-}
 
 for (const name of TRACE_NAMES) {
   for (const tool of TEXT_TOOLS) {

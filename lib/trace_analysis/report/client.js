@@ -410,24 +410,11 @@
         return a < b ? -1 : a > b ? 1 : 0;
       });
     const refocus = (t) => setFocus(t.fn);
-    drawTree(
-      $("icicle-callees"),
-      trees.callees,
-      kidsOf,
-      (t) => t.value,
-      (t) => t.fn,
-      false,
-      refocus,
-    );
-    drawTree(
-      $("icicle-callers"),
-      trees.callers,
-      kidsOf,
-      (t) => t.value,
-      (t) => t.fn,
-      false,
-      refocus,
-    );
+    for (
+      const [id, tree] of [["icicle-callees", trees.callees], ["icicle-callers", trees.callers]]
+    ) {
+      drawTree($(id), tree, kidsOf, (t) => t.value, (t) => t.fn, false, refocus);
+    }
   }
 
   // ---- the table ----
@@ -460,12 +447,7 @@
     const by = state.by;
     const groups = sortGroups(groupBy(data, selection, by), by);
     let rows = groups.map((g) => ({
-      key: g.key,
-      samples: g.samples,
-      bytes: g.samples * bps,
-      liveEndBytes: g.liveEnd * bps,
-      promotedSamples: g.promoted,
-      promotedShare: g.samples > 0 ? g.promoted / g.samples : 0,
+      ...groupFigures(g, bps),
       selfSamples: g.self,
       selfBytes: g.self * bps,
     }));
