@@ -31,7 +31,7 @@ import {
   ProfileStatus,
   type Tracker,
 } from "./profile.ts";
-import { MemprofRng, oneLog1mLambda as computeOneLog1mLambda } from "./rng.ts";
+import { MemprofRng, oneLog1mLambda as computeOneLog1mLambda, RAND_BLOCK_SIZE } from "./rng.ts";
 
 /**
  * What memprof needs from the runtime of one domain. Addresses are word addresses; the minor
@@ -267,11 +267,6 @@ export class MemprofDomain {
   #randInit(): void {
     const c = this.entries.config;
     this.rng.init(c === null ? null : c.oneLog1mLambda);
-  }
-
-  /** `rand_geom`, with the domain profile's lambda. */
-  #randGeom(): number {
-    return this.rng.geom(this.entries.config!.oneLog1mLambda);
   }
 
   /** `rand_binom`. */
@@ -805,7 +800,10 @@ export class MemprofDomain {
     const host = this.host;
     let trigger = host.youngStart;
     if (this.sampling()) {
-      const geom = this.#randGeom();
+      // rand_geom, reading the batch in place (refilled when exhausted).
+      const rng = this.rng;
+      if (rng.pos === RAND_BLOCK_SIZE) rng.refill(this.entries.config!.oneLog1mLambda);
+      const geom = rng.batch[rng.pos++];
       if (host.youngPtr - host.youngStart > geom) trigger = host.youngPtr - (geom - 1);
     }
     host.memprofYoungTrigger = trigger;
@@ -878,9 +876,20 @@ export class MemprofDomain {
       const allocWosz = lens === null ? wosize : lens[subAlloc];
       allocOfs -= allocWosz + 1;
       let samples = 0;
-      while (allocOfs < triggerOfs) {
-        ++samples;
-        triggerOfs -= this.#randGeom();
+      if (allocOfs < triggerOfs) {
+        // rand_geom per sample, reading the batch in place with rand_pos in a local.
+        const rng = this.rng;
+        const buf = rng.batch;
+        let pos = rng.pos;
+        do {
+          ++samples;
+          if (pos === RAND_BLOCK_SIZE) {
+            rng.refill(this.entries.config!.oneLog1mLambda);
+            pos = 0;
+          }
+          triggerOfs -= buf[pos++];
+        } while (allocOfs < triggerOfs);
+        rng.pos = pos;
       }
       if (samples) {
         const callstack = this.#captureCallstackGC(subAlloc);

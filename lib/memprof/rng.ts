@@ -569,13 +569,8 @@ export class MemprofRng {
    * @param oneLog1mLambda the profile's `1/log1p(-lambda)` (≤ 0; see {@link oneLog1mLambda}).
    */
   geom(oneLog1mLambda: number): number {
-    let pos = this.pos;
-    if (pos === RAND_BLOCK_SIZE) {
-      this.refill(oneLog1mLambda);
-      pos = 0;
-    }
-    this.pos = pos + 1;
-    return this.batch[pos];
+    if (this.pos === RAND_BLOCK_SIZE) this.refill(oneLog1mLambda);
+    return this.batch[this.pos++];
   }
 
   /**
@@ -599,8 +594,8 @@ export class MemprofRng {
    * `next_rand_geom < len`, then subtracts `len` (uintnat arithmetic, exact here too).
    *
    * The common case (no sample: `next_rand_geom ≥ len`) draws nothing. Otherwise the gaps are
-   * read straight from {@linkcode batch}, a batch at a time, with `rand_pos` in a local: no call
-   * per variate, one refill per 64.
+   * read straight from {@linkcode batch}, one call of a small loop per batch (four gaps summed
+   * at a time while they fall short of `len`), one refill per 64.
    *
    * @param len block size in words, an integer in [0, Max_long) (a bigint above 2^53). Not
    *   validated on the fast path: pass a non-negative integer.
@@ -608,43 +603,68 @@ export class MemprofRng {
    */
   binom(len: number | bigint, oneLog1mLambda: number): number {
     if (typeof len === "number" && this.#nextBig === null && len <= MAX_SAFE) {
-      let next = this.#next;
+      const next = this.#next;
       if (next >= len) {
         this.#next = next - len;
         return 0;
       }
-      const buf = this.batch;
-      let pos = this.pos;
+      // One call of #consume per batch: the per-variate loop lives in a small function that V8
+      // optimises like any hot function (a loop here would only get on-stack-replaced code).
       let res = 0;
       do {
-        if (pos === RAND_BLOCK_SIZE) {
-          this.refill(oneLog1mLambda);
-          pos = 0;
+        if (this.pos === RAND_BLOCK_SIZE) this.refill(oneLog1mLambda);
+        res += this.#consume(len);
+        if (this.#nextBig !== null) {
+          // A sum left the safe integers: continue exactly.
+          const big = this.#nextBig;
+          this.#nextBig = null;
+          return this.#binomBig(big, BigInt(len), res, oneLog1mLambda);
         }
-        // Consume this batch while the gaps fall short of len.
-        do {
-          const sum = next + buf[pos++];
-          res++;
-          if (sum > MAX_SAFE) {
-            // Leave the fast path before precision is lost; continue exactly.
-            this.pos = pos;
-            return this.#binomBig(
-              BigInt(next) + geomToBigInt(buf[pos - 1]),
-              BigInt(len),
-              res,
-              oneLog1mLambda,
-            );
-          }
-          next = sum;
-        } while (next < len && pos < RAND_BLOCK_SIZE);
-      } while (next < len);
-      this.pos = pos;
-      this.#next = next - len;
+      } while (this.#next < len);
+      this.#next -= len;
       return res;
     }
     const big = BigInt(len);
     if (big < 0n || big >= MAX_LONG) throw new RangeError(`block length out of range: ${len}`);
     return this.#binomBig(this.nextRandGeomExact, big, 0, oneLog1mLambda);
+  }
+
+  /**
+   * `rand_binom`'s loop over what is left of the batch (`pos` < 64, `next_rand_geom` < len ≤
+   * 2^53 − 1, both safe integers): adds gaps to `next_rand_geom` while it stays below `len`,
+   * returns how many it drew. If a sum would exceed 2^53 − 1, the exact sum is left in
+   * `#nextBig` (and that gap counted) instead.
+   */
+  #consume(len: number): number {
+    const buf = this.batch;
+    let pos = this.pos;
+    let next = this.#next;
+    const start = pos;
+    // Four gaps at a time while all four fall short of len: their sum is off the loop's
+    // dependency chain, and exact (see below), so only one add per four waits on `next`.
+    while (pos <= RAND_BLOCK_SIZE - 4) {
+      const s4 = next + ((buf[pos] + buf[pos + 1]) + (buf[pos + 2] + buf[pos + 3]));
+      // len ≤ 2^53 − 1. If every partial sum of the true values is ≤ 2^53, every addition is
+      // exact; if one is above, rounding (monotone) keeps the result ≥ 2^53 > len. So s4 < len
+      // exactly when the four true gaps leave next below len: the C would draw all four.
+      if (!(s4 < len)) break;
+      next = s4;
+      pos += 4;
+    }
+    // Then one at a time while the gaps fall short of len (next < len here).
+    while (pos < RAND_BLOCK_SIZE) {
+      const g = buf[pos++];
+      const sum = next + g;
+      if (sum > MAX_SAFE) {
+        this.#nextBig = BigInt(next) + geomToBigInt(g);
+        break;
+      }
+      next = sum;
+      if (!(next < len)) break;
+    }
+    this.pos = pos;
+    this.#next = next;
+    return pos - start;
   }
 
   #binomBig(next: bigint, len: bigint, res: number, o: number): number {

@@ -339,6 +339,26 @@ Deno.test("rng property: binom equals rand_binom's definition over a twin stream
   );
 });
 
+Deno.test("rng: binom stays exact when a run of gaps crosses 2^53 within a batch", () => {
+  // At λ = 1e-15 the gaps are about 1e15: a few of them pass 2^53, in the four-at-a-time sums
+  // and in the one-at-a-time loop alike.
+  for (const backend of BACKENDS) {
+    for (const lambda of [1e-15, 3e-16, 1e-12]) {
+      const o = oneLog1mLambda(lambda);
+      const r = new MemprofRng(7, o, { backend });
+      const twin = new MemprofRng(7, undefined, { backend: "ts" });
+      let next = geomToBigInt(twin.geom(o)) - 1n; // rand_init
+      for (const len of [2 ** 53 - 1, 2 ** 52, 12_345, 2 ** 53 - 1, 2 ** 50 + 3]) {
+        let res = 0;
+        for (; next < BigInt(len); res++) next += geomToBigInt(twin.geom(o));
+        next -= BigInt(len);
+        assert.equal(r.binom(len, o), res, `λ=${lambda} len=${len}`);
+        assert.equal(r.nextRandGeomExact, next);
+      }
+    }
+  }
+});
+
 Deno.test("rng property: the WebAssembly SIMD and TypeScript kernels agree bit for bit", () => {
   fc.assert(
     fc.property(
