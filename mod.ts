@@ -59,6 +59,7 @@ export type {
   DomainId,
   Event,
   EventIteration,
+  EventView,
   Info,
   IterOptions,
   Location,

@@ -4,7 +4,7 @@
  * Codes are emitted from the outermost new frame inwards; the reader rebuilds caller→callee order.
  * @module
  */
-import type { ReadBuf, WriteBuf } from "./buf.ts";
+import { Overflow, type WriteBuf, writeI32 } from "./buf.ts";
 
 /** Number of cache buckets. */
 export const CACHE_SIZE = 1 << 14;
@@ -21,17 +21,37 @@ export function hash1(slot: number): number {
   return (Math.imul(slot >>> 0, 0x4983723) >>> 11) & MASK;
 }
 
+const K2 = 0xfdea731;
+const K2_HI = K2 >>> 14, K2_LO = K2 & 0x3fff;
+
 /** Second cache bucket: `((code * 0xfdea731) lsr 21) land mask`, i.e. bits 21..34 of the
- * product; bits 32..34 are rebuilt from the high word and the carry of the low word's product. */
+ * product. The product modulo 2^35 is summed from 16-by-14-bit partial products of the low word
+ * (each below 2^30, reduced modulo 2^35 before scaling) and the high word's bits 32..34: every
+ * term and the sum stay exact below 2^38. */
 export function hash2(slot: number): number {
-  const K = 0xfdea731;
   const lo = slot >>> 0;
-  const hi = Math.floor(slot / TWO32) & 7;
+  const hi = Math.floor(slot / TWO32);
   const a = lo >>> 16, b = lo & 0xffff;
-  // floor(lo * K / 2^32), computed without losing bits: a*K and b*K are below 2^44.
-  const carry = Math.floor((a * K + Math.floor((b * K) / 65536)) / 65536);
-  const bits32 = (carry + hi * K) & 7;
-  return ((Math.imul(lo, K) >>> 21) | (bits32 << 11)) & MASK;
+  const sum = b * K2_LO + ((b * K2_HI) & 0x1fffff) * 16384 + ((a * K2_LO) & 0x7ffff) * 65536 +
+    ((a * K2_HI) & 31) * 1073741824 + (Math.imul(hi, K2) & 7) * TWO32;
+  return Math.floor(sum / 2097152) & MASK;
+}
+
+// hash2 is a pure function, dearer than hash1, and the writer needs it for most lookups (a
+// code enters its second bucket when both are empty): memoized in a small direct-mapped table
+// indexed by the first bucket, shared by all writers.
+const MEMO_MASK = 4095;
+const memoCode = new Float64Array(MEMO_MASK + 1).fill(NaN);
+const memoHash2 = new Uint16Array(MEMO_MASK + 1);
+
+/** `hash2(slot)`, given `h1 = hash1(slot)`. */
+function cachedHash2(slot: number, h1: number): number {
+  const i = h1 & MEMO_MASK;
+  if (memoCode[i] === slot) return memoHash2[i];
+  const h2 = hash2(slot);
+  memoCode[i] = slot;
+  memoHash2[i] = h2;
+  return h2;
 }
 
 /** The writer's cache: codes, their last-use dates (allocation ids) and successor buckets. */
@@ -39,14 +59,15 @@ export class BacktraceWriter {
   readonly cache = new Float64Array(CACHE_SIZE);
   readonly date = new Float64Array(CACHE_SIZE);
   readonly next = new Int32Array(CACHE_SIZE);
-  private verifyIx = 4242;
+  #verifyIx = 4242;
 
   /**
    * Encodes `stack[k]` for k from `from` up to `to - 1`: the stack is stored caller first, so
    * this goes from the outermost frame not shared with the previous backtrace towards the
    * allocation point, the order memtrace encodes in. Calls `onMiss(k)` for each code that missed
    * the cache: its definition must be written before this event. Stops early (cutting the
-   * backtrace) when the encoding reaches 4 KiB. Returns the number of codewords written.
+   * backtrace) when the encoding reaches 4 KiB. Returns the number of codewords written. The
+   * caller leaves room for {@linkcode BACKTRACE_MAX_LENGTH} bytes: they are written directly.
    */
   put(
     b: WriteBuf,
@@ -57,17 +78,20 @@ export class BacktraceWriter {
     onMiss: (k: number) => void,
   ): number {
     const cache = this.cache, date = this.date, next = this.next;
-    const limit = b.pos + BACKTRACE_MAX_LENGTH - (2 + 8);
+    const out = b.buf;
+    let p = b.pos;
+    if (p + BACKTRACE_MAX_LENGTH > b.end) throw new Overflow(p);
+    const limit = p + BACKTRACE_MAX_LENGTH - (2 + 8);
     let predictor = 0;
     let ncodes = 0;
     let k = from;
-    while (k < to && b.pos <= limit) {
+    while (k < to && p <= limit) {
       const slot = stack[k];
       const h1 = hash1(slot);
       let hit = -1;
       if (cache[h1] === slot) hit = h1;
       else {
-        const h2 = hash2(slot);
+        const h2 = cachedHash2(slot, h1);
         if (cache[h2] === slot) hit = h2;
         else {
           // Miss: take the less recently used of the two buckets.
@@ -76,8 +100,13 @@ export class BacktraceWriter {
           cache[bucket] = slot;
           date[bucket] = allocId;
           next[predictor] = bucket;
-          b.put16((bucket << 2) | 3);
-          b.put64(slot);
+          const w = (bucket << 2) | 3;
+          out[p] = w;
+          out[p + 1] = w >>> 8;
+          const hi = Math.floor(slot / TWO32);
+          writeI32(out, p + 2, slot - hi * TWO32);
+          writeI32(out, p + 6, hi);
+          p += 10;
           predictor = bucket;
           k++;
           ncodes++;
@@ -93,15 +122,15 @@ export class BacktraceWriter {
       predictor = hit;
       let ncorrect = 0;
       while (true) {
-        if (k >= to || b.pos + 2 > limit) {
-          putHit(b, origHit, ncorrect);
+        if (k >= to || p + 2 > limit) {
+          b.pos = putHit(out, p, origHit, ncorrect);
           return ncodes;
         }
         const predBucket = next[predictor];
         if (cache[predBucket] === stack[k]) {
           if (ncorrect === 255) {
             // The count byte is full: close this codeword and start a new hit at the prediction.
-            putHit(b, origHit, ncorrect);
+            p = putHit(out, p, origHit, ncorrect);
             date[predBucket] = allocId;
             next[predictor] = predBucket;
             ncodes++;
@@ -115,31 +144,34 @@ export class BacktraceWriter {
             k++;
           }
         } else {
-          putHit(b, origHit, ncorrect);
+          p = putHit(out, p, origHit, ncorrect);
           break;
         }
       }
     }
+    b.pos = p;
     return ncodes;
   }
 
   /** Writes the cache verifier of a packet header: one bucket's successor and code. */
   putVerifier(b: WriteBuf): void {
-    const ix = this.verifyIx;
-    this.verifyIx = (ix + 5413) & MASK;
+    const ix = this.#verifyIx;
+    this.#verifyIx = (ix + 5413) & MASK;
     b.put16(ix);
     b.put16(this.next[ix]);
     b.put64(this.cache[ix]);
   }
 }
 
-function putHit(b: WriteBuf, bucket: number, ncorrect: number): void {
-  if (ncorrect === 0) b.put16(bucket << 2);
-  else if (ncorrect === 1) b.put16((bucket << 2) | 1);
-  else {
-    b.put16((bucket << 2) | 2);
-    b.put8(ncorrect);
-  }
+/** Writes a hit codeword at `out[p..]` (2 bytes, 3 with a count above 1); returns its end. */
+function putHit(out: Uint8Array, p: number, bucket: number, ncorrect: number): number {
+  const tag = ncorrect < 2 ? ncorrect : 2;
+  const w = (bucket << 2) | tag;
+  out[p] = w;
+  out[p + 1] = w >>> 8;
+  if (tag < 2) return p + 2;
+  out[p + 2] = ncorrect;
+  return p + 3;
 }
 
 /** Written in headers of packets that carry no verifier. */
@@ -149,16 +181,21 @@ export function putDummyVerifier(b: WriteBuf): void {
   b.put64(0);
 }
 
-/** A cache verifier as read from a packet header. `value` is kept as a bigint: it is compared
- * against the reader's cache, and a corrupted one must not be rounded into a match. */
+/** A cache verifier as read from a packet header. `value` is NaN when it is not a safe integer:
+ * a corrupted one must not be rounded into a match (cached codes are safe integers). */
 export interface CacheVerifier {
   ix: number;
   pred: number;
-  value: bigint;
+  value: number;
 }
 
 /** Raised when a backtrace refers to a prefix it cannot have (negative length). */
-export class BacktracePrefixError extends Error {}
+export class BacktracePrefixError extends Error {
+  /** `pos`: where the backtrace's codewords start. */
+  constructor(readonly pos: number) {
+    super("backtrace common prefix");
+  }
+}
 
 /** Raised when a decoded backtrace would hold more than the reader's frame limit. */
 export class BacktraceTooLongError extends Error {
@@ -171,9 +208,17 @@ export class BacktraceTooLongError extends Error {
 export const BACKTRACE_CACHE_BYTES = CACHE_SIZE * (8 + 2);
 
 const NO_CODES = new Float64Array(0);
+const NO_PRED = new Uint16Array(0);
+/** Caches released by finished iterations, kept for the next ones (at most FREE_CACHES). */
+const FREE_CACHES = 4;
+const freeLoc: Float64Array[] = [];
+const freePred: Uint16Array[] = [];
 
 /**
- * The reader's cache, plus the last decoded backtrace of the domain (shared with events).
+ * The reader's cache, plus the last decoded backtrace of the domain (shared with events). The
+ * decoding loop itself is inlined in the reader's packet loop (reader.ts): each codeword names a
+ * bucket (its code is the next frame) and, for tags 1 and 2, a count of further frames found by
+ * following the buckets' predicted successors; tag 3 carries a new code for its bucket.
  *
  * The 160 KiB cache is allocated by {@linkcode allocate} when the domain first decodes a backtrace
  * (until then it reads as zeros, as memtrace's fresh cache does), so that domains that never
@@ -183,11 +228,12 @@ export class BacktraceReader {
   /** Cached code of each bucket; empty until {@linkcode allocate}. */
   loc: Float64Array = NO_CODES;
   /** Predicted successor bucket of each bucket; empty until {@linkcode allocate}. */
-  pred: Uint16Array = new Uint16Array(0);
+  pred: Uint16Array = NO_PRED;
   buffer: Float64Array<ArrayBuffer> = new Float64Array(32);
   length = 0;
-  /** Where backtraces that are decoded only to keep the cache in step go (see {@linkcode get}). */
-  private scratch: Float64Array<ArrayBuffer> = new Float64Array(0);
+  /** Where backtraces that are decoded only to keep the cache in step go (a prefix longer than
+   * the previous backtrace, which was cut: memtrace keeps the previous one). */
+  scratch: Float64Array<ArrayBuffer> = new Float64Array(0);
 
   /** A reader refusing backtraces of more than `maxFrames` frames. */
   constructor(readonly maxFrames: number) {}
@@ -197,56 +243,27 @@ export class BacktraceReader {
     return this.loc.length !== 0;
   }
 
-  /** Allocates the cache (all zeros). */
+  /** Allocates the cache (all zeros), reusing one {@linkcode release}d if there is one. */
   allocate(): void {
-    this.loc = new Float64Array(CACHE_SIZE);
-    this.pred = new Uint16Array(CACHE_SIZE);
+    const loc = freeLoc.pop(), pred = freePred.pop();
+    this.loc = loc === undefined ? new Float64Array(CACHE_SIZE) : loc.fill(0);
+    this.pred = pred === undefined ? new Uint16Array(CACHE_SIZE) : pred.fill(0);
   }
 
-  /**
-   * Decodes `nencoded` codewords after the first `commonPrefix` entries of the previous
-   * backtrace. Afterwards `buffer[0, length)` is the backtrace, caller to callee. When the prefix
-   * is longer than what was decoded last time (the previous backtrace was cut), the cache is still
-   * updated but the previous backtrace is kept, as memtrace does. The cache must be allocated.
-   * Throws {@linkcode BacktraceTooLongError} past `maxFrames` frames.
-   */
-  get(b: ReadBuf, nencoded: number, commonPrefix: number): void {
-    if (commonPrefix < 0) throw new BacktracePrefixError();
-    const loc = this.loc, pred = this.pred;
-    const keep = commonPrefix > this.length;
-    let buf = keep ? this.scratch : this.buffer;
-    let pos = keep ? 0 : commonPrefix;
-    let p = 0;
-    for (let i = nencoded; i > 0; i--) {
-      const codeword = b.get16();
-      const bucket = codeword >>> 2, tag = codeword & 3;
-      pred[p] = bucket;
-      if (tag === 3) {
-        const lit = b.get64();
-        loc[bucket] = lit;
-        if (pos >= buf.length) buf = this.grow(buf, pos + 1);
-        buf[pos++] = lit;
-        p = bucket;
-        continue;
-      }
-      const n = tag === 2 ? b.get8() : tag;
-      if (pos + n + 1 > buf.length) buf = this.grow(buf, pos + n + 1);
-      buf[pos++] = loc[bucket];
-      p = bucket;
-      for (let k = 0; k < n; k++) {
-        p = pred[p];
-        buf[pos++] = loc[p];
-      }
+  /** Gives the cache back for a later {@linkcode allocate} (zeroing 160 KiB costs less than
+   * fresh pages); this reader must not be used afterwards. */
+  release(): void {
+    if (!this.allocated) return;
+    if (freeLoc.length < FREE_CACHES) {
+      freeLoc.push(this.loc);
+      freePred.push(this.pred);
     }
-    if (keep) this.scratch = buf;
-    else {
-      this.buffer = buf;
-      this.length = pos;
-    }
+    this.loc = NO_CODES;
+    this.pred = NO_PRED;
   }
 
   /** A buffer of at least `need` entries holding `buf`'s, at most `maxFrames` long. */
-  private grow(buf: Float64Array, need: number): Float64Array<ArrayBuffer> {
+  grow(buf: Float64Array, need: number): Float64Array<ArrayBuffer> {
     if (need > this.maxFrames) throw new BacktraceTooLongError(this.maxFrames);
     let size = Math.max(32, buf.length * 2);
     while (size < need) size *= 2;
@@ -260,7 +277,7 @@ export class BacktraceReader {
     if (v.ix === 0xffff) return true;
     if (!(v.ix >= 0 && v.ix < CACHE_SIZE)) return false;
     // An unallocated cache is all zeros.
-    if (!this.allocated) return v.pred === 0 && v.value === 0n;
-    return this.pred[v.ix] === v.pred && BigInt(this.loc[v.ix]) === v.value;
+    if (!this.allocated) return v.pred === 0 && v.value === 0;
+    return this.pred[v.ix] === v.pred && this.loc[v.ix] === v.value;
   }
 }

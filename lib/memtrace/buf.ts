@@ -29,35 +29,36 @@ export function encodeString(s: string): Uint8Array {
   return out;
 }
 
-// Decoded strings, interned by a hash of their bytes: traces repeat the same few hundred
-// filenames and function names thousands of times.
-interface Interned {
-  bytes: Uint8Array;
-  str: string;
-}
-const interned = new Map<number, Interned>();
+// Decoded strings, interned by a hash of their bytes in a direct-mapped table: traces repeat the
+// same few hundred filenames and function names thousands of times.
+const INTERN_SLOTS = 8192;
+const internHash = new Int32Array(INTERN_SLOTS);
+const internBytes: (Uint8Array | undefined)[] = new Array(INTERN_SLOTS).fill(undefined);
+const internStr: string[] = new Array(INTERN_SLOTS).fill("");
 
 /** Decodes bytes as UTF-8; bytes that are not valid UTF-8 are taken as Latin-1 so that nothing is
  * lost or replaced. */
 export function decodeString(b: Uint8Array, start: number, end: number): string {
-  let h = 0x811c9dc5;
-  let ascii = true;
-  for (let i = start; i < end; i++) {
-    const c = b[i];
-    if (c > 0x7f) ascii = false;
-    h = Math.imul(h ^ c, 0x01000193);
+  // Hash four bytes at a time; `high` collects the bytes' top bits (non-ASCII).
+  let h = Math.imul(end - start, 0x9e3779b1);
+  let high = 0;
+  let i = start;
+  for (; i + 4 <= end; i += 4) {
+    const w = readI32(b, i);
+    high |= w;
+    h = Math.imul(h ^ w, 0x01000193) ^ (h >>> 15);
   }
-  const hit = interned.get(h);
-  if (hit !== undefined && hit.bytes.length === end - start) {
-    const known = hit.bytes;
-    let same = true;
-    for (let i = 0; i < known.length; i++) {
-      if (known[i] !== b[start + i]) {
-        same = false;
-        break;
-      }
-    }
-    if (same) return hit.str;
+  for (; i < end; i++) {
+    high |= b[i];
+    h = Math.imul(h ^ b[i], 0x01000193);
+  }
+  const ascii = (high & 0x80808080) === 0;
+  const slot = (h ^ (h >>> 16)) & (INTERN_SLOTS - 1);
+  const known = internBytes[slot];
+  if (known !== undefined && internHash[slot] === h && known.length === end - start) {
+    let k = 0;
+    while (k < known.length && known[k] === b[start + k]) k++;
+    if (k === known.length) return internStr[slot];
   }
   let s: string;
   if (ascii) {
@@ -74,10 +75,61 @@ export function decodeString(b: Uint8Array, start: number, end: number): string 
     }
   }
   if (end - start <= 256) {
-    if (interned.size >= 1 << 16) interned.clear();
-    interned.set(h, { bytes: b.slice(start, end), str: s });
+    internHash[slot] = h;
+    internBytes[slot] = b.slice(start, end);
+    internStr[slot] = s;
   }
   return s;
+}
+
+/** The signed 32-bit little-endian integer at `b[p, p + 4)` (the caller checks the bounds). */
+export function readI32(b: Uint8Array, p: number): number {
+  return b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24);
+}
+
+/** The signed 64-bit little-endian integer at `b[p, p + 8)` as a number (the caller checks the
+ * bounds); throws {@linkcode UnsafeInteger} outside ±(2^53−1). */
+export function readI64(b: Uint8Array, p: number): number {
+  const lo = readI32(b, p) >>> 0;
+  const hi = readI32(b, p + 4);
+  // Safe integers have hi in [-2^21, 2^21), except -2^53 itself which we refuse too.
+  if (hi >= 0x200000 || hi < -0x200000 || (hi === -0x200000 && lo === 0)) {
+    throw new UnsafeInteger(p);
+  }
+  return hi * TWO32 + lo;
+}
+
+/** Writes the low 32 bits of `v` little-endian at `b[p, p + 4)` (the caller checks the bounds). */
+export function writeI32(b: Uint8Array, p: number, v: number): void {
+  b[p] = v;
+  b[p + 1] = v >>> 8;
+  b[p + 2] = v >>> 16;
+  b[p + 3] = v >>> 24;
+}
+
+/** Writes memtrace's vint of `v` at `b[p..]` (at most 9 bytes; the caller checks the room) and
+ * returns the position after it: the bytes {@linkcode WriteBuf.putVint} writes. */
+export function putVintAt(b: Uint8Array, p: number, v: number): number {
+  if (v >= 0 && v <= 252) {
+    b[p] = v;
+    return p + 1;
+  }
+  if (v >= 0 && v <= 0xffff) {
+    b[p] = 253;
+    b[p + 1] = v;
+    b[p + 2] = v >>> 8;
+    return p + 3;
+  }
+  if (v >= -2147483648 && v <= 2147483647) {
+    b[p] = 254;
+    writeI32(b, p + 1, v);
+    return p + 5;
+  }
+  b[p] = 255;
+  const hi = Math.floor(v / TWO32);
+  writeI32(b, p + 1, v - hi * TWO32);
+  writeI32(b, p + 5, hi);
+  return p + 9;
 }
 
 /** Thrown by {@linkcode ReadBuf} when a read runs past the end of its range. */
@@ -126,20 +178,14 @@ export class WriteBuf {
   put16(v: number): void {
     const p = this.pos;
     if (p + 2 > this.end) throw new Overflow(p);
-    const b = this.buf;
-    b[p] = v;
-    b[p + 1] = v >>> 8;
+    this.update16(p, v);
     this.pos = p + 2;
   }
 
   put32(v: number): void {
     const p = this.pos;
     if (p + 4 > this.end) throw new Overflow(p);
-    const b = this.buf;
-    b[p] = v;
-    b[p + 1] = v >>> 8;
-    b[p + 2] = v >>> 16;
-    b[p + 3] = v >>> 24;
+    writeI32(this.buf, p, v);
     this.pos = p + 4;
   }
 
@@ -212,11 +258,7 @@ export class WriteBuf {
     this.buf[at + 1] = v >>> 8;
   }
   update32(at: number, v: number): void {
-    const b = this.buf;
-    b[at] = v;
-    b[at + 1] = v >>> 8;
-    b[at + 2] = v >>> 16;
-    b[at + 3] = v >>> 24;
+    writeI32(this.buf, at, v);
   }
   update64(at: number, v: number): void {
     const hi = Math.floor(v / TWO32);
@@ -250,11 +292,7 @@ export class ReadBuf {
 
   /** Unsigned 32 bits. */
   getU32(): number {
-    const p = this.pos;
-    if (p + 4 > this.end) throw new Underflow(p);
-    this.pos = p + 4;
-    const b = this.buf;
-    return (b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)) >>> 0;
+    return this.getI32() >>> 0;
   }
 
   /** Signed 32 bits. */
@@ -262,8 +300,7 @@ export class ReadBuf {
     const p = this.pos;
     if (p + 4 > this.end) throw new Underflow(p);
     this.pos = p + 4;
-    const b = this.buf;
-    return b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24);
+    return readI32(this.buf, p);
   }
 
   /** Signed 64 bits as a number; throws {@linkcode UnsafeInteger} outside ±(2^53−1). */
@@ -271,14 +308,7 @@ export class ReadBuf {
     const p = this.pos;
     if (p + 8 > this.end) throw new Underflow(p);
     this.pos = p + 8;
-    const b = this.buf;
-    const lo = (b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)) >>> 0;
-    const hi = b[p + 4] | (b[p + 5] << 8) | (b[p + 6] << 16) | (b[p + 7] << 24);
-    // Safe integers have hi in [-2^21, 2^21), except -2^53 itself which we refuse too.
-    if (hi >= 0x200000 || hi < -0x200000 || (hi === -0x200000 && lo === 0)) {
-      throw new UnsafeInteger(p);
-    }
-    return hi * TWO32 + lo;
+    return readI64(this.buf, p);
   }
 
   /** Signed 64 bits as a bigint (any value). */
@@ -287,9 +317,7 @@ export class ReadBuf {
     if (p + 8 > this.end) throw new Underflow(p);
     this.pos = p + 8;
     const b = this.buf;
-    const lo = (b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)) >>> 0;
-    const hi = b[p + 4] | (b[p + 5] << 8) | (b[p + 6] << 16) | (b[p + 7] << 24);
-    return (BigInt(hi) << 32n) | BigInt(lo);
+    return (BigInt(readI32(b, p + 4)) << 32n) | BigInt(readI32(b, p) >>> 0);
   }
 
   /** Steps over `n` bytes. */
@@ -311,12 +339,8 @@ export class ReadBuf {
   getString(): string {
     const start = this.pos;
     const b = this.buf;
-    let i = start;
-    while (true) {
-      if (i >= this.end) throw new Underflow(i);
-      if (b[i] === 0) break;
-      i++;
-    }
+    const i = b.indexOf(0, start);
+    if (i < 0 || i >= this.end) throw new Underflow(Math.max(start, this.end));
     this.pos = i + 1;
     return decodeString(b, start, i);
   }

@@ -22,16 +22,18 @@ import type { Location, LocationCode } from "./types.ts";
 export class TraceCopier {
   /** Events copied so far. */
   events = 0;
-  private readonly it: EventIteration;
-  private readonly w: MultiplexedWriter;
-  private finished = false;
+  readonly #it: EventIteration;
+  readonly #w: MultiplexedWriter;
+  readonly #reader: Reader;
+  #finished = false;
 
   /** Writes the trace-info packet of `reader`'s trace to `sink`; events follow with
    * {@linkcode advance}. */
-  constructor(private readonly reader: Reader, sink: TraceSink) {
+  constructor(reader: Reader, sink: TraceSink) {
+    this.#reader = reader;
     const info = reader.info;
     try {
-      this.w = MultiplexedWriter.create(sink, info, { getpid: () => info.pid });
+      this.#w = MultiplexedWriter.create(sink, info, { getpid: () => info.pid });
     } catch (e) {
       if (e instanceof MemtraceArgumentError && e.message.startsWith("Trace.create: ")) {
         throw new MemtraceLimitError(
@@ -46,18 +48,18 @@ export class TraceCopier {
     const lookup = (c: LocationCode): readonly Location[] => {
       const locs = reader.locationsOf(c);
       if (locs === undefined) {
-        this.fail(`invalid location code ${formatLocationCodeHex(c)}`);
+        this.#fail(`invalid location code ${formatLocationCodeHex(c)}`);
       }
       return locs;
     };
-    const w = this.w;
+    const w = this.#w;
     const start = info.startTime;
-    this.it = reader.iterate((dt, ev) => {
+    this.#it = reader.iterateViews((ev) => {
       try {
-        w.putEvent(lookup, start + dt, ev);
+        w.putEvent(lookup, start + ev.time, ev);
       } catch (e) {
         if (e instanceof MemtraceArgumentError && e.message === "Incorrect allocation ID") {
-          this.fail(`Incorrect allocation ID: the event has id ${ev.objId}`);
+          this.#fail(`Incorrect allocation ID: the event has id ${ev.objId}`);
         }
         throw e;
       }
@@ -68,16 +70,16 @@ export class TraceCopier {
   /** Copies up to `maxPackets` more packets of events (default: all); returns false once the
    * copy is complete (the last events flushed to the sink). */
   advance(maxPackets = Infinity): boolean {
-    if (this.finished) return false;
-    if (this.it.advance(maxPackets)) return true;
-    this.w.flush();
-    this.finished = true;
+    if (this.#finished) return false;
+    if (this.#it.advance(maxPackets)) return true;
+    this.#w.flush();
+    this.#finished = true;
     return false;
   }
 
   /** Throws the format error `check` at the event being copied. */
-  private fail(check: string): never {
-    throw new MemtraceFormatError(check, this.reader.eventOffset(), this.reader.fileName);
+  #fail(check: string): never {
+    throw new MemtraceFormatError(check, this.#reader.eventOffset(), this.#reader.fileName);
   }
 }
 

@@ -17,22 +17,22 @@ export class MtfIndexError extends Error {}
 /** A move-to-front table of strings with a value attached to each, kept in a circular array
  * so that pushing a new entry (dropping the last) costs O(1). */
 class MtfTable<V> {
-  private keys: (string | undefined)[] = new Array(MTF_LENGTH).fill(undefined);
-  private vals: (V | undefined)[] = new Array(MTF_LENGTH).fill(undefined);
+  #keys: (string | undefined)[] = new Array(MTF_LENGTH).fill(undefined);
+  #vals: (V | undefined)[] = new Array(MTF_LENGTH).fill(undefined);
   /** Physical slot of logical index 0. */
-  private head = 0;
+  #head = 0;
   /** The value of the entry found or pushed last. */
   found: V | undefined = undefined;
 
-  private slot(i: number): number {
-    const p = this.head + i;
+  #slot(i: number): number {
+    const p = this.#head + i;
     return p >= MTF_LENGTH ? p - MTF_LENGTH : p;
   }
 
   /** Moves entry `i` to the front. */
-  private toFront(i: number): void {
-    const keys = this.keys, vals = this.vals;
-    let to = this.slot(i);
+  #toFront(i: number): void {
+    const keys = this.#keys, vals = this.#vals;
+    let to = this.#slot(i);
     const k = keys[to], v = vals[to];
     for (let j = i; j > 0; j--) {
       const from = to === 0 ? MTF_LENGTH - 1 : to - 1;
@@ -46,9 +46,9 @@ class MtfTable<V> {
 
   /** Pushes a new entry at the front; the last one falls off. */
   push(k: string, v: V): void {
-    this.head = this.head === 0 ? MTF_LENGTH - 1 : this.head - 1;
-    this.keys[this.head] = k;
-    this.vals[this.head] = v;
+    this.#head = this.#head === 0 ? MTF_LENGTH - 1 : this.#head - 1;
+    this.#keys[this.#head] = k;
+    this.#vals[this.#head] = v;
     this.found = v;
   }
 
@@ -56,12 +56,12 @@ class MtfTable<V> {
    * entry's value is left in {@linkcode found}. */
   encodeIndex(k: string, ifAbsent: () => V): number {
     for (let i = 0; i < MTF_LENGTH; i++) {
-      const p = this.slot(i);
-      const key = this.keys[p];
+      const p = this.#slot(i);
+      const key = this.#keys[p];
       if (key === undefined) break;
       if (key === k) {
-        this.found = this.vals[p] as V;
-        this.toFront(i);
+        this.found = this.#vals[p] as V;
+        this.#toFront(i);
         return i;
       }
     }
@@ -72,17 +72,17 @@ class MtfTable<V> {
   /** The key at index `i` (< NOT_FOUND), moved to the front; its value is left in
    * {@linkcode found}. Throws {@linkcode MtfIndexError} for an empty slot. */
   take(i: number): string {
-    const p = this.slot(i);
-    const key = this.keys[p];
+    const p = this.#slot(i);
+    const key = this.#keys[p];
     if (key === undefined) throw new MtfIndexError();
-    this.found = this.vals[p];
-    this.toFront(i);
+    this.found = this.#vals[p];
+    this.#toFront(i);
     return key;
   }
 
   /** The value of the last slot, which the next push will drop. */
   last(): V | undefined {
-    return this.vals[this.slot(MTF_LENGTH - 1)];
+    return this.#vals[this.#slot(MTF_LENGTH - 1)];
   }
 }
 
@@ -106,9 +106,9 @@ const utf8Cache = new Map<string, Uint8Array>();
 
 /** Per-writer state of the location codec. */
 export class LocationWriter {
-  private files = new MtfTable<DefnTable>();
+  readonly #files = new MtfTable<DefnTable>();
 
-  private bytesOf(s: string): Uint8Array {
+  #bytesOf(s: string): Uint8Array {
     let b = utf8Cache.get(s);
     if (b === undefined) {
       if (utf8Cache.size >= 65536) utf8Cache.clear();
@@ -124,7 +124,8 @@ export class LocationWriter {
     let worst = 8 + 1;
     for (let i = 0; i < locs.length && worst <= LOCATION_MAX_LENGTH; i++) {
       const loc = locs[i];
-      worst += 6 + (this.bytesOf(loc.filename).length + 1) + (this.bytesOf(loc.defname).length + 1);
+      worst += 6 + (this.#bytesOf(loc.filename).length + 1) +
+        (this.#bytesOf(loc.defname).length + 1);
     }
     const list = locs.length <= 255 && worst <= LOCATION_MAX_LENGTH ? locs : UNKNOWN_LIST;
     b.put64(code);
@@ -134,21 +135,21 @@ export class LocationWriter {
       const line = clamp(loc.line, 0xfffff);
       const start = clamp(loc.startChar, 0xff);
       const end = clamp(loc.endChar, 0x3ff);
-      const fcode = this.files.encodeIndex(loc.filename, newDefnTable);
-      const dcode = (this.files.found as DefnTable).encodeIndex(loc.defname, yes);
+      const fcode = this.#files.encodeIndex(loc.filename, newDefnTable);
+      const dcode = (this.#files.found as DefnTable).encodeIndex(loc.defname, yes);
       const packed = line + start * 2 ** 20 + end * 2 ** 28 + fcode * 2 ** 38 + dcode * 2 ** 43;
       const hi = Math.floor(packed / TWO32);
       b.put32(packed - hi * TWO32);
       b.put16(hi);
-      if (fcode === NOT_FOUND) b.putStringBytes(this.bytesOf(loc.filename));
-      if (dcode === NOT_FOUND) b.putStringBytes(this.bytesOf(loc.defname));
+      if (fcode === NOT_FOUND) b.putStringBytes(this.#bytesOf(loc.filename));
+      if (dcode === NOT_FOUND) b.putStringBytes(this.#bytesOf(loc.defname));
     }
   }
 }
 
 /** Per-domain state of the location decoder. */
 export class LocationReader {
-  private files = new MtfTable<DefnTable>();
+  readonly #files = new MtfTable<DefnTable>();
   /** The code of the definition read last. */
   code = 0;
 
@@ -158,7 +159,7 @@ export class LocationReader {
     this.code = b.get64();
     const n = b.get8();
     const locs: Location[] = new Array(n);
-    const files = this.files;
+    const files = this.#files;
     for (let i = 0; i < n; i++) {
       const low = b.getU32();
       const high = b.get16();

@@ -43,6 +43,7 @@ export {
   CollectEvent,
   type DomainId,
   type Event,
+  type EventView,
   type Info,
   Location,
   type LocationCode,
@@ -60,6 +61,8 @@ export {
   MemtraceLimitError,
   PidChangedError,
 } from "./errors.ts";
+// The parent classes of MemtraceArgumentError (lib/util's OCaml exceptions), for `instanceof`.
+export { OCamlException, OCamlInvalidArgument } from "../util/ocaml_exceptions.ts";
 export { MultiplexedWriter, OBJ_IDS_PER_CHUNK, Writer, type WriterOptions } from "./writer.ts";
 export {
   BYTES_PER_DOMAIN_CACHE,

@@ -6,7 +6,7 @@
  * u32: `code << 25 | (time & 0x1ffffff)`, the time in microseconds relative to the packet start.
  * @module
  */
-import type { ReadBuf, WriteBuf } from "./buf.ts";
+import { type ReadBuf, readI32, readI64, type WriteBuf } from "./buf.ts";
 import { type BacktraceWriter, type CacheVerifier, putDummyVerifier } from "./backtrace_codec.ts";
 
 /** The format version this codec writes. Versions 1 to 3 are read; 0 and 4 on are refused. */
@@ -27,8 +27,10 @@ export const Ev = {
   Collect: 4,
 } as const;
 
-const TIME_MASK = 0x1ffffff;
-const TIME_SPAN = 0x2000000;
+/** The bits of an event header holding the event's time (its low 25 bits). */
+export const TIME_MASK = 0x1ffffff;
+/** The span of times an event header's time field can tell apart: 2^25 µs. */
+export const TIME_SPAN = 0x2000000;
 
 /** A decoded packet header. */
 export interface PacketHeader {
@@ -38,10 +40,17 @@ export interface PacketHeader {
   timeEnd: number;
   allocIdBegin: number;
   allocIdEnd: number;
-  pid: bigint;
+  /** The pid's high and low 32 bits (signed, unsigned): see {@linkcode packetPid}. */
+  pidHi: number;
+  pidLo: number;
   version: number;
   domain: number;
   verifier: CacheVerifier;
+}
+
+/** A packet's pid. */
+export function packetPid(h: PacketHeader): bigint {
+  return (BigInt(h.pidHi) << 32n) | BigInt(h.pidLo);
 }
 
 /** Where the fields known only at the end of a packet go. */
@@ -76,21 +85,22 @@ export function putPacketHeader(
   return { size, timeBegin, timeEnd, flushDuration, allocBegin, allocEnd };
 }
 
+/** The time span and allocation-id span of a finished packet. */
+export interface PacketSpans {
+  timeBegin: number;
+  timeEnd: number;
+  allocBegin: number;
+  allocEnd: number;
+}
+
 /** Fills in a packet header's size, time span and allocation-id span. */
-export function finishPacketHeader(
-  b: WriteBuf,
-  h: HeaderSlots,
-  timeBegin: number,
-  timeEnd: number,
-  allocBegin: number,
-  allocEnd: number,
-): void {
+export function finishPacketHeader(b: WriteBuf, h: HeaderSlots, spans: PacketSpans): void {
   b.update32(h.size, (b.pos * 8) >>> 0);
-  b.update64(h.timeBegin, timeBegin);
-  b.update64(h.timeEnd, timeEnd);
+  b.update64(h.timeBegin, spans.timeBegin);
+  b.update64(h.timeEnd, spans.timeEnd);
   b.update32(h.flushDuration, 0);
-  b.update64(h.allocBegin, allocBegin);
-  b.update64(h.allocEnd, allocEnd);
+  b.update64(h.allocBegin, spans.allocBegin);
+  b.update64(h.allocEnd, spans.allocEnd);
 }
 
 /** Raised by {@linkcode getPacketHeader} with memtrace's name for the failed check. */
@@ -100,22 +110,28 @@ export class HeaderCheckError extends Error {
   }
 }
 
-/** Reads and checks a packet header (v1, v2 or v3). */
+/** Reads and checks a packet header (v1, v2 or v3). Its 64-bit fields are read as pairs of
+ * 32-bit halves: compared as such, and refused unless they are safe integers. */
 export function getPacketHeader(b: ReadBuf): PacketHeader {
   const start = b.pos;
+  const buf = b.buf;
   const magic = b.getU32();
   const packetSize = b.getI32();
-  const timeBegin = b.get64Big();
-  const timeEnd = b.get64Big();
-  b.getU32(); // flush duration
+  const tbAt = b.pos;
+  b.skip(8); // time begin
+  b.skip(8); // time end
+  b.skip(4); // flush duration
   const version = b.get16();
-  const pid = b.get64Big();
+  const pidAt = b.pos;
+  b.skip(8);
   const domain = version >= 3 ? b.get16() : 0;
   const ix = b.get16();
   const pred = b.get16();
-  const value = b.get64Big();
-  const allocIdBegin = b.get64Big();
-  const allocIdEnd = b.get64Big();
+  const valueAt = b.pos;
+  b.skip(8); // verifier value
+  const allocAt = b.pos;
+  b.skip(8); // first alloc id
+  b.skip(8); // past-the-last alloc id
   if (magic !== CTF_MAGIC) throw new HeaderCheckError("Not a CTF packet", start);
   // memtrace a88470c only refuses versions above its own; its tagged releases (v0.1 to v0.2.3)
   // refused every version but v1 and v2, the pre-release version 0 included, with this message.
@@ -128,35 +144,57 @@ export function getPacketHeader(b: ReadBuf): PacketHeader {
     );
   }
   if (packetSize < 0) throw new HeaderCheckError("Bad packet size", start);
-  if (timeBegin > timeEnd) throw new HeaderCheckError("Monotone packet timestamps", start);
-  if (allocIdBegin > allocIdEnd) throw new HeaderCheckError("Monotone alloc IDs", start);
+  if (greater64(buf, tbAt, tbAt + 8)) {
+    throw new HeaderCheckError("Monotone packet timestamps", start);
+  }
+  if (greater64(buf, allocAt, allocAt + 8)) {
+    throw new HeaderCheckError("Monotone alloc IDs", start);
+  }
   const headerSize = b.pos - start;
+  const tsRange = "packet timestamp out of range", idRange = "packet alloc ID out of range";
   return {
     contentSize: Math.trunc(packetSize / 8) - headerSize,
-    timeBegin: safe(timeBegin, "packet timestamp out of range", start),
-    timeEnd: safe(timeEnd, "packet timestamp out of range", start),
-    allocIdBegin: safe(allocIdBegin, "packet alloc ID out of range", start),
-    allocIdEnd: safe(allocIdEnd, "packet alloc ID out of range", start),
-    pid,
+    timeBegin: safe64(buf, tbAt, tsRange, start),
+    timeEnd: safe64(buf, tbAt + 8, tsRange, start),
+    allocIdBegin: safe64(buf, allocAt, idRange, start),
+    allocIdEnd: safe64(buf, allocAt + 8, idRange, start),
+    pidHi: readI32(buf, pidAt + 4),
+    pidLo: readI32(buf, pidAt) >>> 0,
     version,
     domain,
-    verifier: { ix, pred, value },
+    verifier: { ix, pred, value: safeOrNaN(buf, valueAt) },
   };
 }
 
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+/** Whether the int64 at `b[p..]` is greater than the one at `b[q..]`. */
+function greater64(b: Uint8Array, p: number, q: number): boolean {
+  const hp = readI32(b, p + 4), hq = readI32(b, q + 4);
+  return hp > hq || (hp === hq && readI32(b, p) >>> 0 > readI32(b, q) >>> 0);
+}
 
-/** Values we cannot hold exactly are refused (memtrace's int64 fields can be anything). */
-function safe(v: bigint, check: string, at: number): number {
-  if (v > MAX_SAFE || v < -MAX_SAFE) throw new HeaderCheckError(check, at);
-  return Number(v);
+/** The int64 at `b[p..]`, refused with `check` unless within ±(2^53−1) (memtrace's int64
+ * fields can be anything; values we cannot hold exactly are refused). */
+function safe64(b: Uint8Array, p: number, check: string, at: number): number {
+  const v = safeOrNaN(b, p);
+  if (v !== v) throw new HeaderCheckError(check, at);
+  return v;
+}
+
+/** The int64 at `b[p..]` as a number, or NaN unless within ±(2^53−1). */
+function safeOrNaN(b: Uint8Array, p: number): number {
+  try {
+    return readI64(b, p);
+  } catch {
+    return NaN;
+  }
 }
 
 /** Writes an event header. */
 export function putEventHeader(b: WriteBuf, code: number, time: number): void {
-  // time & mask on a possibly negative safe integer, as int32 arithmetic would give.
-  const low = time - Math.floor(time / TIME_SPAN) * TIME_SPAN;
-  b.put32(code * TIME_SPAN + low);
+  // The low 25 bits of the time (for a negative one, of its two's complement): `&` takes any
+  // integer modulo 2^32 first, which keeps them.
+  if (Number.isInteger(time)) b.put32((code << 25) | (time & TIME_MASK));
+  else b.put32(code * TIME_SPAN + (time - Math.floor(time / TIME_SPAN) * TIME_SPAN));
 }
 
 /** Reconstructs an event's full time from its 25 low bits and the packet's start time. */

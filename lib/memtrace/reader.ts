@@ -1,12 +1,15 @@
 /**
  * Reading traces, packet by packet through a 32 KiB window, so that a multi-gigabyte file is
- * never held in memory, and a pipe can be read as it comes. The checks and their names are
+ * never held in memory, and a pipe can be read as it comes (bytes already in memory are read in
+ * place, with the same packet rules). Events are delivered as objects ({@linkcode Reader.iter})
+ * or through one reused view ({@linkcode Reader.iterViews}). The checks and their names are
  * memtrace's; where memtrace would crash, loop or read out of bounds on corrupt input, we raise
  * the same typed error instead. What hostile input can make the reader build is bounded: see the
  * limits below and docs/memtrace.md, "Limits and errors".
  * @module
  */
-import { ReadBuf, Underflow, UnsafeInteger } from "./buf.ts";
+import { ReadBuf, readI64, Underflow, UnsafeInteger } from "./buf.ts";
+import { CodeTable } from "./_code_table.ts";
 import {
   BACKTRACE_CACHE_BYTES,
   BacktracePrefixError,
@@ -22,6 +25,9 @@ import {
   HeaderCheckError,
   MAX_PACKET_SIZE,
   type PacketHeader,
+  packetPid,
+  TIME_MASK,
+  TIME_SPAN,
 } from "./packet.ts";
 import { MemtraceArgumentError, MemtraceFormatError, MemtraceLimitError } from "./errors.ts";
 import {
@@ -29,6 +35,7 @@ import {
   CollectEvent,
   type DomainId,
   type Event,
+  type EventView,
   type Info,
   type Location,
   type LocationCode,
@@ -49,8 +56,12 @@ export interface ByteSource {
 
 /** A {@linkcode ByteSource} over bytes in memory. */
 export class BytesSource implements ByteSource {
+  /** The bytes (not copied): a {@linkcode Reader} decodes them in place. */
+  readonly bytes: Uint8Array;
   /** A source over `bytes` (not copied). */
-  constructor(private readonly bytes: Uint8Array) {}
+  constructor(bytes: Uint8Array) {
+    this.bytes = bytes;
+  }
   /** The number of bytes. */
   size(): number {
     return this.bytes.length;
@@ -67,23 +78,26 @@ export class BytesSource implements ByteSource {
 
 /** A {@linkcode ByteSource} over an open regular file, read on demand. */
 export class FileSource implements ByteSource {
-  private at = -1;
+  #at = -1;
+  readonly #file: Deno.FsFile;
   /** A source over an open file, which {@linkcode close} closes. */
-  constructor(private readonly file: Deno.FsFile) {}
+  constructor(file: Deno.FsFile) {
+    this.#file = file;
+  }
   /** The file's current size. */
   size(): number {
-    return this.file.statSync().size;
+    return this.#file.statSync().size;
   }
   /** Reads at `pos` (seeking only when it is not where the last read stopped). */
   read(pos: number, dst: Uint8Array, off: number, len: number): number {
-    if (this.at !== pos) this.file.seekSync(pos, Deno.SeekMode.Start);
-    const n = this.file.readSync(dst.subarray(off, off + len)) ?? 0;
-    this.at = pos + n;
+    if (this.#at !== pos) this.#file.seekSync(pos, Deno.SeekMode.Start);
+    const n = this.#file.readSync(dst.subarray(off, off + len)) ?? 0;
+    this.#at = pos + n;
     return n;
   }
   /** Closes the file. */
   close(): void {
-    this.file.close();
+    this.#file.close();
   }
 }
 
@@ -101,36 +115,41 @@ export interface ReadableStreamSync {
  * {@linkcode Reader.iter}) throws {@linkcode MemtraceArgumentError}.
  */
 export class StreamSource implements ByteSource {
-  private at = 0;
-  private gap: Uint8Array | undefined;
+  #at = 0;
+  #gap: Uint8Array | undefined;
+  readonly #stream: ReadableStreamSync;
+  readonly #reportedSize: number;
   /** `size` is what {@linkcode size} reports: memtrace prints `fstat`'s size, 0 for a pipe. */
-  constructor(private readonly stream: ReadableStreamSync, private readonly reportedSize = 0) {}
+  constructor(stream: ReadableStreamSync, size = 0) {
+    this.#stream = stream;
+    this.#reportedSize = size;
+  }
   /** The size given to the constructor. */
   size(): number {
-    return this.reportedSize;
+    return this.#reportedSize;
   }
   /** Reads at `pos`, which may not be before what was read already. */
   read(pos: number, dst: Uint8Array, off: number, len: number): number {
-    if (pos < this.at) {
+    if (pos < this.#at) {
       throw new MemtraceArgumentError(
-        `Reader: cannot go back to byte ${pos} of a stream already read up to byte ${this.at}`,
+        `Reader: cannot go back to byte ${pos} of a stream already read up to byte ${this.#at}`,
       );
     }
-    while (this.at < pos) {
-      this.gap ??= new Uint8Array(1 << 16);
-      const n = this.stream.readSync(
-        this.gap.subarray(0, Math.min(this.gap.length, pos - this.at)),
+    while (this.#at < pos) {
+      this.#gap ??= new Uint8Array(1 << 16);
+      const n = this.#stream.readSync(
+        this.#gap.subarray(0, Math.min(this.#gap.length, pos - this.#at)),
       );
       if (n === null || n <= 0) return 0;
-      this.at += n;
+      this.#at += n;
     }
-    const n = this.stream.readSync(dst.subarray(off, off + len)) ?? 0;
-    this.at += n;
+    const n = this.#stream.readSync(dst.subarray(off, off + len)) ?? 0;
+    this.#at += n;
     return n;
   }
   /** Closes the stream. */
   close(): void {
-    this.stream.close?.();
+    this.#stream.close?.();
   }
 }
 
@@ -193,13 +212,20 @@ interface DomainState {
 interface IterationState {
   readonly domains: Map<DomainId, DomainState>;
   readonly parse: boolean;
+  /** Receives event objects ({@linkcode Reader.iterate}), unless `view` is set. */
   readonly f: (time: Timedelta, ev: Event) => void;
+  /** With `view` ({@linkcode Reader.iterateViews}): receives the view, refilled per event. */
+  readonly g: (view: EventView) => void;
+  readonly view: EventView | null;
   caches: number;
   done: boolean;
 }
 
+const NOOP = (): void => {};
+
 const HEADER_UPPER_BOUND = 200;
 const EMPTY_BT = new Float64Array(0);
+const EMPTY_PRED = new Uint16Array(0);
 const ZERO_VERIFIER_CACHE = new BacktraceReader(0);
 
 /** printf `%08x` of an OCaml int: negative ones print as their 63-bit two's complement. */
@@ -243,43 +269,54 @@ export function formatLocationCodeHex(code: LocationCode): string {
 export class Reader {
   /** The trace's metadata. */
   readonly info: Info;
-  private readonly locTable = new Map<LocationCode, Location[]>();
-  private readonly dataOff: number;
-  private readonly name: string | undefined;
-  private readonly warn: (message: string) => void;
-  private readonly maxFrames: number;
-  // The window: win[pos, end) holds file bytes [base + pos, base + end).
-  private readonly win = new Uint8Array(MAX_PACKET_SIZE);
-  private base = 0;
-  private pos = 0;
-  private end = 0;
-  private readonly rb = new ReadBuf(this.win, 0, 0);
+  readonly #source: ByteSource;
+  readonly #locTable = new CodeTable<Location[]>();
+  readonly #dataOff: number;
+  readonly #name: string | undefined;
+  readonly #warn: (message: string) => void;
+  readonly #maxFrames: number;
+  // The window: win[pos, end) holds file bytes [base + pos, base + end). Bytes in memory are
+  // their own window (base 0), read in place; the reader then behaves as if it read them through
+  // a window of MAX_PACKET_SIZE bytes (see #advance).
+  readonly #win: Uint8Array;
+  readonly #inPlace: boolean;
+  #base = 0;
+  #pos = 0;
+  #end = 0;
+  readonly #rb: ReadBuf;
   /** File offset of the event being decoded or delivered. */
-  private evOff = 0;
-  private current: IterationState | undefined;
+  #evOff = 0;
+  #current: IterationState | undefined;
+  /** The trace's pid, as packet headers hold it: high (signed) and low 32 bits. */
+  #pidHi = 0;
+  #pidLo = 0;
 
-  private constructor(private readonly source: ByteSource, options: ReaderOptions) {
-    this.name = options.name;
-    this.warn = options.onWarning ?? ((m) => console.error(m));
-    this.maxFrames = options.maxBacktraceFrames ?? MAX_BACKTRACE_FRAMES;
+  private constructor(source: ByteSource, options: ReaderOptions) {
+    this.#source = source;
+    this.#inPlace = source instanceof BytesSource;
+    this.#win = source instanceof BytesSource ? source.bytes : new Uint8Array(MAX_PACKET_SIZE);
+    this.#rb = new ReadBuf(this.#win, 0, 0);
+    this.#name = options.name;
+    this.#warn = options.onWarning ?? ((m) => console.error(m));
+    this.#maxFrames = options.maxBacktraceFrames ?? MAX_BACKTRACE_FRAMES;
     try {
-      this.seek(0);
-      const b = this.rb;
+      this.#seek(0);
+      const b = this.#rb;
       b.pos = 0;
-      b.end = this.end;
+      b.end = Math.min(this.#end, MAX_PACKET_SIZE);
       const h = getPacketHeader(b);
       const headerSize = b.pos;
-      b.end = Math.min(this.end, b.pos + Math.max(0, h.contentSize));
-      if (b.remaining() < h.contentSize) this.fail("trace info packet size", b.pos);
+      b.end = Math.min(this.#end, MAX_PACKET_SIZE, b.pos + Math.max(0, h.contentSize));
+      if (b.remaining() < h.contentSize) this.#fail("trace info packet size", b.pos);
       const word = b.getU32();
       const time = eventTime(h, word);
       if (!(h.timeBegin <= time && time <= h.timeEnd)) {
-        this.fail("time in packet bounds", b.pos - 4);
+        this.#fail("time in packet bounds", b.pos - 4);
       }
       const code = word >>> 25;
-      this.eventCode(code, b.pos - 4);
-      if (code !== Ev.TraceInfo) this.fail("trace info packet code", b.pos - 4);
-      if (time !== h.timeBegin) this.fail("trace info packet time", b.pos - 4);
+      this.#eventCode(code, b.pos - 4);
+      if (code !== Ev.TraceInfo) this.#fail("trace info packet code", b.pos - 4);
+      if (time !== h.timeBegin) this.#fail("trace info packet time", b.pos - 4);
       const sampleRate = b.getFloat();
       const wordSize = b.get8();
       const executableName = b.getString();
@@ -287,7 +324,7 @@ export class Reader {
       const ocamlRuntimeParams = b.getString();
       const pid = b.get64Big();
       const context = h.version >= 2 ? b.getString() : "";
-      if (b.remaining() !== 0) this.fail("trace info packet done", b.pos);
+      if (b.remaining() !== 0) this.#fail("trace info packet done", b.pos);
       this.info = {
         sampleRate,
         wordSize,
@@ -299,10 +336,12 @@ export class Reader {
         startTime: h.timeBegin,
         context: context === "" ? undefined : context,
       };
-      this.dataOff = headerSize + h.contentSize;
+      this.#dataOff = headerSize + h.contentSize;
+      this.#pidHi = Number(BigInt.asIntN(32, pid >> 32n));
+      this.#pidLo = Number(BigInt.asUintN(32, pid));
     } catch (e) {
       source.close();
-      throw this.translate(e);
+      throw this.#translate(e);
     }
   }
 
@@ -341,24 +380,24 @@ export class Reader {
 
   /** Size of the trace in bytes (0 for a pipe, as memtrace's `fstat` gives). */
   sizeBytes(): number {
-    return this.source.size();
+    return this.#source.size();
   }
 
   /** Releases the file. */
   close(): void {
-    this.source.close();
+    this.#source.close();
   }
 
   /** The name given in error messages (the path for files), if any. */
   get fileName(): string | undefined {
-    return this.name;
+    return this.#name;
   }
 
   /** The locations a code stands for (known once the events up to its first use were read).
    * Throws {@linkcode MemtraceArgumentError} for a code never defined, as memtrace does, with
    * memtrace's text (`invalid location code %08x`). */
   lookupLocationCode(code: LocationCode): Location[] {
-    const locs = this.locTable.get(code);
+    const locs = this.#locTable.get(code);
     if (locs === undefined) {
       throw new MemtraceArgumentError(`invalid location code ${formatLocationCodeHex(code)}`);
     }
@@ -367,13 +406,13 @@ export class Reader {
 
   /** The locations a code stands for, or undefined for a code not defined (so far). */
   locationsOf(code: LocationCode): Location[] | undefined {
-    return this.locTable.get(code);
+    return this.#locTable.get(code);
   }
 
   /** Byte offset in the file of the event being delivered (valid during an iteration's
    * callback): for errors that concern an event, such as a lookup failing. */
   eventOffset(): number {
-    return this.evOff;
+    return this.#evOff;
   }
 
   /** Calls `f` with each event and its time since the trace start, in file order. */
@@ -384,21 +423,57 @@ export class Reader {
   /** Starts an iteration like {@linkcode iter}'s, advanced by the caller a number of packets at
    * a time; starting another iteration ends this one. */
   iterate(f: (time: Timedelta, ev: Event) => void, options: IterOptions = {}): EventIteration {
+    return this.#start({ f, g: NOOP, view: null }, options);
+  }
+
+  /**
+   * Calls `f` with each event in file order, as {@linkcode iter} does, but through one
+   * {@linkcode EventView} refilled for every event instead of a new object per event: the
+   * fastest way to read a trace, for consumers that copy what they keep (the view, like its
+   * backtrace buffer, changes once `f` returns).
+   */
+  iterViews(f: (view: Readonly<EventView>) => void, options: IterOptions = {}): void {
+    this.iterateViews(f, options).advance();
+  }
+
+  /** Starts an iteration like {@linkcode iterViews}'s, advanced by the caller a number of
+   * packets at a time (see {@linkcode iterate}). */
+  iterateViews(f: (view: Readonly<EventView>) => void, options: IterOptions = {}): EventIteration {
+    const view: EventView = {
+      kind: "alloc",
+      time: NaN,
+      objId: 0,
+      domain: 0,
+      length: 0,
+      nsamples: 0,
+      source: MemtraceAllocationSource.Minor,
+      backtraceBuffer: EMPTY_BT,
+      backtraceLength: 0,
+      commonPrefix: 0,
+    };
+    return this.#start({ f: NOOP, g: f, view }, options);
+  }
+
+  /** Starts an iteration delivering events as `how` says. */
+  #start(
+    how: Pick<IterationState, "f" | "g" | "view">,
+    options: IterOptions,
+  ): EventIteration {
     const st: IterationState = {
       domains: new Map(),
       parse: options.parseBacktraces ?? true,
-      f,
+      ...how,
       caches: 0,
       done: false,
     };
-    this.current = st;
-    this.seek(this.dataOff);
+    this.#current = st;
+    this.#seek(this.#dataOff);
     return {
       advance: (maxPackets = Infinity) => {
-        if (this.current !== st) {
+        if (this.#current !== st) {
           throw new MemtraceArgumentError("Reader: this iteration was ended by a later one");
         }
-        return this.advance(st, maxPackets);
+        return this.#advance(st, maxPackets);
       },
     };
   }
@@ -416,8 +491,8 @@ export class Reader {
           throw new MemtraceLimitError(
             `readAll: more than ${max} backtrace frames in all (iterate instead)`,
             max,
-            this.evOff,
-            this.name,
+            this.#evOff,
+            this.#name,
           );
         }
         ev = new AllocEvent(
@@ -437,151 +512,247 @@ export class Reader {
   }
 
   /** Reads up to `maxPackets` packets of iteration `it`; false at the end. */
-  private advance(it: IterationState, maxPackets: number): boolean {
+  #advance(it: IterationState, maxPackets: number): boolean {
     if (it.done) return false;
-    const b = this.rb;
+    const b = this.#rb;
     for (let n = 0; n < maxPackets; n++) {
-      if (this.end - this.pos < HEADER_UPPER_BOUND) this.refill();
-      if (this.end === this.pos) {
+      if (this.#end - this.#pos < HEADER_UPPER_BOUND) this.#refill();
+      if (this.#end === this.#pos) {
         it.done = true;
+        // The events delivered keep the backtrace buffers, never the caches: reuse those.
+        for (const st of it.domains.values()) st.bt?.release();
         return false;
       }
       let h: PacketHeader;
       try {
-        b.pos = this.pos;
-        b.end = this.end;
-        this.evOff = this.base + this.pos;
+        b.pos = this.#pos;
+        b.end = this.#end;
+        this.#evOff = this.#base + this.#pos;
         h = getPacketHeader(b);
-        this.pos = b.pos;
-        if (h.contentSize < 0) this.fail("Bad packet size", this.pos);
-        if (this.end - this.pos < h.contentSize) this.refill();
+        this.#pos = b.pos;
+        if (h.contentSize < 0) this.#fail("Bad packet size", this.#pos);
+        if (this.#end - this.#pos < h.contentSize) this.#refill();
       } catch (e) {
-        throw this.translate(e);
+        throw this.#translate(e);
       }
-      const len = Math.min(this.end - this.pos, h.contentSize);
-      const packetEnd = this.pos + len;
-      if (h.pid !== this.info.pid) {
-        this.warn(`skipping bad packet (wrong pid: ${h.pid}, but tracing ${this.info.pid})`);
+      // What a window of MAX_PACKET_SIZE bytes starting here would hold of the packet.
+      const len = Math.min(this.#end - this.#pos, h.contentSize, MAX_PACKET_SIZE);
+      const packetEnd = this.#pos + len;
+      if (h.pidLo !== this.#pidLo || h.pidHi !== this.#pidHi) {
+        this.#warn(
+          `skipping bad packet (wrong pid: ${packetPid(h)}, but tracing ${this.info.pid})`,
+        );
       } else if (len !== h.contentSize) {
-        this.warn("skipping truncated packet");
+        this.#warn("skipping truncated packet");
       } else {
-        b.pos = this.pos;
-        b.end = packetEnd;
-        this.packet(h, b, it);
+        try {
+          this.#packet(h, this.#pos, packetEnd, it);
+        } catch (e) {
+          throw this.#translate(e);
+        }
       }
-      this.pos = packetEnd;
+      this.#pos = packetEnd;
     }
     return true;
   }
 
-  /** Decodes the events of one packet, delivering them to the iteration's callback. */
-  private packet(h: PacketHeader, b: ReadBuf, it: IterationState): void {
+  /**
+   * Decodes the events of one packet, `win[p, end)`, delivering them to the iteration's
+   * callback. The hot loop of the reader: the common encodings (event headers, one-byte vints,
+   * short allocations, promotions and collections) are read inline from the window; the rest
+   * goes through the {@linkcode ReadBuf}, whose errors name the position they failed at.
+   */
+  #packet(h: PacketHeader, p: number, end: number, it: IterationState): void {
+    const win = this.#win, rb = this.#rb, wbase = this.#base;
+    rb.end = end;
     const domain = h.domain;
-    const parse = it.parse, f = it.f;
+    const parse = it.parse, f = it.f, g = it.g, view = it.view;
     let st = it.domains.get(domain);
     if (st === undefined) {
       st = { locs: null, bt: null, lastTime: this.info.startTime };
       it.domains.set(domain, st);
     }
     let bt = st.bt;
+    if (parse && !checkVerifier(bt, h.verifier)) this.#fail("cache verification", p);
+    // The domain's backtrace cache and last backtrace, in locals for the loop.
+    let loc = bt?.loc ?? EMPTY_BT, pred = bt?.pred ?? EMPTY_PRED;
+    let frames = bt?.buffer ?? EMPTY_BT, nframes = bt?.length ?? 0;
     const start = this.info.startTime;
+    // An event's time: the packet's start with its low 25 bits replaced, plus one wrap at most.
+    const timeBegin = h.timeBegin, timeEnd = h.timeEnd;
+    const timeBase = Math.floor(timeBegin / TIME_SPAN) * TIME_SPAN;
+    const startLow = timeBegin - timeBase;
+    let lastTime = st.lastTime;
     let allocId = h.allocIdBegin;
-    let ev: Event;
-    let time = 0;
-    if (parse && !checkVerifier(bt, h.verifier)) this.fail("cache verification", b.pos);
-    while (b.pos < b.end) {
-      const at = b.pos;
-      try {
-        this.evOff = this.base + at;
-        const word = b.getU32();
-        time = eventTime(h, word);
-        if (!(h.timeBegin <= time && time <= h.timeEnd)) this.fail("time in packet bounds", at);
-        const code = word >>> 25;
-        if (code >= 101 && code <= 116) {
-          if (st.lastTime > time) this.fail("monotone timestamps", at);
-          st.lastTime = time;
-          const common = b.getVint();
-          const nencoded = b.get8();
-          if (parse) {
-            if (bt === null) bt = this.newBacktraceReader(st, it);
-            bt.get(b, nencoded, common);
-          } else skipBacktrace(b, nencoded);
-          ev = new AllocEvent(
-            allocId++,
-            code - 100,
-            domain,
-            1,
-            MemtraceAllocationSource.Minor,
-            parse ? bt!.buffer : EMPTY_BT,
-            parse ? bt!.length : 0,
-            common,
+    while (p < end) {
+      const at = p;
+      this.#evOff = wbase + at;
+      if (end - p < 4) throw new Underflow(p);
+      const word = (win[p] | (win[p + 1] << 8) | (win[p + 2] << 16) | (win[p + 3] << 24)) >>> 0;
+      p += 4;
+      let low = word & TIME_MASK;
+      if (low < startLow) low += TIME_SPAN;
+      const time = timeBase + low;
+      if (!(timeBegin <= time && time <= timeEnd)) this.#fail("time in packet bounds", at);
+      const code = word >>> 25;
+      if (code > Ev.Collect && (code < 101 || code > 116)) {
+        this.#fail(`Unknown event code ${code}`, at);
+      }
+      if (lastTime > time) this.#fail("monotone timestamps", at);
+      st.lastTime = lastTime = time;
+      let length: number, nsamples: number, src: MemtraceAllocationSource;
+      let common: number, nencoded: number;
+      if (code > 100) {
+        // A short allocation: one sample of 1..16 words on the minor heap.
+        length = code - 100;
+        nsamples = 1;
+        src = MemtraceAllocationSource.Minor;
+        if (p + 1 < end && (common = win[p]) < 253) p++;
+        else {
+          rb.pos = p;
+          common = rb.getVint();
+          p = rb.pos;
+          if (p >= end) throw new Underflow(p);
+        }
+        nencoded = win[p++];
+      } else if (code === Ev.Collect || code === Ev.Promote) {
+        let delta: number;
+        if (p < end && (delta = win[p]) < 253) p++;
+        else {
+          rb.pos = p;
+          delta = rb.getVint();
+          p = rb.pos;
+        }
+        // A negative delta is legal for a collection: a domain may collect an object of a
+        // terminated domain.
+        if (code === Ev.Promote && delta < 0) this.#fail("promote id sync", at);
+        const id = allocId - 1 - delta;
+        if (view === null) {
+          f(
+            time - start,
+            code === Ev.Collect ? new CollectEvent(id, domain) : new PromoteEvent(id, domain),
           );
         } else {
-          this.eventCode(code, at);
-          if (st.lastTime > time) this.fail("monotone timestamps", at);
-          st.lastTime = time;
-          if (code === Ev.Alloc) {
-            const length = b.getVint();
-            const nsamples = b.getVint();
-            const src = b.get8();
-            if (src > 2) this.fail("source", b.pos - 1);
-            const common = b.getVint();
-            const nencoded = b.get16();
-            if (parse) {
-              if (bt === null) bt = this.newBacktraceReader(st, it);
-              bt.get(b, nencoded, common);
-            } else skipBacktrace(b, nencoded);
-            ev = new AllocEvent(
-              allocId++,
-              length,
-              domain,
-              nsamples,
-              src as MemtraceAllocationSource,
-              parse ? bt!.buffer : EMPTY_BT,
-              parse ? bt!.length : 0,
-              common,
-            );
-          } else if (code === Ev.Promote) {
-            const delta = b.getVint();
-            if (delta < 0) this.fail("promote id sync", at);
-            ev = new PromoteEvent(allocId - 1 - delta, domain);
-          } else if (code === Ev.Collect) {
-            // A negative delta is legal: a domain may collect an object of a terminated domain.
-            ev = new CollectEvent(allocId - 1 - b.getVint(), domain);
-          } else if (code === Ev.Location) {
-            const lr = st.locs ??= new LocationReader();
-            const locs = lr.get(b);
-            const id = lr.code;
-            const known = this.locTable.get(id);
-            if (known === undefined) this.locTable.set(id, locs);
-            else if (!sameLocations(known, locs)) this.fail("consistent location info", at);
+          view.kind = code === Ev.Collect ? "collect" : "promote";
+          view.time = time - start;
+          view.objId = id;
+          view.domain = domain;
+          g(view);
+        }
+        continue;
+      } else if (code === Ev.Alloc) {
+        rb.pos = p;
+        length = rb.getVint();
+        nsamples = rb.getVint();
+        const source = rb.get8();
+        if (source > 2) this.#fail("source", rb.pos - 1);
+        src = source as MemtraceAllocationSource;
+        common = rb.getVint();
+        nencoded = rb.get16();
+        p = rb.pos;
+      } else if (code === Ev.Location) {
+        rb.pos = p;
+        const lr = st.locs ??= new LocationReader();
+        const locs = lr.get(rb);
+        p = rb.pos;
+        const id = lr.code;
+        const known = this.#locTable.getOrSet(id, locs);
+        if (known !== undefined && !sameLocations(known, locs)) {
+          this.#fail("consistent location info", at);
+        }
+        continue;
+      } else {
+        this.#fail("Multiple trace-info events present", at);
+      }
+      let btBuf = EMPTY_BT, btLen = 0;
+      if (!parse) p = skipBacktrace(win, p, end, nencoded);
+      else {
+        // The backtrace: `nencoded` codewords after the first `common` frames of the previous
+        // one, decoded into the domain's buffer (see backtrace_codec.ts; inlined here, it is the
+        // reader's hottest loop). A prefix longer than the previous backtrace (which was cut)
+        // still updates the cache, but the previous backtrace is kept, as memtrace does.
+        if (bt === null) {
+          bt = this.#newBacktraceReader(st, it);
+          loc = bt.loc;
+          pred = bt.pred;
+          frames = bt.buffer;
+          nframes = bt.length;
+        }
+        if (common < 0) throw new BacktracePrefixError(p);
+        const keep = common > nframes;
+        let out = keep ? bt.scratch : frames;
+        let pos = keep ? 0 : common;
+        let prev = 0;
+        for (let i = nencoded; i > 0; i--) {
+          if (end - p < 2) throw new Underflow(p);
+          const codeword = win[p] | (win[p + 1] << 8);
+          p += 2;
+          const bucket = codeword >>> 2, tag = codeword & 3;
+          pred[prev] = bucket;
+          prev = bucket;
+          if (tag === 3) {
+            if (end - p < 8) throw new Underflow(p);
+            const lit = readI64(win, p);
+            p += 8;
+            loc[bucket] = lit;
+            if (pos >= out.length) out = bt.grow(out, pos + 1);
+            out[pos++] = lit;
             continue;
-          } else {
-            this.fail("Multiple trace-info events present", at);
+          }
+          let n = tag;
+          if (tag === 2) {
+            if (p >= end) throw new Underflow(p);
+            n = win[p++];
+          }
+          if (pos + n + 1 > out.length) out = bt.grow(out, pos + n + 1);
+          out[pos++] = loc[bucket];
+          for (let k = 0; k < n; k++) {
+            prev = pred[prev];
+            out[pos++] = loc[prev];
           }
         }
-      } catch (e) {
-        throw this.translate(e);
+        if (keep) bt.scratch = out;
+        else {
+          if (out !== frames) frames = bt.buffer = out;
+          nframes = bt.length = pos;
+        }
+        btBuf = frames;
+        btLen = nframes;
       }
-      f(time - start, ev);
+      const id = allocId++;
+      if (view === null) {
+        f(time - start, new AllocEvent(id, length, domain, nsamples, src, btBuf, btLen, common));
+      } else {
+        view.kind = "alloc";
+        view.time = time - start;
+        view.objId = id;
+        view.domain = domain;
+        view.length = length;
+        view.nsamples = nsamples;
+        view.source = src;
+        view.backtraceBuffer = btBuf;
+        view.backtraceLength = btLen;
+        view.commonPrefix = common;
+        g(view);
+      }
     }
-    if (h.allocIdEnd !== allocId) this.fail("alloc id sync", b.pos);
+    if (h.allocIdEnd !== allocId) this.#fail("alloc id sync", p);
   }
 
   /** A domain's backtrace decoder with its cache, within the budget of domain caches. */
-  private newBacktraceReader(st: DomainState, it: IterationState): BacktraceReader {
-    const allowed = FREE_DOMAIN_CACHES + Math.floor(this.evOff / BYTES_PER_DOMAIN_CACHE);
+  #newBacktraceReader(st: DomainState, it: IterationState): BacktraceReader {
+    const allowed = FREE_DOMAIN_CACHES + Math.floor(this.#evOff / BYTES_PER_DOMAIN_CACHE);
     if (it.caches >= allowed) {
       throw new MemtraceLimitError(
         `backtrace caches (${BACKTRACE_CACHE_BYTES} bytes each) for more than ${allowed} ` +
-          `domains within the first ${this.evOff} bytes`,
+          `domains within the first ${this.#evOff} bytes`,
         allowed,
-        this.evOff,
-        this.name,
+        this.#evOff,
+        this.#name,
       );
     }
     it.caches++;
-    const bt = new BacktraceReader(this.maxFrames);
+    const bt = new BacktraceReader(this.#maxFrames);
     bt.allocate();
     st.bt = bt;
     return bt;
@@ -589,29 +760,36 @@ export class Reader {
 
   /** Makes the window start at file offset `off` (keeping the bytes already in it) and fills
    * it: reading goes on from where it stopped whenever possible, which a stream needs. */
-  private seek(off: number): void {
-    if (off >= this.base && off <= this.base + this.end) this.pos = off - this.base;
-    else {
-      this.base = off;
-      this.pos = 0;
-      this.end = 0;
+  #seek(off: number): void {
+    if (this.#inPlace) {
+      this.#pos = Math.min(off, this.#win.length);
+      this.#end = this.#win.length;
+      return;
     }
-    this.refill();
+    if (off >= this.#base && off <= this.#base + this.#end) this.#pos = off - this.#base;
+    else {
+      this.#base = off;
+      this.#pos = 0;
+      this.#end = 0;
+    }
+    this.#refill();
   }
 
   /** Moves the unread bytes to the front of the window and reads more after them. */
-  private refill(): void {
-    const len = this.end - this.pos;
-    this.win.copyWithin(0, this.pos, this.end);
-    this.base += this.pos;
-    this.pos = 0;
-    this.end = this.fill(len);
+  #refill(): void {
+    if (this.#inPlace) return;
+    const len = this.#end - this.#pos;
+    this.#win.copyWithin(0, this.#pos, this.#end);
+    this.#base += this.#pos;
+    this.#pos = 0;
+    this.#end = this.#fill(len);
   }
 
   /** Reads into the window from `off` until it is full or the source ends; returns its end. */
-  private fill(off: number): number {
-    while (off < this.win.length) {
-      const n = this.source.read(this.base + off, this.win, off, this.win.length - off);
+  #fill(off: number): number {
+    const win = this.#win;
+    while (off < win.length) {
+      const n = this.#source.read(this.#base + off, win, off, win.length - off);
       if (n <= 0) break;
       off += n;
     }
@@ -619,48 +797,59 @@ export class Reader {
   }
 
   /** Refuses an event code memtrace does not know. */
-  private eventCode(code: number, at: number): void {
+  #eventCode(code: number, at: number): void {
     if (code > Ev.Collect && !(code >= 101 && code <= 116)) {
-      this.fail(`Unknown event code ${code}`, at);
+      this.#fail(`Unknown event code ${code}`, at);
     }
   }
 
   /** Throws the format error `check` at window position `windowPos`. */
-  private fail(check: string, windowPos: number): never {
-    throw new MemtraceFormatError(check, this.base + windowPos, this.name);
+  #fail(check: string, windowPos: number): never {
+    throw new MemtraceFormatError(check, this.#base + windowPos, this.#name);
   }
 
   /** Turns the codec's internal exceptions into the one typed error; others pass unchanged. */
-  private translate(e: unknown): unknown {
-    const at = (p: number) => this.base + p;
+  #translate(e: unknown): unknown {
+    const at = (p: number) => this.#base + p;
     if (e instanceof MemtraceFormatError) return e;
-    if (e instanceof HeaderCheckError) return new MemtraceFormatError(e.check, at(e.at), this.name);
+    if (e instanceof HeaderCheckError) {
+      return new MemtraceFormatError(e.check, at(e.at), this.#name);
+    }
     if (e instanceof Underflow) {
-      return new MemtraceFormatError("Buffer underflow", at(e.pos), this.name);
+      return new MemtraceFormatError("Buffer underflow", at(e.pos), this.#name);
     }
     if (e instanceof UnsafeInteger) {
-      return new MemtraceFormatError("64-bit value out of range", at(e.pos), this.name);
+      return new MemtraceFormatError("64-bit value out of range", at(e.pos), this.#name);
     }
     if (e instanceof MtfIndexError) {
-      return new MemtraceFormatError("location table index", at(this.rb.pos), this.name);
+      return new MemtraceFormatError("location table index", at(this.#rb.pos), this.#name);
     }
     if (e instanceof BacktracePrefixError) {
-      return new MemtraceFormatError("backtrace common prefix", at(this.rb.pos), this.name);
+      return new MemtraceFormatError("backtrace common prefix", at(e.pos), this.#name);
     }
     if (e instanceof BacktraceTooLongError) {
-      return new MemtraceLimitError(e.message, e.limit, this.evOff, this.name);
+      return new MemtraceLimitError(e.message, e.limit, this.#evOff, this.#name);
     }
     return e;
   }
 }
 
-/** Steps over a backtrace without decoding it (and without touching any cache). */
-function skipBacktrace(b: ReadBuf, nencoded: number): void {
+/** Steps over a backtrace, `win[p..]`, without decoding it (and without touching any cache);
+ * returns the position after it. */
+function skipBacktrace(win: Uint8Array, p: number, end: number, nencoded: number): number {
   for (let i = 0; i < nencoded; i++) {
-    const tag = b.get16() & 3;
-    if (tag === 2) b.get8();
-    else if (tag === 3) b.skip(8);
+    if (end - p < 2) throw new Underflow(p);
+    const tag = win[p] & 3;
+    p += 2;
+    if (tag === 2) {
+      if (p >= end) throw new Underflow(p);
+      p++;
+    } else if (tag === 3) {
+      if (end - p < 8) throw new Underflow(p);
+      p += 8;
+    }
   }
+  return p;
 }
 
 /** A packet's cache verifier against a domain's cache (all zeros before its first backtrace). */

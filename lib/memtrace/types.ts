@@ -214,6 +214,35 @@ export class CollectEvent {
 /** A trace event. */
 export type Event = AllocEvent | PromoteEvent | CollectEvent;
 
+/**
+ * The event being delivered by `Reader.iterViews`: one object per iteration, refilled
+ * for every event. Its fields are those of the event classes ({@linkcode AllocEvent} and the
+ * others); the allocation fields keep the values of the last allocation when `kind` is
+ * `promote` or `collect`.
+ */
+export interface EventView {
+  /** The kind of event. */
+  kind: "alloc" | "promote" | "collect";
+  /** Microseconds since the trace start. */
+  time: Timedelta;
+  /** The allocation, promoted or collected object. */
+  objId: ObjId;
+  /** The domain that wrote the event. */
+  domain: DomainId;
+  /** Allocations: length in words, header excluded. */
+  length: number;
+  /** Allocations: number of samples. */
+  nsamples: number;
+  /** Allocations: how the object was allocated. */
+  source: MemtraceAllocationSource;
+  /** Allocations: location codes from caller to callee, valid up to `backtraceLength`. */
+  backtraceBuffer: Float64Array;
+  /** Allocations: number of meaningful entries of `backtraceBuffer`. */
+  backtraceLength: number;
+  /** Allocations: length of the prefix shared with the previous allocation of the domain. */
+  commonPrefix: number;
+}
+
 /** Trace metadata (memtrace's `Info.t`). Strings are Unicode; they are stored as UTF-8. */
 export interface Info {
   /** Fraction of words sampled. */

@@ -8,7 +8,7 @@
  * locations wait, when the packet spans more than 30 s, or when the 10,000-id chunk is used up.
  * @module
  */
-import { Overflow, WriteBuf } from "./buf.ts";
+import { Overflow, putVintAt, WriteBuf, writeI32 } from "./buf.ts";
 import { BacktraceWriter } from "./backtrace_codec.ts";
 import { LOCATION_MAX_LENGTH, LocationWriter } from "./location_codec.ts";
 import {
@@ -19,12 +19,14 @@ import {
   PACKET_MAX_TIME,
   putEventHeader,
   putPacketHeader,
+  TIME_MASK,
 } from "./packet.ts";
 import type { TraceSink } from "./sink.ts";
 import { MemtraceArgumentError, PidChangedError } from "./errors.ts";
 import {
   type DomainId,
   type Event,
+  type EventView,
   type Info,
   type Location,
   type LocationCode,
@@ -104,43 +106,64 @@ export interface WriterOptions {
  * ```
  */
 export class Writer {
-  private readonly locWriter = new LocationWriter();
-  private readonly cache = new BacktraceWriter();
-  private newLocCodes: LocationCode[] = [];
-  private newLocLists: (readonly Location[])[] = [];
-  private readonly newLocsBuf = new WriteBuf(new Uint8Array(MAX_PACKET_SIZE));
+  readonly #locWriter = new LocationWriter();
+  readonly #cache = new BacktraceWriter();
+  #newLocCodes: LocationCode[] = [];
+  #newLocLists: (readonly Location[])[] = [];
+  readonly #newLocsBuf = new WriteBuf(new Uint8Array(MAX_PACKET_SIZE));
   /** The last allocation's callstack, stored caller first so that the part the next one shares
    * stays in place and only new frames are written. */
-  private last = new Float64Array(64);
-  private lastLen = 0;
-  private lastDropped = 0;
-  private startId = 0;
-  private nextId = 0;
-  private lastId = 0;
-  private packetTimeStart: Timestamp;
-  private packetTimeEnd: Timestamp;
-  private header: HeaderSlots;
-  private readonly packet = new WriteBuf(new Uint8Array(MAX_PACKET_SIZE));
-  private decode: LocationLookup = () => [];
+  #last = new Float64Array(64);
+  #lastLen = 0;
+  #lastDropped = 0;
+  /** A callee-first callstack turned caller first (see {@linkcode putAlloc}). */
+  #reversed = new Float64Array(64);
+  #startId = 0;
+  #nextId = 0;
+  #lastId = 0;
+  // Times start as NaN, a double: V8 then stores these fields as doubles in place (a field
+  // first holding undefined would box every new time in a fresh heap number).
+  #packetTimeStart: Timestamp = NaN;
+  #packetTimeEnd: Timestamp = NaN;
+  #header: HeaderSlots;
+  readonly #packet = new WriteBuf(new Uint8Array(MAX_PACKET_SIZE));
+  #decode: LocationLookup = () => [];
   /** Records a code that missed the backtrace cache: its definition goes out at the next flush. */
-  private readonly onMiss = (k: number): void => {
-    const code = this.last[k];
-    this.newLocCodes.push(code);
-    this.newLocLists.push(this.decode(code));
+  readonly #onMiss = (k: number): void => {
+    const code = this.#last[k];
+    this.#newLocCodes.push(code);
+    this.#newLocLists.push(this.#decode(code));
   };
+  /** The arguments of the allocation being written, reused from one to the next. */
+  readonly #args: AllocArgs = {
+    time: NaN,
+    length: 0,
+    nsamples: 0,
+    source: MemtraceAllocationSource.Minor,
+    decode: () => [],
+    dropSlots: 0,
+  };
+  readonly #dest: SharedDest;
+  readonly #pid: bigint;
+  readonly #getpid: () => bigint;
+  /** The domain this writer writes events for. */
+  readonly domain: DomainId;
 
   private constructor(
-    private readonly dest: SharedDest,
-    private readonly pid: bigint,
-    private readonly getpid: () => bigint,
-    /** The domain this writer writes events for. */
-    readonly domain: DomainId,
+    dest: SharedDest,
+    pid: bigint,
+    getpid: () => bigint,
+    domain: DomainId,
     startTime: Timestamp,
   ) {
-    this.packetTimeStart = startTime;
-    this.packetTimeEnd = startTime;
-    this.header = putPacketHeader(this.packet, pid, domain, undefined);
-    this.newPacketIds();
+    this.#dest = dest;
+    this.#pid = pid;
+    this.#getpid = getpid;
+    this.domain = domain;
+    this.#packetTimeStart = startTime;
+    this.#packetTimeEnd = startTime;
+    this.#header = putPacketHeader(this.#packet, pid, domain, undefined);
+    this.#newPacketIds();
   }
 
   /** Starts a trace on `sink`: writes the trace-info packet and returns the writer of
@@ -167,7 +190,12 @@ export class Writer {
         `Trace.create: the trace info does not fit in a ${MAX_PACKET_SIZE}-byte packet`,
       );
     }
-    finishPacketHeader(b, h, info.startTime, info.startTime, 0, 0);
+    finishPacketHeader(b, h, {
+      timeBegin: info.startTime,
+      timeEnd: info.startTime,
+      allocBegin: 0,
+      allocEnd: 0,
+    });
     dest.write(b);
     return new Writer(dest, pid, getpid, info.initialDomain, info.startTime);
   }
@@ -175,88 +203,82 @@ export class Writer {
   /** A writer for another domain, sharing this one's destination and id counter. Its first
    * packet starts at this writer's latest event time. */
   forDomain(domain: DomainId): Writer {
-    return this.forDomainAt(domain, this.packetTimeEnd);
+    return this.forDomainAt(domain, this.#packetTimeEnd);
   }
 
   /** @internal A writer for `domain` whose first packet starts at `startTime`. */
   forDomainAt(domain: DomainId, startTime: Timestamp): Writer {
-    return new Writer(this.dest, this.pid, this.getpid, domain, startTime);
-  }
-
-  /** Whether the current id chunk has an id left. */
-  private hasNextId(): boolean {
-    return this.nextId < this.lastId;
+    return new Writer(this.#dest, this.#pid, this.#getpid, domain, startTime);
   }
 
   /** At each new packet: claim a fresh chunk of ids if this one is used up. */
-  private newPacketIds(): void {
-    if (!this.hasNextId()) {
-      this.nextId = this.dest.nextGlobalId;
-      this.dest.nextGlobalId += this.dest.idsPerChunk;
-      this.lastId = this.nextId + this.dest.idsPerChunk;
+  #newPacketIds(): void {
+    if (this.#nextId >= this.#lastId) {
+      const dest = this.#dest;
+      this.#nextId = dest.nextGlobalId;
+      dest.nextGlobalId += dest.idsPerChunk;
+      this.#lastId = this.#nextId + dest.idsPerChunk;
     }
-    this.startId = this.nextId;
+    this.#startId = this.#nextId;
   }
 
   /** The id the next allocation will get (claiming a chunk first if needed). */
   nextAllocId(): ObjId {
-    if (!this.hasNextId()) this.flushAt(this.packetTimeEnd);
-    return this.nextId;
+    if (this.#nextId >= this.#lastId) this.#flushAt(this.#packetTimeEnd);
+    return this.#nextId;
   }
 
   /** Writes out the pending locations and the packet; the next packet starts at `now`. */
-  private flushAt(now: Timestamp): void {
-    const actual = this.getpid();
-    if (actual !== this.pid) throw new PidChangedError(this.pid, actual);
+  #flushAt(now: Timestamp): void {
+    const actual = this.#getpid();
+    if (actual !== this.#pid) throw new PidChangedError(this.#pid, actual);
     // Location definitions first: readers must know a code before an event uses it.
-    const n = this.newLocCodes.length;
+    const codes = this.#newLocCodes, lists = this.#newLocLists;
+    const n = codes.length;
+    const at = this.#packetTimeStart;
+    const ids = { timeBegin: at, timeEnd: at, allocBegin: this.#startId, allocEnd: this.#startId };
     let i = 0;
     while (i < n) {
-      const b = this.newLocsBuf;
+      const b = this.#newLocsBuf;
       b.reset();
-      const h = putPacketHeader(b, this.pid, this.domain, undefined);
+      const h = putPacketHeader(b, this.#pid, this.domain, undefined);
       while (i < n && b.remaining() > LOCATION_MAX_LENGTH) {
-        putEventHeader(b, Ev.Location, this.packetTimeStart);
-        this.locWriter.put(b, this.newLocCodes[i], this.newLocLists[i]);
+        putEventHeader(b, Ev.Location, at);
+        this.#locWriter.put(b, codes[i], lists[i]);
         i++;
       }
-      finishPacketHeader(
-        b,
-        h,
-        this.packetTimeStart,
-        this.packetTimeStart,
-        this.startId,
-        this.startId,
-      );
-      this.dest.write(b);
+      finishPacketHeader(b, h, ids);
+      this.#dest.write(b);
     }
-    const p = this.packet;
-    finishPacketHeader(
-      p,
-      this.header,
-      this.packetTimeStart,
-      this.packetTimeEnd,
-      this.startId,
-      this.nextId,
-    );
-    this.dest.write(p);
-    this.packetTimeStart = now;
-    this.packetTimeEnd = now;
-    this.newLocCodes.length = 0;
-    this.newLocLists.length = 0;
+    const p = this.#packet;
+    ids.timeEnd = this.#packetTimeEnd;
+    ids.allocEnd = this.#nextId;
+    finishPacketHeader(p, this.#header, ids);
+    this.#dest.write(p);
+    this.#packetTimeStart = now;
+    this.#packetTimeEnd = now;
+    codes.length = 0;
+    lists.length = 0;
     p.reset();
-    this.newPacketIds();
-    this.header = putPacketHeader(p, this.pid, this.domain, this.cache);
+    this.#newPacketIds();
+    this.#header = putPacketHeader(p, this.#pid, this.domain, this.#cache);
   }
 
-  /** Flushes first if memtrace would, then writes an event header. */
-  private beginEvent(code: number, now: Timestamp): void {
+  /** Flushes first if memtrace would, then writes an event header. Afterwards the packet has
+   * room for {@linkcode MAX_EV_SIZE} bytes. */
+  #beginEvent(code: number, now: Timestamp): void {
+    const b = this.#packet;
     if (
-      this.packet.remaining() < MAX_EV_SIZE || this.newLocCodes.length > 128 ||
-      now - this.packetTimeStart > PACKET_MAX_TIME || !this.hasNextId()
-    ) this.flushAt(now);
-    this.packetTimeEnd = now;
-    putEventHeader(this.packet, code, now);
+      b.end - b.pos < MAX_EV_SIZE || this.#newLocCodes.length > 128 ||
+      now - this.#packetTimeStart > PACKET_MAX_TIME || this.#nextId >= this.#lastId
+    ) this.#flushAt(now);
+    this.#packetTimeEnd = now;
+    if (Number.isInteger(now)) {
+      // putEventHeader's bytes, written in place (there is room).
+      const out = b.buf, p = b.pos;
+      writeI32(out, p, (code << 25) | (now & TIME_MASK));
+      b.pos = p + 4;
+    } else putEventHeader(b, code, now);
   }
 
   /**
@@ -284,68 +306,70 @@ export class Writer {
     if (!(Number.isInteger(dropSlots) && dropSlots >= 0 && dropSlots <= len)) {
       throw new MemtraceArgumentError(`Trace.put_alloc: drop_slots ${dropSlots} out of range`);
     }
-    // Frames shared with the previous callstack, from the caller side (memtrace's common
-    // suffix of the callee-first arrays, dropped slots excluded on both sides).
-    const last = this.last;
-    const lim = Math.min(len - dropSlots, this.lastLen - this.lastDropped);
-    let common = 0;
-    while (common < lim && callstack[len - 1 - common] === last[common]) common++;
-    // Refuse codes that are not exact before anything changes, then store the new frames.
-    for (let k = common; k < len; k++) checkCode(callstack[len - 1 - k]);
-    const dst = this.lastFor(len, common);
-    for (let k = common; k < len; k++) dst[k] = callstack[len - 1 - k];
-    return this.putAllocStored(time, length, nsamples, source, len, decode, dropSlots, common);
-  }
-
-  /** The last-callstack buffer, grown to hold `len` frames (keeping the first `keep`). */
-  private lastFor(len: number, keep: number): Float64Array {
-    if (this.last.length < len) {
-      const grown = new Float64Array(Math.max(len, 2 * this.last.length));
-      grown.set(this.last.subarray(0, keep));
-      this.last = grown;
+    // Caller first, as stored: memtrace's common suffix of the callee-first arrays becomes a
+    // common prefix, and the dropped slots the last entries.
+    let frames = this.#reversed;
+    if (frames.length < len) {
+      frames = this.#reversed = new Float64Array(Math.max(len, 2 * frames.length));
     }
-    return this.last;
+    for (let k = 0; k < len; k++) frames[k] = callstack[len - 1 - k];
+    const a = this.#args;
+    a.time = time;
+    a.length = length;
+    a.nsamples = nsamples;
+    a.source = source;
+    a.decode = decode;
+    a.dropSlots = dropSlots;
+    return this.#putFrames(a, frames, len);
   }
 
-  /** putAlloc once the callstack is stored in `this.last[0, len)`, caller first, sharing its
+  /** Stores `frames[0, n)` (caller first; the last `a.dropSlots` not to be written) as the last
+   * callstack, checking the new frames' codes before anything changes, then writes the event. */
+  #putFrames(a: AllocArgs, frames: ArrayLike<number>, n: number): ObjId {
+    const last = this.#last;
+    const lim = Math.min(n - a.dropSlots, this.#lastLen - this.#lastDropped);
+    let common = 0;
+    while (common < lim && frames[common] === last[common]) common++;
+    for (let k = common; k < n; k++) checkCode(frames[k]);
+    let dst = last;
+    if (dst.length < n) {
+      dst = this.#last = new Float64Array(Math.max(n, 2 * last.length));
+      dst.set(last.subarray(0, common));
+    }
+    for (let k = common; k < n; k++) dst[k] = frames[k];
+    return this.#putAllocStored(a, n, common);
+  }
+
+  /** putAlloc once the callstack is stored in `this.#last[0, len)`, caller first, sharing its
    * first `commonLen` frames with the previous one. */
-  private putAllocStored(
-    time: Timestamp,
-    length: number,
-    nsamples: number,
-    source: MemtraceAllocationSource,
-    len: number,
-    decode: LocationLookup,
-    dropSlots: number,
-    commonLen: number,
-  ): ObjId {
+  #putAllocStored(a: AllocArgs, len: number, commonLen: number): ObjId {
+    const length = a.length, nsamples = a.nsamples, source = a.source, dropSlots = a.dropSlots;
     const newLen = len - commonLen;
-    this.lastLen = len;
-    this.lastDropped = dropSlots;
+    this.#lastLen = len;
+    this.#lastDropped = dropSlots;
 
     const isShort = length >= 1 && length <= 16 && source === MemtraceAllocationSource.Minor &&
       nsamples === 1 && newLen < 256;
-    this.beginEvent(isShort ? 100 + length : Ev.Alloc, time);
-    if (this.nextId === this.lastId) {
+    this.#beginEvent(isShort ? 100 + length : Ev.Alloc, a.time);
+    if (this.#nextId === this.#lastId) {
       throw new MemtraceArgumentError("Obj_id.Allocator.next_exn: exhausted");
     }
-    const id = this.nextId++;
-    const b = this.packet;
-    let lenAt: number;
-    if (isShort) {
-      b.putVint(commonLen);
-      lenAt = b.skip(1);
-    } else {
-      b.putVint(length);
-      b.putVint(nsamples);
-      b.put8(source);
-      b.putVint(commonLen);
-      lenAt = b.skip(2);
+    const id = this.#nextId++;
+    // The fields take at most 30 bytes and the backtrace 4 KiB: #beginEvent left the room.
+    const b = this.#packet, out = b.buf;
+    let p = b.pos;
+    if (!isShort) {
+      p = putVintAt(out, p, length);
+      p = putVintAt(out, p, nsamples);
+      out[p++] = source;
     }
-    this.decode = decode;
-    const nencoded = this.cache.put(b, id, this.last, commonLen, len - dropSlots, this.onMiss);
-    if (isShort) b.update8(lenAt, nencoded);
-    else b.update16(lenAt, nencoded);
+    p = putVintAt(out, p, commonLen);
+    const lenAt = p;
+    b.pos = p + (isShort ? 1 : 2);
+    this.#decode = a.decode;
+    const nencoded = this.#cache.put(b, id, this.#last, commonLen, len - dropSlots, this.#onMiss);
+    out[lenAt] = nencoded;
+    if (!isShort) out[lenAt + 1] = nencoded >>> 8;
     return id;
   }
 
@@ -365,84 +389,99 @@ export class Writer {
 
   /** Writes that object `id` survived a minor collection. */
   putPromote(time: Timestamp, id: ObjId): void {
-    this.beginEvent(Ev.Promote, time);
-    this.packet.putVint(this.nextId - 1 - id);
+    this.#putObjEvent(Ev.Promote, time, id);
   }
 
   /** Writes that object `id` was collected. */
   putCollect(time: Timestamp, id: ObjId): void {
-    this.beginEvent(Ev.Collect, time);
-    this.packet.putVint(this.nextId - 1 - id);
+    this.#putObjEvent(Ev.Collect, time, id);
+  }
+
+  /** A promotion or collection: the event header and the id, as a distance back from the
+   * latest id. */
+  #putObjEvent(code: number, time: Timestamp, id: ObjId): void {
+    const b = this.#packet;
+    const delta = this.#nextId - 1 - id;
+    if (
+      delta >= 0 && delta <= 252 && Number.isInteger(time) && b.end - b.pos >= MAX_EV_SIZE &&
+      this.#newLocCodes.length <= 128 && time - this.#packetTimeStart <= PACKET_MAX_TIME &&
+      this.#nextId < this.#lastId
+    ) {
+      // The common case, written in place: no flush due, a one-byte id distance.
+      this.#packetTimeEnd = time;
+      const out = b.buf, p = b.pos;
+      const w = (code << 25) | (time & TIME_MASK);
+      out[p] = w;
+      out[p + 1] = w >>> 8;
+      out[p + 2] = w >>> 16;
+      out[p + 3] = w >>> 24;
+      out[p + 4] = delta;
+      b.pos = p + 5;
+      return;
+    }
+    this.#beginEvent(code, time); // may flush, and claim new ids
+    b.pos = putVintAt(b.buf, b.pos, this.#nextId - 1 - id);
   }
 
   /** Writes out buffered events (and the locations they need). More events may follow. */
   flush(): void {
-    this.flushAt(this.packetTimeEnd);
+    this.#flushAt(this.#packetTimeEnd);
   }
 
   /** Flushes, then closes the destination. */
   close(): void {
     this.flush();
-    this.dest.closed = true;
-    this.dest.sink.close?.();
+    this.#dest.closed = true;
+    this.#dest.sink.close?.();
   }
 
   /** @internal Writes a decoded event, checking it fits this writer (memtrace's `put_event`). */
-  putEvent(decode: LocationLookup, time: Timestamp, ev: Event): void {
+  putEvent(decode: LocationLookup, time: Timestamp, ev: Event | Readonly<EventView>): void {
     if (ev.domain !== this.domain) {
       throw new MemtraceArgumentError("Trace.put_event: mismatched domain fields");
     }
-    if (time < this.packetTimeEnd) {
+    if (time < this.#packetTimeEnd) {
       throw new MemtraceArgumentError("Trace.put_event: out-of-order timestamps");
     }
-    switch (ev.kind) {
-      case "alloc": {
-        // The event's backtrace is caller first, like the stored one: compare in place, then
-        // check and store only the new frames.
-        const n = ev.backtraceLength;
-        const bt = ev.backtraceBuffer;
-        const last = this.last;
-        const lim = Math.min(n, this.lastLen - this.lastDropped);
-        let common = 0;
-        while (common < lim && bt[common] === last[common]) common++;
-        for (let k = common; k < n; k++) checkCode(bt[k]);
-        const dst = this.lastFor(n, common);
-        for (let k = common; k < n; k++) dst[k] = bt[k];
-        const id = this.putAllocStored(
-          time,
-          ev.length,
-          ev.nsamples,
-          ev.source,
-          n,
-          decode,
-          0,
-          common,
-        );
-        if (id !== ev.objId) throw new MemtraceArgumentError("Incorrect allocation ID");
-        break;
-      }
-      case "promote":
-        this.putPromote(time, ev.objId);
-        break;
-      case "collect":
-        this.putCollect(time, ev.objId);
-        break;
-    }
+    if (ev.kind === "alloc") {
+      // The event's backtrace is caller first, like the stored one.
+      const a = this.#args;
+      a.time = time;
+      a.length = ev.length;
+      a.nsamples = ev.nsamples;
+      a.source = ev.source;
+      a.decode = decode;
+      a.dropSlots = 0;
+      const id = this.#putFrames(a, ev.backtraceBuffer, ev.backtraceLength);
+      if (id !== ev.objId) throw new MemtraceArgumentError("Incorrect allocation ID");
+    } else if (ev.kind === "promote") this.putPromote(time, ev.objId);
+    else this.putCollect(time, ev.objId);
   }
+}
+
+/** The fields of an allocation other than its callstack. */
+interface AllocArgs {
+  time: Timestamp;
+  length: number;
+  nsamples: number;
+  source: MemtraceAllocationSource;
+  decode: LocationLookup;
+  dropSlots: number;
 }
 
 /** Feeds events of several domains into one trace, one writer per domain; switching domain
  * flushes the previous domain's writer, so packets of different domains never interleave
  * mid-packet (memtrace's `Writer.Multiplexed_domains`). */
 export class MultiplexedWriter {
-  private readonly writers = new Map<DomainId, Writer>();
-  private lastDomain: DomainId;
-  private readonly startTime: Timestamp;
+  readonly #writers = new Map<DomainId, Writer>();
+  /** The writer of the domain written last. */
+  #last: Writer;
+  readonly #startTime: Timestamp = NaN;
 
   private constructor(first: Writer, startTime: Timestamp) {
-    this.writers.set(first.domain, first);
-    this.lastDomain = first.domain;
-    this.startTime = startTime;
+    this.#writers.set(first.domain, first);
+    this.#last = first;
+    this.#startTime = startTime;
   }
 
   /** Starts a trace on `sink` (writes the trace-info packet). */
@@ -454,36 +493,37 @@ export class MultiplexedWriter {
    * time). Switching to another domain flushes the writer of the domain written last, so that
    * each domain's packets stay whole and in order. */
   forDomain(domain: DomainId): Writer {
-    return this.writerFor(domain);
+    return this.#writerFor(domain);
   }
 
   /** The writer of `domain`, flushing the previous domain's when it changes. */
-  private writerFor(domain: DomainId): Writer {
-    const last = this.writers.get(this.lastDomain)!;
-    if (domain === this.lastDomain) return last;
+  #writerFor(domain: DomainId): Writer {
+    const last = this.#last;
+    if (domain === last.domain) return last;
     last.flush();
-    this.lastDomain = domain;
-    let w = this.writers.get(domain);
+    let w = this.#writers.get(domain);
     if (w === undefined) {
-      w = last.forDomainAt(domain, this.startTime);
-      this.writers.set(domain, w);
+      w = last.forDomainAt(domain, this.#startTime);
+      this.#writers.set(domain, w);
     }
+    this.#last = w;
     return w;
   }
 
-  /** Writes `ev` (from a reader, or built by hand) at `time`. Alloc events must carry the id
-   * {@linkcode nextAllocId} gives; backtraces are caller to callee, as readers produce them. */
-  putEvent(decode: LocationLookup, time: Timestamp, ev: Event): void {
-    this.writerFor(ev.domain).putEvent(decode, time, ev);
+  /** Writes `ev` (from a reader, as an object or a view, or built by hand) at `time`. Alloc
+   * events must carry the id {@linkcode nextAllocId} gives; backtraces are caller to callee, as
+   * readers produce them. */
+  putEvent(decode: LocationLookup, time: Timestamp, ev: Event | Readonly<EventView>): void {
+    this.#writerFor(ev.domain).putEvent(decode, time, ev);
   }
 
   /** The id the next allocation of `domain` will get. */
   nextAllocId(domain: DomainId): ObjId {
-    return this.writerFor(domain).nextAllocId();
+    return this.#writerFor(domain).nextAllocId();
   }
 
   /** Flushes the writer of the domain written last (the others are already flushed). */
   flush(): void {
-    this.writers.get(this.lastDomain)!.flush();
+    this.#last.flush();
   }
 }

@@ -4,9 +4,10 @@
  * warnings, and memtrace's packet rules.
  */
 import assert from "node:assert/strict";
-import { ReadBuf, Underflow, UnsafeInteger, WriteBuf } from "../../lib/memtrace/buf.ts";
+import { putVintAt, ReadBuf, Underflow, UnsafeInteger, WriteBuf } from "../../lib/memtrace/buf.ts";
 import { CACHE_SIZE, hash1, hash2 } from "../../lib/memtrace/backtrace_codec.ts";
 import { formatObjId, formatSpace4 } from "../../lib/memtrace/types.ts";
+import { downgrade } from "./fuzz_harness.ts";
 import {
   AllocationSource,
   AllocEvent,
@@ -482,29 +483,6 @@ Deno.test("Reader: malformed files", async (t) => {
   });
 });
 
-/** Rewrites a single-domain v3 trace as v2 (no domain field) or v1 (no context either). */
-function downgrade(v3: Uint8Array, version: 1 | 2, contextBytes: number): Uint8Array {
-  const parts: Uint8Array[] = [];
-  for (const [i, p] of packets(v3).entries()) {
-    let body = v3.slice(p.off + 68, p.off + p.size);
-    if (i === 0 && version === 1) body = body.slice(0, body.length - contextBytes);
-    const h = new Uint8Array(66);
-    h.set(v3.subarray(p.off, p.off + 38));
-    h.set(v3.subarray(p.off + 40, p.off + 68), 38);
-    const v = new DataView(h.buffer);
-    v.setUint32(4, (66 + body.length) * 8, true);
-    v.setUint16(28, version, true);
-    parts.push(h, body);
-  }
-  const out = new Uint8Array(parts.reduce((n, x) => n + x.length, 0));
-  let at = 0;
-  for (const x of parts) {
-    out.set(x, at);
-    at += x.length;
-  }
-  return out;
-}
-
 Deno.test("Reader: trace formats v1, v2 and v3", () => {
   // The same events under the three header layouts.
   const events = (b: Uint8Array) => readAll(b).map((e) => `${e.time} ${e.event.toString(LOC)}`);
@@ -517,7 +495,7 @@ Deno.test("Reader: trace formats v1, v2 and v3", () => {
   }
   w.close();
   const v3 = sink.bytes().slice();
-  const v2 = downgrade(v3, 2, 0), v1 = downgrade(v3, 1, "context".length + 1);
+  const v2 = downgrade(v3, 2), v1 = downgrade(v3, 1);
   assert.equal(v2.length, v3.length - 2 * packets(v3).length);
   assert.deepEqual(events(v2), events(v3));
   assert.deepEqual(events(v1), events(v3));
@@ -734,4 +712,39 @@ Deno.test("regressions: -0 in %h, exact ties in %g, fractional dropSlots", async
       );
     }
   });
+});
+
+Deno.test("MemorySink joins packets written across its chunks, and goes on after bytes()", () => {
+  const sink = new MemorySink();
+  const want: number[] = [];
+  let seed = 7;
+  const piece = (n: number) => {
+    const b = new Uint8Array(n);
+    for (let i = 0; i < n; i++) b[i] = seed = (seed * 31 + 11) & 0xff;
+    return b;
+  };
+  // Sizes around the first chunk (64 KiB) and the later ones (each as large as all before).
+  for (const n of [1, 1000, 65535, 2, 40000, 70000, 0, 131072, 5, 300000]) {
+    const b = piece(n);
+    sink.write(b);
+    for (const x of b) want.push(x);
+    if (n === 2 || n === 5) assert.ok(same(sink.bytes(), want), `after ${want.length} bytes`);
+  }
+  assert.equal(sink.size, want.length);
+  assert.ok(same(sink.bytes(), want));
+});
+
+function same(a: Uint8Array, b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+Deno.test("putVintAt writes the bytes WriteBuf.putVint writes", () => {
+  const values = [0, 1, 252, 253, 254, 255, 0xffff, 0x10000, -1, -252, 2147483647, -2147483648];
+  values.push(2147483648, -2147483649, 2 ** 40 + 3, -(2 ** 40) - 3, MAX, -MAX);
+  for (const v of values) {
+    const viaBuf = bytesOf((b) => b.putVint(v));
+    const out = new Uint8Array(16);
+    const end = putVintAt(out, 3, v);
+    assert.deepEqual(Array.from(out.subarray(3, end)), viaBuf, `vint ${v}`);
+  }
 });

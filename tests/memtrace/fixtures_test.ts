@@ -151,6 +151,61 @@ function codesDump(ctf: Uint8Array): string {
   return lines.join("\n") + "\n";
 }
 
+/** The lines of {@linkcode codesDump}, read through `Reader.iterViews`'s reused view. */
+function codesDumpViews(ctf: Uint8Array): string {
+  const src = ["minor", "major", "external"];
+  const lines: string[] = [];
+  const views = new Set<object>();
+  Reader.fromBytes(ctf).iterViews((ev) => {
+    views.add(ev);
+    if (ev.kind === "alloc") {
+      const bt = Array.from(ev.backtraceBuffer.subarray(0, ev.backtraceLength));
+      lines.push(
+        `${ev.time} ${ev.domain} alloc id=${ev.objId} len=${ev.length} n=${ev.nsamples} src=${
+          src[ev.source]
+        } pfx=${ev.commonPrefix} bt=[${bt.join(",")}]`,
+      );
+    } else lines.push(`${ev.time} ${ev.domain} ${ev.kind} id=${ev.objId}`);
+  });
+  assert.ok(views.size <= 1, "one view per iteration");
+  return lines.join("\n") + "\n";
+}
+
+Deno.test("iterViews delivers through one view the events iter delivers, on every fixture", () => {
+  for (const f of traces) {
+    const got = codesDumpViews(f.ctf), want = codesDump(f.ctf);
+    assert.ok(got === want, `${f.name}: views differ at ${firstDifference(got, want)}`);
+  }
+  assert.equal(codesDumpViews(singleCtf), singleCodes);
+});
+
+Deno.test("readers iterated in turn, a packet at a time, read what each reads alone", () => {
+  const alone = [ocamloptCtf, multiCtf, v1Ctf].map(codesDump);
+  const lines: string[][] = [[], [], []];
+  const its = [ocamloptCtf, multiCtf, v1Ctf].map((ctf, i) =>
+    Reader.fromBytes(ctf).iterate((dt, ev) => {
+      lines[i].push(
+        ev.kind === "alloc"
+          ? `${dt} ${ev.domain} alloc id=${ev.objId} bt=[${ev.backtrace().join(",")}]`
+          : `${dt} ${ev.domain} ${ev.kind} id=${ev.objId}`,
+      );
+    })
+  );
+  // Finished iterations (those of `alone`) hand their backtrace caches to the next readers that
+  // need one: these take them, zeroed, and must not disturb one another.
+  let live = its.length;
+  while (live > 0) {
+    live = 0;
+    for (const it of its) if (it.advance(1)) live++;
+  }
+  for (let i = 0; i < alone.length; i++) {
+    const want = alone[i].split("\n").filter((l) => l !== "").map((l) =>
+      l.replace(/ len=\S+ n=\S+ src=\S+ pfx=\S+/, "")
+    );
+    assert.deepEqual(lines[i], want);
+  }
+});
+
 Deno.test("raw event values equal the reference codes files", async (t) => {
   for (
     const [name, ctf, want] of [

@@ -63,13 +63,13 @@ export const COPY_BASE_BYTES = 1 << 16;
 
 /** A seeded generator with the helpers mutators need. */
 export class Rng {
-  private readonly next: () => number;
+  readonly #next: () => number;
   constructor(seed: number) {
-    this.next = mulberry32(seed);
+    this.#next = mulberry32(seed);
   }
   /** Integer in [0, n). */
   int(n: number): number {
-    return Math.floor(this.next() * n);
+    return Math.floor(this.#next() * n);
   }
   /** Integer in [lo, hi]. */
   range(lo: number, hi: number): number {
@@ -79,7 +79,7 @@ export class Rng {
     return xs[this.int(xs.length)];
   }
   chance(p: number): boolean {
-    return this.next() < p;
+    return this.#next() < p;
   }
 }
 
@@ -194,16 +194,19 @@ function packetBounds(b: Uint8Array): { off: number; size: number }[] {
   return out;
 }
 
-/** A v3 single-domain trace rewritten in format v2 (no domain field) or v1 (no context). */
-function downgrade(v3: Uint8Array, version: 1 | 2): Uint8Array {
+/** A v3 single-domain trace rewritten in format v2 (no domain field in packet headers) or v1
+ * (no context in the trace info either). */
+export function downgrade(v3: Uint8Array, version: 1 | 2): Uint8Array {
   const parts: Uint8Array[] = [];
   const pk = packetBounds(v3);
   for (const [i, p] of pk.entries()) {
     let body = v3.slice(p.off + 68, p.off + p.size);
     if (i === 0 && version === 1) {
-      // Drop the context string (the last field of the info event).
-      const nul = body.lastIndexOf(0, body.length - 2);
-      body = body.slice(0, nul + 1);
+      // Drop the context string: the info event's last field, after the event header, the
+      // sample rate, the word size, three strings and the pid.
+      let at = 4 + 8 + 1;
+      for (let k = 0; k < 3; k++) at = body.indexOf(0, at) + 1;
+      body = body.slice(0, at + 8);
     }
     const h = new Uint8Array(66);
     h.set(v3.subarray(p.off, p.off + 38));
@@ -228,6 +231,7 @@ function firstPackets(b: Uint8Array, bytes: number): Uint8Array {
   return b.slice(0, off);
 }
 
+/** The bytes of `parts`, one after the other. */
 export function concat(...parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;

@@ -7,7 +7,7 @@
  * can encode. A failure names the fixture, the mutant index and the mutations, so that it can
  * be reproduced with `mutant(fixture, seed, index)`.
  */
-import { mulberry32 } from "../prng.ts";
+import { concat, Rng } from "./fuzz_harness.ts";
 import assert from "node:assert/strict";
 import {
   type Event,
@@ -52,27 +52,6 @@ const SEED = 0x6d656d74; // "memt"
 // ---------------------------------------------------------------------------------------------
 // Seeded randomness and mutations.
 
-class Rng {
-  private readonly next: () => number;
-  constructor(seed: number) {
-    this.next = mulberry32(seed);
-  }
-  /** Integer in [0, n). */
-  int(n: number): number {
-    return Math.floor(this.next() * n);
-  }
-  /** Integer in [lo, hi]. */
-  range(lo: number, hi: number): number {
-    return lo + this.int(hi - lo + 1);
-  }
-  pick<T>(xs: readonly T[]): T {
-    return xs[this.int(xs.length)];
-  }
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-}
-
 /** Start offsets of the packets of a (possibly damaged) trace, as far as sizes make sense. */
 function packetStarts(b: Uint8Array): number[] {
   const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
@@ -83,16 +62,6 @@ function packetStarts(b: Uint8Array): number[] {
     const size = Math.floor(v.getUint32(off + 4, true) / 8);
     if (size < 66) break;
     off += size;
-  }
-  return out;
-}
-
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
   }
   return out;
 }

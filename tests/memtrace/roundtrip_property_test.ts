@@ -382,17 +382,75 @@ function decoderFor(sc: Scenario, calls: Map<number, number>): (c: number) => re
   };
 }
 
-/** Picks the object of a promote/collect; promote ids must not exceed the writer's next id. */
-function pickId(
-  allocated: readonly number[],
-  minId: number,
-  pick: number,
-  limit: number,
-): number | undefined {
-  if (allocated.length === 0) return undefined;
-  const id = allocated[pick % allocated.length];
-  if (id < limit) return id;
-  return minId < limit ? minId : undefined;
+/** What a scenario's writer was given, to compare with what reads back; also the state both
+ * ways of writing share: each domain's last callstack, the ids allocated so far. */
+class Recorder {
+  readonly expected: Got[] = [];
+  /** Every code of every written backtrace. */
+  readonly usedCodes = new Set<number>();
+  readonly #prev = new Map<DomainId, number[]>();
+  readonly #allocated: number[] = [];
+  #minId = Infinity;
+  readonly #cursor = { at: 0 };
+  readonly #sc: Scenario;
+  #t: number;
+
+  constructor(sc: Scenario) {
+    this.#sc = sc;
+    this.#t = sc.info.startTime;
+  }
+
+  /** Advances the clock by the command's delay; returns the command's time and domain. */
+  step(cmd: Cmd): { t: number; dom: DomainId } {
+    this.#t += cmd.dt;
+    return { t: this.#t, dom: this.#sc.domains[cmd.dom % this.#sc.domains.length] };
+  }
+
+  /** The callstack (caller → callee) of the next allocation of `dom`. */
+  nextStack(dom: DomainId, cmd: AllocCmd): number[] {
+    const sc = this.#sc;
+    return buildStack(this.#prev.get(dom) ?? [], cmd, sc.codes, this.#cursor, sc.maxFrames);
+  }
+
+  /** Records allocation `id` of `stack` (from {@linkcode nextStack}). */
+  alloc(t: number, dom: DomainId, cmd: AllocCmd, id: number, stack: number[]): void {
+    this.expected.push({
+      time: t - this.#sc.info.startTime,
+      kind: "alloc",
+      objId: id,
+      domain: dom,
+      length: cmd.length,
+      nsamples: cmd.nsamples,
+      source: cmd.source,
+      commonPrefix: commonPrefixLen(this.#prev.get(dom) ?? [], stack),
+      backtrace: stack,
+    });
+    for (const c of stack) this.usedCodes.add(c);
+    this.#prev.set(dom, stack);
+    this.#allocated.push(id);
+    this.#minId = Math.min(this.#minId, id);
+  }
+
+  /** Picks the object of a promote/collect; promote ids must not exceed the writer's next id
+   * (`limit`). Undefined when there is none. */
+  pick(cmd: RefCmd, limit: number): number | undefined {
+    const allocated = this.#allocated;
+    if (allocated.length === 0) return undefined;
+    const id = allocated[cmd.pick % allocated.length];
+    if (id < limit) return id;
+    return this.#minId < limit ? this.#minId : undefined;
+  }
+
+  /** What was written to `sink`, and what should read back. */
+  written(sink: MemorySink, decodeCalls: Map<number, number>): Written {
+    const bytes = sink.bytes().slice();
+    return { bytes, expected: this.expected, usedCodes: this.usedCodes, decodeCalls };
+  }
+
+  /** Records a promotion or collection. */
+  ref(t: number, dom: DomainId, cmd: RefCmd, id: number): void {
+    this.expected.push({ time: t - this.#sc.info.startTime, kind: cmd.t, objId: id, domain: dom });
+  }
 }
 
 /** Writes a scenario through `MultiplexedWriter.putEvent`. */
@@ -402,50 +460,26 @@ function writeMultiplexed(sc: Scenario): Written {
   const mw = MultiplexedWriter.create(sink, sc.info, opts);
   const decodeCalls = new Map<number, number>();
   const decode = decoderFor(sc, decodeCalls);
-  const start = sc.info.startTime;
-  const prev = new Map<DomainId, number[]>();
-  const expected: Got[] = [];
-  const usedCodes = new Set<number>();
-  const allocated: number[] = [];
-  let minId = Infinity;
-  const cursor = { at: 0 };
-  let t = start;
+  const rec = new Recorder(sc);
   for (const cmd of sc.cmds) {
-    t += cmd.dt;
-    const dom = sc.domains[cmd.dom % sc.domains.length];
+    const { t, dom } = rec.step(cmd);
     if (cmd.t === "alloc") {
-      const last = prev.get(dom) ?? [];
-      const stack = buildStack(last, cmd, sc.codes, cursor, sc.maxFrames);
+      const stack = rec.nextStack(dom, cmd);
       const id = mw.nextAllocId(dom);
       const bt = Float64Array.from(stack);
       const ev = new AllocEvent(id, cmd.length, dom, cmd.nsamples, cmd.source, bt, bt.length, 0);
       mw.putEvent(decode, t, ev);
-      expected.push({
-        time: t - start,
-        kind: "alloc",
-        objId: id,
-        domain: dom,
-        length: cmd.length,
-        nsamples: cmd.nsamples,
-        source: cmd.source,
-        commonPrefix: commonPrefixLen(last, stack),
-        backtrace: stack,
-      });
-      for (const c of stack) usedCodes.add(c);
-      prev.set(dom, stack);
-      allocated.push(id);
-      minId = Math.min(minId, id);
+      rec.alloc(t, dom, cmd, id, stack);
     } else {
-      const limit = cmd.t === "promote" ? mw.nextAllocId(dom) : Infinity;
-      const id = pickId(allocated, minId, cmd.pick, limit);
+      const id = rec.pick(cmd, cmd.t === "promote" ? mw.nextAllocId(dom) : Infinity);
       if (id === undefined) continue;
       const ev = cmd.t === "promote" ? new PromoteEvent(id, dom) : new CollectEvent(id, dom);
       mw.putEvent(decode, t, ev);
-      expected.push({ time: t - start, kind: cmd.t, objId: id, domain: dom });
+      rec.ref(t, dom, cmd, id);
     }
   }
   mw.flush();
-  return { bytes: sink.bytes().slice(), expected, usedCodes, decodeCalls };
+  return rec.written(sink, decodeCalls);
 }
 
 /** Writes a scenario through one plain `Writer` per domain (`Writer.create` + `forDomain`),
@@ -467,22 +501,13 @@ function writePlain(sc: Scenario, predictAll = false): Written {
   };
   const decodeCalls = new Map<number, number>();
   const decode = decoderFor(sc, decodeCalls);
-  const start = sc.info.startTime;
-  const prev = new Map<DomainId, number[]>();
-  const expected: Got[] = [];
-  const usedCodes = new Set<number>();
-  const allocated: number[] = [];
-  let minId = Infinity;
-  const cursor = { at: 0 };
-  let t = start;
+  const rec = new Recorder(sc);
   let n = 0;
   for (const cmd of sc.cmds) {
-    t += cmd.dt;
-    const dom = sc.domains[cmd.dom % sc.domains.length];
+    const { t, dom } = rec.step(cmd);
     const w = writerFor(dom);
     if (cmd.t === "alloc") {
-      const last = prev.get(dom) ?? [];
-      const stack = buildStack(last, cmd, sc.codes, cursor, sc.maxFrames);
+      const stack = rec.nextStack(dom, cmd);
       const junk = cmd.drop.map((i) => sc.codes[i % sc.codes.length]);
       const calleeFirst = [...junk, ...stack.slice().reverse()];
       const predicted = predictAll || n % 3 === 0 ? w.nextAllocId() : undefined;
@@ -498,33 +523,18 @@ function writePlain(sc: Scenario, predictAll = false): Written {
           junk.length,
         );
       if (predicted !== undefined) assert.equal(id, predicted);
-      expected.push({
-        time: t - start,
-        kind: "alloc",
-        objId: id,
-        domain: dom,
-        length: cmd.length,
-        nsamples: cmd.nsamples,
-        source: cmd.source,
-        commonPrefix: commonPrefixLen(last, stack),
-        backtrace: stack,
-      });
-      for (const c of stack) usedCodes.add(c);
-      prev.set(dom, stack);
-      allocated.push(id);
-      minId = Math.min(minId, id);
+      rec.alloc(t, dom, cmd, id, stack);
     } else {
-      const limit = cmd.t === "promote" ? w.nextAllocId() : Infinity;
-      const id = pickId(allocated, minId, cmd.pick, limit);
+      const id = rec.pick(cmd, cmd.t === "promote" ? w.nextAllocId() : Infinity);
       if (id === undefined) continue;
       if (cmd.t === "promote") w.putPromote(t, id);
       else w.putCollect(t, id);
-      expected.push({ time: t - start, kind: cmd.t, objId: id, domain: dom });
+      rec.ref(t, dom, cmd, id);
     }
   }
   for (const w of writers.values()) if (w !== main) w.flush();
   main.close();
-  return { bytes: sink.bytes().slice(), expected, usedCodes, decodeCalls };
+  return rec.written(sink, decodeCalls);
 }
 
 function toGot(time: number, ev: AllocEvent | PromoteEvent | CollectEvent, parse: boolean): Got {
