@@ -2,7 +2,7 @@
 // fake build runner that imitates npm pack, tar, configure and make without building anything.
 import { basename, join } from "node:path";
 import type { CommandRunner, RunOptions } from "../../lib/ocaml/mod.ts";
-import { OCAML_NPM_INTEGRITY } from "../../lib/ocaml/mod.ts";
+import { OCAML_NPM_INTEGRITY, OCAML_VERSION } from "../../lib/ocaml/mod.ts";
 
 /** Runs `fn` with a fresh temporary directory, removed afterwards. */
 export async function withTemp<T>(fn: (dir: string) => Promise<T>): Promise<T> {
@@ -157,4 +157,13 @@ export async function deadPid(): Promise<number> {
   const child = new Deno.Command("/bin/sh", { args: ["-c", "exit 0"] }).spawn();
   await child.status;
   return child.pid;
+}
+
+/** A test world: fake build tools on PATH, the default cache under `dir/cache`. */
+export async function toolchainWorld(dir: string) {
+  const tools = await fakeToolsDir(join(dir, "tools"));
+  const env = testEnv(dir, [tools]);
+  const cacheDir = join(dir, "cache", "memprof-lab");
+  const prefix = join(cacheDir, `ocaml-${OCAML_VERSION}`);
+  return { env, cacheDir, prefix, tools };
 }

@@ -1,24 +1,10 @@
 // The build lock: a second setup waits for (or gives up on) a running one, and a lock left by a
 // dead process is taken over.
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { OCAML_VERSION, OCamlToolchainError, setupToolchain } from "../../lib/ocaml/mod.ts";
-import {
-  deadPid,
-  entries,
-  exists,
-  fakeRunner,
-  fakeToolsDir,
-  testEnv,
-  withTemp,
-} from "./helpers.ts";
+import { OCamlToolchainError, setupToolchain } from "../../lib/ocaml/mod.ts";
+import { deadPid, entries, exists, fakeRunner, toolchainWorld, withTemp } from "./helpers.ts";
 
-async function world(dir: string) {
-  const tools = await fakeToolsDir(join(dir, "tools"));
-  const env = testEnv(dir, [tools]);
-  const cacheDir = join(dir, "cache", "memprof-lab");
-  return { env, cacheDir, prefix: join(cacheDir, `ocaml-${OCAML_VERSION}`) };
-}
+const world = toolchainWorld;
 
 /** A first setup stopped inside `make` until `finish` is called. */
 function blockedSetup(env: Record<string, string>) {

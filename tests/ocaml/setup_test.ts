@@ -2,12 +2,7 @@
 // leaves behind (no prefix, a log), missing tools, and the cases where nothing is built.
 import assert from "node:assert/strict";
 import { basename, join } from "node:path";
-import {
-  BUILD_INFO_FILE,
-  OCAML_VERSION,
-  OCamlToolchainError,
-  setupToolchain,
-} from "../../lib/ocaml/mod.ts";
+import { BUILD_INFO_FILE, OCamlToolchainError, setupToolchain } from "../../lib/ocaml/mod.ts";
 import {
   entries,
   exists,
@@ -15,17 +10,11 @@ import {
   fakeRunner,
   fakeToolsDir,
   testEnv,
+  toolchainWorld,
   withTemp,
 } from "./helpers.ts";
 
-/** A test world: fake build tools on PATH, the default cache under `dir/cache`. */
-async function world(dir: string) {
-  const tools = await fakeToolsDir(join(dir, "tools"));
-  const env = testEnv(dir, [tools]);
-  const cacheDir = join(dir, "cache", "memprof-lab");
-  const prefix = join(cacheDir, `ocaml-${OCAML_VERSION}`);
-  return { env, cacheDir, prefix, tools };
-}
+const world = toolchainWorld;
 
 Deno.test("setupToolchain builds with npm pack, configure, make and make install DESTDIR", async () => {
   await withTemp(async (dir) => {

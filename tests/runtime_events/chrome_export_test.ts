@@ -19,7 +19,8 @@ import {
 import { Reader } from "../../lib/memtrace/mod.ts";
 import { runScenario } from "../../lib/scenario/mod.ts";
 import service from "../../scenarios/service.ts";
-import { type EventsCliIO, run } from "../../cli/events.ts";
+import { run } from "../../cli/events.ts";
+import { eventsCliStub } from "./cli_stub.ts";
 import { type TraceEventJson, validateChromeTrace } from "./chrome_validate.ts";
 import { type DumpLine, parseDump } from "./dump_lines.ts";
 import { counterClock, prng } from "./helpers.ts";
@@ -314,31 +315,7 @@ Deno.test("export of a scenario run's ring and trace, aligned on the shared virt
   assertEquals(mem.map((e) => ns(e.ts)), all.map((x) => BigInt(x.time) * 1000n));
 });
 
-function stub(files: Record<string, Uint8Array>) {
-  const io = {
-    out: "",
-    err: "",
-    written: new Map<string, string>(),
-    readFile(path: string): Uint8Array {
-      const f = files[path];
-      if (f === undefined) throw new Deno.errors.NotFound(`No such file: ${path}`);
-      return f;
-    },
-    importModule: (): Promise<Record<string, unknown>> => Promise.reject(new Error("no")),
-    stdout(text: string) {
-      io.out += text;
-    },
-    stderr(text: string) {
-      io.err += text;
-    },
-    writeFile(path: string, fill: (write: (chunk: string) => void) => void) {
-      let text = "";
-      fill((c) => (text += c));
-      io.written.set(path, text);
-    },
-  };
-  return io satisfies EventsCliIO;
-}
+const stub = eventsCliStub;
 
 Deno.test("events export writes the JSON to stdout or to -o, with a summary and warnings", async () => {
   const files = { "18448.events": e10Image, "d8.events": d8Image, "t.ctf": singleCtf };

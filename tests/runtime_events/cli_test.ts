@@ -8,34 +8,11 @@ import d8Dump from "../fixtures/runtime_events/d8/dump.txt" with { type: "text" 
 import e10Image from "../fixtures/runtime_events/e10/18448.events" with {
   type: "bytes",
 };
-import { type EventsCliIO, run } from "../../cli/events.ts";
+import { run } from "../../cli/events.ts";
+import { eventsCliStub } from "./cli_stub.ts";
 import * as fixtureDecoders from "./fixture_decoders.ts";
 
-function stub(
-  files: Record<string, Uint8Array>,
-  modules: Record<string, Record<string, unknown>> = {},
-) {
-  const io = {
-    out: "",
-    err: "",
-    readFile(path: string): Uint8Array {
-      const f = files[path];
-      if (f === undefined) throw new Deno.errors.NotFound(`No such file or directory: ${path}`);
-      return f;
-    },
-    importModule(spec: string): Promise<Record<string, unknown>> {
-      const m = modules[spec];
-      return m ? Promise.resolve(m) : Promise.reject(new Error(`Module not found "${spec}"`));
-    },
-    stdout(text: string) {
-      io.out += text;
-    },
-    stderr(text: string) {
-      io.err += text;
-    },
-  };
-  return io satisfies EventsCliIO;
-}
+const stub = eventsCliStub;
 
 const files = { "d8.events": d8Image, "e10.events": e10Image };
 const modules = { "./dec.ts": fixtureDecoders as Record<string, unknown> };

@@ -20,7 +20,8 @@ import {
   nearestRank,
   parsePercentile,
 } from "../../lib/runtime_events/_percentiles.ts";
-import { type EventsCliIO, run } from "../../cli/events.ts";
+import { run } from "../../cli/events.ts";
+import { eventsCliStub } from "./cli_stub.ts";
 import { type DumpLine, parseDump } from "./dump_lines.ts";
 import { counterClock } from "./helpers.ts";
 
@@ -266,25 +267,7 @@ Deno.test("gc-stats measures outermost pauses and drops those cut by lost events
   assertEquals(s.allocations.minorWords * 8, words);
 });
 
-function stub(files: Record<string, Uint8Array>) {
-  const io = {
-    out: "",
-    err: "",
-    readFile(path: string): Uint8Array {
-      const f = files[path];
-      if (f === undefined) throw new Deno.errors.NotFound(`No such file: ${path}`);
-      return f;
-    },
-    importModule: (): Promise<Record<string, unknown>> => Promise.reject(new Error("no")),
-    stdout(text: string) {
-      io.out += text;
-    },
-    stderr(text: string) {
-      io.err += text;
-    },
-  };
-  return io satisfies EventsCliIO;
-}
+const stub = eventsCliStub;
 
 Deno.test("events gc-stats prints the report or JSON, and rejects bad options", async () => {
   const files = { "d8.events": d8Image };

@@ -85,6 +85,13 @@ function scenario(
       modelPos[d] = r.pos;
     }
   };
+  /** A custom event of `n` payload bytes, written and modelled. */
+  const writeBlob = (d: number, ts: bigint, n: number) => {
+    p.writeUser(d, blob, n);
+    const payload = Array.from({ length: n }, (_, i) => (n + i) & 0xff);
+    const ev = { k: "custom" as const, d, ts, name: "w.blob", payload, decoded: undefined };
+    models[d].write(2 + Math.floor((n + 8) / 8), ev);
+  };
   for (let i = 0; i < total; i++) {
     now++;
     const ts = BigInt(now);
@@ -121,17 +128,7 @@ function scenario(
       p.writeUser(d, span, s);
       models[d].write(2, { k: "span", d, ts, name: "w.span", span: s });
     } else if (r < 0.97) {
-      const n = Math.floor(rand() * 200);
-      p.writeUser(d, blob, n);
-      const payload = Array.from({ length: n }, (_, i) => (n + i) & 0xff);
-      models[d].write(2 + Math.floor((n + 8) / 8), {
-        k: "custom",
-        d,
-        ts,
-        name: "w.blob",
-        payload,
-        decoded: undefined,
-      });
+      writeBlob(d, ts, Math.floor(rand() * 200));
     } else {
       // Occasionally a large message (alloc: 22 words, or a near-maximal custom one).
       if (rand() < 0.5) {
@@ -140,17 +137,7 @@ function scenario(
         const ev = { k: "alloc" as const, d, ts, buckets: [] as bigint[] };
         models[d].write(22, ev);
       } else {
-        const n = 1000 + Math.floor(rand() * 24);
-        p.writeUser(d, blob, n);
-        const payload = Array.from({ length: n }, (_, i) => (n + i) & 0xff);
-        models[d].write(2 + Math.floor((n + 8) / 8), {
-          k: "custom",
-          d,
-          ts,
-          name: "w.blob",
-          payload,
-          decoded: undefined,
-        });
+        writeBlob(d, ts, 1000 + Math.floor(rand() * 24));
       }
     }
     if (pollEvery > 0 && i % pollEvery === pollEvery - 1) poll();
