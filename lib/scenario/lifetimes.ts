@@ -40,9 +40,15 @@ export class Lifetimes {
   /** Releases what is due at step `step` (call at the start of each step). Returns whether
    * anything was (the exported program then runs its release loop, whose back-edges poll). */
   tick(step: number): boolean {
-    if (this.#due.next > step) return false;
+    if (this.nextDue > step) return false;
     this.#due.runDue(step);
     return true;
+  }
+
+  /** The step at whose start the next release is due (Infinity when none): steps before it
+   * release nothing. */
+  get nextDue(): number {
+    return this.#due.next;
   }
 
   /** `release(name)`: ends every lifetime waiting for `name`. */
@@ -66,6 +72,16 @@ export class Lifetimes {
           if (!reached) this.#store(addr, -1);
         };
       case "steps":
+        if (l.until === undefined) {
+          // As below, the root itself in the release queue (no closure per block).
+          const after = l.steps + 1;
+          return (addr, wosize, reached) => {
+            const r = this.#rt.root(addr, wosize);
+            this.#due.push(this.#now() + after, r);
+            if (!reached) this.#store(addr, -1);
+          };
+        }
+      // falls through
       case "until":
         // A fresh global slot per block, emptied (an immediate stored) at the release.
         return (addr, wosize, reached) => {
@@ -110,6 +126,19 @@ export class Lifetimes {
           keep?.(addr, wosize, reached);
         };
       }
+    }
+  }
+
+  /** The fewest steps after which a block kept as `l` says may be due for release by the step
+   * count (Infinity when none is: dropped, kept forever or until a named release). */
+  delayOf(l: Lifetime): number {
+    switch (l.kind) {
+      case "steps":
+        return l.steps;
+      case "cycle":
+        return Math.min(...l.lifetimes.map((x) => this.delayOf(x)));
+      default:
+        return Infinity;
     }
   }
 

@@ -37,6 +37,11 @@ export interface RunOptions {
   majorHeap?: MajorGcInitialState;
   /** Costs of collections in virtual time (default: lib/runtime/gc_time.ts's fitted ones). */
   gcTime?: Partial<GcTimeModel>;
+  /** @internal Whether a loop whose body only allocates small blocks it drops runs the
+   * iterations before the next thing that can happen (a sample, a collection, a release, a
+   * progress report, the loop's end) at once, moving only the counters (default true). The
+   * tests run scenarios both ways and compare every output. */
+  skipQuietIterations?: boolean;
 }
 
 /** One callback or exception of a run, as {@linkcode RunOptions.onEvent} receives it. */

@@ -7,17 +7,20 @@ import type { SizeSpec } from "./spec.ts";
 
 /** splitmix32-style generator: small, fast, and the same on every platform. */
 export class ScenarioRng {
-  #state: number;
+  /** The state, in a typed array: stored as a 32-bit word, never boxed as a number. */
+  readonly #state = new Uint32Array(1);
 
   constructor(seed: number) {
-    this.#state = seed >>> 0;
+    this.#state[0] = seed >>> 0;
   }
 
   /** A uniform 32-bit unsigned integer. */
   next(): number {
-    let z = (this.#state = (this.#state + 0x9e3779b9) >>> 0);
-    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
-    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
+    const st = this.#state;
+    st[0] += 0x9e3779b9; // mod 2^32
+    let z = st[0];
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
     return (z ^ (z >>> 16)) >>> 0;
   }
 

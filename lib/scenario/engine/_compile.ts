@@ -16,6 +16,7 @@ import { controlSteps, controlStepsG } from "./_compile_control.ts";
 import { domainSteps, domainStepsG } from "./_compile_domains.ts";
 import { runtimeSteps, runtimeStepsG } from "./_compile_runtime.ts";
 import { type Baton, threadProgramSteps, threadProgramStepsG } from "./_threads.ts";
+import { sequence } from "./_step.ts";
 
 /** Compiles the top-level steps of `run` into plain closures. */
 export function compilePlain(run: RunContext, callbacks: Callbacks): Op {
@@ -60,13 +61,6 @@ export function compileResumable(run: RunContext, callbacks: Callbacks, baton: B
   if (run.opts.checkInvariants !== true) return body(steps);
   const ops = steps.map((st) => visitStep(st, visitor));
   return () => checkedG(run, steps, ops);
-}
-
-function sequence(ops: readonly Op[]): Op {
-  const n = ops.length;
-  return () => {
-    for (let i = 0; i < n; i++) ops[i]();
-  };
 }
 
 function* sequenceG(ops: readonly GOp[]): Resumable<void> {

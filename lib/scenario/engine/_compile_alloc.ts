@@ -5,11 +5,12 @@
  * decided when it is compiled (`prepare…`), and the closures only do the allocation and count it.
  * @module
  */
-import type { Domain, Thread } from "../../runtime/mod.ts";
+import { type Domain, MAX_YOUNG_WOSIZE, type Thread } from "../../runtime/mod.ts";
 import type { Resumable } from "../../memprof/mod.ts";
 import type { Keeper } from "../lifetimes.ts";
 import { sizeSource } from "../rng.ts";
 import type { AllocSource } from "../spec.ts";
+import { maxSize } from "../polling.ts";
 import type { StepOf } from "../walk.ts";
 import type { Op, RunContext } from "./_context.ts";
 import {
@@ -27,8 +28,14 @@ export type AllocKind = "alloc" | "allocCombined" | "unmarshal" | "extAlloc";
 /** The plain compilers of allocation steps. */
 export function allocSteps(run: RunContext): PlainSteps<AllocKind> {
   return {
-    alloc: (st) => allocOp(run, prepareAlloc(run, st)),
-    allocCombined: (st) => combinedOp(run, prepareCombined(run, st)),
+    alloc: (st) => {
+      const plan = prepareAlloc(run, st);
+      return registerAlloc(run, st, plan, allocWork(run, plan));
+    },
+    allocCombined: (st) => {
+      const plan = prepareCombined(run, st);
+      return registerCombined(run, st, plan, combinedWork(run, plan));
+    },
     unmarshal: (st) => {
       const plan = prepareUnmarshal(run, st);
       const blocks = new Array<number>(plan.sizes.length);
@@ -90,14 +97,16 @@ function prepareAlloc(run: RunContext, st: StepOf<"alloc">): AllocPlan {
   };
 }
 
-/** The plain `alloc` step: one block per call. */
-function allocOp(run: RunContext, plan: AllocPlan): Op {
+/** The work of a plain `alloc` step, after its tick (the step the loops of small blocks run,
+ * from `caml`). Fields whose value does not change are not written again (no write barrier). */
+function allocWork(run: RunContext, plan: AllocPlan): () => void {
   const { at, source, size, mem, keep, domainOf, stackOf } = plan;
   return () => {
-    run.tick();
     const d = domainOf();
-    run.cur = d;
-    d.current.callstack = stackOf(d.current);
+    if (run.cur !== d) run.cur = d;
+    const t = d.current;
+    const stack = stackOf(t);
+    if (t.callstack !== stack) t.callstack = stack;
     const n = size();
     try {
       let addr: number;
@@ -114,9 +123,7 @@ function allocOp(run: RunContext, plan: AllocPlan): Op {
         default:
           addr = allocFromC(d, source, n, mem);
       }
-      run.allocations++;
-      run.words += n + 1;
-      if (keep !== undefined) keep(addr, n);
+      allocated(run, keep, addr, n);
     } catch (e) {
       run.stepFailed(at, e);
     }
@@ -145,12 +152,17 @@ function* allocG(run: RunContext, plan: AllocPlan): Resumable<void> {
       default:
         addr = allocFromC(d, source, n, mem);
     }
-    run.allocations++;
-    run.words += n + 1;
-    if (keep !== undefined) keep(addr, n);
+    allocated(run, keep, addr, n);
   } catch (e) {
     run.stepFailed(at, e);
   }
+}
+
+/** Counts a block of `n` words allocated at `addr` and keeps it as `keep` says. */
+function allocated(run: RunContext, keep: Keeper | undefined, addr: number, n: number): void {
+  run.allocations++;
+  run.words += n + 1;
+  if (keep !== undefined) keep(addr, n);
 }
 
 /** An allocation by a C primitive (its callbacks wait for a poll): the same in both forms. */
@@ -176,7 +188,99 @@ function allocFromC(
   return addr;
 }
 
-// ---- allocCombined -------------------------------------------------------------------------
+// ---- loop bodies of allocations -----------------------------------------------------------
+
+/**
+ * An allocation step as a loop's bulk run does it (see {@linkcode BulkBody}): the compiled
+ * step's own size sources and keeper, so that a bulk run and the step draw and keep alike.
+ */
+export interface BulkUnit {
+  /** The step's work after its tick, as the compiled step does it. */
+  readonly work: () => void;
+  /** Domain name. */
+  readonly domain: string;
+  /** The sizes drawn, in order: one for `alloc`, one per block for `allocCombined`. */
+  readonly sizes: readonly (() => number)[];
+  /** The fixed sizes, when all are. */
+  readonly fixed: readonly number[] | undefined;
+  /** Their words, headers included (0 when the sizes are drawn). */
+  readonly fixedWords: number;
+  /** The most words, headers included, one execution can allocate (Infinity if unbounded). */
+  readonly maxWords: number;
+  /** Per block, what keeps it (undefined: dropped); empty when nothing is kept. */
+  readonly keeps: readonly (Keeper | undefined)[];
+  /** The fewest steps a kept block waits before its release is due (Infinity: none). */
+  readonly delay: number;
+  /** For `alloc`: the callstack it leaves on the domain's thread. */
+  readonly stackOf: ((t: Thread) => readonly string[]) | undefined;
+}
+
+/** The bulk units of compiled allocation steps, by their compiled closure. */
+const bulkUnits = new WeakMap<Op, BulkUnit>();
+
+/** The {@linkcode BulkUnit} of a compiled step, when it is an allocation that a loop's bulk run
+ * can do: OCaml code's inline allocation, of sizes no larger than the minor heap's blocks. */
+export function bulkUnitOf(op: Op): BulkUnit | undefined {
+  return bulkUnits.get(op);
+}
+
+/** The plain step doing `work` after its tick. */
+function ticked(run: RunContext, work: () => void): Op {
+  return () => {
+    run.tick();
+    work();
+  };
+}
+
+/** The plain `alloc` step doing `work`, registered as a bulk unit if it can be one. */
+function registerAlloc(
+  run: RunContext,
+  st: StepOf<"alloc">,
+  plan: AllocPlan,
+  work: () => void,
+): Op {
+  const op = ticked(run, work);
+  const max = maxSize(st.size);
+  if (st.source !== "caml" || max > MAX_YOUNG_WOSIZE) return op;
+  bulkUnits.set(op, {
+    work,
+    domain: st.domain,
+    sizes: [plan.size],
+    fixed: typeof st.size === "number" ? [st.size] : undefined,
+    fixedWords: typeof st.size === "number" ? st.size + 1 : 0,
+    maxWords: max + 1,
+    keeps: plan.keep === undefined ? [] : [plan.keep],
+    delay: run.lifetimes.delayOf(st.lifetime),
+    stackOf: plan.stackOf,
+  });
+  return op;
+}
+
+/** The plain `allocCombined` step doing `work`, registered as a bulk unit. */
+function registerCombined(
+  run: RunContext,
+  st: StepOf<"allocCombined">,
+  plan: CombinedPlan,
+  work: () => void,
+): Op {
+  const op = ticked(run, work);
+  let maxWords = 0;
+  for (const sz of st.sizes) maxWords += maxSize(sz) + 1;
+  bulkUnits.set(op, {
+    work,
+    domain: st.domain,
+    sizes: plan.sizes,
+    fixed: plan.fixed,
+    fixedWords: plan.fixed === undefined ? 0 : maxWords,
+    maxWords,
+    keeps: plan.anyKept ? plan.keeps : [],
+    delay: Math.min(...st.lifetimes.map((l) => run.lifetimes.delayOf(l))),
+    stackOf: undefined,
+  });
+  return op;
+}
+
+// ---- allocCombined -------// ---- allocCombined -------------------------------------------------------------------------
 
 /** What an `allocCombined` step decides once. */
 interface CombinedPlan {
@@ -184,6 +288,8 @@ interface CombinedPlan {
   readonly sizes: readonly (() => number)[];
   readonly keeps: readonly (Keeper | undefined)[];
   readonly anyKept: boolean;
+  /** The sizes, when they are all fixed. */
+  readonly fixed: readonly number[] | undefined;
   readonly domainOf: () => Domain;
   readonly stacksOf: (t: Thread) => readonly (readonly string[])[];
 }
@@ -196,22 +302,49 @@ function prepareCombined(run: RunContext, st: StepOf<"allocCombined">): Combined
     sizes: st.sizes.map((sz) => sizeSource(sz, run.rng)),
     keeps,
     anyKept: keeps.some((k) => k !== undefined),
+    fixed: st.sizes.every((sz) => typeof sz === "number") ? st.sizes as number[] : undefined,
     domainOf: run.domainCache(st.domain, st.at),
     stacksOf: run.frames.cache((t) => frameLists.map((f) => run.frames.stackOf(t, f))),
   };
 }
 
-function combinedOp(run: RunContext, plan: CombinedPlan): Op {
-  const { at, sizes, domainOf, stacksOf } = plan;
-  const lens = new Array<number>(sizes.length);
+/** The work of a plain `allocCombined` step, after its tick. With fixed sizes, the runtime's
+ * inline path (`Domain.allocCombined`'s first test) is taken here without building the
+ * arguments of its slow path. */
+function combinedWork(run: RunContext, plan: CombinedPlan): () => void {
+  const { at, sizes, domainOf, stacksOf, anyKept, fixed } = plan;
+  if (fixed === undefined) {
+    const lens = new Array<number>(sizes.length);
+    return () => {
+      const d = domainOf();
+      run.cur = d;
+      for (let k = 0; k < sizes.length; k++) lens[k] = sizes[k]();
+      const stacks = stacksOf(d.current);
+      try {
+        combinedDone(run, plan, d.allocCombined(lens, stacks), lens);
+      } catch (e) {
+        run.stepFailed(at, e);
+      }
+    };
+  }
+  let whsize = 0;
+  for (const n of fixed) whsize += n + 1;
+  const blocks = fixed.length;
   return () => {
-    run.tick();
     const d = domainOf();
-    run.cur = d;
-    for (let k = 0; k < sizes.length; k++) lens[k] = sizes[k]();
-    const stacks = stacksOf(d.current);
+    if (run.cur !== d) run.cur = d;
     try {
-      combinedDone(run, plan, d.allocCombined(lens, stacks), lens);
+      const p = d.youngPtr - whsize;
+      let base: number;
+      if (p >= d.youngLimit) {
+        d.youngPtr = p;
+        base = p;
+      } else {
+        base = d.allocCombined(fixed, stacksOf(d.current));
+      }
+      run.allocations += blocks;
+      run.words += whsize;
+      if (anyKept) combinedDone(run, plan, base, fixed, { counted: true });
     } catch (e) {
       run.stepFailed(at, e);
     }
@@ -238,9 +371,12 @@ function combinedDone(
   { keeps, anyKept }: CombinedPlan,
   base: number,
   lens: readonly number[],
+  { counted = false }: { readonly counted?: boolean } = {},
 ): void {
-  run.allocations += lens.length;
-  for (let k = 0; k < lens.length; k++) run.words += lens[k] + 1;
+  if (!counted) {
+    run.allocations += lens.length;
+    for (let k = 0; k < lens.length; k++) run.words += lens[k] + 1;
+  }
   if (!anyKept) return;
   let a = base;
   for (let k = 0; k < lens.length; k++) {

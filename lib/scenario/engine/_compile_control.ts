@@ -14,6 +14,7 @@ import {
 } from "../../memprof/mod.ts";
 import { allocatesOnEveryPath } from "../polling.ts";
 import type { StepOf } from "../walk.ts";
+import { type BulkBody, bulkBody, bulkIterations } from "./_bulk.ts";
 import type { GOp, Op, RunContext } from "./_context.ts";
 import {
   type BodyCompiler,
@@ -21,6 +22,7 @@ import {
   domainOpY,
   type PlainSteps,
   type ResumableSteps,
+  sequence,
 } from "./_step.ts";
 
 /** The step kinds compiled here. */
@@ -31,7 +33,7 @@ export function controlSteps(run: RunContext, body: BodyCompiler<Op>): PlainStep
   return {
     call: (st) => callOp(run, st, body(st.body)),
     attempt: (st) => attemptOp(run, st, body(st.body)),
-    repeat: (st) => repeatOp(run, st, body(st.body)),
+    repeat: (st) => repeatOp(run, st, st.body.map((s) => body([s]))),
     when: (st) => {
       const inner = body(st.body);
       const due = whenDue(run, st);
@@ -155,39 +157,85 @@ function prepareRepeat(run: RunContext, st: StepOf<"repeat">): RepeatPlan {
   };
 }
 
-function repeatOp(run: RunContext, st: StepOf<"repeat">, body: Op): Op {
+/** A plain `repeat` of the steps compiled into `ops`. */
+function repeatOp(run: RunContext, st: StepOf<"repeat">, ops: readonly Op[]): Op {
   const plan = prepareRepeat(run, st);
-  const { count, domainOf, polls } = plan;
+  const body = ops.length === 1 ? ops[0] : sequence(ops);
+  const bulk = run.opts.skipQuietIterations === false ? undefined : bulkBody(run, ops);
+  if (bulk !== undefined) return loopOp(run, plan, bulkIterate(run, plan, { ops, body, bulk }));
+  const { count, polls } = plan;
+  return loopOp(run, plan, (loopDomain, loops, depth) => {
+    if (!polls) {
+      for (let i = 1; i <= count; i++) {
+        run.iter = i;
+        loops[depth] = i;
+        body();
+      }
+      return undefined;
+    }
+    for (let i = 1; i <= count; i++) {
+      run.iter = i;
+      loops[depth] = i;
+      body();
+      // The poll's own test first: it enters the runtime only at young_ptr <= young_limit.
+      if (i < count && loopDomain.youngPtr <= loopDomain.youngLimit) {
+        const left = backEdgePoll(run, plan, loopDomain);
+        if (left !== undefined) return left;
+      }
+    }
+    return undefined;
+  });
+}
+
+/** Runs a loop's iterations on `loopDomain`, whose loop-index stack has the loop's index at
+ * `depth`; returns the exception that left the loop at a back-edge, if any. */
+type Iterate = (loopDomain: Domain, loops: number[], depth: number) => OCamlException | undefined;
+
+/** A plain loop: its index pushed on its domain's loop stack while `iterate` runs. */
+function loopOp(run: RunContext, plan: RepeatPlan, iterate: Iterate): Op {
   return () => {
     const minorsBefore = run.rt.minorCollections;
-    const loopDomain = domainOf();
+    const loopDomain = plan.domainOf();
     const loops = run.loopsOf(loopDomain);
     const depth = loops.length;
     loops.push(0);
     let left: OCamlException | undefined;
     try {
-      if (!polls) {
-        for (let i = 1; i <= count; i++) {
-          run.iter = i;
-          loops[depth] = i;
-          body();
-        }
-      } else {
-        for (let i = 1; i <= count; i++) {
-          run.iter = i;
-          loops[depth] = i;
-          body();
-          // The poll's own test first: it enters the runtime only at young_ptr <= young_limit.
-          if (i < count && loopDomain.youngPtr <= loopDomain.youngLimit) {
-            left = backEdgePoll(run, plan, loopDomain);
-            if (left !== undefined) break;
-          }
-        }
-      }
+      left = iterate(loopDomain, loops, depth);
     } finally {
       loops.length = depth;
     }
     loopEnd(run, plan, { left, minorsBefore, loopDomain });
+  };
+}
+
+/**
+ * The iterations of a `repeat` whose body only allocates ({@linkcode BulkBody}): before each
+ * iteration, a bulk run takes the iterations up to the next one where something can happen;
+ * that one runs as usual (from where the bulk run stopped inside it, if it did).
+ */
+function bulkIterate(
+  run: RunContext,
+  plan: RepeatPlan,
+  { ops, body, bulk }: { readonly ops: readonly Op[]; readonly body: Op; readonly bulk: BulkBody },
+): Iterate {
+  const { count, polls } = plan;
+  return (loopDomain, loops, depth) => {
+    for (let i = 1; i <= count; i++) {
+      const k = bulkIterations(run, bulk, { left: count - i + 1, polls, loopDomain });
+      i += k;
+      if (i > count) break;
+      run.iter = i;
+      loops[depth] = i;
+      const from = bulk.partial;
+      if (from === 0) body();
+      else for (let u = from; u < ops.length; u++) ops[u]();
+      if (polls && i < count && loopDomain.youngPtr <= loopDomain.youngLimit) {
+        const left = backEdgePoll(run, plan, loopDomain);
+        if (left !== undefined) return left;
+      }
+    }
+    return undefined;
   };
 }
 

@@ -259,6 +259,36 @@ export class RunContext {
     if (--this.#untilProgress === 0) this.#progress(n);
   }
 
+  /** How many more steps can start with nothing happening at their start but the counters
+   * moving: no release due (whose loop would poll) and no progress report. */
+  quietSteps(): number {
+    const byRelease = this.lifetimes.nextDue - this.step - 1;
+    const byProgress = this.#untilProgress - 1;
+    return byRelease < byProgress ? byRelease : byProgress;
+  }
+
+  /** How many more steps can start before one reports progress. */
+  stepsBeforeProgress(): number {
+    return this.#untilProgress - 1;
+  }
+
+  /** The ticks of `n` steps at once, `n` at most {@linkcode quietSteps}: what `n` calls of
+   * {@linkcode tick} would do. */
+  skipSteps(n: number): void {
+    this.elapse(n);
+    this.step += n;
+  }
+
+  /** What `n` calls of {@linkcode tick} do, `n` at most {@linkcode quietSteps}, but for the
+   * step number (counted by the caller): the clock and the progress countdown. */
+  elapse(n: number): void {
+    const tickNs = this.s.clockTickNs;
+    const to = this.clockNs + n * tickNs;
+    if (Number.isSafeInteger(to)) this.clockNs = to;
+    else for (let k = 0; k < n; k++) this.clockNs += tickNs; // rounding as each tick's
+    this.#untilProgress -= n;
+  }
+
   /** {@linkcode tick}, resumable. */
   *tickG(): Resumable<void> {
     this.clockNs += this.s.clockTickNs;

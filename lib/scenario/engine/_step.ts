@@ -88,6 +88,30 @@ function* tickedG(run: RunContext, f: () => void): Resumable<void> {
   f();
 }
 
+/** Steps run one after the other, as one step. */
+export function sequence(ops: readonly Op[]): Op {
+  // Short bodies, the loops' common case, call each step from a call site of its own.
+  if (ops.length === 2) {
+    const [a, b] = ops;
+    return () => {
+      a();
+      b();
+    };
+  }
+  if (ops.length === 3) {
+    const [a, b, c] = ops;
+    return () => {
+      a();
+      b();
+      c();
+    };
+  }
+  const n = ops.length;
+  return () => {
+    for (let i = 0; i < n; i++) ops[i]();
+  };
+}
+
 /** Runs a generator to its end, dropping what it returns. */
 export function* discardG<T>(r: Resumable<T>): Resumable<void> {
   yield* r;
