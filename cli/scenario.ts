@@ -14,19 +14,21 @@ import { parseArgs } from "node:util";
 import { basename, dirname, extname, isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
-  compareGolden,
   countLeafSteps,
   DEFAULT_MAX_STEPS,
-  type Golden,
-  GOLDEN_FILES,
-  goldenIndexSource,
-  goldenOf,
   isPlainName,
   PLAIN_NAME_RULE,
   type RunResult,
   runScenario,
   type Scenario,
 } from "../lib/scenario/mod.ts";
+import {
+  compareGolden,
+  type Golden,
+  GOLDEN_FILES,
+  goldenIndexSource,
+  goldenOf,
+} from "../lib/scenario/golden.ts";
 import { scenarios as registered } from "../scenarios/index.ts";
 import {
   isModulePath,

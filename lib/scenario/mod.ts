@@ -82,15 +82,6 @@ export type {
   Summary,
   TextOutput,
 } from "./result.ts";
-// The golden-file machinery stays here only because cli/scenario.ts imports it from this module.
-export {
-  compareGolden,
-  firstDifference,
-  type Golden,
-  GOLDEN_FILES,
-  goldenIndexSource,
-  goldenOf,
-} from "./golden.ts";
 // Types the scenario API takes or gives, from the modules that define them.
 export type { GcTimeModel, MajorGcInitialState, PoolState } from "../runtime/mod.ts";
 export type { TracerStats } from "../tracer/mod.ts";

@@ -3,7 +3,8 @@
 // written over the library's even under the same name; --check fails on anything that differs.
 import assert from "node:assert/strict";
 import { run } from "../../cli/scenario.ts";
-import { GOLDEN_FILES, scenario } from "../../lib/scenario/mod.ts";
+import { scenario } from "../../lib/scenario/mod.ts";
+import { GOLDEN_FILES } from "../../lib/scenario/golden.ts";
 import { scenarios } from "../../scenarios/index.ts";
 import { stub } from "./cli_stub.ts";
 

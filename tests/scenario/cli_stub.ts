@@ -3,7 +3,7 @@
 import { dirname, resolve } from "node:path";
 import type { DirEntry, ScenarioCliIO } from "../../cli/scenario.ts";
 import { goldens } from "../golden/index.ts";
-import { GOLDEN_FILES } from "../../lib/scenario/mod.ts";
+import { GOLDEN_FILES } from "../../lib/scenario/golden.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { HELP, run } from "../../cli/scenario.ts";
 import { goldens } from "../golden/index.ts";
-import { GOLDEN_FILES } from "../../lib/scenario/mod.ts";
+import { GOLDEN_FILES } from "../../lib/scenario/golden.ts";
 import { stub } from "./cli_stub.ts";
 
 const encoder = new TextEncoder();

@@ -7,7 +7,8 @@ import tripleText from "../fixtures/memprof_exact/triple_cons_0.01.txt" with {
 import lifecycleText from "../fixtures/memprof_lifecycle/lifecycle_0.001_600000_1000.txt" with {
   type: "text",
 };
-import { firstDifference, runScenario } from "../../lib/scenario/mod.ts";
+import { runScenario } from "../../lib/scenario/mod.ts";
+import { firstDifference } from "../../lib/scenario/golden.ts";
 import refLoop from "../../scenarios/ref_loop.ts";
 import tripleCons from "../../scenarios/triple_cons.ts";
 import lifecycle from "../../scenarios/lifecycle.ts";

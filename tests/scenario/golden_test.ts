@@ -3,7 +3,8 @@
 import assert from "node:assert/strict";
 import { scenarios } from "../../scenarios/index.ts";
 import { goldens } from "../golden/index.ts";
-import { compareGolden, goldenOf, runScenario } from "../../lib/scenario/mod.ts";
+import { runScenario } from "../../lib/scenario/mod.ts";
+import { compareGolden, goldenOf } from "../../lib/scenario/golden.ts";
 
 Deno.test("every registered scenario has goldens", () => {
   const missing = scenarios.map((s) => s.settings.name).filter((n) => !(n in goldens));
