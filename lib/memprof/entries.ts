@@ -7,10 +7,15 @@
  * the minor heap; before `evict`, no entry is deleted; before `active`, no callback is pending.
  * All three are ≤ `size`.
  *
+ * A table is a structure of arrays (memprof.c's `entry_s` fields, one typed array each; the user
+ * data and the thread running a callback on the entry in parallel JS arrays), so that sampling
+ * allocates no object per entry and the passes over a table are plain loops.
+ *
  * @module
  */
 
-import { type AllocationSource, type Profile, ProfileStatus } from "./profile.ts";
+import type { Profile } from "./profile.ts";
+import { ProfileStatus } from "./profile.ts";
 
 /** Callback indexes (CB_*). */
 export const CB_NONE = 0;
@@ -25,6 +30,39 @@ export const CB_DEALLOC = 3;
 export function cbMask(cb: number): number {
   return 1 << (cb - 1);
 }
+
+/** `block` of an entry whose block is gone (OCaml's Val_unit): dead, deleted or never set. */
+export const NO_BLOCK = -1;
+
+// An entry's flags, the callbacks it ran, the one running and its source share one word of
+// `meta` (memprof.c's bit fields of entry_s), so that a pass reads one array for all of them.
+
+/** Meta bit: `block` is an offset in a combined allocation not made yet. */
+export const F_OFFSET = 1;
+/** Meta bit: allocated in the minor heap. */
+export const F_ALLOC_YOUNG = 2;
+/** Meta bit: promoted. */
+export const F_PROMOTED = 4;
+/** Meta bit: deallocated. */
+export const F_DEALLOCATED = 8;
+/** Meta bit: marked for deletion. */
+export const F_DELETED = 16;
+/** Meta bit: a thread runs a callback on the entry (`runner` is set). */
+export const F_RUNNING = 32;
+/** Shift of the mask of callbacks called (started) so far (`CB_MASK` bits) in `meta`. */
+export const CALLBACKS_SHIFT = 6;
+/** Meta bit: the allocation callback was called (`CB_MASK(CB_ALLOC)`, shifted). */
+export const M_ALLOC = 1 << CALLBACKS_SHIFT;
+/** Meta bit: the promotion callback was called. */
+export const M_PROMOTE = 2 << CALLBACKS_SHIFT;
+/** Meta bit: a deallocation callback was called. */
+export const M_DEALLOC = 4 << CALLBACKS_SHIFT;
+/** Meta bits of the callbacks mask. */
+export const M_CALLBACKS = 7 << CALLBACKS_SHIFT;
+/** Shift of the running callback's index (`CB_*`, 2 bits) in `meta`. */
+export const CALLBACK_SHIFT = 9;
+/** Shift of the allocation source (2 bits) in `meta`. */
+export const SOURCE_SHIFT = 11;
 
 /** Minimum capacity of a thread's table. */
 export const MIN_ENTRIES_THREAD_CAPACITY = 16;
@@ -45,76 +83,61 @@ export interface Runner {
   runningIndex: number;
 }
 
-/** What memprof.c's `new_entry` records about a sampled block. */
-export interface EntryInit {
-  /** The block's address, or its offset within a combined allocation (`offset`). */
-  block: number | null;
-  /** The callstack (stashed or allocated), the entry's user data until the allocation callback. */
-  userData: unknown;
-  /** Block size in words, excluding header. */
-  wosize: number;
+/** One entry read out of a table (for tests and checks; the tables hold no such objects). */
+export interface EntryView {
+  /** The block's address, its offset (`offset`), or null (Val_unit). */
+  readonly block: number | null;
+  /** Last callback's result, or the callstack before the allocation callback. */
+  readonly userData: unknown;
   /** Number of samples. */
-  samples: number;
+  readonly samples: number;
+  /** Block size in words, excluding header. */
+  readonly wosize: number;
   /** Allocation source. */
-  source: AllocationSource;
-  /** Allocated in the minor heap. */
-  isYoung: boolean;
-  /** `block` is an offset in a combined allocation not made yet. */
-  offset: boolean;
-}
-
-/**
- * One tracked block. `block` is the block's address (a word address in the simulated heap), or
- * `null` (OCaml's Val_unit) once dead/deleted, or — while `offset` is set — the block's offset in
- * words within a combined allocation that has not happened yet.
- */
-export class Entry {
-  /** Weak pointer to the block (or a comballoc offset). */
-  block: number | null;
-  /** Last callback's result, or the callstack before the allocation callback. Strong root. */
-  userData: unknown;
-  /** Number of samples. */
-  samples: number;
-  /** Block size in words, excluding header. */
-  wosize: number;
+  readonly source: number;
   /** Thread running a callback on this entry, or null. */
-  runner: Runner | null = null;
-  /** Allocation source. */
-  source: AllocationSource;
-  /** Is `block` an offset? */
-  offset: boolean;
-  /** Allocated in the minor heap? */
-  allocYoung: boolean;
-  /** Promoted? */
-  promoted = false;
-  /** Deallocated? */
-  deallocated = false;
-  /** Marked for deletion? */
-  deleted = false;
+  readonly runner: Runner | null;
+  /** `block` is an offset. */
+  readonly offset: boolean;
+  /** Allocated in the minor heap. */
+  readonly allocYoung: boolean;
+  /** Promoted. */
+  readonly promoted: boolean;
+  /** Deallocated. */
+  readonly deallocated: boolean;
+  /** Marked for deletion. */
+  readonly deleted: boolean;
   /** Callback currently running (CB_*). */
-  callback: number = CB_NONE;
+  readonly callback: number;
   /** Mask of callbacks called (started) so far. */
-  callbacks = 0;
-
-  /** Creates an entry, as memprof.c's `new_entry` initialises it. */
-  constructor(init: EntryInit) {
-    this.block = init.block;
-    this.userData = init.userData;
-    this.samples = init.samples;
-    this.wosize = init.wosize;
-    this.source = init.source;
-    this.offset = init.offset;
-    this.allocYoung = init.isYoung;
-  }
+  readonly callbacks: number;
 }
 
+/** Physical length of a table's arrays when first used. */
+const INITIAL_LENGTH = 16;
+
 /**
- * A resizable table of entries (`entries_s`). `capacity` mirrors the C's allocation management
- * (growth and shrink rules) though the JS array grows by itself; it is observable for tests.
+ * A resizable table of entries (`entries_s`), one array per field; index `i < size` is entry
+ * `i`, the rest is garbage. `capacity` follows the C's allocation management (growth and shrink
+ * rules, observable for tests); the arrays themselves grow geometrically and never shrink but on
+ * {@linkcode clear}, so a table refilled after every minor collection is not reallocated.
  */
 export class Entries {
-  /** The entries; indexes ≥ `size` are garbage. */
-  t: Entry[] = [];
+  /** Weak pointer to each block (a word address), a comballoc offset, or {@linkcode NO_BLOCK}.
+   * (Addresses, sizes and sample counts are plain arrays of small integers, not Float64Arrays: a
+   * number read from them stays a small integer, so passing it on or returning it from a
+   * callback boxes nothing.) */
+  block: number[] = [];
+  /** Strong roots: last callback's result, or the callstack before the allocation callback. */
+  userData: unknown[] = [];
+  /** Number of samples. */
+  samples: number[] = [];
+  /** Block size in words, excluding header. */
+  wosize: number[] = [];
+  /** Flags (`F_*`), callbacks called (`M_*`), running callback and source, packed. */
+  meta: Int32Array = new Int32Array(0);
+  /** Thread running a callback on each entry (meaningful where `meta` has `F_RUNNING`). */
+  runner: (Runner | null)[] = [];
   /** Capacity never goes below this (once the table is used). */
   readonly minCapacity: number;
   /** Simulated capacity. */
@@ -136,9 +159,39 @@ export class Entries {
     this.config = config;
   }
 
+  /** Entry `i`, read out (for tests and invariant checks). */
+  view(i: number): EntryView {
+    const m = this.meta[i], b = this.block[i];
+    return {
+      block: b === NO_BLOCK ? null : b,
+      userData: this.userData[i],
+      samples: this.samples[i],
+      wosize: this.wosize[i],
+      source: (m >> SOURCE_SHIFT) & 3,
+      runner: m & F_RUNNING ? this.runner[i] : null,
+      offset: (m & F_OFFSET) !== 0,
+      allocYoung: (m & F_ALLOC_YOUNG) !== 0,
+      promoted: (m & F_PROMOTED) !== 0,
+      deallocated: (m & F_DEALLOCATED) !== 0,
+      deleted: (m & F_DELETED) !== 0,
+      callback: (m >> CALLBACK_SHIFT) & 3,
+      callbacks: (m & M_CALLBACKS) >> CALLBACKS_SHIFT,
+    };
+  }
+
+  /** Physical length of the arrays. */
+  get length(): number {
+    return this.meta.length;
+  }
+
   /** memprof.c's `entries_clear`: empties the table and forgets its profile. */
   clear(): void {
-    this.t = [];
+    this.block = [];
+    this.userData = [];
+    this.samples = [];
+    this.wosize = [];
+    this.meta = new Int32Array(0);
+    this.runner = [];
     this.capacity =
       this.size =
       this.young =
@@ -148,10 +201,37 @@ export class Entries {
     this.config = null;
   }
 
+  /** Grows every array to `n` entries. */
+  #grow(n: number): void {
+    const meta = new Int32Array(n);
+    meta.set(this.meta.subarray(0, this.size));
+    this.meta = meta;
+    for (let i = this.block.length; i < n; i++) {
+      this.block.push(NO_BLOCK);
+      this.samples.push(0);
+      this.wosize.push(0);
+      this.userData.push(undefined);
+      this.runner.push(null);
+    }
+  }
+
   /** memprof.c's `entries_ensure`: grow or shrink the (simulated) capacity for `grow` more. */
   ensure(grow: number): void {
-    if (this.capacity === 0 && grow === 0) return;
+    const newSize = this.size + grow, capacity = this.capacity;
+    if (
+      newSize <= capacity && newSize <= this.meta.length &&
+      (ENTRIES_SHRINK_FACTOR * newSize >= capacity || capacity === this.minCapacity)
+    ) return; // the common case, kept small enough to inline
+    this.#ensureSlow(grow);
+  }
+
+  /** {@linkcode ensure} when the capacity changes (or the arrays must grow). */
+  #ensureSlow(grow: number): void {
     const newSize = this.size + grow;
+    if (newSize > this.meta.length) {
+      this.#grow(Math.max(newSize * ENTRIES_GROWTH_FACTOR, INITIAL_LENGTH));
+    }
+    if (grow === 0 && this.capacity === 0) return;
     if (
       newSize <= this.capacity &&
       (ENTRIES_SHRINK_FACTOR * newSize >= this.capacity || this.capacity === this.minCapacity)
@@ -159,48 +239,88 @@ export class Entries {
     let newCapacity = newSize * ENTRIES_GROWTH_FACTOR;
     if (newCapacity < this.minCapacity) newCapacity = this.minCapacity;
     this.capacity = newCapacity;
-    if (this.t.length > newCapacity) this.t.length = newCapacity;
   }
 
-  /** memprof.c's `new_entry`; returns the new index. */
-  newEntry(init: EntryInit): number {
+  /**
+   * memprof.c's `new_entry` for a block of `wosize` words sampled `samples` times, whose user
+   * data is `userData` (its callstack); returns the new index. Its `meta` is 0 (source NORMAL,
+   * no flag): the caller sets `F_OFFSET`, `F_ALLOC_YOUNG` and the source there if needed.
+   */
+  newEntry(block: number, userData: unknown, wosize: number, samples: number): number {
     this.ensure(1);
     const i = this.size++;
-    this.t[i] = new Entry(init);
+    this.block[i] = block;
+    this.userData[i] = userData;
+    this.samples[i] = samples;
+    this.wosize[i] = wosize;
+    this.meta[i] = 0;
     return i;
+  }
+
+  /** Thread `r` starts running callback `cb` on entry `i`. */
+  setRunner(i: number, r: Runner, cb: number): void {
+    this.runner[i] = r;
+    this.meta[i] = (this.meta[i] & ~(3 << CALLBACK_SHIFT)) | F_RUNNING | (cb << CALLBACK_SHIFT) |
+      (1 << (cb - 1 + CALLBACKS_SHIFT));
+  }
+
+  /** The callback running on entry `i` ended. */
+  clearRunner(i: number): void {
+    this.runner[i] = null;
+    this.meta[i] &= ~(F_RUNNING | (3 << CALLBACK_SHIFT));
   }
 
   /** memprof.c's `entry_delete`. Never on an entry whose callback is running. */
   delete(i: number): void {
-    const e = this.t[i];
-    e.deleted = true;
-    e.offset = false;
-    e.userData = undefined;
-    e.block = null;
+    this.meta[i] = (this.meta[i] & ~F_OFFSET) | F_DELETED;
+    this.userData[i] = undefined;
+    this.block[i] = NO_BLOCK;
     if (i < this.evict) this.evict = i;
   }
 
   /** memprof.c's `entries_evict`: compacts out deleted entries, fixing cursors and runners. */
   evictDeleted(): void {
+    if (this.evict < this.size) this.#compact();
+    this.ensure(0);
+  }
+
+  /** {@linkcode evictDeleted}'s loop (some entry at or after `evict` may be deleted). */
+  #compact(): void {
+    const size = this.size;
+    const meta = this.meta, userData = this.userData, block = this.block;
+    // Entries before the first deleted one stay where they are (the loop below would leave
+    // them, and the cursors, as they are): skip them.
     let i = this.evict;
+    while (i < size && (meta[i] & F_DELETED) === 0) ++i;
     let j = i;
-    const t = this.t;
-    while (i < this.size) {
-      const e = t[i];
-      if (!e.deleted) {
+    const samples = this.samples, wosize = this.wosize;
+    let young = this.young, active = this.active;
+    while (i < size) {
+      const m = meta[i];
+      if ((m & F_DELETED) === 0) {
         if (i !== j) {
-          t[j] = e;
-          if (e.runner) e.runner.runningIndex = j;
+          block[j] = block[i];
+          userData[j] = userData[i];
+          samples[j] = samples[i];
+          wosize[j] = wosize[i];
+          meta[j] = m;
+          if (m & F_RUNNING) {
+            const r = this.runner[i]!;
+            this.runner[j] = r;
+            this.runner[i] = null;
+            r.runningIndex = j;
+          }
         }
         ++j;
       }
       ++i;
-      if (this.young === i) this.young = j;
-      if (this.active === i) this.active = j;
+      if (young === i) young = j;
+      if (active === i) active = j;
     }
+    this.young = young;
+    this.active = active;
+    for (let k = j; k < size; k++) userData[k] = undefined;
     this.evict = this.size = j;
-    if (t.length > j) t.length = j;
-    this.ensure(0);
   }
 
   /**
@@ -208,13 +328,13 @@ export class Entries {
    * deallocated (so a dealloc callback balances it); others are deleted.
    */
   clearOffsets(): void {
+    const meta = this.meta;
     for (let i = 0; i < this.size; ++i) {
-      const e = this.t[i];
-      if (e.offset) {
-        if (e.callbacks & cbMask(CB_ALLOC)) {
-          e.block = null;
-          e.offset = false;
-          e.deallocated = true;
+      const m = meta[i];
+      if (m & F_OFFSET) {
+        if (m & M_ALLOC) {
+          this.block[i] = NO_BLOCK;
+          meta[i] = (m & ~F_OFFSET) | F_DEALLOCATED;
           if (i < this.active) this.active = i;
         } else {
           this.delete(i);
@@ -227,7 +347,7 @@ export class Entries {
   /** memprof.c's `entries_clear_inactive`: delete every entry not running a callback. */
   clearInactive(): void {
     for (let i = 0; i < this.size; ++i) {
-      if (this.t[i].runner === null) this.delete(i);
+      if (!(this.meta[i] & F_RUNNING)) this.delete(i);
     }
     this.evictDeleted();
   }
@@ -238,11 +358,15 @@ export class Entries {
    */
   validatedConfig(): Profile | null {
     const c = this.config;
-    if (c !== null && c.status === ProfileStatus.DISCARDED) {
-      this.config = null;
-      this.clearInactive();
-    }
-    return this.config;
+    if (c !== null && c.status === ProfileStatus.DISCARDED) return this.#discarded();
+    return c;
+  }
+
+  /** {@linkcode validatedConfig} of a discarded profile. */
+  #discarded(): null {
+    this.config = null;
+    this.clearInactive();
+    return null;
   }
 
   /**
@@ -250,20 +374,33 @@ export class Entries {
    * ran a callback are deleted on the way), keeping cursors and runners right.
    */
   transferTo(to: Entries): void {
-    if (this.size === 0) return;
+    const n = this.size;
+    if (n === 0) return;
     this.validatedConfig();
     to.validatedConfig();
-    to.ensure(this.size);
+    to.ensure(n);
     const delta = to.size;
-    to.size += this.size;
-    for (let i = 0; i < this.size; ++i) {
-      if (this.t[i].callbacks === 0) this.delete(i);
-      const e = this.t[i];
-      to.t[i + delta] = e;
-      const runner = e.runner;
-      if (runner) {
-        runner.runningTable = to;
-        runner.runningIndex = i + delta;
+    to.size = delta + n;
+    const block = this.block, userData = this.userData, meta = this.meta;
+    const toBlock = to.block, toUserData = to.userData, toMeta = to.meta;
+    for (let i = 0, k = delta; i < n; ++i, ++k) {
+      let m = meta[i];
+      if ((m & M_CALLBACKS) === 0) {
+        this.delete(i);
+        m = meta[i];
+      }
+      toBlock[k] = block[i];
+      toUserData[k] = userData[i];
+      userData[i] = undefined;
+      to.samples[k] = this.samples[i];
+      to.wosize[k] = this.wosize[i];
+      toMeta[k] = m;
+      if (m & F_RUNNING) {
+        const r = this.runner[i]!;
+        to.runner[k] = r;
+        this.runner[i] = null;
+        r.runningTable = to;
+        r.runningIndex = k;
       }
     }
     if (to.young === delta) to.young = this.young + delta;
@@ -274,8 +411,6 @@ export class Entries {
       this.active =
       this.size =
         0;
-    // The array is kept (indexes ≥ size are garbage): a thread's table is emptied after every
-    // sample, and refilling a fresh array would grow it again each time.
     this.ensure(0);
   }
 }

@@ -12,11 +12,8 @@ import type { AllocationInfo, Tracker } from "./profile.ts";
 
 /** Thrown when an invariant does not hold. */
 export class InvariantError extends Error {
-  /** Creates the error; `message` says what failed, and where. */
-  constructor(message: string) {
-    super(message);
-    this.name = "InvariantError";
-  }
+  /** Error class name. */
+  override name = "InvariantError";
 }
 
 function fail(where: string, what: string): never {
@@ -42,10 +39,10 @@ export function checkEntries(
   if (!(es.active >= 0 && es.active <= es.size)) {
     fail(where, `active ${es.active} > size ${es.size}`);
   }
-  if (es.t.length < es.size) fail(where, `array shorter than size`);
+  if (es.length < es.size) fail(where, `array shorter than size`);
   if (es.size > 0 && es.capacity < es.size) fail(where, `capacity ${es.capacity} < ${es.size}`);
   for (let i = 0; i < es.size; i++) {
-    const e = es.t[i];
+    const e = es.view(i);
     const at = `${where}[${i}]`;
     if (e.deleted && i < es.evict) fail(at, `deleted entry before evict ${es.evict}`);
     if (e.offset && !blocked.offsetsAllowed) fail(at, "offset entry outside sample_young");

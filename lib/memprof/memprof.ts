@@ -13,14 +13,22 @@
 import {
   CB_ALLOC,
   CB_DEALLOC,
-  CB_NONE,
   CB_PROMOTE,
-  cbMask,
   Entries,
-  type Entry,
+  F_ALLOC_YOUNG,
+  F_DEALLOCATED,
+  F_DELETED,
+  F_OFFSET,
+  F_PROMOTED,
+  F_RUNNING,
+  M_ALLOC,
+  M_DEALLOC,
+  M_PROMOTE,
   MIN_ENTRIES_DOMAIN_CAPACITY,
   MIN_ENTRIES_ORPHAN_CAPACITY,
   MIN_ENTRIES_THREAD_CAPACITY,
+  NO_BLOCK,
+  SOURCE_SHIFT,
 } from "./entries.ts";
 import { OCamlFailure, OCamlInvalidArgument } from "./errors.ts";
 import {
@@ -126,6 +134,30 @@ function runWithoutBlocking(b: Blocking): unknown {
     );
   }
   return r.value;
+}
+
+/** Call sites of {@linkcode invoke}, one per tracker callback. */
+const SITE_ALLOC_MINOR = 0, SITE_ALLOC_MAJOR = 1, SITE_PROMOTE = 2, SITE_DEALLOC_MINOR = 3;
+const SITE_DEALLOC_MAJOR = 4;
+
+/**
+ * Calls tracker callback `cb` on `param` from the call site `site` names: each callback of a
+ * tracker has a call site of its own, so that each site sees one closure (a monomorphic call V8
+ * can inline) where a single site would see all five.
+ */
+function invoke(cb: (x: unknown) => unknown, param: unknown, site: number): unknown {
+  switch (site) {
+    case SITE_ALLOC_MINOR:
+      return cb(param);
+    case SITE_ALLOC_MAJOR:
+      return cb(param);
+    case SITE_PROMOTE:
+      return cb(param);
+    case SITE_DEALLOC_MINOR:
+      return cb(param);
+    default:
+      return cb(param);
+  }
 }
 
 /** {@linkcode MemprofDomain.nextCallback}: nothing to run in the table any more. */
@@ -389,14 +421,16 @@ export class MemprofDomain {
     let n = 0;
     for (const es of this.#allTables()) {
       if (es.validatedConfig() === null) continue;
-      for (let i = youngOnly ? es.young : 0; i < es.size; ++i) {
-        const e = es.t[i];
-        n++;
-        if (weak && !e.offset && e.block !== null && !this.host.isYoung(e.block)) {
-          e.block = this.host.compactedTo(e.block);
+      const from = youngOnly ? es.young : 0;
+      n += es.size - from + 1;
+      if (!weak) continue;
+      const block = es.block, meta = es.meta;
+      for (let i = from; i < es.size; ++i) {
+        const b = block[i];
+        if (!(meta[i] & F_OFFSET) && b !== NO_BLOCK && !this.host.isYoung(b)) {
+          block[i] = this.host.compactedTo(b);
         }
       }
-      n++;
     }
     return n;
   }
@@ -407,21 +441,24 @@ export class MemprofDomain {
     const host = this.host;
     for (const es of this.#allTables()) {
       if (es.validatedConfig() === null) continue;
-      for (let i = es.young; i < es.size; ++i) {
-        const e = es.t[i];
-        if (!e.offset && e.block !== null && host.isYoung(e.block)) {
-          const to = host.promotedTo(e.block);
+      const block = es.block, meta = es.meta, size = es.size;
+      let active = es.active;
+      for (let i = es.young; i < size; ++i) {
+        const b = block[i];
+        if (!(meta[i] & F_OFFSET) && b !== NO_BLOCK && host.isYoung(b)) {
+          const to = host.promotedTo(b);
           if (to >= 0) {
-            e.block = to;
-            e.promoted = true;
+            block[i] = to;
+            meta[i] |= F_PROMOTED;
           } else {
-            e.block = null;
-            e.deallocated = true;
+            block[i] = NO_BLOCK;
+            meta[i] |= F_DEALLOCATED;
           }
-          if (es.active > i) es.active = i;
+          if (active > i) active = i;
         }
       }
-      es.young = es.size;
+      es.active = active;
+      es.young = size;
     }
     this.orphansUpdatePending();
     this.setActionPendingAsNeeded();
@@ -433,12 +470,13 @@ export class MemprofDomain {
     const host = this.host;
     for (const es of this.#allTables()) {
       if (es.validatedConfig() === null) continue;
+      const block = es.block, meta = es.meta;
       for (let i = 0; i < es.size; ++i) {
-        const e = es.t[i];
-        if (!e.offset && e.block !== null && !host.isYoung(e.block)) {
-          if (host.isUnmarked(e.block)) {
-            e.block = null;
-            e.deallocated = true;
+        const b = block[i];
+        if (!(meta[i] & F_OFFSET) && b !== NO_BLOCK && !host.isYoung(b)) {
+          if (host.isUnmarked(b)) {
+            block[i] = NO_BLOCK;
+            meta[i] |= F_DEALLOCATED;
             if (es.active > i) es.active = i;
           }
         }
@@ -473,11 +511,10 @@ export class MemprofDomain {
 
   /** `unstash_callstack`. */
   #unstash(cs: unknown): readonly string[] {
-    if (cs instanceof Stash) {
-      this.host.allocForMemprof(cs.frames.length);
-      return cs.frames;
-    }
-    return cs as readonly string[];
+    if (Array.isArray(cs)) return cs; // captured with the heap usable, or empty
+    const frames = (cs as Stash).frames;
+    this.host.allocForMemprof(frames.length);
+    return frames;
   }
 
   // ---- running callbacks ----
@@ -493,14 +530,11 @@ export class MemprofDomain {
   /** memprof.c's `run_callback_res`, up to `caml_callback_res`: false when another thread
    * got to the entry first. */
   #beginCallback(thread: MemprofThread, es: Entries, i: number, cbIndex: number): boolean {
-    const e = es.t[i];
-    if (e.runner) return false;
+    if (es.meta[i] & F_RUNNING) return false;
     thread.runningTable = es;
     thread.runningIndex = i;
-    e.runner = thread;
-    e.callback = cbIndex;
-    e.callbacks |= cbMask(cbIndex);
-    e.userData = undefined;
+    es.setRunner(i, thread, cbIndex);
+    es.userData[i] = undefined;
 
     const stats = this.shared.stats;
     if (cbIndex === CB_ALLOC) stats.alloc++;
@@ -523,9 +557,7 @@ export class MemprofDomain {
     const es = thread.runningTable!;
     thread.runningTable = null;
     const i = thread.runningIndex;
-    const e = es.t[i];
-    e.runner = null;
-    e.callback = CB_NONE;
+    es.clearRunner(i);
 
     if (es.validatedConfig() === null) {
       // Discarded during the callback: the table lost its inactive entries, this one included
@@ -536,10 +568,13 @@ export class MemprofDomain {
       es.delete(i);
       return res;
     }
-    e.userData = value;
+    es.userData[i] = value;
     // The returned value is a fresh OCaml value, assumed young: scan it at the next minor GC.
     if (i < es.young) es.young = i;
-    if (i < es.active && (e.deallocated || (e.promoted && cbIndex !== CB_PROMOTE))) {
+    const m = es.meta[i];
+    if (
+      i < es.active && ((m & F_DEALLOCATED) || ((m & F_PROMOTED) && cbIndex !== CB_PROMOTE))
+    ) {
       es.active = i;
     }
     return null;
@@ -550,18 +585,21 @@ export class MemprofDomain {
     thread: MemprofThread,
     es: Entries,
     i: number,
-    cb: ((x: never) => unknown) | undefined,
+    site: number,
     param: unknown,
     cbIndex: number,
   ): Result {
+    const cb = this.#callbackAt(es, site);
     if (!this.#beginCallback(thread, es, i, cbIndex)) return null;
     let value: unknown = undefined;
     let res: Result = null;
     try {
       if (cb) {
         this.host.enterOCamlFromC();
-        value = (cb as (x: unknown) => unknown)(param);
-        if (value instanceof Blocking) value = runWithoutBlocking(value);
+        value = invoke(cb, param, site);
+        if (typeof value === "object" && value instanceof Blocking) {
+          value = runWithoutBlocking(value);
+        }
       }
     } catch (exn) {
       if (exn instanceof BlockedOutsideResumableRun) throw exn;
@@ -577,18 +615,19 @@ export class MemprofDomain {
     thread: MemprofThread,
     es: Entries,
     i: number,
-    cb: ((x: never) => unknown) | undefined,
+    site: number,
     param: unknown,
     cbIndex: number,
   ): Resumable<Result> {
+    const cb = this.#callbackAt(es, site);
     if (!this.#beginCallback(thread, es, i, cbIndex)) return null;
     let value: unknown = undefined;
     let res: Result = null;
     try {
       if (cb) {
         this.host.enterOCamlFromC();
-        value = (cb as (x: unknown) => unknown)(param);
-        if (value instanceof Blocking) value = yield* value.run;
+        value = invoke(cb, param, site);
+        if (typeof value === "object" && value instanceof Blocking) value = yield* value.run;
       }
     } catch (exn) {
       res = { exn };
@@ -598,23 +637,26 @@ export class MemprofDomain {
   }
 
   /** memprof.c's `run_alloc_callback_res`, up to the call: the `sample_info` record. */
-  #allocInfo(e: Entry): AllocationInfo {
-    const callstack = this.#unstash(e.userData);
-    e.userData = callstack;
+  #allocInfo(es: Entries, i: number): AllocationInfo {
+    const callstack = this.#unstash(es.userData[i]);
+    es.userData[i] = callstack;
     this.host.allocForMemprof(4); // the sample_info record
-    return { nSamples: e.samples, size: e.wosize, source: e.source, callstack };
+    return {
+      nSamples: es.samples[i],
+      size: es.wosize[i],
+      source: ((es.meta[i] >> SOURCE_SHIFT) & 3) as AllocationSource,
+      callstack,
+    };
   }
 
   /** memprof.c's `run_alloc_callback_res`. */
   #runAllocCallback(thread: MemprofThread, es: Entries, i: number): Result {
-    const e = es.t[i];
-    const info = this.#allocInfo(e);
-    const tr = es.config!.tracker;
+    const info = this.#allocInfo(es, i);
     return this.#runCallback(
       thread,
       es,
       i,
-      e.allocYoung ? tr.allocMinor : tr.allocMajor,
+      es.meta[i] & F_ALLOC_YOUNG ? SITE_ALLOC_MINOR : SITE_ALLOC_MAJOR,
       info,
       CB_ALLOC,
     );
@@ -622,14 +664,12 @@ export class MemprofDomain {
 
   /** {@linkcode runAllocCallback}, resumable. */
   *#runAllocCallbackG(thread: MemprofThread, es: Entries, i: number): Resumable<Result> {
-    const e = es.t[i];
-    const info = this.#allocInfo(e);
-    const tr = es.config!.tracker;
+    const info = this.#allocInfo(es, i);
     return yield* this.#runCallbackG(
       thread,
       es,
       i,
-      e.allocYoung ? tr.allocMinor : tr.allocMajor,
+      es.meta[i] & F_ALLOC_YOUNG ? SITE_ALLOC_MINOR : SITE_ALLOC_MAJOR,
       info,
       CB_ALLOC,
     );
@@ -644,27 +684,48 @@ export class MemprofDomain {
     const config = es.validatedConfig();
     if (config === null) return STOP;
     const i = es.active;
-    const e = es.t[i];
-    if (e.deleted || e.runner) {
+    const m = es.meta[i];
+    if (m & (F_DELETED | F_RUNNING)) {
       ++es.active;
       return NEXT;
     }
-    if (!(e.callbacks & cbMask(CB_ALLOC))) {
+    if (!(m & M_ALLOC)) {
       if (config.status === ProfileStatus.SAMPLING) return CB_ALLOC;
       es.delete(i); // sampling stopped, e.g. by a previous callback: drop this entry
       return NEXT;
     }
-    if (e.promoted && !(e.callbacks & cbMask(CB_PROMOTE))) return CB_PROMOTE;
-    if (e.deallocated && !(e.callbacks & cbMask(CB_DEALLOC))) return CB_DEALLOC;
+    if ((m & (F_PROMOTED | M_PROMOTE)) === F_PROMOTED) return CB_PROMOTE;
+    if ((m & (F_DEALLOCATED | M_DEALLOC)) === F_DEALLOCATED) return CB_DEALLOC;
     ++es.active;
     return NEXT;
   }
 
-  /** The closure of promote or dealloc callback `k` for entry `e` of a table of `config`. */
-  #callbackOf(config: Profile, e: Entry, k: number): ((x: never) => unknown) | undefined {
-    const tr = config.tracker;
-    if (k === CB_PROMOTE) return tr.promote;
-    return (e.promoted || !e.allocYoung) ? tr.deallocMajor : tr.deallocMinor;
+  /** The call site (`SITE_*`) of promote or dealloc callback `k` for entry `i` of `es`. */
+  #siteOf(es: Entries, i: number, k: number): number {
+    if (k === CB_PROMOTE) return SITE_PROMOTE;
+    const m = es.meta[i];
+    return (m & F_PROMOTED || !(m & F_ALLOC_YOUNG)) ? SITE_DEALLOC_MAJOR : SITE_DEALLOC_MINOR;
+  }
+
+  /** The tracker's callback for call site `site` (`SITE_*`) of a table of `es`'s profile. */
+  #callbackAt(es: Entries, site: number): ((x: unknown) => unknown) | undefined {
+    // (The alloc callbacks take an AllocationInfo: the caller passes one for those sites.)
+    const tr = es.config!.tracker as Tracker<unknown, unknown> & {
+      allocMinor?: (x: unknown) => unknown;
+      allocMajor?: (x: unknown) => unknown;
+    };
+    switch (site) {
+      case SITE_ALLOC_MINOR:
+        return tr.allocMinor;
+      case SITE_ALLOC_MAJOR:
+        return tr.allocMajor;
+      case SITE_PROMOTE:
+        return tr.promote;
+      case SITE_DEALLOC_MINOR:
+        return tr.deallocMinor;
+      default:
+        return tr.deallocMajor;
+    }
   }
 
   /** memprof.c's `entries_run_callbacks_res`. */
@@ -677,8 +738,7 @@ export class MemprofDomain {
       const i = es.active;
       if (k === CB_ALLOC) res = this.#runAllocCallback(thread, es, i);
       else {
-        const e = es.t[i];
-        res = this.#runCallback(thread, es, i, this.#callbackOf(es.config!, e, k), e.userData, k);
+        res = this.#runCallback(thread, es, i, this.#siteOf(es, i, k), es.userData[i], k);
       }
       if (res) break;
     }
@@ -696,13 +756,12 @@ export class MemprofDomain {
       const i = es.active;
       if (k === CB_ALLOC) res = yield* this.#runAllocCallbackG(thread, es, i);
       else {
-        const e = es.t[i];
         res = yield* this.#runCallbackG(
           thread,
           es,
           i,
-          this.#callbackOf(es.config!, e, k),
-          e.userData,
+          this.#siteOf(es, i, k),
+          es.userData[i],
           k,
         );
       }
@@ -772,26 +831,18 @@ export class MemprofDomain {
   /** memprof.c's `sampling`: is the current thread sampling? */
   sampling(): boolean {
     const thread = this.current;
-    if (thread && !thread.suspended) {
-      const config = thread.entries.validatedConfig();
-      return isSampling(config) && !config!.minLambda;
-    }
-    return false;
+    if (thread === null || thread.suspended) return false;
+    const config = thread.entries.validatedConfig();
+    return config !== null && config.status === ProfileStatus.SAMPLING && !config.minLambda;
   }
 
   /** memprof.c's `maybe_track_block`. */
   #maybeTrackBlock(block: number, samples: number, wosize: number, src: number): void {
     if (samples === 0) return;
     const callstack = this.#captureCallstackNoGC();
-    this.current!.entries.newEntry({
-      block,
-      userData: callstack,
-      wosize,
-      samples,
-      source: src as AllocationSource,
-      isYoung: this.host.isYoung(block),
-      offset: false,
-    });
+    const es = this.current!.entries;
+    const i = es.newEntry(block, callstack, wosize, samples);
+    es.meta[i] = (src << SOURCE_SHIFT) | (this.host.isYoung(block) ? F_ALLOC_YOUNG : 0);
     this.setActionPendingAsNeeded();
   }
 
@@ -827,10 +878,61 @@ export class MemprofDomain {
    */
   sampleYoung(wosize: number, lens: readonly number[] | null): void {
     const thread = this.current!;
-    this.#sampleYoungBegin(thread, wosize, lens);
-    const res = this.#entriesRunCallbacks(thread, thread.entries);
+    const es = thread.entries;
+    let res: Result;
+    if (lens === null && es.size === 0) res = this.#sampleYoungOne(thread, es, wosize);
+    else {
+      this.#sampleYoungBegin(thread, wosize, lens);
+      res = this.#entriesRunCallbacks(thread, es);
+    }
     this.#sampleYoungEnd(thread, wosize, res);
     if (res) this.host.raise(res.exn);
+  }
+
+  /**
+   * {@linkcode sampleYoung}'s first part for what nearly every sample is — one block, not a
+   * combined allocation, by a thread whose table is empty: `#sampleYoungBegin` and
+   * `#entriesRunCallbacks` written out for that one entry, with the same effects in the same
+   * order. Anything but the plain outcome (the callback returned a value and left its entry
+   * alone) goes on through the general code.
+   */
+  #sampleYoungOne(thread: MemprofThread, es: Entries, wosize: number): Result {
+    const host = this.host;
+    const triggerOfs = host.memprofYoungTrigger - host.youngPtr;
+    host.youngPtr += wosize + 1;
+    // update_suspended(true): sampling stops, so set_trigger puts the trigger at the start.
+    thread.suspended = true;
+    host.memprofYoungTrigger = host.youngStart;
+    host.resetYoungLimit();
+    // The block is at offset 0 of the (undone) allocation.
+    const samples = this.#samplesAt(0, triggerOfs);
+    if (samples === 0) return this.#entriesRunCallbacks(thread, es);
+    const callstack = this.#captureCallstackGC(0);
+    const i = es.newEntry(0, callstack, wosize, samples);
+    es.meta[i] = F_ALLOC_YOUNG | F_OFFSET;
+    const config = es.validatedConfig();
+    if (i !== 0 || es.active !== 0 || config === null || config.status !== ProfileStatus.SAMPLING) {
+      return this.#entriesRunCallbacks(thread, es);
+    }
+    // entries_run_callbacks, first turn: the entry's allocation callback.
+    const res = this.#runAllocCallback(thread, es, 0);
+    if (res !== null) {
+      es.evictDeleted();
+      return res;
+    }
+    // Second turn: nothing more to run on an entry that is still alone, neither deleted nor
+    // promoted nor deallocated, whose callback is over; the cursor passes it and the evict
+    // pass keeps it.
+    if (
+      es.size === 1 && es.active === 0 && es.validatedConfig() !== null &&
+      (es.meta[0] & (F_DELETED | F_RUNNING | F_PROMOTED | F_DEALLOCATED | M_ALLOC)) === M_ALLOC
+    ) {
+      es.active = 1;
+      es.evict = 1;
+      es.ensure(0);
+      return null;
+    }
+    return this.#entriesRunCallbacks(thread, es);
   }
 
   /** {@linkcode sampleYoung}, resumable (a callback of the allocation may block its thread;
@@ -851,6 +953,34 @@ export class MemprofDomain {
     this.#maybeTrackBlock(host.youngPtr, samples, wosize, AllocationSource.NORMAL);
     this.setTrigger();
     host.resetYoungLimit();
+  }
+
+  /** The trigger offset {@linkcode #samplesAt} left. */
+  #triggerOfs = 0;
+
+  /**
+   * `caml_memprof_sample_young`'s draw: the samples of the block at offset `allocOfs` of an
+   * allocation whose trigger is at offset `triggerOfs` (rand_geom per sample, the batch read in
+   * place with rand_pos in a local); the trigger's new offset is left in `#triggerOfs`.
+   */
+  #samplesAt(allocOfs: number, triggerOfs: number): number {
+    let samples = 0;
+    if (allocOfs < triggerOfs) {
+      const rng = this.rng;
+      const buf = rng.batch;
+      let pos = rng.pos;
+      do {
+        ++samples;
+        if (pos === RAND_BLOCK_SIZE) {
+          rng.refill(this.entries.config!.oneLog1mLambda);
+          pos = 0;
+        }
+        triggerOfs -= buf[pos++];
+      } while (allocOfs < triggerOfs);
+      rng.pos = pos;
+    }
+    this.#triggerOfs = triggerOfs;
+    return samples;
   }
 
   /** `caml_memprof_sample_young` from OCaml code, before the callbacks: the allocation is
@@ -875,33 +1005,12 @@ export class MemprofDomain {
       --subAlloc;
       const allocWosz = lens === null ? wosize : lens[subAlloc];
       allocOfs -= allocWosz + 1;
-      let samples = 0;
-      if (allocOfs < triggerOfs) {
-        // rand_geom per sample, reading the batch in place with rand_pos in a local.
-        const rng = this.rng;
-        const buf = rng.batch;
-        let pos = rng.pos;
-        do {
-          ++samples;
-          if (pos === RAND_BLOCK_SIZE) {
-            rng.refill(this.entries.config!.oneLog1mLambda);
-            pos = 0;
-          }
-          triggerOfs -= buf[pos++];
-        } while (allocOfs < triggerOfs);
-        rng.pos = pos;
-      }
+      const samples = this.#samplesAt(allocOfs, triggerOfs);
+      triggerOfs = this.#triggerOfs;
       if (samples) {
         const callstack = this.#captureCallstackGC(subAlloc);
-        entries.newEntry({
-          block: allocOfs,
-          userData: callstack,
-          wosize: allocWosz,
-          samples,
-          source: AllocationSource.NORMAL,
-          isYoung: true,
-          offset: true,
-        });
+        const i = entries.newEntry(allocOfs, callstack, allocWosz, samples);
+        entries.meta[i] = F_ALLOC_YOUNG | F_OFFSET;
       }
     } while (subAlloc);
   }
@@ -927,11 +1036,12 @@ export class MemprofDomain {
     if (cancelled) {
       entries.clearOffsets();
     } else {
+      const meta = entries.meta, block = entries.block, youngPtr = host.youngPtr;
       for (let i = 0; i < entries.size; ++i) {
-        const e = entries.t[i];
-        if (e.offset) {
-          e.block = host.youngPtr + (e.block as number);
-          e.offset = false;
+        const m = meta[i];
+        if (m & F_OFFSET) {
+          block[i] += youngPtr;
+          meta[i] = m & ~F_OFFSET;
           if (i < entries.young) entries.young = i;
         }
       }

@@ -84,6 +84,7 @@ export class Profile {
   readonly callstackSize: number;
   /** The callbacks. */
   readonly tracker: Tracker<unknown, unknown>;
+  readonly #minLambda: boolean;
 
   /** Creates a sampling profile from validated parameters. */
   constructor(p: ProfileParams) {
@@ -91,11 +92,12 @@ export class Profile {
     this.oneLog1mLambda = p.oneLog1mLambda;
     this.callstackSize = p.callstackSize;
     this.tracker = p.tracker;
+    this.#minLambda = isMinLambda(p.oneLog1mLambda);
   }
 
   /** memprof.c's `Min_lambda`: sampling is effectively off. */
   get minLambda(): boolean {
-    return isMinLambda(this.oneLog1mLambda);
+    return this.#minLambda;
   }
 }
 

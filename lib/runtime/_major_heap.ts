@@ -115,8 +115,9 @@ export const enum Colour {
   GARBAGE = 2,
 }
 
-/** One block of the major heap that the simulation knows about. */
-export interface MajorBlock {
+/** One block of the major heap that the simulation knows about. (A class, so that every block
+ * has one shape from its creation: the sweep loops over them stay monomorphic.) */
+export class MajorBlock {
   /** Header address. */
   readonly addr: number;
   /** Size with header, in words. */
@@ -125,6 +126,13 @@ export interface MajorBlock {
   colour: Colour;
   /** Its pool, or null for a large allocation. */
   pool: Pool | null;
+  /** A block at `addr` of `whsize` words, of colour `colour`, in `pool` (null: large). */
+  constructor(addr: number, whsize: number, colour: Colour, pool: Pool | null) {
+    this.addr = addr;
+    this.whsize = whsize;
+    this.colour = colour;
+    this.pool = pool;
+  }
 }
 
 /** A pool: one size class, a fixed number of slots. */
@@ -214,7 +222,7 @@ export class MajorHeap {
 
   /** `caml_shared_try_alloc`: places a new (MARKED) block. */
   allocate(addr: number, whsize: number): MajorBlock {
-    const block: MajorBlock = { addr, whsize, colour: Colour.MARKED, pool: null };
+    const block = new MajorBlock(addr, whsize, Colour.MARKED, null);
     if (whsize <= SIZECLASS_MAX) {
       const pool = this.#placeSmall(whsize);
       pool.blocks.push(block);

@@ -24,7 +24,7 @@
  * @module
  */
 
-import { Colour, type MajorBlock, MajorHeap, type PoolState } from "./_major_heap.ts";
+import { Colour, MajorBlock, MajorHeap, type PoolState } from "./_major_heap.ts";
 
 /** `caml_percent_free` default (`space_overhead`). */
 export const PERCENT_FREE_DEFAULT = 120;
@@ -234,7 +234,7 @@ export class MajorGc {
     const b = this.#blocks.get(from);
     if (b === undefined || from === to) return;
     this.#blocks.delete(from);
-    this.#blocks.set(to, { ...b, addr: to });
+    this.#blocks.set(to, new MajorBlock(to, b.whsize, b.colour, b.pool));
   }
 
   /** `update_major_slice_work`. */

@@ -359,18 +359,19 @@ export class Domain implements MemprofHost {
       ? cs[allocIdx]
       : this.current.callstack;
     if (frames.length === 0 || max === 0) return NO_FRAMES;
-    return frames.length <= max ? frames.slice() : frames.slice(0, max);
+    // By reference when whole: a thread's callstack array is replaced, never changed in place.
+    return frames.length <= max ? frames : frames.slice(0, max);
   }
 
   /** `Is_young`: in some domain's minor heap. */
   isYoung(addr: number): boolean {
-    return this.runtime.isYoung(addr);
+    // This domain's own minor heap first: where nearly every block memprof asks about lives.
+    return (addr >= this.youngStart && addr < this.youngEnd) || this.runtime.isYoung(addr);
   }
 
   /** Where the minor collection in progress moved a young block, or -1 if it died. */
   promotedTo(addr: number): number {
-    const to = this.runtime.forwarding.get(addr);
-    return to === undefined ? -1 : to;
+    return this.runtime.forwardedTo(addr);
   }
 
   /** After a major cycle's marking: is the block dead? */
@@ -1125,6 +1126,9 @@ export class Domain implements MemprofHost {
   }
 }
 
+/** Entries of the runtime's filter of forwarded addresses (a power of 2). */
+const FORWARDING_FILTER_SIZE = 4096;
+
 /** Address of component `k` of a combined allocation at `base` with sizes `lens`. */
 export function comballocBlock(base: number, lens: readonly number[], k: number): number {
   let a = base;
@@ -1148,6 +1152,9 @@ export class Runtime {
   readonly roots: Set<Root> = new Set();
   /** Forwarding of young blocks promoted by the minor collection in progress. */
   readonly forwarding: Map<number, number> = new Map();
+  /** A filter of {@linkcode forwarding}'s keys (by their low bits): most blocks memprof asks
+   * about died, and this answers for them without a map lookup. */
+  #forwarded = new Uint8Array(FORWARDING_FILTER_SIZE);
   /** @internal */
   nextThreadId = 0;
   /** Completed major cycles. */
@@ -1285,7 +1292,7 @@ export class Runtime {
     const order = [by, ...this.domains.filter((d) => d !== by)];
     for (const d of order) d.minorScanRoots();
     const fwd = this.forwarding;
-    fwd.clear();
+    this.#clearForwarding();
     let promoted = 0;
     for (const r of this.roots) {
       const a = r.addr;
@@ -1294,6 +1301,7 @@ export class Runtime {
         if (to === undefined) {
           to = this.takeAddresses(r.wosize + 1);
           fwd.set(a, to);
+          this.#forwarded[a & (FORWARDING_FILTER_SIZE - 1)] = 1;
           promoted += r.wosize;
           const owner = this.#youngOwner(a) ?? by;
           owner.promotedWords += r.wosize + 1;
@@ -1304,8 +1312,23 @@ export class Runtime {
     }
     this.promotedWords += promoted;
     for (const d of order) d.minorFinish();
-    fwd.clear();
+    this.#clearForwarding();
     if (stw) this.events.endPhase(by.id, RuntimePhase.EV_STW_LEADER);
+  }
+
+  /** @internal During a minor collection: where young block `addr` was promoted, or -1 if it
+   * died. */
+  forwardedTo(addr: number): number {
+    if (this.#forwarded[addr & (FORWARDING_FILTER_SIZE - 1)] === 0) return -1;
+    const to = this.forwarding.get(addr);
+    return to === undefined ? -1 : to;
+  }
+
+  /** Empties {@linkcode forwarding} and its filter. */
+  #clearForwarding(): void {
+    const f = this.#forwarded;
+    for (const a of this.forwarding.keys()) f[a & (FORWARDING_FILTER_SIZE - 1)] = 0;
+    this.forwarding.clear();
   }
 
   /** @internal After a major cycle: is `addr` dead? */

@@ -3,8 +3,12 @@ import {
   CB_ALLOC,
   cbMask,
   Entries,
+  F_ALLOC_YOUNG,
+  F_OFFSET,
+  M_ALLOC,
   MIN_ENTRIES_DOMAIN_CAPACITY,
   MIN_ENTRIES_THREAD_CAPACITY,
+  SOURCE_SHIFT,
 } from "../../lib/memprof/entries.ts";
 import { Profile, ProfileStatus } from "../../lib/memprof/mod.ts";
 
@@ -13,15 +17,7 @@ const profile = () =>
 
 function fill(es: Entries, n: number): void {
   for (let i = 0; i < n; i++) {
-    es.newEntry({
-      block: 1000 + i,
-      userData: i,
-      wosize: 1,
-      samples: 1,
-      source: 0,
-      isYoung: false,
-      offset: false,
-    });
+    es.newEntry(1000 + i, i, 1, 1);
   }
 }
 
@@ -37,7 +33,8 @@ Deno.test("entries: capacity grows by 2x from the minimum and shrinks only when 
   es.evictDeleted();
   assert.equal(es.size, 3);
   assert.equal(es.capacity, 16, "shrunk: 3 * 2 < 16, so the minimum");
-  assert.deepEqual(es.t.slice(0, 3).map((e) => e.userData), [0, 7, 15]); // two fills
+  assert.deepEqual(es.userData.slice(0, 3), [0, 7, 15]); // two fills
+  assert.deepEqual(es.block.slice(0, 3), [1000, 1007, 1015]);
 });
 
 Deno.test("entries: eviction keeps the young and active cursors on the same entries", () => {
@@ -51,8 +48,8 @@ Deno.test("entries: eviction keeps the young and active cursors on the same entr
   assert.equal(es.evict, 2);
   es.evictDeleted();
   assert.equal(es.size, 8);
-  assert.equal(es.t[es.young].userData, 6);
-  assert.equal(es.t[es.active].userData, 8);
+  assert.equal(es.userData[es.young], 6);
+  assert.equal(es.userData[es.active], 8);
   assert.equal(es.evict, 8);
 });
 
@@ -63,10 +60,10 @@ Deno.test("entries: transfer appends, drops never-called entries and fixes runne
   fill(to, 3);
   to.young = to.evict = to.active = 3;
   fill(from, 4);
-  for (const e of from.t) e.callbacks = cbMask(CB_ALLOC);
-  from.t[1].callbacks = 0; // never ran its allocation callback: deleted on the way
+  from.meta.fill(M_ALLOC, 0, from.size);
+  from.meta[1] = 0; // never ran its allocation callback: deleted on the way
   const runner = { runningTable: from as Entries | null, runningIndex: 3 };
-  from.t[3].runner = runner;
+  from.setRunner(3, runner, CB_ALLOC);
   from.active = 2;
   from.evict = 4;
   from.transferTo(to);
@@ -79,24 +76,45 @@ Deno.test("entries: transfer appends, drops never-called entries and fixes runne
   to.evictDeleted();
   assert.equal(to.size, 6);
   assert.equal(runner.runningIndex, 5);
+  assert.deepEqual(to.userData.slice(0, 6), [0, 1, 2, 0, 2, 3]);
+  assert.equal(to.view(5).runner, runner);
+  assert.equal(from.userData[0], undefined, "the source table holds no user data any more");
+});
+
+Deno.test("entries: a transfer of many entries copies every field", () => {
+  const p = profile();
+  const from = new Entries(MIN_ENTRIES_THREAD_CAPACITY, p);
+  const to = new Entries(MIN_ENTRIES_DOMAIN_CAPACITY, p);
+  fill(to, 2);
+  fill(from, 40);
+  for (let i = 0; i < 40; i++) {
+    from.samples[i] = i + 1;
+    from.wosize[i] = 2 * i;
+    from.meta[i] = M_ALLOC | ((i % 3) << SOURCE_SHIFT) | (i % 2 ? F_ALLOC_YOUNG : 0);
+  }
+  from.transferTo(to);
+  assert.equal(to.size, 42);
+  for (let i = 0; i < 40; i++) {
+    const e = to.view(i + 2);
+    assert.deepEqual(
+      [e.block, e.userData, e.samples, e.wosize, e.source, e.allocYoung, e.callbacks, e.runner],
+      [1000 + i, i, i + 1, 2 * i, i % 3, i % 2 === 1, cbMask(CB_ALLOC), null],
+    );
+  }
 });
 
 Deno.test("entries: clear_offsets fakes deallocation after an allocation callback", () => {
   const es = new Entries(MIN_ENTRIES_THREAD_CAPACITY, profile());
-  const offsetEntry = {
-    userData: "cs",
-    samples: 1,
-    source: 0,
-    isYoung: true,
-    offset: true,
-  } as const;
-  es.newEntry({ ...offsetEntry, block: 0, wosize: 2 });
-  es.newEntry({ ...offsetEntry, block: 3, wosize: 3 });
-  es.t[0].callbacks = cbMask(CB_ALLOC);
+  for (const [block, wosize] of [[0, 2], [3, 3]]) {
+    const i = es.newEntry(block, "cs", wosize, 1); // (newEntry may reallocate es.meta)
+    es.meta[i] = F_ALLOC_YOUNG | F_OFFSET;
+  }
+  es.meta[0] |= M_ALLOC;
   es.active = 2;
   es.clearOffsets();
   assert.equal(es.size, 1);
-  assert.ok(es.t[0].deallocated && es.t[0].block === null && !es.t[0].offset);
+  const e = es.view(0);
+  assert.ok(e.deallocated && e.block === null && !e.offset && e.wosize === 2);
   assert.equal(es.active, 0);
 });
 
@@ -104,10 +122,10 @@ Deno.test("entries: a discarded profile empties the table of inactive entries", 
   const p = profile();
   const es = new Entries(MIN_ENTRIES_THREAD_CAPACITY, p);
   fill(es, 5);
-  es.t[2].runner = { runningTable: es, runningIndex: 2 };
+  es.setRunner(2, { runningTable: es, runningIndex: 2 }, CB_ALLOC);
   assert.equal(es.validatedConfig(), p);
   p.status = ProfileStatus.DISCARDED;
   assert.equal(es.validatedConfig(), null);
   assert.equal(es.size, 1);
-  assert.equal(es.t[0].userData, 2);
+  assert.equal(es.userData[0], 2);
 });

@@ -85,7 +85,7 @@ Deno.test("memprof under compaction: tracked blocks are moved, callbacks still b
   assert.notEqual(r.addr, before);
   const entries = d.memprof.entries;
   assert.deepEqual(
-    entries.t.slice(0, entries.size).map((e) => e.block).sort(),
+    entries.block.slice(0, entries.size).sort(),
     [r.addr, r2.addr].sort(),
   );
   assert.equal(deallocs, 0);
