@@ -31,6 +31,7 @@ export {
   MAX_YOUNG_WOSIZE,
   type Resumable,
   Root,
+  RootSet,
   Runtime,
   type RuntimeOptions,
   Thread,

@@ -34,6 +34,8 @@ import {
   type SliceReport,
 } from "./major_gc.ts";
 import { DEFAULT_GC_TIME, GcClock, type GcTimeModel, TimedSink } from "./gc_time.ts";
+import { Root, RootSet } from "./roots.ts";
+export { Root, RootSet } from "./roots.ts";
 
 /** Largest block (in words, excluding header) allocated in the minor heap. */
 export const MAX_YOUNG_WOSIZE = 256;
@@ -80,39 +82,6 @@ export interface RuntimeOptions {
   advanceClock?: (ns: number) => void;
   /** Costs of collections (default {@linkcode DEFAULT_GC_TIME}, see gc_time.ts). */
   gcTime?: Partial<GcTimeModel>;
-}
-
-/**
- * A GC root held by the caller: a mutable slot pointing to a block (or empty, -1). The runtime
- * updates it when the block moves (promotion, compaction). Create roots once and re-`set` them;
- * roots are the only thing keeping simulated blocks alive.
- */
-export class Root {
-  /** Address of the block, or -1. */
-  addr: number;
-  /** Size of the block in words, if known (for promotion statistics). */
-  wosize: number;
-  readonly #rt: Runtime;
-  /** Use {@linkcode Runtime.root}. */
-  constructor(rt: Runtime, addr: number, wosize: number) {
-    this.#rt = rt;
-    this.addr = addr;
-    this.wosize = wosize;
-  }
-  /** Points the root at another block (OCaml's `caml_modify` of a root slot). */
-  set(addr: number, wosize = 0): void {
-    this.addr = addr;
-    this.wosize = wosize;
-  }
-  /** Empties the slot. */
-  clear(): void {
-    this.addr = -1;
-  }
-  /** Removes the root from the runtime. */
-  release(): void {
-    this.#rt.roots.delete(this);
-    this.addr = -1;
-  }
 }
 
 /** A systhread. */
@@ -1149,7 +1118,7 @@ export class Runtime {
   /** Live domains, in creation order. */
   readonly domains: Domain[] = [];
   /** The caller's roots. */
-  readonly roots: Set<Root> = new Set();
+  readonly roots: RootSet = new RootSet();
   /** Forwarding of young blocks promoted by the minor collection in progress. */
   readonly forwarding: Map<number, number> = new Map();
   /** A filter of {@linkcode forwarding}'s keys (by their low bits): most blocks memprof asks
@@ -1235,7 +1204,7 @@ export class Runtime {
 
   /** Creates a root pointing at `addr` (or empty). */
   root(addr = -1, wosize = 0): Root {
-    const r = new Root(this, addr, wosize);
+    const r = new Root(this.roots, addr, wosize);
     this.roots.add(r);
     return r;
   }
