@@ -209,6 +209,10 @@ export const BACKTRACE_CACHE_BYTES = CACHE_SIZE * (8 + 2);
 
 const NO_CODES = new Float64Array(0);
 const NO_PRED = new Uint16Array(0);
+/** The scratch buffer of a reader that never needed one (grown into a new array when needed). */
+const NO_FRAMES = new Float64Array(0);
+/** Frames the backtrace buffer holds at first (real traces' backtraces are mostly shorter). */
+const INITIAL_FRAMES = 256;
 /** Caches released by finished iterations, kept for the next ones (at most FREE_CACHES). */
 const FREE_CACHES = 4;
 const freeLoc: Float64Array[] = [];
@@ -229,11 +233,11 @@ export class BacktraceReader {
   loc: Float64Array = NO_CODES;
   /** Predicted successor bucket of each bucket; empty until {@linkcode allocate}. */
   pred: Uint16Array = NO_PRED;
-  buffer: Float64Array<ArrayBuffer> = new Float64Array(32);
+  buffer: Float64Array<ArrayBuffer> = new Float64Array(INITIAL_FRAMES);
   length = 0;
   /** Where backtraces that are decoded only to keep the cache in step go (a prefix longer than
    * the previous backtrace, which was cut: memtrace keeps the previous one). */
-  scratch: Float64Array<ArrayBuffer> = new Float64Array(0);
+  scratch: Float64Array<ArrayBuffer> = NO_FRAMES;
 
   /** A reader refusing backtraces of more than `maxFrames` frames. */
   constructor(readonly maxFrames: number) {}
@@ -265,7 +269,7 @@ export class BacktraceReader {
   /** A buffer of at least `need` entries holding `buf`'s, at most `maxFrames` long. */
   grow(buf: Float64Array, need: number): Float64Array<ArrayBuffer> {
     if (need > this.maxFrames) throw new BacktraceTooLongError(this.maxFrames);
-    let size = Math.max(32, buf.length * 2);
+    let size = Math.max(INITIAL_FRAMES, buf.length * 2);
     while (size < need) size *= 2;
     const out = new Float64Array(Math.min(size, this.maxFrames));
     out.set(buf);

@@ -8,8 +8,8 @@
  * limits below and docs/memtrace.md, "Limits and errors".
  * @module
  */
-import { ReadBuf, readI64, Underflow, UnsafeInteger } from "./buf.ts";
-import { CodeTable } from "./_code_table.ts";
+import { ReadBuf, Underflow, UnsafeInteger } from "./buf.ts";
+import { LocationTable } from "./_location_table.ts";
 import {
   BACKTRACE_CACHE_BYTES,
   BacktracePrefixError,
@@ -224,6 +224,7 @@ interface IterationState {
 const NOOP = (): void => {};
 
 const HEADER_UPPER_BOUND = 200;
+const TWO32 = 4294967296;
 const EMPTY_BT = new Float64Array(0);
 const EMPTY_PRED = new Uint16Array(0);
 const ZERO_VERIFIER_CACHE = new BacktraceReader(0);
@@ -270,7 +271,7 @@ export class Reader {
   /** The trace's metadata. */
   readonly info: Info;
   readonly #source: ByteSource;
-  readonly #locTable = new CodeTable<Location[]>();
+  readonly #locTable = new LocationTable();
   readonly #dataOff: number;
   readonly #name: string | undefined;
   readonly #warn: (message: string) => void;
@@ -653,13 +654,9 @@ export class Reader {
       } else if (code === Ev.Location) {
         rb.pos = p;
         const lr = st.locs ??= new LocationReader();
-        const locs = lr.get(rb);
+        const consistent = lr.get(rb, this.#locTable);
         p = rb.pos;
-        const id = lr.code;
-        const known = this.#locTable.getOrSet(id, locs);
-        if (known !== undefined && !sameLocations(known, locs)) {
-          this.#fail("consistent location info", at);
-        }
+        if (!consistent) this.#fail("consistent location info", at);
         continue;
       } else {
         this.#fail("Multiple trace-info events present", at);
@@ -692,7 +689,13 @@ export class Reader {
           prev = bucket;
           if (tag === 3) {
             if (end - p < 8) throw new Underflow(p);
-            const lit = readI64(win, p);
+            // readI64, inlined (its checks and error the same).
+            const lo = (win[p] | (win[p + 1] << 8) | (win[p + 2] << 16) | (win[p + 3] << 24)) >>> 0;
+            const hi = win[p + 4] | (win[p + 5] << 8) | (win[p + 6] << 16) | (win[p + 7] << 24);
+            if (hi >= 0x200000 || hi < -0x200000 || (hi === -0x200000 && lo === 0)) {
+              throw new UnsafeInteger(p);
+            }
+            const lit = hi * TWO32 + lo;
             p += 8;
             loc[bucket] = lit;
             if (pos >= out.length) out = bt.grow(out, pos + 1);
@@ -855,10 +858,4 @@ function skipBacktrace(win: Uint8Array, p: number, end: number, nencoded: number
 /** A packet's cache verifier against a domain's cache (all zeros before its first backtrace). */
 function checkVerifier(bt: BacktraceReader | null, v: CacheVerifier): boolean {
   return (bt ?? ZERO_VERIFIER_CACHE).check(v);
-}
-
-function sameLocations(a: readonly Location[], b: readonly Location[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (!a[i].equals(b[i])) return false;
-  return true;
 }
