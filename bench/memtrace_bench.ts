@@ -135,7 +135,14 @@ function largeTrace(): Uint8Array {
         nsamples = Math.max(1, Math.round(length * 0.01 * (0.5 + rand())));
         source = MemtraceAllocationSource.Major;
       } else if (rand() < 0.003) nsamples = 2;
-      const id = w.putAlloc(now, length, nsamples, source, site.stack, lookup);
+      const id = w.putAlloc({
+        time: now,
+        length,
+        nsamples,
+        source,
+        callstack: site.stack,
+        decode: lookup,
+      });
       (source === MemtraceAllocationSource.Major ? old : young).push(id);
       events++;
       continue;

@@ -24,7 +24,7 @@
  *   context: undefined,
  * }, { getpid: () => 42n });
  * const here = [new Location("demo.ml", 3, 2, 20, "Demo.f")];
- * const id = w.putAlloc(1_700_000_000_000_010, 4, 1, MemtraceAllocationSource.Minor, [1], () => here);
+ * const id = w.putAlloc({ time: 1_700_000_000_000_010, length: 4, nsamples: 1, source: MemtraceAllocationSource.Minor, callstack: [1], decode: () => here });
  * w.putCollect(1_700_000_000_000_020, id);
  * w.close();
  *
@@ -63,7 +63,13 @@ export {
 } from "./errors.ts";
 // The parent classes of MemtraceArgumentError (lib/util's OCaml exceptions), for `instanceof`.
 export { OCamlException, OCamlInvalidArgument } from "../util/ocaml_exceptions.ts";
-export { MultiplexedWriter, OBJ_IDS_PER_CHUNK, Writer, type WriterOptions } from "./writer.ts";
+export {
+  type AllocationToWrite,
+  MultiplexedWriter,
+  OBJ_IDS_PER_CHUNK,
+  Writer,
+  type WriterOptions,
+} from "./writer.ts";
 export {
   BYTES_PER_DOMAIN_CACHE,
   type ByteSource,

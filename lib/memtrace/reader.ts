@@ -256,7 +256,7 @@ export function formatLocationCodeHex(code: LocationCode): string {
  *   context: undefined,
  * });
  * const here = [new Location("demo.ml", 3, 2, 20, "Demo.f")];
- * w.putAlloc(1_700_000_000_000_005, 4, 1, MemtraceAllocationSource.Minor, [1], () => here);
+ * w.putAlloc({ time: 1_700_000_000_000_005, length: 4, nsamples: 1, source: MemtraceAllocationSource.Minor, callstack: [1], decode: () => here });
  * w.close();
  *
  * const r = Reader.fromBytes(sink.bytes());

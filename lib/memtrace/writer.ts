@@ -98,7 +98,7 @@ export interface WriterOptions {
  * }, { getpid: () => 42n });
  * const locs = new Map([[1, [new Location("a.ml", 3, 2, 10, "A.f")]]]);
  * const t = 1_700_000_000_000_100;
- * const id = w.putAlloc(t, 4, 1, MemtraceAllocationSource.Minor, [1], (c) => locs.get(c) ?? []);
+ * const id = w.putAlloc({ time: t, length: 4, nsamples: 1, source: MemtraceAllocationSource.Minor, callstack: [1], decode: (c) => locs.get(c) ?? [] });
  * w.putPromote(t + 10, id);
  * w.putCollect(t + 20, id);
  * w.close();
@@ -281,27 +281,11 @@ export class Writer {
     } else putEventHeader(b, code, now);
   }
 
-  /**
-   * Writes an allocation and returns its object id.
-   * @param time when it happened (microseconds since the epoch; must not go backwards)
-   * @param length size in words, header excluded
-   * @param nsamples number of samples (at least 1)
-   * @param source how it was allocated
-   * @param callstack location codes, callee first (index 0 is the allocation point), as
-   *   OCaml's raw backtraces are laid out; safe integers
-   * @param decode the locations of a code; called for codes the reader may not know yet
-   * @param dropSlots number of entries at the start of `callstack` to leave out (memtrace's
-   *   `put_alloc_backtrace_suffix`)
-   */
-  putAlloc(
-    time: Timestamp,
-    length: number,
-    nsamples: number,
-    source: MemtraceAllocationSource,
-    callstack: ArrayLike<LocationCode>,
-    decode: LocationLookup,
-    dropSlots = 0,
-  ): ObjId {
+  /** Writes an allocation (memtrace's `put_alloc`, whose labelled arguments are the fields of
+   * {@linkcode AllocationToWrite}) and returns its object id. */
+  putAlloc(alloc: AllocationToWrite): ObjId {
+    const { time, length, nsamples, source, callstack, decode } = alloc;
+    const dropSlots = alloc.dropSlots ?? 0;
     const len = callstack.length;
     if (!(Number.isInteger(dropSlots) && dropSlots >= 0 && dropSlots <= len)) {
       throw new MemtraceArgumentError(`Trace.put_alloc: drop_slots ${dropSlots} out of range`);
@@ -375,16 +359,8 @@ export class Writer {
 
   /** memtrace's `put_alloc_backtrace_suffix`: {@linkcode putAlloc} leaving out the first
    * `dropSlots` (callee-side) entries of `callstack`. */
-  putAllocBacktraceSuffix(
-    time: Timestamp,
-    length: number,
-    nsamples: number,
-    source: MemtraceAllocationSource,
-    callstack: ArrayLike<LocationCode>,
-    decode: LocationLookup,
-    dropSlots: number,
-  ): ObjId {
-    return this.putAlloc(time, length, nsamples, source, callstack, decode, dropSlots);
+  putAllocBacktraceSuffix(alloc: AllocationToWrite & { dropSlots: number }): ObjId {
+    return this.putAlloc(alloc);
   }
 
   /** Writes that object `id` survived a minor collection. */
@@ -460,6 +436,26 @@ export class Writer {
 }
 
 /** The fields of an allocation other than its callstack. */
+/** An allocation to write: memtrace's `put_alloc` arguments. */
+export interface AllocationToWrite {
+  /** When it happened (microseconds since the epoch; must not go backwards). */
+  time: Timestamp;
+  /** Size in words, header excluded. */
+  length: number;
+  /** Number of samples (at least 1). */
+  nsamples: number;
+  /** How it was allocated. */
+  source: MemtraceAllocationSource;
+  /** Location codes, callee first (index 0 is the allocation point), as OCaml's raw
+   * backtraces are laid out; safe integers. */
+  callstack: ArrayLike<LocationCode>;
+  /** The locations of a code; called for codes the reader may not know yet. */
+  decode: LocationLookup;
+  /** Entries at the start of `callstack` to leave out (memtrace's
+   * `put_alloc_backtrace_suffix`; default 0). */
+  dropSlots?: number;
+}
+
 interface AllocArgs {
   time: Timestamp;
   length: number;

@@ -151,14 +151,14 @@ export class Tracer {
       return undefined;
     }
     try {
-      const id = this.#writer.forDomain(domain).putAlloc(
-        this.#clock(),
-        info.size,
-        info.nSamples,
-        major ? AllocationSource.Major : AllocationSource.Minor,
-        this.#codesOf(info.callstack),
-        this.lookup,
-      );
+      const id = this.#writer.forDomain(domain).putAlloc({
+        time: this.#clock(),
+        length: info.size,
+        nsamples: info.nSamples,
+        source: major ? AllocationSource.Major : AllocationSource.Minor,
+        callstack: this.#codesOf(info.callstack),
+        decode: this.lookup,
+      });
       this.stats.allocs++;
       return id;
     } catch (e) {
@@ -232,14 +232,14 @@ export class Tracer {
       }
       whileLocked();
       if (this.#stopped) return undefined;
-      id = this.#writer.forDomain(domain).putAlloc(
-        this.#clock(),
-        Math.ceil(bytes / 8),
-        samples,
-        AllocationSource.External,
-        this.#codesOf(callstack),
-        this.lookup,
-      );
+      id = this.#writer.forDomain(domain).putAlloc({
+        time: this.#clock(),
+        length: Math.ceil(bytes / 8),
+        nsamples: samples,
+        source: AllocationSource.External,
+        callstack: this.#codesOf(callstack),
+        decode: this.lookup,
+      });
       this.stats.externalAllocs++;
     } catch (e) {
       this.#fail(e);

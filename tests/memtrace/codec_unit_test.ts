@@ -322,7 +322,15 @@ Deno.test("Writer: argument checks", async (t) => {
     for (const bad of [2 ** 53, -(2 ** 53), 1.5, NaN, Infinity, -Infinity, 2 ** 64]) {
       const w = Writer.create(new MemorySink(), INFO);
       assert.throws(
-        () => w.putAlloc(INFO.startTime, 1, 1, AllocationSource.Minor, [1, bad], LOC),
+        () =>
+          w.putAlloc({
+            time: INFO.startTime,
+            length: 1,
+            nsamples: 1,
+            source: AllocationSource.Minor,
+            callstack: [1, bad],
+            decode: LOC,
+          }),
         (e: unknown) =>
           e instanceof MemtraceArgumentError && e.message.startsWith("Trace.put_alloc: "),
         `${bad}`,
@@ -331,7 +339,14 @@ Deno.test("Writer: argument checks", async (t) => {
     // The extremes that are allowed.
     const sink = new MemorySink();
     const w = Writer.create(sink, INFO);
-    w.putAlloc(INFO.startTime, 1, 1, AllocationSource.Minor, [MAX, -MAX, 0], LOC);
+    w.putAlloc({
+      time: INFO.startTime,
+      length: 1,
+      nsamples: 1,
+      source: AllocationSource.Minor,
+      callstack: [MAX, -MAX, 0],
+      decode: LOC,
+    });
     w.close();
     assert.deepEqual(readAll(sink.bytes())[0].event.kind, "alloc");
     const ev = readAll(sink.bytes())[0].event as AllocEvent;
@@ -341,7 +356,16 @@ Deno.test("Writer: argument checks", async (t) => {
     const w = Writer.create(new MemorySink(), INFO);
     for (const d of [-1, 3, NaN]) {
       assert.throws(
-        () => w.putAlloc(INFO.startTime, 1, 1, AllocationSource.Minor, [1, 2], LOC, d),
+        () =>
+          w.putAlloc({
+            time: INFO.startTime,
+            length: 1,
+            nsamples: 1,
+            source: AllocationSource.Minor,
+            callstack: [1, 2],
+            decode: LOC,
+            dropSlots: d,
+          }),
         MemtraceArgumentError,
       );
     }
@@ -349,18 +373,39 @@ Deno.test("Writer: argument checks", async (t) => {
   await t.step("nothing may be written after close", () => {
     const w = Writer.create(new MemorySink(), INFO);
     w.close();
-    w.putAlloc(INFO.startTime, 1, 1, AllocationSource.Minor, [1], LOC); // buffered
+    w.putAlloc({
+      time: INFO.startTime,
+      length: 1,
+      nsamples: 1,
+      source: AllocationSource.Minor,
+      callstack: [1],
+      decode: LOC,
+    }); // buffered
     assert.throws(() => w.flush(), MemtraceArgumentError);
   });
   await t.step("PidChangedError when the pid changes before a flush", () => {
     let pid = 42n;
     const sink = new MemorySink();
     const w = Writer.create(sink, INFO, { getpid: () => pid });
-    w.putAlloc(INFO.startTime, 1, 1, AllocationSource.Minor, [1], LOC);
+    w.putAlloc({
+      time: INFO.startTime,
+      length: 1,
+      nsamples: 1,
+      source: AllocationSource.Minor,
+      callstack: [1],
+      decode: LOC,
+    });
     w.flush();
     const before = sink.size;
     pid = 43n;
-    w.putAlloc(INFO.startTime + 1, 1, 1, AllocationSource.Minor, [1], LOC); // buffered
+    w.putAlloc({
+      time: INFO.startTime + 1,
+      length: 1,
+      nsamples: 1,
+      source: AllocationSource.Minor,
+      callstack: [1],
+      decode: LOC,
+    }); // buffered
     assert.throws(() => w.flush(), (e: unknown) => {
       assert.ok(e instanceof PidChangedError);
       assert.equal(e.expected, 42n);
@@ -421,7 +466,14 @@ Deno.test("Reader: malformed files", async (t) => {
   await t.step("a location code of 2^53 in a file", () => {
     const sink = new MemorySink();
     const w = Writer.create(sink, INFO);
-    w.putAlloc(INFO.startTime, 1, 1, AllocationSource.Minor, [MAX], LOC);
+    w.putAlloc({
+      time: INFO.startTime,
+      length: 1,
+      nsamples: 1,
+      source: AllocationSource.Minor,
+      callstack: [MAX],
+      decode: LOC,
+    });
     w.close();
     const b = sink.bytes().slice();
     // Every literal of MAX (location definition and backtrace) becomes 2^53.
@@ -440,7 +492,14 @@ Deno.test("Reader: malformed files", async (t) => {
   await t.step("a packet of a foreign pid is skipped with a warning", () => {
     const sink = new MemorySink();
     const w = Writer.create(sink, INFO);
-    w.putAlloc(INFO.startTime, 1, 1, AllocationSource.Minor, [1], LOC);
+    w.putAlloc({
+      time: INFO.startTime,
+      length: 1,
+      nsamples: 1,
+      source: AllocationSource.Minor,
+      callstack: [1],
+      decode: LOC,
+    });
     w.flush();
     w.putCollect(INFO.startTime + 5, 0);
     w.flush();
@@ -489,7 +548,14 @@ Deno.test("Reader: trace formats v1, v2 and v3", () => {
   const sink = new MemorySink();
   const w = Writer.create(sink, INFO);
   for (let i = 0; i < 50; i++) {
-    w.putAlloc(INFO.startTime + i * 1000, 1 + (i % 20), 1, 0, [1, 2 + (i % 3), 9], LOC);
+    w.putAlloc({
+      time: INFO.startTime + i * 1000,
+      length: 1 + (i % 20),
+      nsamples: 1,
+      source: 0,
+      callstack: [1, 2 + (i % 3), 9],
+      decode: LOC,
+    });
     if (i % 7 === 6) w.putCollect(INFO.startTime + i * 1000, i - 3);
     if (i % 10 === 9) w.flush();
   }
@@ -524,8 +590,22 @@ Deno.test("Writer: memtrace's packet rules", async (t) => {
     const sink = new MemorySink();
     const w = Writer.create(sink, INFO);
     // The first packet starts at the trace start; the rule measures from there.
-    w.putAlloc(INFO.startTime, 1, 1, AllocationSource.Minor, firstStack, LOC);
-    w.putAlloc(INFO.startTime + gap, 1, 1, AllocationSource.Minor, [1], LOC);
+    w.putAlloc({
+      time: INFO.startTime,
+      length: 1,
+      nsamples: 1,
+      source: AllocationSource.Minor,
+      callstack: firstStack,
+      decode: LOC,
+    });
+    w.putAlloc({
+      time: INFO.startTime + gap,
+      length: 1,
+      nsamples: 1,
+      source: AllocationSource.Minor,
+      callstack: [1],
+      decode: LOC,
+    });
     w.close();
     return sink.bytes().slice();
   };
@@ -542,7 +622,14 @@ Deno.test("Writer: memtrace's packet rules", async (t) => {
     const sink = new MemorySink();
     const w = Writer.create(sink, INFO);
     for (const dt of [0, 20_000_000, 30_000_000, 30_000_001]) {
-      w.putAlloc(INFO.startTime + dt, 1, 1, AllocationSource.Minor, [1], LOC);
+      w.putAlloc({
+        time: INFO.startTime + dt,
+        length: 1,
+        nsamples: 1,
+        source: AllocationSource.Minor,
+        callstack: [1],
+        decode: LOC,
+      });
     }
     w.close();
     assert.deepEqual(allocPackets(sink.bytes()), [[0, 3], [3, 4]]);
@@ -562,10 +649,27 @@ Deno.test("Writer: memtrace's packet rules", async (t) => {
     const w0 = Writer.create(sink, INFO);
     const w1 = w0.forDomain(1);
     assert.equal(w1.domain, 1);
-    assert.equal(w1.putAlloc(INFO.startTime, 1, 1, AllocationSource.Minor, [1], LOC), 10_000);
+    assert.equal(
+      w1.putAlloc({
+        time: INFO.startTime,
+        length: 1,
+        nsamples: 1,
+        source: AllocationSource.Minor,
+        callstack: [1],
+        decode: LOC,
+      }),
+      10_000,
+    );
     let last = -1;
     for (let i = 0; i < OBJ_IDS_PER_CHUNK + 1; i++) {
-      last = w0.putAlloc(INFO.startTime + i, 1, 1, AllocationSource.Minor, [1, i % 7], LOC);
+      last = w0.putAlloc({
+        time: INFO.startTime + i,
+        length: 1,
+        nsamples: 1,
+        source: AllocationSource.Minor,
+        callstack: [1, i % 7],
+        decode: LOC,
+      });
     }
     assert.equal(last, 20_000);
     assert.equal(w1.nextAllocId(), 10_001);
@@ -584,7 +688,14 @@ Deno.test("Writer: memtrace's packet rules", async (t) => {
     const sink = new MemorySink();
     const w = Writer.create(sink, INFO);
     for (let i = 0; i < 20_000; i++) {
-      w.putAlloc(INFO.startTime + i, 300, 2, AllocationSource.Major, [i % 50, 7], LOC);
+      w.putAlloc({
+        time: INFO.startTime + i,
+        length: 300,
+        nsamples: 2,
+        source: AllocationSource.Major,
+        callstack: [i % 50, 7],
+        decode: LOC,
+      });
     }
     w.close();
     const pk = packets(sink.bytes());
@@ -598,7 +709,14 @@ Deno.test("location codec: clamping, the unknown-location rule, NUL cuts", async
   const roundTrip = (locs: Location[]): Location[] => {
     const sink = new MemorySink();
     const w = Writer.create(sink, INFO);
-    w.putAlloc(INFO.startTime, 1, 1, AllocationSource.Minor, [5], () => locs);
+    w.putAlloc({
+      time: INFO.startTime,
+      length: 1,
+      nsamples: 1,
+      source: AllocationSource.Minor,
+      callstack: [5],
+      decode: () => locs,
+    });
     w.close();
     const r = reader(sink.bytes().slice());
     r.iter(() => {});
@@ -649,7 +767,14 @@ Deno.test("backtrace codec: code 0 starts out cached, as in memtrace", () => {
     asked.push(c);
     return LOC(c);
   };
-  w.putAlloc(INFO.startTime, 1, 1, AllocationSource.Minor, [0, 9, 0], decode);
+  w.putAlloc({
+    time: INFO.startTime,
+    length: 1,
+    nsamples: 1,
+    source: AllocationSource.Minor,
+    callstack: [0, 9, 0],
+    decode,
+  });
   w.close();
   const r = reader(sink.bytes().slice());
   const evs = r.readAll();
@@ -707,7 +832,16 @@ Deno.test("regressions: -0 in %h, exact ties in %g, fractional dropSlots", async
     });
     for (const drop of [0.5, 1.5]) {
       assert.throws(
-        () => w.putAlloc(0, 1, 1, AllocationSource.Minor, [5, 6], () => [], drop),
+        () =>
+          w.putAlloc({
+            time: 0,
+            length: 1,
+            nsamples: 1,
+            source: AllocationSource.Minor,
+            callstack: [5, 6],
+            decode: () => [],
+            dropSlots: drop,
+          }),
         MemtraceArgumentError,
       );
     }

@@ -132,7 +132,14 @@ function multiDomainTrace(): Uint8Array {
     }
     const len = rng.pick([1, 2, 5, 16, 17, 300, 70000]);
     const src = rng.pick([0, 0, 0, 1, 2]) as AllocationSource;
-    const id = w.putAlloc(t, len, 1 + (src === 0 ? 0 : rng.int(3)), src, stack, locationsOf);
+    const id = w.putAlloc({
+      time: t,
+      length: len,
+      nsamples: 1 + (src === 0 ? 0 : rng.int(3)),
+      source: src,
+      callstack: stack,
+      decode: locationsOf,
+    });
     live.push([d, id]);
     if (rng.chance(0.3) && live.length > 0) {
       const [ld, lid] = live[rng.int(live.length)];
@@ -158,7 +165,14 @@ function deepTrace(): Uint8Array {
     for (let k = 0; k < 150 + 13 * i; k++) stack.push(k % 2 === 0 ? 42 : 43);
     stack.push(1);
     t += 10;
-    w.putAlloc(t, 3, 1, AllocationSource.Minor, stack, locationsOf);
+    w.putAlloc({
+      time: t,
+      length: 3,
+      nsamples: 1,
+      source: AllocationSource.Minor,
+      callstack: stack,
+      decode: locationsOf,
+    });
   }
   w.flush();
   return sink.bytes().slice();
@@ -175,7 +189,14 @@ function namesTrace(): Uint8Array {
   ];
   for (let i = 0; i < 60; i++) {
     t += 1;
-    w.putAlloc(t, 20, 2, AllocationSource.Major, [i + 1, 500 + (i % 7), 900], locs);
+    w.putAlloc({
+      time: t,
+      length: 20,
+      nsamples: 2,
+      source: AllocationSource.Major,
+      callstack: [i + 1, 500 + (i % 7), 900],
+      decode: locs,
+    });
   }
   w.flush();
   return sink.bytes().slice();

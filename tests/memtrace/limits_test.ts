@@ -118,7 +118,14 @@ function expectError<E extends MemtraceFormatError>(
 Deno.test("a code without a location definition dumps as $code and stops a copy at its event", () => {
   for (const code of [42, -5]) {
     const full = trace((w) =>
-      w.putAlloc(INFO.startTime, 2, 1, AllocationSource.Minor, [code], LOC)
+      w.putAlloc({
+        time: INFO.startTime,
+        length: 2,
+        nsamples: 1,
+        source: AllocationSource.Minor,
+        callstack: [code],
+        decode: LOC,
+      })
     );
     // Drop the packet of location definitions (the second): the code stays undefined.
     const pk = parseTrace(full);
@@ -146,7 +153,16 @@ Deno.test("a code without a location definition dumps as $code and stops a copy 
 
 Deno.test("copy refuses allocation ids memtrace's writer would not give, naming the event", () => {
   const bytes = trace((w) => {
-    for (let i = 0; i < 3; i++) w.putAlloc(INFO.startTime, 1, 1, 0, [1, 2], LOC);
+    for (let i = 0; i < 3; i++) {
+      w.putAlloc({
+        time: INFO.startTime,
+        length: 1,
+        nsamples: 1,
+        source: 0,
+        callstack: [1, 2],
+        decode: LOC,
+      });
+    }
   });
   const pk = parseTrace(bytes);
   const events = pk[2];
@@ -299,8 +315,24 @@ Deno.test("the default dump budget grows with the input: 64 Mi characters plus 4
   const locs = Array.from({ length: 255 }, (_, i) => new Location("ab", i, 1, 2, "cd"));
   const bytes = trace((w) => {
     const stack = Array.from({ length: 4000 }, () => 77);
-    w.putAlloc(INFO.startTime, 2, 1, AllocationSource.Minor, stack, () => locs);
-    for (let i = 0; i < 40; i++) w.putAlloc(INFO.startTime, 2, 1, 0, stack, () => locs);
+    w.putAlloc({
+      time: INFO.startTime,
+      length: 2,
+      nsamples: 1,
+      source: AllocationSource.Minor,
+      callstack: stack,
+      decode: () => locs,
+    });
+    for (let i = 0; i < 40; i++) {
+      w.putAlloc({
+        time: INFO.startTime,
+        length: 2,
+        nsamples: 1,
+        source: 0,
+        callstack: stack,
+        decode: () => locs,
+      });
+    }
   });
   assert.ok(bytes.length < 4000, `${bytes.length} bytes`);
   let chars = 0;

@@ -113,7 +113,14 @@ Deno.test("a reader's lookups after a second iteration give the first definition
   const w = newWriter(sink);
   const here = (c: number) => [new Location(`m${c}.ml`, c, 1, 9, `M${c}.f`)];
   for (let i = 0; i < 50; i++) {
-    w.putAlloc(1_700_000_000_000_010 + i, 2, 1, 0, [i % 7 + 1, i % 5 + 100], here);
+    w.putAlloc({
+      time: 1_700_000_000_000_010 + i,
+      length: 2,
+      nsamples: 1,
+      source: 0,
+      callstack: [i % 7 + 1, i % 5 + 100],
+      decode: here,
+    });
   }
   w.close();
   const r = Reader.fromBytes(sink.bytes());
@@ -151,7 +158,14 @@ function traceWithDefinition(): { bytes: Uint8Array; codeAt: number } {
   const sink = new MemorySink();
   const w = newWriter(sink);
   const locs = [new Location("a.ml", 1, 2, 3, "A.f"), new Location("a.ml", 4, 5, 6, "A.g")];
-  w.putAlloc(1_700_000_000_000_010, 2, 1, 0, [0x5eed0], () => locs);
+  w.putAlloc({
+    time: 1_700_000_000_000_010,
+    length: 2,
+    nsamples: 1,
+    source: 0,
+    callstack: [0x5eed0],
+    decode: () => locs,
+  });
   w.close();
   const bytes = sink.bytes().slice();
   const code = [0xd0, 0xee, 0x05, 0, 0, 0, 0, 0];

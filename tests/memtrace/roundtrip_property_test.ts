@@ -512,16 +512,24 @@ function writePlain(sc: Scenario, predictAll = false): Written {
       const calleeFirst = [...junk, ...stack.slice().reverse()];
       const predicted = predictAll || n % 3 === 0 ? w.nextAllocId() : undefined;
       const id = n++ % 2 === 0
-        ? w.putAlloc(t, cmd.length, cmd.nsamples, cmd.source, calleeFirst, decode, junk.length)
-        : w.putAllocBacktraceSuffix(
-          t,
-          cmd.length,
-          cmd.nsamples,
-          cmd.source,
-          calleeFirst,
+        ? w.putAlloc({
+          time: t,
+          length: cmd.length,
+          nsamples: cmd.nsamples,
+          source: cmd.source,
+          callstack: calleeFirst,
           decode,
-          junk.length,
-        );
+          dropSlots: junk.length,
+        })
+        : w.putAllocBacktraceSuffix({
+          time: t,
+          length: cmd.length,
+          nsamples: cmd.nsamples,
+          source: cmd.source,
+          callstack: calleeFirst,
+          decode,
+          dropSlots: junk.length,
+        });
       if (predicted !== undefined) assert.equal(id, predicted);
       rec.alloc(t, dom, cmd, id, stack);
     } else {
@@ -798,7 +806,14 @@ Deno.test("memtrace backtraces beyond the 4096-byte limit", async (t) => {
           const sink = new MemorySink();
           const w = Writer.create(sink, info);
           const put = (t: number, s: number[], len = 2) =>
-            w.putAlloc(t, len, 1, AllocationSource.Minor, s.slice().reverse(), locsOf);
+            w.putAlloc({
+              time: t,
+              length: len,
+              nsamples: 1,
+              source: AllocationSource.Minor,
+              callstack: s.slice().reverse(),
+              decode: locsOf,
+            });
           put(1_000_000, stack);
           // The same stack again: nothing new to encode, the reader repeats what it has.
           put(1_000_001, stack, 20);
@@ -836,7 +851,14 @@ Deno.test("memtrace backtraces beyond the 4096-byte limit", async (t) => {
           const w = Writer.create(sink, info);
           const stack = [...top];
           for (let i = 0; i < times; i++) stack.push(...cycle);
-          w.putAlloc(2_000_000, 3, 1, AllocationSource.Major, stack.slice().reverse(), locsOf);
+          w.putAlloc({
+            time: 2_000_000,
+            length: 3,
+            nsamples: 1,
+            source: AllocationSource.Major,
+            callstack: stack.slice().reverse(),
+            decode: locsOf,
+          });
           w.close();
           const { events } = readBack(sink.bytes(), true);
           assert.equal(events.length, 1);

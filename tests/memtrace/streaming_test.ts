@@ -31,7 +31,16 @@ function parts(): { head: Uint8Array; packet: Uint8Array } {
   // location packet, then one event packet. Both only hold events at the start time, so that
   // repeating them keeps every check (time bounds, monotone times, alloc id sync) satisfied.
   const locs = (c: number) => [new Location("big.ml", c, 1, 2, `Big.f${c}`)];
-  for (let c = 1; c <= 100; c++) w.putAlloc(1_000_000, 2, 1, AllocationSource.Minor, [c], locs);
+  for (let c = 1; c <= 100; c++) {
+    w.putAlloc({
+      time: 1_000_000,
+      length: 2,
+      nsamples: 1,
+      source: AllocationSource.Minor,
+      callstack: [c],
+      decode: locs,
+    });
+  }
   w.flush();
   const all = sink.bytes().slice();
   return { head: all.slice(0, headLen), packet: all.slice(headLen) };

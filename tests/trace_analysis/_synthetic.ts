@@ -104,7 +104,14 @@ export function syntheticTrace(o: SyntheticOptions): Uint8Array {
           : int(10, 1000);
         const nsamples = source === AllocationSource.Minor ? (rnd() < 0.95 ? 1 : 2) : int(1, 5);
         const stack = stacks[Math.floor(stacks.length * rnd() ** 3)];
-        const id = writer.putAlloc(now, length, nsamples, source, stack, lookup);
+        const id = writer.putAlloc({
+          time: now,
+          length,
+          nsamples,
+          source,
+          callstack: stack,
+          decode: lookup,
+        });
         written++;
         const life = rnd();
         if (life < 0.6) queue.push([now + int(1, 200), 1, id]);
