@@ -169,9 +169,17 @@ export function formatDiff(r: DiffResult, nameA = "A", nameB = "B"): string[] {
     `# B: ${nameB} (${r.b.executableName}, ${r.b.events} events, rate ${r.b.sampleRate})`,
     `# estimated bytes by ${r.by}, B - A: ${r.rowCount} changed${
       r.rows.length < r.rowCount ? `, top ${r.rows.length} shown` : ""
-    }, sorted by |change of ${r.sort === "alloc" ? "allocated" : live}|`,
+    }, sorted by |change of ${r.sort === "alloc" ? "allocated" : live}|; live bytes are ${live}`,
   ];
-  const cols = ["alloc A", "alloc B", "change", `${live} A`, `${live} B`, "change"];
+  // The columns are named as the JSON rows' keys (`trace diff --json`).
+  const cols = [
+    "allocBytesA",
+    "allocBytesB",
+    "allocDelta",
+    "liveBytesA",
+    "liveBytesB",
+    "liveDelta",
+  ];
   const cells = (x: DiffRow) => [
     formatBytes(x.allocBytesA),
     formatBytes(x.allocBytesB),

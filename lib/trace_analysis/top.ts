@@ -185,10 +185,10 @@ export function formatTop(r: TopResult, name = "trace"): string[] {
       r.rows.length < r.rowCount ? `, top ${r.rows.length} shown` : ""
     }; bytes are estimates (samples / rate x word size)`,
   ];
-  const bytesCol = r.measure === "allocated" ? "allocated" : "live";
+  // The columns are named as the JSON rows' keys (`trace top --json`).
   const cols = r.by === "function"
-    ? ["samples", "self", "total", "live@end", "promoted"]
-    : ["samples", bytesCol, "live@end", "promoted"];
+    ? ["samples", "selfBytes", "bytes", "liveEndBytes", "promotedShare"]
+    : ["samples", "bytes", "liveEndBytes", "promotedShare"];
   const cells = (row: TopRow | TopResult["totals"], self?: number) =>
     r.by === "function"
       ? [

@@ -30,7 +30,7 @@ Deno.test("trace top prints the table and, with --json, exactly what topOf retur
   assert.equal(text.code, 0, text.stderr);
   const lines = text.stdout.trimEnd().split("\n");
   assert.equal(lines.length, 3 + 5 + 1);
-  assert.match(lines[2], /^samples +allocated +live@end +promoted +site$/);
+  assert.match(lines[2], /^samples +bytes +liveEndBytes +promotedShare +site$/);
   assert.match(
     lines[3],
     /^ +968 +73\.9 MiB +0 B +2\.0% +Stdlib__Map\.Make\.bal@map\.ml:119:12-67$/,
@@ -81,9 +81,12 @@ Deno.test("trace diff compares two traces; a trace with itself shows no change",
   assert.match(lines[0], /^# A: .*single_1e-4\.ctf \(ocaml-examples\/wl_single, 8073 events/);
   assert.match(
     lines[2],
-    /by function, B - A: \d+ changed, top 4 shown, sorted by \|change of live@end\|/,
+    /by function, B - A: \d+ changed, top 4 shown, sorted by \|change of live@end\|; live bytes are live@end/,
   );
-  assert.match(lines[3], /^ +alloc A +alloc B +change +live@end A +live@end B +change +function$/);
+  assert.match(
+    lines[3],
+    /^ *allocBytesA +allocBytesB +allocDelta +liveBytesA +liveBytesB +liveDelta +function$/,
+  );
   assert.equal(lines.length, 4 + 4 + 1);
   assert.match(lines.at(-1)!, /\(total\)$/);
 });

@@ -159,7 +159,7 @@ Deno.test("top --limit keeps the largest rows; the table prints them with units"
     /^# single_1e-4\.ctf: ocaml-examples\/wl_single, 8073 events, 0\.251825 s/,
   );
   assert.match(lines[1], /allocations by site: \d+ sites, top 5 shown/);
-  assert.match(lines[2], /^samples +allocated +live@end +promoted +site$/);
+  assert.match(lines[2], /^samples +bytes +liveEndBytes +promotedShare +site$/);
   assert.equal(lines.length, 3 + 5 + 1);
   assert.match(
     lines[3],
@@ -167,7 +167,7 @@ Deno.test("top --limit keeps the largest rows; the table prints them with units"
   );
   assert.match(lines.at(-1)!, /\(total\)$/);
   const fn = formatTop(topOf(data, selector, { by: "function", limit: 3 }), "x");
-  assert.match(fn[2], /^samples +self +total +live@end +promoted +function$/);
+  assert.match(fn[2], /^samples +selfBytes +bytes +liveEndBytes +promotedShare +function$/);
 });
 
 function escape(s: string): string {
