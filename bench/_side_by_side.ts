@@ -10,17 +10,13 @@
  * @module
  */
 
-/** How a figure reads: a throughput (higher is better) or a time per unit (lower is better). */
-export type FigureKind = "throughput" | "time";
-
 /** A figure and how to print it. */
 export interface Figure {
   /** The value, in `unit`. */
   value: number;
-  /** The unit printed after the value, e.g. `M events/s` or `ns`. */
+  /** The unit printed after the value, e.g. `M events/s` or `ns` (throughputs are better high,
+   * times low: the line's `note` says which way the goal goes). */
   unit: string;
-  /** Throughputs are better high, times low. */
-  kind: FigureKind;
 }
 
 /** One line of a group: our figure, the anchor's (when there is one) and what the anchor is. */

@@ -76,7 +76,7 @@ for (const [name, pass] of COMMANDS) {
   printSideBySide({
     group: "analysis",
     label: `${name}, 500,000 events`,
-    ours: { value: medianSeconds(pass), unit: "s", kind: "time" },
+    ours: { value: medianSeconds(pass), unit: "s" },
     anchor: 1,
     anchorName: "goal",
     note: "goal ≤ 1.00",

@@ -76,7 +76,7 @@ function report(): void {
   printSideBySide({
     group: "anchored",
     label: `geometric draw λ=${LAMBDA}, as the runtime consumes it (rand_binom)`,
-    ours: { value: binomNs, unit: "ns", kind: "time" },
+    ours: { value: binomNs, unit: "ns" },
     anchor,
     anchorName: "memprof.c -O2",
     note: `goal ≤ 1.00; ${binomOk ? "" : "NOT "}${draws}, nothing left over`,
@@ -84,7 +84,7 @@ function report(): void {
   printSideBySide({
     group: "anchored",
     label: `geometric draw λ=${LAMBDA}, geom() per variate`,
-    ours: { value: geomNs, unit: "ns", kind: "time" },
+    ours: { value: geomNs, unit: "ns" },
     anchor,
     anchorName: "memprof.c -O2",
     note: typeof c === "string" ? undefined : `${same}${draws}`,
@@ -94,7 +94,7 @@ function report(): void {
     printSideBySide({
       group: "anchored",
       label: `allocations, ${lambda === null ? "no profile" : `λ=${lambda}`}`,
-      ours: { value: ALLOCATIONS / seconds / 1e6, unit: "M/s", kind: "throughput" },
+      ours: { value: ALLOCATIONS / seconds / 1e6, unit: "M/s" },
       anchor: ((v) => typeof v === "string" ? v : v / 1e6)(
         ocamlAllocationsPerSecond("alloc", lambda),
       ),

@@ -247,7 +247,7 @@ const side = (group: string, label: string, value: number, anchor: number, note:
   printSideBySide({
     group,
     label,
-    ours: { value, unit: "M events/s", kind: "throughput" },
+    ours: { value, unit: "M events/s" },
     anchor,
     anchorName: NATIVE,
     note,
@@ -278,7 +278,7 @@ if ("path" in largeOnDisk) {
   printSideBySide({
     group: "streaming",
     label: largeLabel,
-    ours: { value: viewsLarge, unit: "M events/s (in memory)", kind: "throughput" },
+    ours: { value: viewsLarge, unit: "M events/s (in memory)" },
     anchor: largeOnDisk.why,
     anchorName: NATIVE,
   });

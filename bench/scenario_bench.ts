@@ -64,7 +64,7 @@ function report(): void {
     printSideBySide({
       group: "scenario",
       label,
-      ours: { value: N / seconds / 1e6, unit: "M allocations/s", kind: "throughput" },
+      ours: { value: N / seconds / 1e6, unit: "M allocations/s" },
       anchor: typeof anchor === "string" ? anchor : anchor / 1e6,
       anchorName: "OCaml 5.3",
       note,

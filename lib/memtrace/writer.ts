@@ -435,7 +435,6 @@ export class Writer {
   }
 }
 
-/** The fields of an allocation other than its callstack. */
 /** An allocation to write: memtrace's `put_alloc` arguments. */
 export interface AllocationToWrite {
   /** When it happened (microseconds since the epoch; must not go backwards). */
@@ -456,6 +455,8 @@ export interface AllocationToWrite {
   dropSlots?: number;
 }
 
+/** The fields of an allocation other than its callstack, in the writer's own reused object (one
+ * shape for every internal call, whoever the caller). */
 interface AllocArgs {
   time: Timestamp;
   length: number;

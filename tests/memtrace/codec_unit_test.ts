@@ -47,6 +47,15 @@ const INFO: Info = {
 };
 
 const LOC = (c: LocationCode) => [new Location("a.ml", c % 1000, 1, 2, `f${c}`)];
+/** A one-word minor allocation at the trace's start, at location code 1. */
+const ONE_WORD_AT_START = {
+  time: INFO.startTime,
+  length: 1,
+  nsamples: 1,
+  source: AllocationSource.Minor,
+  callstack: [1],
+  decode: LOC,
+};
 
 function bytesOf(write: (b: WriteBuf) => void): number[] {
   const b = new WriteBuf(new Uint8Array(64));
@@ -373,28 +382,14 @@ Deno.test("Writer: argument checks", async (t) => {
   await t.step("nothing may be written after close", () => {
     const w = Writer.create(new MemorySink(), INFO);
     w.close();
-    w.putAlloc({
-      time: INFO.startTime,
-      length: 1,
-      nsamples: 1,
-      source: AllocationSource.Minor,
-      callstack: [1],
-      decode: LOC,
-    }); // buffered
+    w.putAlloc(ONE_WORD_AT_START); // buffered
     assert.throws(() => w.flush(), MemtraceArgumentError);
   });
   await t.step("PidChangedError when the pid changes before a flush", () => {
     let pid = 42n;
     const sink = new MemorySink();
     const w = Writer.create(sink, INFO, { getpid: () => pid });
-    w.putAlloc({
-      time: INFO.startTime,
-      length: 1,
-      nsamples: 1,
-      source: AllocationSource.Minor,
-      callstack: [1],
-      decode: LOC,
-    });
+    w.putAlloc(ONE_WORD_AT_START);
     w.flush();
     const before = sink.size;
     pid = 43n;
@@ -492,14 +487,7 @@ Deno.test("Reader: malformed files", async (t) => {
   await t.step("a packet of a foreign pid is skipped with a warning", () => {
     const sink = new MemorySink();
     const w = Writer.create(sink, INFO);
-    w.putAlloc({
-      time: INFO.startTime,
-      length: 1,
-      nsamples: 1,
-      source: AllocationSource.Minor,
-      callstack: [1],
-      decode: LOC,
-    });
+    w.putAlloc(ONE_WORD_AT_START);
     w.flush();
     w.putCollect(INFO.startTime + 5, 0);
     w.flush();

@@ -511,25 +511,16 @@ function writePlain(sc: Scenario, predictAll = false): Written {
       const junk = cmd.drop.map((i) => sc.codes[i % sc.codes.length]);
       const calleeFirst = [...junk, ...stack.slice().reverse()];
       const predicted = predictAll || n % 3 === 0 ? w.nextAllocId() : undefined;
-      const id = n++ % 2 === 0
-        ? w.putAlloc({
-          time: t,
-          length: cmd.length,
-          nsamples: cmd.nsamples,
-          source: cmd.source,
-          callstack: calleeFirst,
-          decode,
-          dropSlots: junk.length,
-        })
-        : w.putAllocBacktraceSuffix({
-          time: t,
-          length: cmd.length,
-          nsamples: cmd.nsamples,
-          source: cmd.source,
-          callstack: calleeFirst,
-          decode,
-          dropSlots: junk.length,
-        });
+      const alloc = {
+        time: t,
+        length: cmd.length,
+        nsamples: cmd.nsamples,
+        source: cmd.source,
+        callstack: calleeFirst,
+        decode,
+        dropSlots: junk.length,
+      };
+      const id = n++ % 2 === 0 ? w.putAlloc(alloc) : w.putAllocBacktraceSuffix(alloc);
       if (predicted !== undefined) assert.equal(id, predicted);
       rec.alloc(t, dom, cmd, id, stack);
     } else {
