@@ -5,7 +5,7 @@
  * The ratio is always ours ÷ anchor in the figure's own unit, as the goals are written: for a
  * throughput above 1.0 is faster than the anchor (goal "decode ≥ 1.2×"), for a time per unit below
  * 1.0 is faster (goal "draw ≤ 1.0×"); `note` says which way the goal goes. Figures are medians of
- * `rounds` passes after `warmup` passes, measured in the same process as the table.
+ * `rounds` passes after `warmup` passes (or `warmupSeconds`), measured in the same process as the table.
  *
  * @module
  */
@@ -41,12 +41,19 @@ export interface MedianOptions {
   rounds?: number;
   /** Untimed passes first (default 1). */
   warmup?: number;
+  /** Keep warming up (untimed passes) until this many seconds have gone by (default 0): V8 keeps
+   * re-optimising a hot path for a while, so a short pass needs more passes than a long one. */
+  warmupSeconds?: number;
 }
 
-/** Runs `pass` `warmup` times untimed, then `rounds` times timed; returns the median in seconds. */
+/**
+ * Runs `pass` `warmup` times untimed (and on until `warmupSeconds` have gone by), then `rounds`
+ * times timed; returns the median in seconds.
+ */
 export function medianSeconds(pass: () => void, options: MedianOptions = {}): number {
   const rounds = options.rounds ?? 5;
-  for (let k = 0; k < (options.warmup ?? 1); k++) pass();
+  const warmupEnd = performance.now() + (options.warmupSeconds ?? 0) * 1000;
+  for (let k = 0; k < (options.warmup ?? 1) || performance.now() < warmupEnd; k++) pass();
   const times: number[] = [];
   for (let k = 0; k < rounds; k++) {
     const t0 = performance.now();

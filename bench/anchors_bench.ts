@@ -90,7 +90,7 @@ function report(): void {
     note: typeof c === "string" ? undefined : `${same}${draws}`,
   });
   for (const lambda of [null, 1e-4, 1e-2]) {
-    const seconds = medianSeconds(allocWorkload(lambda));
+    const seconds = medianSeconds(allocWorkload(lambda), { warmup: 3 });
     printSideBySide({
       group: "anchored",
       label: `allocations, ${lambda === null ? "no profile" : `λ=${lambda}`}`,

@@ -18,8 +18,9 @@
  *
  * When the module loads, each group (decode, streaming, copy) prints our figure next to native
  * memtrace's (the midpoint of its range in bench/README.md) with the ratio: medians of 5 passes
- * after 5 warm-up passes (`medianSeconds`), a pass handling the large trace once or ocamlopt.ctf
- * 40 times. Decoding goes through {@linkcode Reader.iterViews} (every event fully decoded,
+ * after at least 5 warm-up passes and half a second of them (`medianSeconds`; with only 5 passes
+ * of ocamlopt.ctf, V8 was still re-optimising the backtrace path and the figure swung between 6.5
+ * and 7.5 M events/s), a pass handling the large trace once or ocamlopt.ctf 40 times. Decoding goes through {@linkcode Reader.iterViews} (every event fully decoded,
  * backtraces included, delivered through one reused view, as the copy reads); the last two decode
  * lines give the figures through {@linkcode Reader.iter}, which makes an object per event.
  * Streaming decode reads the large trace from a temporary file (with `--allow-write`) through the
@@ -242,7 +243,7 @@ const NATIVE = "native memtrace (bench/README.md)";
 const REPEAT = 40;
 const GOAL = "goal ≥ 1.20";
 const throughput = (pass: () => void, events: number) =>
-  events / medianSeconds(pass, { rounds: 5, warmup: 5 }) / 1e6;
+  events / medianSeconds(pass, { rounds: 5, warmup: 5, warmupSeconds: 0.5 }) / 1e6;
 const side = (group: string, label: string, value: number, anchor: number, note: string) =>
   printSideBySide({
     group,
