@@ -1,6 +1,6 @@
 /**
- * The simulated allocation workload of sampler_bench.ts's "memprof alloc" group and of
- * anchors_bench.ts (whose OCaml anchor, anchors/alloc.ml, allocates the same): one million
+ * The simulated allocation workload of sampler_bench.ts's "memprof alloc" group (whose OCaml
+ * anchor, anchors/alloc.ml's `alloc`, allocates the same): one million
  * blocks of 1 to 6 words on one domain, every 1,024th kept in a 64-slot table, under a profile
  * whose tracker returns a value for every callback (or none).
  * @module

@@ -90,8 +90,6 @@ export function ocamlopt(): string | null {
 }
 
 let geomExe: string | { why: string } | null = null;
-let allocExe: string | { why: string } | null = null;
-
 function buildGeom(): string | { why: string } {
   if (geomExe !== null) return geomExe;
   const dir = workDir();
@@ -102,33 +100,42 @@ function buildGeom(): string | { why: string } {
 }
 
 function buildAlloc(): string | { why: string } {
-  if (allocExe !== null) return allocExe;
-  const dir = workDir();
-  if (typeof dir !== "string") return allocExe = dir;
-  const opt = ocamlopt();
-  if (opt === null) return allocExe = { why: "no OCaml 5.3 toolchain" };
-  const src = `${dir}/alloc.ml`;
-  Deno.copyFileSync(here("./anchors/alloc.ml"), src);
-  const c = run(opt, ["-I", "+unix", "unix.cmxa", src, "-o", `${dir}/alloc`]);
-  return allocExe = c.ok ? `${dir}/alloc` : { why: `ocamlopt: ${firstLine(c.err, "failed")}` };
+  return buildOcamlAnchor("alloc", ["unix"]);
+}
+
+/** Options of {@linkcode memprofCDraw}. */
+export interface CDrawOptions {
+  /** What is drawn: `geom`, one variate per draw (default), or `binom`, memprof.c's `rand_binom`
+   * for blocks of 1 to 16 words (block i has i mod 16 + 1; `next_rand_geom` starting at 0): then
+   * `ns` is per block and `sum` the total number of samples. */
+  mode?: "geom" | "binom";
+  /** Processes run; the best is kept (default 3). */
+  runs?: number;
 }
 
 /**
- * memprof.c's geometric draw at -O2: `draws` variates at `lambda` from lanes seeded with `seed`
- * (no `rand_init` draw), best of `runs` processes; or why it is unavailable.
+ * memprof.c's geometric draw at -O2: `draws` variates (or blocks, see {@linkcode CDrawOptions})
+ * at `lambda` from lanes seeded with `seed` (no `rand_init` draw), best of the runs; or why it is
+ * unavailable.
  */
 export function memprofCDraw(
   lambda: number,
   draws: number,
   seed: number,
-  runs = 3,
+  { mode = "geom", runs = 3 }: CDrawOptions = {},
 ): CDraw | string {
   const exe = buildGeom();
   if (typeof exe !== "string") return `unavailable (${exe.why})`;
   const results: CDraw[] = [];
   let err = "";
+  const args = [
+    String(lambda),
+    String(draws),
+    String(seed),
+    ...(mode === "binom" ? ["binom"] : []),
+  ];
   for (let k = 0; k < runs; k++) {
-    const r = run(exe, [String(lambda), String(draws), String(seed)]);
+    const r = run(exe, args);
     if (!r.ok) {
       err = firstLine(r.err, "failed");
       continue;
@@ -156,4 +163,78 @@ export function ocamlAllocationsPerSecond(
   if (!r.ok) return `failed (${firstLine(r.err, "no output")})`;
   const v = Number(r.out.trim());
   return Number.isFinite(v) && v > 0 ? v : `failed (printed ${JSON.stringify(r.out.trim())})`;
+}
+
+/** Options of {@linkcode ocamlRuntimeEventsPerSecond}. */
+export interface RuntimeEventsAnchorOptions {
+  /** Events written per round in `write` mode (default 100,000). */
+  events?: number;
+  /** Timed rounds, after one untimed round (default 5). */
+  rounds?: number;
+}
+
+const ocamlAnchors = new Map<string, string | { why: string }>();
+
+/**
+ * anchors/`name`.ml built with ocamlopt against the toolchain's libraries `libs` (e.g.
+ * `["unix"]`), once per process: the executable's path, or why there is none.
+ */
+function buildOcamlAnchor(name: string, libs: string[]): string | { why: string } {
+  let exe = ocamlAnchors.get(name);
+  if (exe !== undefined) return exe;
+  const dir = workDir();
+  const opt = ocamlopt();
+  if (typeof dir !== "string") exe = dir;
+  else if (opt === null) exe = { why: "no OCaml 5.3 toolchain" };
+  else {
+    const src = `${dir}/${name}.ml`;
+    Deno.copyFileSync(here(`./anchors/${name}.ml`), src);
+    const includes = libs.flatMap((lib) => ["-I", `+${lib}`]);
+    const c = run(opt, [
+      ...includes,
+      ...libs.map((lib) => `${lib}.cmxa`),
+      src,
+      "-o",
+      `${dir}/${name}`,
+    ]);
+    exe = c.ok ? `${dir}/${name}` : { why: `ocamlopt: ${firstLine(c.err, "failed")}` };
+  }
+  ocamlAnchors.set(name, exe);
+  return exe;
+}
+
+/**
+ * The real OCaml 5.3 runtime's user int events per second through the stdlib's `Runtime_events`
+ * (anchors/events.ml; median of the rounds after one untimed round), in rings of 2^16 words with
+ * 4 domain slots (OCAMLRUNPARAM `e=16,d=4`, as runtime_events_bench.ts's producers): `write`,
+ * `Runtime_events.User.write` in a loop (each event stamped with the monotonic clock); `read`, a
+ * fresh cursor on the process's own full ring reading it all with `read_poll` and counting the
+ * user int events. Or why it is unavailable.
+ */
+export function ocamlRuntimeEventsPerSecond(
+  mode: "write" | "read",
+  { events = 100_000, rounds = 5 }: RuntimeEventsAnchorOptions = {},
+): number | string {
+  const exe = buildOcamlAnchor("events", ["unix", "runtime_events"]);
+  if (typeof exe !== "string") return `unavailable (${exe.why})`;
+  const args = mode === "write"
+    ? ["write", String(events), String(rounds)]
+    : ["read", String(rounds)];
+  // The runtime makes its <pid>.events file in OCAML_RUNTIME_EVENTS_DIR (else in the current
+  // directory): the anchors' temporary directory.
+  const env = {
+    OCAMLRUNPARAM: "e=16,d=4",
+    OCAML_RUNTIME_EVENTS_DIR: exe.slice(0, exe.lastIndexOf("/")),
+  };
+  const dec = new TextDecoder();
+  let ok = false, out = "", err = "";
+  try {
+    const r = new Deno.Command(exe, { args, env, stdout: "piped", stderr: "piped" }).outputSync();
+    [ok, out, err] = [r.success, dec.decode(r.stdout), dec.decode(r.stderr)];
+  } catch (e) {
+    err = (e as Error).message;
+  }
+  if (!ok) return `failed (${firstLine(err, "no output")})`;
+  const v = Number(out.trim());
+  return Number.isFinite(v) && v > 0 ? v : `failed (printed ${JSON.stringify(out.trim())})`;
 }

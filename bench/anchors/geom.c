@@ -1,10 +1,13 @@
-/* Anchor for bench/anchors_bench.ts: memprof's geometric draw as OCaml 5.3's runtime/memprof.c
+/* Anchor for bench/sampler_bench.ts: memprof's geometric draw as OCaml 5.3's runtime/memprof.c
  * computes it (64 xoshiro128+ lanes seeded by splitmix64 from the domain id, a degree-3
  * logarithm approximation in float, batches of 64), written for this project from the
  * algorithm's description, compiled with gcc -O2 like the runtime.
  *
  * Usage: geom LAMBDA DRAWS SEED -> prints "ns_per_draw checksum", the checksum being the sum of
- * the draws (mod 2^64), which the TypeScript generator must reproduce. */
+ * the draws (mod 2^64), which the TypeScript generator must reproduce.
+ *        geom LAMBDA BLOCKS SEED binom -> memprof.c's rand_binom for BLOCKS blocks of 1 to 16
+ * words (block i has (i mod 16) + 1), next_rand_geom starting at 0: prints "ns_per_block
+ * checksum", the checksum being the total number of samples. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -73,9 +76,21 @@ static inline uint64_t geom(float o) {
   return buf[pos++];
 }
 
+/* memprof.c's next_rand_geom and rand_binom: gaps are drawn while the block reaches past the
+ * next sample. */
+static uint64_t next_rand_geom = 0;
+
+static inline uint64_t binom(uint64_t len, float o) {
+  uint64_t res;
+  for (res = 0; next_rand_geom < len; res++) next_rand_geom += geom(o);
+  next_rand_geom -= len;
+  return res;
+}
+
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: geom LAMBDA DRAWS SEED\n");
+  int by_block = argc == 5 && argv[4][0] == 'b';
+  if (argc != 4 && !by_block) {
+    fprintf(stderr, "usage: geom LAMBDA DRAWS SEED [binom]\n");
     return 2;
   }
   double lambda = strtod(argv[1], NULL);
@@ -85,7 +100,10 @@ int main(int argc, char **argv) {
   struct timespec t0, t1;
   uint64_t sum = 0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  for (long i = 0; i < draws; i++) sum += geom(o);
+  if (by_block)
+    for (long i = 0; i < draws; i++) sum += binom((uint64_t)(i & 15) + 1, o);
+  else
+    for (long i = 0; i < draws; i++) sum += geom(o);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double ns = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
   printf("%.3f %llu\n", ns / draws, (unsigned long long)sum);
