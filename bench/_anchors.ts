@@ -35,9 +35,13 @@ function granted(name: "run" | "write" | "env"): boolean {
   return Deno.permissions.querySync({ name }).state === "granted";
 }
 
-function run(cmd: string, args: string[]): { ok: boolean; out: string; err: string } {
+function run(
+  cmd: string,
+  args: string[],
+  env?: Record<string, string>,
+): { ok: boolean; out: string; err: string } {
   try {
-    const r = new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).outputSync();
+    const r = new Deno.Command(cmd, { args, env, stdout: "piped", stderr: "piped" }).outputSync();
     const dec = new TextDecoder();
     return { ok: r.success, out: dec.decode(r.stdout), err: dec.decode(r.stderr) };
   } catch (e) {
@@ -99,10 +103,6 @@ function buildGeom(): string | { why: string } {
   return geomExe = cc.ok ? exe : { why: `gcc: ${firstLine(cc.err, "not found")}` };
 }
 
-function buildAlloc(): string | { why: string } {
-  return buildOcamlAnchor("alloc", ["unix"]);
-}
-
 /** Options of {@linkcode memprofCDraw}. */
 export interface CDrawOptions {
   /** What is drawn: `geom`, one variate per draw (default), or `binom`, memprof.c's `rand_binom`
@@ -157,9 +157,14 @@ export function ocamlAllocationsPerSecond(
   rate: number | null,
   rounds = 5,
 ): number | string {
-  const exe = buildAlloc();
+  const exe = buildOcamlAnchor("alloc", ["unix"]);
   if (typeof exe !== "string") return `unavailable (${exe.why})`;
-  const r = run(exe, [workload, String(rate ?? 0), String(rounds)]);
+  return runForRate(exe, [workload, String(rate ?? 0), String(rounds)]);
+}
+
+/** Runs an anchor that prints one positive figure: the figure, or why there is none. */
+function runForRate(exe: string, args: string[], env?: Record<string, string>): number | string {
+  const r = run(exe, args, env);
   if (!r.ok) return `failed (${firstLine(r.err, "no output")})`;
   const v = Number(r.out.trim());
   return Number.isFinite(v) && v > 0 ? v : `failed (printed ${JSON.stringify(r.out.trim())})`;
@@ -226,15 +231,5 @@ export function ocamlRuntimeEventsPerSecond(
     OCAMLRUNPARAM: "e=16,d=4",
     OCAML_RUNTIME_EVENTS_DIR: exe.slice(0, exe.lastIndexOf("/")),
   };
-  const dec = new TextDecoder();
-  let ok = false, out = "", err = "";
-  try {
-    const r = new Deno.Command(exe, { args, env, stdout: "piped", stderr: "piped" }).outputSync();
-    [ok, out, err] = [r.success, dec.decode(r.stdout), dec.decode(r.stderr)];
-  } catch (e) {
-    err = (e as Error).message;
-  }
-  if (!ok) return `failed (${firstLine(err, "no output")})`;
-  const v = Number(out.trim());
-  return Number.isFinite(v) && v > 0 ? v : `failed (printed ${JSON.stringify(out.trim())})`;
+  return runForRate(exe, args, env);
 }
