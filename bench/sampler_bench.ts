@@ -20,7 +20,8 @@
  * (bench/_alloc_workload.ts: one million allocations of 1–6 words, 4.5 M words with headers, on
  * one domain, under a profile whose tracker returns a value for every callback) at λ = 1e-5,
  * 1e-4 and 1e-2 and with no profile, against the real OCaml 5.3 runtime allocating the same
- * (anchors/alloc.ml's `alloc`), in M allocations/s.
+ * (anchors/alloc.ml's `alloc`), in M allocations/s. Each rate is measured in a fresh V8 isolate
+ * (a Worker, bench/_alloc_isolated.ts), as the anchor runs each rate in a fresh process.
  *
  * Without gcc, the OCaml toolchain or the permissions, a line says why and gives our figure
  * alone.
@@ -32,7 +33,8 @@
 import { MemprofRng, oneLog1mLambda, type RngBackend } from "../lib/memprof/rng.ts";
 import { memprofCDraw, ocamlAllocationsPerSecond } from "./_anchors.ts";
 import { ALLOCATIONS, allocWorkload } from "./_alloc_workload.ts";
-import { medianSeconds, printSideBySide } from "./_side_by_side.ts";
+import { printSideBySide } from "./_side_by_side.ts";
+import { allocSecondsInFreshIsolate } from "./_alloc_isolated.ts";
 
 const DRAWS = 10_000_000;
 const TABLE_DRAWS = 1_000_000;
@@ -143,10 +145,10 @@ function reportBinom(): void {
   });
 }
 
-function reportAllocations(): void {
+async function reportAllocations(): Promise<void> {
   for (const lambda of LAMBDAS) {
-    // Three warm-up rounds: V8 compiles the allocation loop over the first ones.
-    const seconds = medianSeconds(allocWorkload(lambda), { warmup: 3 });
+    // Each rate in its own isolate, as the anchor runs each in its own process.
+    const seconds = await allocSecondsInFreshIsolate(lambda);
     const anchor = ocamlAllocationsPerSecond("alloc", lambda);
     printSideBySide({
       group: "memprof alloc",
@@ -159,12 +161,13 @@ function reportAllocations(): void {
 }
 
 console.log(
-  "\nsampler against memprof.c and OCaml 5.3 (draws: best of 3; allocations: median of 5; " +
+  "\nsampler against memprof.c and OCaml 5.3 (draws: best of 3; allocations: median of 9 " +
+    "after 1 s of warm-up, each rate in a fresh isolate; " +
     "this machine, now):",
 );
 reportDraws();
 reportBinom();
-reportAllocations();
+await reportAllocations();
 console.log();
 
 // ---- Deno.bench's table ----
