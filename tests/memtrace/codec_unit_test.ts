@@ -333,12 +333,8 @@ Deno.test("Writer: argument checks", async (t) => {
       assert.throws(
         () =>
           w.putAlloc({
-            time: INFO.startTime,
-            length: 1,
-            nsamples: 1,
-            source: AllocationSource.Minor,
+            ...ONE_WORD_AT_START,
             callstack: [1, bad],
-            decode: LOC,
           }),
         (e: unknown) =>
           e instanceof MemtraceArgumentError && e.message.startsWith("Trace.put_alloc: "),
@@ -349,12 +345,8 @@ Deno.test("Writer: argument checks", async (t) => {
     const sink = new MemorySink();
     const w = Writer.create(sink, INFO);
     w.putAlloc({
-      time: INFO.startTime,
-      length: 1,
-      nsamples: 1,
-      source: AllocationSource.Minor,
+      ...ONE_WORD_AT_START,
       callstack: [MAX, -MAX, 0],
-      decode: LOC,
     });
     w.close();
     assert.deepEqual(readAll(sink.bytes())[0].event.kind, "alloc");
@@ -367,12 +359,8 @@ Deno.test("Writer: argument checks", async (t) => {
       assert.throws(
         () =>
           w.putAlloc({
-            time: INFO.startTime,
-            length: 1,
-            nsamples: 1,
-            source: AllocationSource.Minor,
+            ...ONE_WORD_AT_START,
             callstack: [1, 2],
-            decode: LOC,
             dropSlots: d,
           }),
         MemtraceArgumentError,
@@ -394,12 +382,8 @@ Deno.test("Writer: argument checks", async (t) => {
     const before = sink.size;
     pid = 43n;
     w.putAlloc({
+      ...ONE_WORD_AT_START,
       time: INFO.startTime + 1,
-      length: 1,
-      nsamples: 1,
-      source: AllocationSource.Minor,
-      callstack: [1],
-      decode: LOC,
     }); // buffered
     assert.throws(() => w.flush(), (e: unknown) => {
       assert.ok(e instanceof PidChangedError);
@@ -462,12 +446,8 @@ Deno.test("Reader: malformed files", async (t) => {
     const sink = new MemorySink();
     const w = Writer.create(sink, INFO);
     w.putAlloc({
-      time: INFO.startTime,
-      length: 1,
-      nsamples: 1,
-      source: AllocationSource.Minor,
+      ...ONE_WORD_AT_START,
       callstack: [MAX],
-      decode: LOC,
     });
     w.close();
     const b = sink.bytes().slice();
@@ -579,20 +559,12 @@ Deno.test("Writer: memtrace's packet rules", async (t) => {
     const w = Writer.create(sink, INFO);
     // The first packet starts at the trace start; the rule measures from there.
     w.putAlloc({
-      time: INFO.startTime,
-      length: 1,
-      nsamples: 1,
-      source: AllocationSource.Minor,
+      ...ONE_WORD_AT_START,
       callstack: firstStack,
-      decode: LOC,
     });
     w.putAlloc({
+      ...ONE_WORD_AT_START,
       time: INFO.startTime + gap,
-      length: 1,
-      nsamples: 1,
-      source: AllocationSource.Minor,
-      callstack: [1],
-      decode: LOC,
     });
     w.close();
     return sink.bytes().slice();
@@ -611,12 +583,8 @@ Deno.test("Writer: memtrace's packet rules", async (t) => {
     const w = Writer.create(sink, INFO);
     for (const dt of [0, 20_000_000, 30_000_000, 30_000_001]) {
       w.putAlloc({
+        ...ONE_WORD_AT_START,
         time: INFO.startTime + dt,
-        length: 1,
-        nsamples: 1,
-        source: AllocationSource.Minor,
-        callstack: [1],
-        decode: LOC,
       });
     }
     w.close();
@@ -637,26 +605,13 @@ Deno.test("Writer: memtrace's packet rules", async (t) => {
     const w0 = Writer.create(sink, INFO);
     const w1 = w0.forDomain(1);
     assert.equal(w1.domain, 1);
-    assert.equal(
-      w1.putAlloc({
-        time: INFO.startTime,
-        length: 1,
-        nsamples: 1,
-        source: AllocationSource.Minor,
-        callstack: [1],
-        decode: LOC,
-      }),
-      10_000,
-    );
+    assert.equal(w1.putAlloc(ONE_WORD_AT_START), 10_000);
     let last = -1;
     for (let i = 0; i < OBJ_IDS_PER_CHUNK + 1; i++) {
       last = w0.putAlloc({
+        ...ONE_WORD_AT_START,
         time: INFO.startTime + i,
-        length: 1,
-        nsamples: 1,
-        source: AllocationSource.Minor,
         callstack: [1, i % 7],
-        decode: LOC,
       });
     }
     assert.equal(last, 20_000);
@@ -756,10 +711,7 @@ Deno.test("backtrace codec: code 0 starts out cached, as in memtrace", () => {
     return LOC(c);
   };
   w.putAlloc({
-    time: INFO.startTime,
-    length: 1,
-    nsamples: 1,
-    source: AllocationSource.Minor,
+    ...ONE_WORD_AT_START,
     callstack: [0, 9, 0],
     decode,
   });
