@@ -522,7 +522,8 @@ export class MemprofRng {
   /** memprof.c's `rand_pos`: the index of the next variate in {@linkcode batch}; 64 = empty. */
   pos: number = RAND_BLOCK_SIZE;
   readonly #kernel: BatchKernel;
-  // next_rand_geom: a Number while it is a safe integer, else the exact BigInt in #nextBig.
+  // next_rand_geom: a Number while it is a safe integer, else NaN and the exact BigInt in
+  // #nextBig (NaN makes binom's one-comparison fast path fail without a second test).
   #next = 0;
   #nextBig: bigint | null = null;
 
@@ -602,12 +603,19 @@ export class MemprofRng {
    * @param oneLog1mLambda the profile's `1/log1p(-lambda)`.
    */
   binom(len: number | bigint, oneLog1mLambda: number): number {
+    // The common case in one comparison: #next is NaN while the exact value is in #nextBig, and
+    // no number compares ≥ NaN; a len above 2^53 − 1 is above every safe #next.
+    const next = this.#next;
+    if (typeof len === "number" && next >= len) {
+      this.#next = next - len;
+      return 0;
+    }
+    return this.#binomDraw(len, oneLog1mLambda);
+  }
+
+  /** {@linkcode binom} when it draws, or when `len` or `next_rand_geom` is not a safe integer. */
+  #binomDraw(len: number | bigint, oneLog1mLambda: number): number {
     if (typeof len === "number" && this.#nextBig === null && len <= MAX_SAFE) {
-      const next = this.#next;
-      if (next >= len) {
-        this.#next = next - len;
-        return 0;
-      }
       // One call of #consume per batch: the per-variate loop lives in a small function that V8
       // optimises like any hot function (a loop here would only get on-stack-replaced code).
       let res = 0;
@@ -615,10 +623,8 @@ export class MemprofRng {
         if (this.pos === RAND_BLOCK_SIZE) this.refill(oneLog1mLambda);
         res += this.#consume(len);
         if (this.#nextBig !== null) {
-          // A sum left the safe integers: continue exactly.
-          const big = this.#nextBig;
-          this.#nextBig = null;
-          return this.#binomBig(big, BigInt(len), res, oneLog1mLambda);
+          // A sum left the safe integers: continue exactly (#binomBig's end stores the result).
+          return this.#binomBig(this.#nextBig, BigInt(len), res, oneLog1mLambda);
         }
       } while (this.#next < len);
       this.#next -= len;
@@ -657,6 +663,7 @@ export class MemprofRng {
       const sum = next + g;
       if (sum > MAX_SAFE) {
         this.#nextBig = BigInt(next) + geomToBigInt(g);
+        next = NaN; // the exact value is in #nextBig from now on
         break;
       }
       next = sum;
@@ -709,6 +716,7 @@ export class MemprofRng {
       this.#next = value;
       this.#nextBig = null;
     } else {
+      this.#next = NaN;
       this.#nextBig = BigInt(value);
     }
   }
@@ -726,6 +734,7 @@ export class MemprofRng {
       this.#next = Number(value);
       this.#nextBig = null;
     } else {
+      this.#next = NaN;
       this.#nextBig = value;
     }
   }
