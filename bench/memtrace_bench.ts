@@ -287,19 +287,22 @@ if ("path" in largeOnDisk) {
 side("copy", largeLabel, throughput(() => copy(large), LARGE_COUNT), 11.05, GOAL);
 side("copy", oLabel, throughput(repeat(() => copy(ocamlopt)), REPEAT * EVENTS), 0.985, GOAL);
 const iterNote = "iter: an object per event";
+// The decode goal is the iterViews lines' (bench/README.md); these are the same decode plus an
+// object per event, the way memtrace's own reader hands out a new value per event.
+const ITER_NOTE = "no goal of its own; like memtrace's reader, a new value per event";
 side(
   "decode",
   `${largeLabel}, ${iterNote}`,
   throughput(() => decode(large), LARGE_COUNT),
   34.5,
-  GOAL,
+  ITER_NOTE,
 );
 side(
   "decode",
   `${oLabel}, ${iterNote}`,
   throughput(repeat(() => decode(ocamlopt)), REPEAT * EVENTS),
   5.55,
-  GOAL,
+  ITER_NOTE,
 );
 
 Deno.bench(
