@@ -71,12 +71,12 @@ function digits(v: number): string {
 }
 
 /** Ours ÷ anchor, in the figure's unit. */
-export function ratioToAnchor(ours: Figure, anchor: number): number {
+function ratioToAnchor(ours: Figure, anchor: number): number {
   return ours.value / anchor;
 }
 
 /** Formats one side-by-side line (see the module doc). */
-export function formatSideBySide(s: SideBySide): string {
+function formatSideBySide(s: SideBySide): string {
   const ours = `ours ${digits(s.ours.value)} ${s.ours.unit}`;
   const note = s.note === undefined ? "" : ` (${s.note})`;
   if (typeof s.anchor === "string") {

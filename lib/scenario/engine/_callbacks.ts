@@ -402,7 +402,7 @@ function reportRaise(e: unknown, report: (outcome: { raise: string }) => void): 
 }
 
 /** `within` and `part`, comma-separated (the form of `ScenarioError.within`). */
-export function pathJoin(within: string, part: string): string {
+function pathJoin(within: string, part: string): string {
   return within === "" ? part : `${within}, ${part}`;
 }
 

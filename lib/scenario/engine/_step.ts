@@ -66,7 +66,7 @@ function* domainStepG(
 
 /** A step's work that never yields, as a resumable computation. */
 // deno-lint-ignore require-yield
-export function* plainG(f: () => void): Resumable<void> {
+function* plainG(f: () => void): Resumable<void> {
   f();
 }
 
