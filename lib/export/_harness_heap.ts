@@ -190,8 +190,19 @@ export function harnessMajorHeap(
     initial: opts.threadsLibrary ? THREADS_TABLES_START : TABLES_START,
     fixedMark: opts.threadsLibrary ? THREADS_RUNTIME_MARK : RUNTIME_MARK,
   });
+  // A direct allocation past a fifth of the minor heap asks for a global slice, which the
+  // allocation's pending actions run (caml_make_vect ends with them). As caml_poll_gc_work: one
+  // slice; if its work fell short of its target (the slice ended a cycle first, or owed nothing
+  // since work done ahead already covers it), the request is cleared and every domain (here the
+  // only one) is asked for one more slice (stw_global_major_slice), which the next poll runs.
+  // No more: the request once looped here for ever when a slice had nothing to do (work ahead
+  // of the target), as no work means no commit to clear it.
   const slicesAsked = () => {
-    while (d.requestedGlobal) gc.slice(d, SliceKind.AUTO);
+    if (!d.requestedGlobal) return;
+    gc.slice(d, SliceKind.AUTO);
+    if (!d.requestedGlobal) return;
+    d.requestedGlobal = false;
+    gc.slice(d, SliceKind.AUTO);
   };
   for (const w of OTHER_INIT_BLOCKS) young.push({ whsize: w, mark: 0 });
   for (const b of blocks) {

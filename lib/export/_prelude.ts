@@ -185,25 +185,45 @@ let[@inline never] bump slot kind =
 
 (* ---- Steps and lifetimes ---- *)
 
-let[@inline never] release_due () =
-  let nd = ref max_int in
-  for j = 0 to Array.length fifo_sites - 1 do
+(* Releases are recursions, not loops: a loop's back-edge would poll between two releases,
+   where the simulation releases everything due and then polls once (the release's own poll,
+   below). No call here is a tail call (a tail call to the function itself would poll too), and
+   ranges are halved, so that the recursion stays shallow. *)
+let rec clear_range (a : Obj.t array) cap lo hi =
+  if hi - lo = 1 then a.(lo mod cap) <- Obj.repr 0
+  else if hi - lo > 1 then begin
+    let mid = lo + (hi - lo) / 2 in
+    clear_range a cap lo mid;
+    ignore (Sys.opaque_identity (clear_range a cap mid hi))
+  end
+
+(* keep.steps site [s]: releases the blocks due from its head. *)
+let rec release_due_at s cap =
+  let h = kh.(s) in
+  if h < kt.(s) && kd.(s).(h mod cap) <= !step then begin
+    ks.(s).(h mod cap) <- Obj.repr 0;
+    kh.(s) <- h + 1;
+    ignore (Sys.opaque_identity (release_due_at s cap))
+  end
+
+(* The keep.steps sites from the [j]-th: releases what is due; returns the next due step. *)
+let rec release_due_from j nd =
+  if j >= Array.length fifo_sites then nd
+  else begin
     let s = fifo_sites.(j) in
     let cap = Array.length ks.(s) in
-    let continue = ref true in
-    while !continue && kh.(s) < kt.(s) do
-      let h = kh.(s) mod cap in
-      if kd.(s).(h) <= !step then begin
-        ks.(s).(h) <- Obj.repr 0;
-        kh.(s) <- kh.(s) + 1
-      end else continue := false
-    done;
-    if kh.(s) < kt.(s) then begin
-      let d = kd.(s).(kh.(s) mod cap) in
-      if d < !nd then nd := d
-    end
-  done;
-  next_due := !nd
+    release_due_at s cap;
+    let nd =
+      if kh.(s) < kt.(s) && kd.(s).(kh.(s) mod cap) < nd then kd.(s).(kh.(s) mod cap) else nd
+    in
+    Sys.opaque_identity (release_due_from (j + 1) nd)
+  end
+
+(* Everything due is released and the next due step known before the one poll, so that a
+   callback raising there leaves the releases done. *)
+let[@inline never] release_due () =
+  next_due := release_due_from 0 max_int;
+  Sys.poll_actions ()
 
 let[@inline never] tick () =
   step := !step + 1;
@@ -233,20 +253,21 @@ let[@inline never] keep_ring s (b : Obj.t) =
   kt.(s) <- (if k + 1 = cap then 0 else k + 1)
 
 let[@inline never] release_ring s =
-  for j = 0 to Array.length ks.(s) - 1 do ks.(s).(j) <- Obj.repr 0 done
+  let cap = Array.length ks.(s) in
+  clear_range ks.(s) cap 0 cap
 
 (* keep.list: the block's first field links the previous head; the head is stored in slot 0. *)
 let[@inline never] keep_list s (b : Obj.t) =
   Obj.set_field b 0 ks.(s).(0);
   ks.(s).(0) <- b
 
+(* Named releases (each release step polls once, after them). *)
 let[@inline never] release_site s =
-  let cap = Array.length ks.(s) in
-  for j = kh.(s) to kt.(s) - 1 do ks.(s).(j mod cap) <- Obj.repr 0 done;
+  clear_range ks.(s) (Array.length ks.(s)) kh.(s) kt.(s);
   kh.(s) <- kt.(s)
 
 let[@inline never] release_slots s =
-  for j = 0 to kt.(s) - 1 do ks.(s).(j) <- Obj.repr 0 done;
+  clear_range ks.(s) (Array.length ks.(s)) 0 kt.(s);
   kt.(s) <- 0
 
 (* Marshal.from_string without its OCaml wrappers (which would add callstack frames). *)

@@ -277,7 +277,7 @@ class Exporter {
           ...s.rings.map((k) => `release_ring ${k};`),
         ]
           .join("\n  ")
-      }\n  ()`
+      }\n  Sys.poll_actions ()`
     );
     const main = this.#mainCode(aliveAtEnd, exitTurn, multi);
     const header = this.#header();
@@ -408,6 +408,8 @@ class Exporter {
     return [
       `let[@inline never] escaped e = match e with ${arms(5)} | e -> raise e`,
       `let[@inline never] caught_at o k e = loops.(o) <- k; match e with ${arms(6)} | e -> raise e`,
+      "(* A step's tick, whose release may poll: what a callback raises there is the step's. *)",
+      "let[@inline never] tick_g () = try tick () with e -> escaped e",
     ].join("\n");
   }
 
@@ -431,23 +433,29 @@ class Exporter {
         `if ${triggerCode(when)} then begin ${this.#actionCode(action, slot, ctx)} end;`
       ).join("\n  ");
       const fn = `cb_${slot}_${ki}`;
+      // After the run (`frozen`, from the final poll on), callbacks do nothing: the program's
+      // own bookkeeping (printing the log) allocates and collects, and the simulation, whose
+      // run ends at the final poll, has no such callbacks.
       if (ki <= 1) {
         const ret = s.result === "track" ? "set_outcome b 1; Some id" : "set_outcome b 0; None";
         fns.push(
           `let ${fn} (info : Gc.Memprof.allocation) : int option =\n` +
+            `  if !frozen then None else begin\n` +
             `  let b = record_alloc ${ki} info in\n  let id = !serial in\n  ignore id;\n` +
-            `  let n = bump ${slot} ${ki} in\n  ignore n;\n  ${acts}\n  ${ret}`,
+            `  let n = bump ${slot} ${ki} in\n  ignore n;\n  ${acts}\n  ${ret}\n  end`,
         );
       } else if (ki === 2) {
         const ret = s.result === "track" ? "set_outcome b 1; Some v" : "set_outcome b 0; None";
         fns.push(
-          `let ${fn} (v : int) : int option =\n  let b = record ${ki} v in\n` +
-            `  let n = bump ${slot} ${ki} in\n  ignore n;\n  ${acts}\n  ${ret}`,
+          `let ${fn} (v : int) : int option =\n  if !frozen then None else begin\n` +
+            `  let b = record ${ki} v in\n` +
+            `  let n = bump ${slot} ${ki} in\n  ignore n;\n  ${acts}\n  ${ret}\n  end`,
         );
       } else {
         fns.push(
-          `let ${fn} (v : int) : unit =\n  let b = record ${ki} v in\n` +
-            `  let n = bump ${slot} ${ki} in\n  ignore n;\n  ${acts}\n  set_outcome b 2`,
+          `let ${fn} (v : int) : unit =\n  if !frozen then () else begin\n` +
+            `  let b = record ${ki} v in\n` +
+            `  let n = bump ${slot} ${ki} in\n  ignore n;\n  ${acts}\n  set_outcome b 2\n  end`,
         );
       }
     }
@@ -457,7 +465,7 @@ class Exporter {
     const start = `let start_${slot} () =\n` +
       `  for k = 0 to 4 do calls.(${slot} * 5 + k) <- 0 done;\n` +
       `  prof.(${slot}) <- Obj.repr (Gc.Memprof.start ~sampling_rate:(${
-        ocamlHexFloat(p.samplingRate)
+        camlFloat(p.samplingRate)
       }) ~callstack_size:${p.callstackSize} trk_${slot})\n` +
       `let () = start_fns.(${slot}) <- start_${slot}`;
     return `(* profile "${p.name}" *)\n${fns.join("\n\n")}\n\n${tracker}\n\n${start}`;
@@ -727,7 +735,15 @@ let[@inline never] run_thread_${k} () =
    * through an allocating loop body still reaches the allocation (see lib/scenario/polling.ts). */
   #leaf(body: string, ctx: Ctx, pre = ""): string {
     const guarded = this.#guarded(body, ctx.inAttempt);
-    return pre === "" ? `tick (); ${guarded};` : `tick (); (${pre}${guarded});`;
+    const tick = this.#tick(ctx);
+    return pre === "" ? `${tick} ${guarded};` : `${tick} (${pre}${guarded});`;
+  }
+
+  /** The step's tick: its releases may poll, and an exception a callback raises there is the
+   * step's, logged (then the step goes on) unless an attempt takes it, as the simulation has
+   * it. The handler is in a function of its own, so that the step is one call, as before. */
+  #tick(ctx: Ctx): string {
+    return !this.#canRaise || ctx.inAttempt ? "tick ();" : "tick_g ();";
   }
 
   #guarded(body: string, inAttempt: boolean): string {
@@ -766,7 +782,9 @@ let[@inline never] run_thread_${k} () =
         );
       }
       case "terminate":
-        return "tick (); (* the domain's function returns: Domain.join by the next domain *)";
+        return `${
+          this.#tick(ctx)
+        } (* the domain's function returns: Domain.join by the next domain *)`;
       case "threadCreate":
       case "threadSwitch":
       case "threadExit":
@@ -781,12 +799,12 @@ let[@inline never] run_thread_${k} () =
       case "threadSpawn":
         // Created at initialisation (so that the tick thread is stopped before the scenario
         // starts); it waits there for its first turn.
-        return `tick (); th_spawned.(${this.#threadOf(st.thread, st.at)}) <- 1; ` +
+        return `${this.#tick(ctx)} th_spawned.(${this.#threadOf(st.thread, st.at)}) <- 1; ` +
           "(* Thread.create: the thread was created before the run; it waits *)";
       case "yieldTo":
-        return `tick (); th_pass ${ctx.thread} ${this.#threadOf(st.thread, st.at)};`;
+        return `${this.#tick(ctx)} th_pass ${ctx.thread} ${this.#threadOf(st.thread, st.at)};`;
       case "threadJoin":
-        return `tick (); th_join ${ctx.thread} ${this.#threadOf(st.thread, st.at)};`;
+        return `${this.#tick(ctx)} th_join ${ctx.thread} ${this.#threadOf(st.thread, st.at)};`;
       case "threadYield":
         return this.#leaf("Thread.yield ()", ctx);
       case "memprofStart":
@@ -865,7 +883,8 @@ let[@inline never] run_thread_${k} () =
       case "release": {
         this.#releaseOf(st.name);
         const i = [...this.#releaseSites.keys()].indexOf(st.name);
-        return `tick (); release_${i} ();`;
+        // Guarded as the simulation's release: its poll may raise.
+        return this.#leaf(`release_${i} ()`, ctx);
       }
       case "eventsStart":
         this.#usesEvents = true;
@@ -1060,9 +1079,11 @@ let[@inline never] run_thread_${k} () =
     if (max === undefined) {
       this.#refuse(at, "sizes.geometric without a maximum cannot be exported");
     }
+    // Mean 1 is p = 1: every draw is 1 and nothing is drawn (size_geometric returns before
+    // using log1p(-1) = -infinity, as the simulation's sizeSource does).
     const p = 1 / mean;
     return {
-      draw: `size_geometric (${ocamlHexFloat(p)}) (${ocamlHexFloat(Math.log1p(-p))}) ${max}`,
+      draw: `size_geometric (${camlFloat(p)}) (${camlFloat(Math.log1p(-p))}) ${max}`,
       values: range(1, Math.min(max, MAX_YOUNG_WOSIZE + 1)),
     };
   }
@@ -1186,6 +1207,15 @@ const MAX_FRAMES_RECORDED = 1024;
 export function defName(frame: string): string {
   const at = frame.lastIndexOf("@");
   return at < 0 ? frame : frame.slice(0, at);
+}
+
+/** An OCaml float expression of exactly `x`: a hexadecimal literal, or the Stdlib's name of an
+ * infinity or NaN (`Printf "%h"`'s `-infinity` is no OCaml expression of a float). */
+function camlFloat(x: number): string {
+  if (x === Infinity) return "infinity";
+  if (x === -Infinity) return "neg_infinity";
+  if (Number.isNaN(x)) return "nan";
+  return ocamlHexFloat(x);
 }
 
 function range(a: number, b: number): number[] {

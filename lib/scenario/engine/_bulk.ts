@@ -146,7 +146,7 @@ export function bulkIterations(
         ) {
           // The release loop's poll (on the domain the last step ran on) may enter the runtime:
           // this step ends as the compiled one does, and so does the run.
-          if (before.alive) before.poll();
+          if (before.alive) run.releasePoll(unit.at);
           unit.work();
           body.partial = u + 1;
           return it;

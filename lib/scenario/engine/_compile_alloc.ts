@@ -45,7 +45,7 @@ export function allocSteps(run: RunContext): PlainSteps<AllocKind> {
         unmarshalDone(run, plan.keep, d.unmarshalValue(blocks), blocks);
       });
     },
-    extAlloc: (st) => tickedOp(run, extAllocWork(run, st)),
+    extAlloc: (st) => tickedOp(run, st.at, extAllocWork(run, st)),
   };
 }
 
@@ -66,7 +66,7 @@ export function allocStepsG(run: RunContext): ResumableSteps<AllocKind> {
       return domainOpY(run, st, (d) => unmarshalG(run, plan, d));
     },
     // Printexc.get_callstack's allocation runs its callbacks on the plain path.
-    extAlloc: (st) => tickedOpG(run, extAllocWork(run, st)),
+    extAlloc: (st) => tickedOpG(run, st.at, extAllocWork(run, st)),
   };
 }
 
@@ -132,7 +132,7 @@ function allocWork(run: RunContext, plan: AllocPlan): () => void {
 
 function* allocG(run: RunContext, plan: AllocPlan): Resumable<void> {
   const { at, source, size, mem, keep, domainOf, stackOf } = plan;
-  yield* run.tickG();
+  yield* run.tickG(at);
   const d = domainOf();
   run.cur = d;
   d.current.callstack = stackOf(d.current);
@@ -197,6 +197,8 @@ function allocFromC(
 export interface BulkUnit {
   /** The step's work after its tick, as the compiled step does it. */
   readonly work: () => void;
+  /** The step's position. */
+  readonly at: string;
   /** Domain name. */
   readonly domain: string;
   /** The sizes drawn, in order: one for `alloc`, one per block for `allocCombined`. */
@@ -224,10 +226,10 @@ export function bulkUnitOf(op: Op): BulkUnit | undefined {
   return bulkUnits.get(op);
 }
 
-/** The plain step doing `work` after its tick. */
-function ticked(run: RunContext, work: () => void): Op {
+/** The plain step `at` doing `work` after its tick. */
+function ticked(run: RunContext, at: string, work: () => void): Op {
   return () => {
-    run.tick();
+    run.tick(at);
     work();
   };
 }
@@ -239,10 +241,11 @@ function registerAlloc(
   plan: AllocPlan,
   work: () => void,
 ): Op {
-  const op = ticked(run, work);
+  const op = ticked(run, st.at, work);
   const max = maxSize(st.size);
   if (st.source !== "caml" || max > MAX_YOUNG_WOSIZE) return op;
   bulkUnits.set(op, {
+    at: st.at,
     work,
     domain: st.domain,
     sizes: [plan.size],
@@ -263,10 +266,11 @@ function registerCombined(
   plan: CombinedPlan,
   work: () => void,
 ): Op {
-  const op = ticked(run, work);
+  const op = ticked(run, st.at, work);
   let maxWords = 0;
   for (const sz of st.sizes) maxWords += maxSize(sz) + 1;
   bulkUnits.set(op, {
+    at: st.at,
     work,
     domain: st.domain,
     sizes: plan.sizes,
@@ -353,7 +357,7 @@ function combinedWork(run: RunContext, plan: CombinedPlan): () => void {
 
 function* combinedG(run: RunContext, plan: CombinedPlan): Resumable<void> {
   const { at, sizes, domainOf, stacksOf } = plan;
-  yield* run.tickG();
+  yield* run.tickG(at);
   const d = domainOf();
   run.cur = d;
   const lens = sizes.map((sz) => sz());

@@ -33,7 +33,7 @@ export function domainSteps(run: RunContext): PlainSteps<DomainKind> {
     spawn: (st) => spawnOp(run, st),
     terminate: (st) => domainOp(run, st, terminateWork(run)),
     join: (st) => domainOp(run, st, joinWork(run, st)),
-    threadCreate: (st) => tickedOp(run, threadCreateWork(run, st)),
+    threadCreate: (st) => tickedOp(run, st.at, threadCreateWork(run, st)),
     threadSwitch: (st) => domainOp(run, st, threadSwitchWork(run, st)),
     threadExit: (st) => domainOp(run, st, threadExitWork(run, st)),
   };
@@ -45,7 +45,7 @@ export function domainStepsG(run: RunContext): ResumableSteps<DomainKind> {
     spawn: (st) => () => spawnG(run, st),
     terminate: (st) => domainOpG(run, st, terminateWork(run)),
     join: (st) => domainOpG(run, st, joinWork(run, st)),
-    threadCreate: (st) => tickedOpG(run, threadCreateWork(run, st)),
+    threadCreate: (st) => tickedOpG(run, st.at, threadCreateWork(run, st)),
     threadSwitch: (st) => domainOpG(run, st, threadSwitchWork(run, st)),
     threadExit: (st) => domainOpG(run, st, threadExitWork(run, st)),
   };
@@ -68,7 +68,7 @@ function spawnBegin(run: RunContext, st: StepOf<"spawn">): { parent: Domain; chi
 
 function spawnOp(run: RunContext, st: StepOf<"spawn">): Op {
   return () => {
-    run.tick();
+    run.tick(st.at);
     const { parent, child } = spawnBegin(run, st);
     run.guard(st.at, () => child.makeArray(8));
     run.cur = parent;
@@ -76,7 +76,7 @@ function spawnOp(run: RunContext, st: StepOf<"spawn">): Op {
 }
 
 function* spawnG(run: RunContext, st: StepOf<"spawn">): Resumable<void> {
-  yield* run.tickG();
+  yield* run.tickG(st.at);
   const { parent, child } = spawnBegin(run, st);
   yield* run.guardG(st.at, () => discardG(child.makeArrayG(8)));
   run.cur = parent;

@@ -41,7 +41,7 @@ export function runtimeSteps(run: RunContext, callbacks: Callbacks): PlainSteps<
     gc: (st) => domainOp(run, st, (d) => runGc(d, st.what)),
     poll: (st) => domainOp(run, st, (d) => d.poll()),
     release: (st) =>
-      tickedOp(run, () => {
+      tickedOp(run, st.at, () => {
         run.lifetimes.release(st.name);
         // The exported program's release loops: their back-edges are polls.
         run.guard(st.at, () => run.cur.poll());
@@ -53,9 +53,9 @@ export function runtimeSteps(run: RunContext, callbacks: Callbacks): PlainSteps<
         run.lifecycle("Gc.Memprof.stop");
       }),
     memprofDiscard: (st) => domainOp(run, st, memprofDiscardWork(run, st)),
-    eventsStart: (st) => tickedOp(run, eventsWork(run, st)),
-    eventsPause: (st) => tickedOp(run, eventsWork(run, st)),
-    eventsResume: (st) => tickedOp(run, eventsWork(run, st)),
+    eventsStart: (st) => tickedOp(run, st.at, eventsWork(run, st)),
+    eventsPause: (st) => tickedOp(run, st.at, eventsWork(run, st)),
+    eventsResume: (st) => tickedOp(run, st.at, eventsWork(run, st)),
     userEvent: (st) => domainOp(run, st, userEventWork(run, st)),
   };
 }
@@ -72,15 +72,15 @@ export function runtimeStepsG(
     memprofStart: (st) => domainOpG(run, st, memprofStartWork(run, callbacks, st)),
     memprofStop: (st) => domainOpY(run, st, (d) => memprofStopG(run, d)),
     memprofDiscard: (st) => domainOpG(run, st, memprofDiscardWork(run, st)),
-    eventsStart: (st) => tickedOpG(run, eventsWork(run, st)),
-    eventsPause: (st) => tickedOpG(run, eventsWork(run, st)),
-    eventsResume: (st) => tickedOpG(run, eventsWork(run, st)),
+    eventsStart: (st) => tickedOpG(run, st.at, eventsWork(run, st)),
+    eventsPause: (st) => tickedOpG(run, st.at, eventsWork(run, st)),
+    eventsResume: (st) => tickedOpG(run, st.at, eventsWork(run, st)),
     userEvent: (st) => domainOpG(run, st, userEventWork(run, st)),
   };
 }
 
 function* releaseG(run: RunContext, st: StepOf<"release">): Resumable<void> {
-  yield* run.tickG();
+  yield* run.tickG(st.at);
   run.lifetimes.release(st.name);
   // The exported program's release loops: their back-edges are polls.
   yield* run.guardG(st.at, () => run.cur.pollG());

@@ -249,14 +249,26 @@ export class RunContext {
 
   // ---- every step ----------------------------------------------------------------------------
 
-  /** The start of a leaf step: the clock advances, releases due run (with the poll of the
-   * exported program's release loop), progress is reported now and then. */
-  tick(): void {
+  /** The start of leaf step `at`: the clock advances, releases due run (with the poll of the
+   * exported program's release loop), progress is reported now and then. An OCaml exception a
+   * callback raises at that poll is the step's, as the program's guarded `tick` has it: logged
+   * as escaped (then the step goes on), or passed to the enclosing attempt. */
+  tick(at: string): void {
     this.clockNs += this.s.clockTickNs;
     const n = ++this.step;
-    // keep.steps releases are the harness's `release_due` loop, whose back-edges are polls.
-    if (this.lifetimes.tick(n) && this.cur.alive) this.cur.poll();
+    // keep.steps releases are the harness's `release_due`, which polls once they are done.
+    if (this.lifetimes.tick(n) && this.cur.alive) this.releasePoll(at);
     if (--this.#untilProgress === 0) this.#progress(n);
+  }
+
+  /** The poll of the exported program's `release_due`, at the start of step `at`, on the
+   * domain the last step ran on. */
+  releasePoll(at: string): void {
+    try {
+      this.cur.poll();
+    } catch (e) {
+      this.stepFailed(at, e);
+    }
   }
 
   /** How many more steps can start with nothing happening at their start but the counters
@@ -290,10 +302,16 @@ export class RunContext {
   }
 
   /** {@linkcode tick}, resumable. */
-  *tickG(): Resumable<void> {
+  *tickG(at: string): Resumable<void> {
     this.clockNs += this.s.clockTickNs;
     const n = ++this.step;
-    if (this.lifetimes.tick(n) && this.cur.alive) yield* this.cur.pollG();
+    if (this.lifetimes.tick(n) && this.cur.alive) {
+      try {
+        yield* this.cur.pollG();
+      } catch (e) {
+        this.stepFailed(at, e);
+      }
+    }
     if (--this.#untilProgress === 0) this.#progress(n);
   }
 

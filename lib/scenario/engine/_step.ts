@@ -30,7 +30,7 @@ export function domainOp(run: RunContext, st: Step & { domain: string }, f: Doma
   const at = st.at;
   const domainOf = run.domainCache(st.domain, at);
   return () => {
-    run.tick();
+    run.tick(at);
     const d = domainOf();
     run.cur = d;
     run.guard(at, () => f(d));
@@ -58,7 +58,7 @@ function* domainStepG(
   { domainOf, at }: { readonly domainOf: () => Domain; readonly at: string },
   f: (d: Domain) => Resumable<void>,
 ): Resumable<void> {
-  yield* run.tickG();
+  yield* run.tickG(at);
   const d = domainOf();
   run.cur = d;
   yield* run.guardG(at, () => f(d));
@@ -70,21 +70,21 @@ function* plainG(f: () => void): Resumable<void> {
   f();
 }
 
-/** A step that ticks, then does `f` (which guards itself where it must): plain. */
-export function tickedOp(run: RunContext, f: () => void): Op {
+/** Step `at` that ticks, then does `f` (which guards itself where it must): plain. */
+export function tickedOp(run: RunContext, at: string, f: () => void): Op {
   return () => {
-    run.tick();
+    run.tick(at);
     f();
   };
 }
 
 /** {@linkcode tickedOp}, resumable. */
-export function tickedOpG(run: RunContext, f: () => void): GOp {
-  return () => tickedG(run, f);
+export function tickedOpG(run: RunContext, at: string, f: () => void): GOp {
+  return () => tickedG(run, at, f);
 }
 
-function* tickedG(run: RunContext, f: () => void): Resumable<void> {
-  yield* run.tickG();
+function* tickedG(run: RunContext, at: string, f: () => void): Resumable<void> {
+  yield* run.tickG(at);
   f();
 }
 

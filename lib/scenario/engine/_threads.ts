@@ -73,7 +73,7 @@ export function threadProgramStepsG(
   return {
     threadSpawn: (st) => {
       baton.add(st.thread, body(st.body));
-      return tickedOpG(run, () => baton.spawn(st));
+      return tickedOpG(run, st.at, () => baton.spawn(st));
     },
     yieldTo: (st) => () => baton.yieldToG(st),
     threadJoin: (st) => () => baton.threadJoinG(st),
@@ -231,7 +231,7 @@ export class Baton {
   /** The `yieldTo` step. */
   *yieldToG(st: StepOf<"yieldTo">): Resumable<void> {
     const run = this.#run;
-    yield* run.tickG();
+    yield* run.tickG(st.at);
     run.cur = run.domain(st.domain, st.at);
     run.log.line(`[${st.at}] ${this.#running!.name} yields to ${st.thread}`);
     yield* this.#passBatonG(this.#ctxFor(st.thread, st.at), { at: st.at, joining: false });
@@ -241,7 +241,7 @@ export class Baton {
    * `caml_thread_join` waits for its end in a blocking section. */
   *threadJoinG(st: StepOf<"threadJoin">): Resumable<void> {
     const run = this.#run;
-    yield* run.tickG();
+    yield* run.tickG(st.at);
     const d = run.domain(st.domain, st.at);
     run.cur = d;
     const target = this.#ctxFor(st.thread, st.at);

@@ -1,0 +1,80 @@
+// The real OCaml 5.3 toolchain, for the tests that compile and run OCaml programs
+// (tests/differential/library_agree_test.ts, tests/runtime_events/watch_test.ts). It is found as
+// `deno task diff` finds it (findToolchain: $MEMPROF_LAB_OCAML_PREFIX, the default cache that
+// `deno task ocaml setup` builds, ocamlopt on PATH if OCaml 5.3.x), else at the checkout's own
+// .ci/.tools/ocaml-5.3.0, where CI (.ci/run) builds it. Without one, those tests are ignored and
+// say so in one line, with the command that enables them.
+import {
+  findToolchain,
+  OCAML_VERSION,
+  PREFIX_ENV_VAR,
+  resolvePrefix,
+  type Toolchain,
+} from "../lib/ocaml/mod.ts";
+
+/** The checkout's own toolchain prefix, where CI (.ci/run) builds OCaml. */
+export const CHECKOUT_PREFIX: string =
+  new URL(`../.ci/.tools/ocaml-${OCAML_VERSION}`, import.meta.url).pathname;
+
+/** The toolchain found, or why there is none. */
+export type RealOCaml =
+  | { readonly toolchain: Toolchain; readonly why?: undefined }
+  | { readonly toolchain: undefined; readonly why: string };
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function discover(): Promise<RealOCaml> {
+  const missing = (["env", "run", "read"] as const).filter((name) =>
+    Deno.permissions.querySync({ name }).state !== "granted"
+  );
+  if (missing.length > 0) {
+    return {
+      toolchain: undefined,
+      why: `looking for an OCaml 5.3 toolchain needs --allow-${
+        missing.join(", --allow-")
+      } (run the tests with \`deno task test\`)`,
+    };
+  }
+  try {
+    const found = await findToolchain() ??
+      (exists(`${CHECKOUT_PREFIX}/bin/ocamlopt`)
+        ? await findToolchain({ prefix: CHECKOUT_PREFIX })
+        : undefined);
+    if (found !== undefined) return { toolchain: found };
+  } catch (e) {
+    return { toolchain: undefined, why: `looking for OCaml 5.3 failed: ${(e as Error).message}` };
+  }
+  // Where `deno task ocaml setup` builds (resolvePrefix, as setupToolchain): findToolchain looks
+  // there first.
+  let target: string;
+  try {
+    target = resolvePrefix().prefix;
+  } catch (e) {
+    return { toolchain: undefined, why: `no OCaml 5.3 toolchain: ${(e as Error).message}` };
+  }
+  const env = Deno.env.get(PREFIX_ENV_VAR);
+  return {
+    toolchain: undefined,
+    why:
+      `no OCaml 5.3 toolchain (looked at ${
+        env ? `$${PREFIX_ENV_VAR} (${env}), ` : ""
+      }the default cache, ${CHECKOUT_PREFIX} and ocamlopt on PATH); run \`deno task ocaml ` +
+      `setup\` (about 3 minutes) to build OCaml ${OCAML_VERSION} into ${target}, where these ` +
+      `tests find it`,
+  };
+}
+
+/** The real OCaml toolchain, found once when this module loads. */
+export const REAL_OCAML: RealOCaml = await discover();
+
+/** Prints the one line saying that `what` is skipped, and why. */
+export function skipNotice(what: string, why: string): void {
+  console.log(`SKIPPED: ${what} — ${why}`);
+}
