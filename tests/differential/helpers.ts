@@ -12,7 +12,13 @@ import {
   scenario,
 } from "../../lib/scenario/mod.ts";
 import { defName, type ExportedProgram, HARNESS_FRAMES } from "../../lib/export/mod.ts";
-import type { CanonicalLog, Comparison, DiffResult } from "../../lib/differential/mod.ts";
+import {
+  type CanonicalLog,
+  compareLogs,
+  type Comparison,
+  type DiffResult,
+  simulateCanonical,
+} from "../../lib/differential/mod.ts";
 
 // ---- scenarios ---------------------------------------------------------------------------------
 
@@ -43,9 +49,13 @@ export const twoDomains: Scenario = scenario({ name: "diff_two_domains" }, (s) =
   const m = s.main;
   m.memprof.start({ samplingRate: 1, callstackSize: 8 });
   m.alloc(2, { at: "Two.main@two.ml:1:0-5" });
+  m.memprof.stop();
+  // The worker starts a profile of its own: a spawn or join while the parent samples races.
   const w = m.spawn("worker");
+  w.memprof.start({ samplingRate: 1, callstackSize: 8 });
   w.repeat(3, () => w.alloc(1, { at: "Two.work@two.ml:2:0-5" }));
   w.terminate();
+  m.memprof.start({ name: "again", samplingRate: 1, callstackSize: 8 });
   m.alloc(1);
   m.minorGc();
   m.memprof.stop();
@@ -300,4 +310,39 @@ export async function inChild(
     );
   }
   return JSON.parse(stdout) as ChildAnswer;
+}
+
+/**
+ * A differential run in which the simulation is judged by itself, with `fault` applied to the
+ * simulated side's lines: a stand-in for the real runtime when testing the campaign. A scenario
+ * the simulation refuses while running is an error result, as `diffScenario` gives it.
+ */
+export function judgedBySimulation(
+  sc: Scenario,
+  fault: (line: string) => string,
+): Promise<DiffResult> {
+  const scenario = sc.settings.name;
+  let real: CanonicalLog;
+  try {
+    real = simulateCanonical(sc);
+  } catch (e) {
+    return Promise.resolve({
+      scenario,
+      status: "error",
+      message: `simulation failed: ${(e as Error).message}`,
+    });
+  }
+  const sim = { ...real, lines: real.lines.map(fault) };
+  const comparison = compareLogs(sim, real);
+  return Promise.resolve({
+    scenario,
+    status: comparison.difference === undefined ? "agree" : "differs",
+    comparison,
+    callbacks: { sim: sim.lines.length, real: real.lines.length },
+    collections: {
+      sim: { minor: sim.minorCollections, major: sim.majorCycles },
+      real: { minor: real.minorCollections, major: real.majorCycles },
+    },
+    verifiedNow: true,
+  });
 }

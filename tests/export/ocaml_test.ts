@@ -259,11 +259,36 @@ Deno.test("exportOCaml numbers the exceptions callbacks raise and logs escaping 
   assert.ok(!exportOCaml(tiny).source.includes("escaped e"));
 });
 
+Deno.test("exportOCaml refuses a spawn or a join while the spawning or joining domain samples", () => {
+  const spawning = scenario({ name: "spawning" }, (s) => {
+    s.main.memprof.start({ samplingRate: 0.1 });
+    s.main.spawn("w").terminate();
+  });
+  assert.throws(() => exportOCaml(spawning), /step 2: Domain\.spawn while domain "main" samples/);
+  const joining = scenario({ name: "joining" }, (s) => {
+    const w = s.main.spawn("w");
+    w.alloc(2);
+    s.main.memprof.start({ samplingRate: 0.1 });
+    s.main.join(w);
+  });
+  assert.throws(() => exportOCaml(joining), /step 4: Domain\.join while domain "main" samples/);
+  // Stopped before the spawn, started by the worker: exported.
+  exportOCaml(scenario({ name: "stopped" }, (s) => {
+    s.main.memprof.start({ samplingRate: 0.1 });
+    s.main.memprof.stop();
+    const w = s.main.spawn("w");
+    w.memprof.start({ samplingRate: 0.1 });
+    w.alloc(2);
+    w.memprof.stop();
+    s.main.join(w);
+  }));
+});
+
 Deno.test("exportOCaml runs a spawned domain's steps in its own function, handing a baton over", () => {
   const p = exportOCaml(scenario({ name: "doms" }, (s) => {
     const m = s.main;
-    m.memprof.start({ samplingRate: 0.1 });
     const w = m.spawn("w");
+    w.memprof.start({ samplingRate: 0.1 });
     w.alloc(2, { at: "Doms.work@doms.ml:1:0-5" });
     w.terminate();
     m.alloc(1);
