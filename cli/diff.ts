@@ -12,6 +12,7 @@
 import { parseArgs } from "node:util";
 import { scenarios as registered } from "../scenarios/index.ts";
 import {
+  defaultDiffCacheDir,
   differenceContext,
   differenceSummary,
   type DiffResult,
@@ -19,10 +20,12 @@ import {
   judge,
   type KnownDifference,
   parseKnownDifferences,
+  runCampaign,
   type Verdict,
 } from "../lib/differential/mod.ts";
 import { findToolchain, setupToolchain, type Toolchain } from "../lib/ocaml/mod.ts";
 import { loadScenarioEntry } from "./_load.ts";
+import { parseShard, type RandomArgs, runRandom } from "./_diff_random.ts";
 import { exitStatusOf, UsageError, writeStderr, writeStdout } from "./_io.ts";
 import { helpHint, usageLines } from "./_usage.ts";
 
@@ -50,6 +53,23 @@ Options:
   --timeout S       longest a real program may run, in seconds (default 300)
   -h, --help        show this help
 
+Random campaign (generated scenarios instead of named ones; docs/differential.md):
+  --random N        judge scenarios 0 … N-1 generated from the seed
+  --seed S          the campaign's seed (default 1); scenario I of seed S is named
+                    rnd-S-I and is always the same program
+  --shard I/K       only the scenarios whose number is I-1 modulo K (split a campaign
+                    across machines or CI jobs)
+  --jobs J          scenarios judged at once (default 2)
+  --runs K          runs of each generated program that must print the same log
+                    (default 10)
+  --stats           print how many scenarios had each step kind and option
+  --out DIR         where failing scenarios are written as modules (default
+                    out/diff-random)
+  --no-shrink       write failing scenarios whole, without shrinking them
+  --shrink-time S   longest time spent shrinking one failure (default 180)
+  --scenario-timeout S
+                    longest time one scenario may take, shrinking included (default 900)
+
 Exit status: 0 when every exportable scenario agrees or differs exactly as listed,
 1 otherwise (a difference, an error, a scenario module that cannot be loaded, or an
 outdated list), 2 for a wrong command line (an unknown option or scenario name, a
@@ -73,6 +93,8 @@ export interface DiffCliIO {
   ): Promise<Toolchain | undefined>;
   /** Runs one scenario (injectable for tests). */
   diff: typeof diffScenario;
+  /** Runs a random campaign (injectable for tests; default the worker pool). */
+  runCampaign?: typeof runCampaign;
 }
 
 /** The real consoles, files and toolchain. */
@@ -109,19 +131,48 @@ const DEFAULT_KNOWN = new URL("../scenarios/known_differences.json", import.meta
 
 function cacheDir(io: DiffCliIO, option: string | undefined): string {
   if (option !== undefined) return option;
-  const env = io.env("MEMPROF_LAB_DIFF_CACHE");
-  if (env) return env;
-  const xdg = io.env("XDG_CACHE_HOME");
-  if (xdg) return `${xdg}/memprof-lab/differential`;
-  const home = io.env("HOME");
-  if (!home) throw new UsageError("no cache folder: set HOME, XDG_CACHE_HOME or --cache");
-  return `${home}/.cache/memprof-lab/differential`;
+  const dir = defaultDiffCacheDir((name) => io.env(name));
+  if (dir === undefined) {
+    throw new UsageError("no cache folder: set HOME, XDG_CACHE_HOME or --cache");
+  }
+  return dir;
 }
 
 function positiveInt(name: string, text: string | undefined, dflt: number): number {
   if (text === undefined) return dflt;
-  if (!/^[0-9]+$/.test(text) || Number(text) <= 0) {
+  if (!/^[0-9]+$/.test(text) || Number(text) <= 0 || !Number.isSafeInteger(Number(text))) {
     throw new UsageError(`${name} must be a positive whole number, got '${text}'`);
+  }
+  return Number(text);
+}
+
+/** The campaign's settings from the parsed options. */
+function randomArgs(
+  o: Record<string, string | boolean | undefined>,
+  context: number,
+  timeoutMs: number,
+): RandomArgs {
+  const str = (k: string) => o[k] as string | undefined;
+  const count = positiveInt("--random", str("random"), 1);
+  const seed = str("seed") === undefined ? 1 : wholeNumber("--seed", str("seed")!);
+  return {
+    plan: { seed, count, shard: parseShard(str("shard")) },
+    jobs: positiveInt("--jobs", str("jobs"), 2),
+    runs: positiveInt("--runs", str("runs"), 10),
+    out: str("out") ?? "out/diff-random",
+    stats: o.stats === true,
+    json: o.json === true,
+    shrink: o["no-shrink"] !== true,
+    shrinkMs: positiveInt("--shrink-time", str("shrink-time"), 180) * 1000,
+    scenarioTimeoutMs: positiveInt("--scenario-timeout", str("scenario-timeout"), 900) * 1000,
+    context,
+    timeoutMs,
+  };
+}
+
+function wholeNumber(name: string, text: string): number {
+  if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(Number(text))) {
+    throw new UsageError(`${name} must be a whole number, got '${text}'`);
   }
   return Number(text);
 }
@@ -219,6 +270,16 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
         ocamlopt: { type: "string" },
         ocamlfind: { type: "string" },
         timeout: { type: "string" },
+        random: { type: "string" },
+        seed: { type: "string" },
+        shard: { type: "string" },
+        jobs: { type: "string" },
+        runs: { type: "string" },
+        stats: { type: "boolean" },
+        out: { type: "string" },
+        "no-shrink": { type: "boolean" },
+        "shrink-time": { type: "string" },
+        "scenario-timeout": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -240,7 +301,28 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
       if (o.known !== undefined) throw new UsageError(`no such file: ${file}`);
     } else known = parseKnownDifferences(text, file);
   }
-  const list = parsed.positionals.length === 0
+  const random = o.random === undefined ? undefined : randomArgs(o, context, timeoutMs);
+  if (random !== undefined && parsed.positionals.length > 0) {
+    throw new UsageError("--random judges generated scenarios: name no scenario with it");
+  }
+  if (random === undefined) {
+    const only = [
+      "seed",
+      "shard",
+      "jobs",
+      "runs",
+      "stats",
+      "out",
+      "no-shrink",
+      "shrink-time",
+      "scenario-timeout",
+    ]
+      .find((k) => o[k as keyof typeof o] !== undefined);
+    if (only !== undefined) throw new UsageError(`--${only} goes with --random N`);
+  }
+  const list = random !== undefined
+    ? []
+    : parsed.positionals.length === 0
     ? [...registered]
     : await Promise.all(parsed.positionals.map((a) =>
       loadScenarioEntry(io.importModule, a, { exists: io.exists?.bind(io) }).then((e) =>
@@ -261,6 +343,14 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
     return 1;
   }
   const cache = cacheDir(io, o.cache);
+  if (random !== undefined) {
+    return await runRandom(random, toolchain.ocamlopt, cache, known, {
+      stdout: io.stdout,
+      stderr: io.stderr,
+      isTerminal: io.isTerminal,
+      runCampaign: io.runCampaign ?? runCampaign,
+    });
+  }
   const progress = io.isTerminal() && !o.json;
   const rows: Row[] = [];
   for (const [k, sc] of list.entries()) {

@@ -21,6 +21,7 @@ export {
   parseRealLog,
   RealLogError,
 } from "./canonical.ts";
+export { defaultDiffCacheDir, DIFF_CACHE_ENV_VAR } from "./cache.ts";
 export {
   compareLogs,
   type Comparison,
@@ -44,3 +45,26 @@ export {
   diffScenario,
   simulateCanonical,
 } from "./run.ts";
+export {
+  type CampaignItem,
+  type CampaignOptions,
+  type CampaignPlan,
+  planIndices,
+  runCampaign,
+  type WorkerConfig,
+} from "./campaign.ts";
+export { EXPORTABLE_FEATURES, FeatureCounts, scenarioFeatures } from "./features.ts";
+export {
+  exportablePrograms,
+  failureClass,
+  type GenProgram,
+  judgeRandom,
+  type JudgeRandomOptions,
+  type RandomOutcome,
+  randomProgram,
+  randomScenario,
+  randomScenarioModule,
+  randomScenarioName,
+  scenarioSeed,
+  stepCount,
+} from "./random.ts";

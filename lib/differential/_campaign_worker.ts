@@ -1,0 +1,39 @@
+/// <reference lib="deno.worker" />
+/**
+ * A worker of the random campaign (campaign.ts): it judges the scenarios it is sent, one at a
+ * time, each in a build folder of its own that it removes afterwards. The pool ends a worker that
+ * overruns its time (a simulation that does not end cannot be interrupted otherwise).
+ * @module
+ */
+import { judgeRandom } from "./random.ts";
+import { diffScenario } from "./run.ts";
+import type { WorkerReply, WorkerRequest } from "./campaign.ts";
+
+self.onmessage = async (e: MessageEvent<WorkerRequest>) => {
+  const { seed, index, config } = e.data;
+  const cacheDir = `${config.cacheDir}/rnd-${seed}-${index}`;
+  try {
+    const outcome = await judgeRandom(seed, index, {
+      diff: (sc, { verify }) =>
+        diffScenario(sc, {
+          ocamlopt: config.ocamlopt,
+          cacheDir,
+          timeoutMs: config.timeoutMs,
+          firstRuns: verify ? config.firstRuns : 1,
+          context: config.context,
+        }),
+      shrink: config.shrink,
+      shrinkMs: config.shrinkMs,
+      onProgress: (message) =>
+        self.postMessage({ kind: "progress", message } satisfies WorkerReply),
+    });
+    self.postMessage({ kind: "outcome", outcome } satisfies WorkerReply);
+  } catch (err) {
+    const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    self.postMessage({ kind: "failure", message } satisfies WorkerReply);
+  } finally {
+    try {
+      Deno.removeSync(cacheDir, { recursive: true });
+    } catch { /* never built */ }
+  }
+};

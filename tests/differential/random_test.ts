@@ -1,0 +1,125 @@
+// The random scenarios of `deno task diff --random`: deterministic per seed and index, valid and
+// exportable, covering every exportable feature, written out as modules that reproduce them, and
+// shrunk to a few steps when a fault is injected into the simulation.
+import assert from "node:assert/strict";
+import {
+  EXPORTABLE_FEATURES,
+  FeatureCounts,
+  judgeRandom,
+  planIndices,
+  randomProgram,
+  randomScenario,
+  randomScenarioModule,
+  scenarioFeatures,
+  stepCount,
+} from "../../lib/differential/mod.ts";
+import { exportOCaml } from "../../lib/export/mod.ts";
+import type { Scenario } from "../../lib/scenario/mod.ts";
+import { judgedBySimulation } from "./helpers.ts";
+import fc from "fast-check";
+import { genProgram } from "../../lib/differential/_gen_program.ts";
+import { isExportable } from "../../lib/differential/random.ts";
+import { buildGenScenario } from "../../lib/differential/_gen_build.ts";
+
+Deno.test("scenario I of seed S is always the same program, and others differ", () => {
+  assert.deepEqual(randomProgram(7, 3), randomProgram(7, 3));
+  assert.notDeepEqual(randomProgram(7, 3), randomProgram(7, 4));
+  assert.notDeepEqual(randomProgram(7, 3), randomProgram(8, 3));
+  assert.deepEqual(randomScenario(7, 3).scenario.settings.name, "rnd-7-3");
+});
+
+Deno.test("shards split a campaign into disjoint parts covering it", () => {
+  const all = planIndices({ seed: 1, count: 10 });
+  assert.deepEqual(all, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  const parts = [1, 2, 3].map((index) =>
+    planIndices({ seed: 1, count: 10, shard: { index, of: 3 } })
+  );
+  assert.deepEqual(parts[0], [0, 3, 6, 9]);
+  assert.deepEqual(parts.flat().sort((a, b) => a - b), all);
+});
+
+Deno.test("generated programs are valid and exportable: the raw generator misses rarely", () => {
+  // The campaign's arbitrary filters with the exporter; the generator itself should rarely need
+  // it (a high rate would slow generation and shrinking down).
+  const raw = fc.sample(genProgram(), { seed: 11, numRuns: 300 });
+  const missed = raw.filter((p) => !isExportable(p)).length;
+  assert(missed <= 15, `${missed} of 300 raw programs are refused`);
+  for (let i = 0; i < 40; i++) {
+    const { scenario } = randomScenario(3, i);
+    exportOCaml(scenario); // throws if refused
+  }
+});
+
+Deno.test("every exportable feature occurs in at least 1 % of generated scenarios", () => {
+  const counts = new FeatureCounts();
+  for (let i = 0; i < 1000; i++) counts.add(scenarioFeatures(randomScenario(1, i).scenario));
+  const rare = EXPORTABLE_FEATURES.filter((f) => counts.count(f) < 10).map((f) =>
+    `${f}: ${counts.count(f)}`
+  );
+  assert.deepEqual(rare, [], `features in fewer than 10 of 1000 scenarios: ${rare.join(", ")}`);
+});
+
+Deno.test("a written module makes exactly the scenario that was run", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "memprof-lab-random-" });
+  try {
+    const lib = new URL("../../lib/scenario/mod.ts", import.meta.url).href;
+    for (let i = 0; i < 25; i++) {
+      const { program, scenario } = randomScenario(5, i);
+      const path = `${dir}/rnd_${i}.ts`;
+      Deno.writeTextFileSync(
+        path,
+        randomScenarioModule(program, scenario.settings.name, { scenarioModule: lib }),
+      );
+      const mod = await import(`file://${path}`);
+      const loaded = mod.default as Scenario;
+      assert.deepEqual(loaded.settings, scenario.settings);
+      assert.deepEqual(loaded.steps, scenario.steps, `scenario ${i}`);
+      assert.deepEqual(loaded.domains, scenario.domains);
+      assert.deepEqual([...loaded.threads], [...scenario.threads]);
+      assert.deepEqual(loaded.profiles, scenario.profiles);
+    }
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+// ---- shrinking, with a fault injected into the simulation ---------------------------------------
+
+/** The simulation judged by itself with a fault: an alloc_major callback of a block of more than
+ * 300 words reports one sample more than it drew. */
+const faultyDiff = (sc: Scenario) =>
+  judgedBySimulation(sc, (l) =>
+    l.replace(
+      /^(alloc_major \S+ \S+ size=(\d+) n=)(\d+)/,
+      (all, head, size, n) => Number(size) > 300 ? `${head}${Number(n) + 1}` : all,
+    ));
+
+Deno.test("an injected fault is found and shrunk to a scenario of at most 10 steps", async () => {
+  let found = 0;
+  for (let i = 0; i < 60 && found < 2; i++) {
+    const outcome = await judgeRandom(9, i, { diff: faultyDiff, shrinkMs: 60_000 });
+    if (outcome.result.status !== "differs") continue;
+    found++;
+    const s = outcome.shrunk!;
+    assert(s !== undefined, "a failure is shrunk");
+    assert.deepEqual(s.result.status, "differs");
+    assert(s.steps <= 10, `scenario ${i}: shrunk to ${s.steps} steps (from ${outcome.steps})`);
+    assert(s.steps < outcome.steps || outcome.steps <= 10);
+    // The shrunk program still shows the fault, and only where the fault is.
+    const scenario = buildGenScenario(s.program, "shrunk");
+    const again = await faultyDiff(scenario);
+    assert(again.status === "differs");
+    const d = again.comparison.difference;
+    assert(d?.kind === "callback" && d.sim.some((l: string) => l.startsWith("alloc_major")));
+    assert.deepEqual(stepCount(scenario), s.steps);
+  }
+  assert(found > 0, "no generated scenario of the first 60 shows the fault");
+});
+
+Deno.test("a sound simulation agrees with itself on every scenario (no shrinking)", async () => {
+  for (let i = 0; i < 10; i++) {
+    const outcome = await judgeRandom(9, i, { diff: (sc) => judgedBySimulation(sc, (l) => l) });
+    assert.deepEqual(outcome.result.status, "agree");
+    assert.deepEqual(outcome.shrunk, undefined);
+  }
+});
