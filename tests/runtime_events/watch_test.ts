@@ -1,8 +1,8 @@
 // watch: following a ring file while another process writes it — our
 // producer in a subprocess (ring_writer.ts), and a real OCaml 5.3 program when
-// a toolchain is installed. The assertions hold whatever the timing: every
-// event is delivered once and in order, and what is missing is exactly what
-// was reported lost.
+// an OCaml 5.3 toolchain is found (tests/real_toolchain.ts). The assertions
+// hold whatever the timing: every event is delivered once and in order, and
+// what is missing is exactly what was reported lost.
 import { assert, assertEquals } from "./assert.ts";
 import {
   type ConsumerCallbacks,
@@ -17,6 +17,7 @@ import {
   watchRing,
 } from "../../lib/runtime_events/mod.ts";
 import type { WriterConfig, WriterReport } from "./ring_writer.ts";
+import { REAL_OCAML, skipNotice } from "../real_toolchain.ts";
 
 const writerScript = new URL("./ring_writer.ts", import.meta.url).pathname;
 const cliScript = new URL("../../cli/events.ts", import.meta.url).pathname;
@@ -366,25 +367,9 @@ Deno.test("events watch exits 130 with a message on Ctrl-C", async () => {
   }
 });
 
-function ocamlopt(): string | null {
-  let prefix = "/tmp/ocamlbuild/prefix";
-  const env = Deno.permissions.querySync({ name: "env", variable: "MEMPROF_LAB_OCAML_PREFIX" });
-  if (env.state === "granted") prefix = Deno.env.get("MEMPROF_LAB_OCAML_PREFIX") || prefix;
-  try {
-    Deno.statSync(`${prefix}/bin/ocamlopt`);
-    return `${prefix}/bin/ocamlopt`;
-  } catch {
-    return null;
-  }
-}
-
-const OCAMLOPT = ocamlopt();
-if (OCAMLOPT === null) {
-  console.log(
-    "SKIPPED: watch against a real OCaml program — no ocamlopt in /tmp/ocamlbuild/prefix/bin " +
-      "or $MEMPROF_LAB_OCAML_PREFIX/bin (run 'deno task ocaml setup', or set the variable and " +
-      "give --allow-env)",
-  );
+const OCAMLOPT = REAL_OCAML.toolchain?.ocamlopt;
+if (REAL_OCAML.why !== undefined) {
+  skipNotice("watch against a real OCaml program", REAL_OCAML.why);
 }
 
 const PROGRAM = `
@@ -400,13 +385,14 @@ let () =
 
 Deno.test({
   name: "watch follows a real OCaml 5.3 program allocating in a loop until it exits",
-  ignore: OCAMLOPT === null,
+  ignore: OCAMLOPT === undefined,
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "watch_ocaml_" });
     try {
       await Deno.writeTextFile(`${dir}/alloc.ml`, PROGRAM);
-      const build = await new Deno.Command(OCAMLOPT!, {
-        args: ["alloc.ml", "-o", "alloc.exe"],
+      const [compiler, ...pre] = OCAMLOPT!;
+      const build = await new Deno.Command(compiler, {
+        args: [...pre, "alloc.ml", "-o", "alloc.exe"],
         cwd: dir,
         stdout: "piped",
         stderr: "piped",

@@ -1,0 +1,98 @@
+// The library against the real OCaml 5.3 runtime, under `deno task test`: every exportable
+// scenario of scenarios/index.ts exported, compiled and run (lib/differential's diffScenario, as
+// `deno task diff` does), its callback log and collections compared with the simulation's. Each
+// must agree, or differ exactly where scenarios/known_differences.json says. So a change to what
+// the exporter writes (a try/with's depth, a keep's slot, …) fails here, not only in CI's diff
+// stage. Compiled programs are cached in the folder `deno task diff` uses by default
+// ($MEMPROF_LAB_DIFF_CACHE, else …/memprof-lab/differential under the user's cache), so neither
+// compiles (and verifies, by three runs) what the other already did.
+//
+// Without an OCaml 5.3 toolchain (tests/real_toolchain.ts) the tests are ignored, with one line
+// saying how to enable them.
+import assert from "node:assert/strict";
+import { scenarios } from "../../scenarios/index.ts";
+import { ExportError, exportOCaml } from "../../lib/export/mod.ts";
+import {
+  defaultDiffCacheDir,
+  DIFF_CACHE_ENV_VAR,
+  differenceContext,
+  differenceSummary,
+  diffScenario,
+  judge,
+  parseKnownDifferences,
+} from "../../lib/differential/mod.ts";
+import { REAL_OCAML, skipNotice } from "../real_toolchain.ts";
+
+import knownText from "../../scenarios/known_differences.json" with { type: "text" };
+
+const KNOWN = "scenarios/known_differences.json";
+const known = parseKnownDifferences(knownText, KNOWN);
+
+/** The scenarios the exporter accepts (its refusals are pinned by tests/export/ocaml_test.ts). An
+ * export that throws anything but an ExportError is kept, so that its test fails naming it. */
+const exportable = scenarios.filter((sc) => {
+  try {
+    exportOCaml(sc);
+    return true;
+  } catch (e) {
+    return !(e instanceof ExportError);
+  }
+});
+
+const cacheDir = REAL_OCAML.toolchain === undefined
+  ? undefined
+  : defaultDiffCacheDir((name) => Deno.env.get(name));
+
+function whySkipped(): string | undefined {
+  if (REAL_OCAML.toolchain === undefined) return REAL_OCAML.why;
+  if (cacheDir === undefined) {
+    return `no folder for compiled programs: set ${DIFF_CACHE_ENV_VAR}, XDG_CACHE_HOME or HOME`;
+  }
+  return undefined;
+}
+
+const skip = whySkipped();
+if (skip !== undefined) {
+  skipNotice(`the library's ${exportable.length} exported programs on the real OCaml 5.3`, skip);
+}
+
+Deno.test("every scenario of the known differences is an exportable library scenario", () => {
+  const names = new Set(exportable.map((sc) => sc.settings.name));
+  for (const entry of known) {
+    assert.ok(names.has(entry.scenario), `${KNOWN} lists "${entry.scenario}"`);
+  }
+});
+
+for (const sc of exportable) {
+  const name = sc.settings.name;
+  Deno.test({
+    name: `${name}: OCaml 5.3 runs its exported program as the simulation does`,
+    ignore: skip !== undefined,
+    async fn() {
+      const r = await diffScenario(sc, {
+        ocamlopt: REAL_OCAML.toolchain!.ocamlopt,
+        cacheDir: cacheDir!,
+      });
+      if (r.status === "error" || r.status === "not exportable") {
+        assert.fail(`${name}: ${r.status === "error" ? r.message : `not exportable: ${r.reason}`}`);
+      }
+      const verdict = judge(name, r.comparison, known);
+      if (verdict.kind === "ok" || verdict.kind === "known") return;
+      const d = r.comparison.difference;
+      const why = verdict.kind === "now agrees"
+        ? `, but ${KNOWN} lists it at ${verdict.entry.at}: remove it from the list`
+        : verdict.kind === "moved"
+        ? `, but ${KNOWN} lists it at ${verdict.entry.at}: update the list`
+        : "";
+      assert.fail(
+        [
+          `${name}: ${differenceSummary(r.comparison)}${why} ` +
+          `(callbacks ${r.callbacks.sim}/${r.callbacks.real}, minor collections ` +
+          `${r.collections.sim.minor}/${r.collections.real.minor}, major ` +
+          `${r.collections.sim.major}/${r.collections.real.major}: simulation/real)`,
+          ...(d === undefined ? [] : differenceContext(d)),
+        ].join("\n"),
+      );
+    },
+  });
+}
