@@ -112,6 +112,7 @@ export async function runRandom(
         context: args.context,
         shrink: args.shrink,
         shrinkMs: args.shrinkMs,
+        noShrink: known.map((k) => k.scenario),
       },
       onProgress: progress
         ? (name, m) => io.stderr(`\r\x1b[K[${rows.length + 1}/${total}] ${name}: ${m}`)

@@ -5,13 +5,14 @@
  * overruns its time (a simulation that does not end cannot be interrupted otherwise).
  * @module
  */
-import { judgeRandom } from "./random.ts";
+import { judgeRandom, randomScenarioName } from "./random.ts";
 import { diffScenario } from "./run.ts";
 import type { WorkerReply, WorkerRequest } from "./campaign.ts";
 
 self.onmessage = async (e: MessageEvent<WorkerRequest>) => {
   const { seed, index, config } = e.data;
-  const cacheDir = `${config.cacheDir}/rnd-${seed}-${index}`;
+  const name = randomScenarioName(seed, index);
+  const cacheDir = `${config.cacheDir}/${name}`;
   try {
     const outcome = await judgeRandom(seed, index, {
       diff: (sc, { verify }) =>
@@ -22,7 +23,7 @@ self.onmessage = async (e: MessageEvent<WorkerRequest>) => {
           firstRuns: verify ? config.firstRuns : 1,
           context: config.context,
         }),
-      shrink: config.shrink,
+      shrink: config.shrink && !(config.noShrink ?? []).includes(name),
       shrinkMs: config.shrinkMs,
       onProgress: (message) =>
         self.postMessage({ kind: "progress", message } satisfies WorkerReply),

@@ -22,6 +22,8 @@ export interface WorkerConfig {
   readonly shrink: boolean;
   /** Longest time spent shrinking one difference, in ms. */
   readonly shrinkMs: number;
+  /** Scenarios not to shrink (listed as known differences: their failures are expected). */
+  readonly noShrink?: readonly string[];
 }
 
 /** A message to a worker. */
