@@ -128,6 +128,9 @@ function runSteps(
       case "joinThread":
         d.join(threads.get(st.thread)!);
         break;
+      case "threadYield":
+        d.yield();
+        break;
     }
   }
 }
@@ -192,6 +195,8 @@ function actionValue(a: CallbackAction): CallbackAction {
       return act.alloc(a.words, lifetimeValue(a.lifetime));
     case "gc":
       return act.gc(a.what);
+    case "yieldToNext":
+      return act.yieldToNext(a.threads);
     default:
       throw new Error(`generated programs have no ${a.kind} action`);
   }
@@ -394,6 +399,9 @@ class Emitter {
       case "joinThread":
         this.#line(indent, `${d}.join(${st.thread});`);
         break;
+      case "threadYield":
+        this.#line(indent, `${d}.yield();`);
+        break;
     }
   }
 }
@@ -462,6 +470,8 @@ function actionCode(a: CallbackAction, indent: number): string {
         : `act.alloc(${a.words}, ${lifetimeCode(a.lifetime)})`;
     case "gc":
       return `act.gc(${JSON.stringify(a.what)})`;
+    case "yieldToNext":
+      return `act.yieldToNext(${JSON.stringify(a.threads)})`;
     default:
       throw new Error(`generated programs have no ${a.kind} action`);
   }

@@ -76,7 +76,9 @@ export type GenStep =
   /** `d.yieldTo(thread)` (`"main"`: the main domain's own thread). */
   | { readonly k: "yieldTo"; readonly thread: string }
   /** `m.join(t)` for a thread. */
-  | { readonly k: "joinThread"; readonly thread: string };
+  | { readonly k: "joinThread"; readonly thread: string }
+  /** `d.yield()`: `Thread.yield ()`. */
+  | { readonly k: "threadYield" };
 
 /** A callback's behaviour: `cb.track()` or `cb.none()`, then `.on`/`.every`/`.always`. */
 export interface GenCallback {
@@ -147,7 +149,8 @@ export function programCost(
     for (const st of list) {
       switch (st.k) {
         case "alloc":
-          words += times * (maxSize(st.size) + 1);
+          // A custom block's out-of-heap memory paces collections as words allocated do.
+          words += times * (maxSize(st.size) + 1 + (st.customMem ? maxSize(st.customMem) : 0));
           allocs += times;
           break;
         case "combined":
@@ -432,6 +435,10 @@ interface Place {
   readonly depth: number;
   /** Runtime events are on (user events may be written). */
   readonly events: boolean;
+  /** Systhreads run (`Thread.yield` may be called). */
+  readonly threads?: boolean;
+  /** No explicit collection (a spawned domain's steps). */
+  readonly light?: boolean;
 }
 
 /** A list of plain steps (no profile control, no domains) at `place`. */
@@ -443,12 +450,13 @@ function step(place: Place): fc.Arbitrary<GenStep> {
   const leaf = fc.oneof(
     w(10, allocStep(place.keeps, place.worker)),
     w(
-      place.worker ? 1 : 3,
+      place.light ? 0 : place.worker ? 1 : 3,
       place.worker
         ? fc.constant<GenStep>({ k: "gc", what: "minor" })
         : gcKind.map((what): GenStep => ({ k: "gc", what })),
     ),
     w(2, fc.constant<GenStep>({ k: "poll" })),
+    w(place.threads ? 1 : 0, fc.constant<GenStep>({ k: "threadYield" })),
     w(place.events ? 2 : 0, userEvent),
     w(
       place.keeps && !place.worker ? 1 : 0,
@@ -509,18 +517,26 @@ const trigger: fc.Arbitrary<Trigger> = fc.oneof(
 function callbackEntries(
   profileName: string,
   restartRate: number,
-  multi: boolean,
+  shape: Shape,
   stops: Stops,
 ): fc.Arbitrary<{ when: Trigger; action: CallbackAction }[]> {
   const simple: fc.Arbitrary<CallbackAction[]> = fc.oneof(
     w(4, fc.constantFrom(...EXCEPTIONS).map((exn): CallbackAction[] => [{ kind: "raise", exn }])),
     w(
       4,
-      fc.record({ words: smallSize, lifetime: lifetime({ keeps: !multi, list: true }) }).map((
+      fc.record({
+        words: smallSize,
+        lifetime: lifetime({ keeps: shape !== "domains" && shape !== "worker", list: true }),
+      }).map((
         { words, lifetime },
       ): CallbackAction[] => [{ kind: "alloc", words, lifetime }]),
     ),
-    w(3, gcKind.map((what): CallbackAction[] => [{ kind: "gc", what }])),
+    w(shape === "worker" ? 0 : 3, gcKind.map((what): CallbackAction[] => [{ kind: "gc", what }])),
+    // The thread running the callback hands the baton to the other, and waits inside it.
+    w(
+      shape === "threads" ? 3 : 0,
+      fc.constant<CallbackAction[]>([{ kind: "yieldToNext", threads: ["main", "t1"] }]),
+    ),
   );
   // Gc.Memprof.stop with no profile running fails: a callback stops the profile only from an
   // allocation callback (they run while it samples), once (`nth`), and with no stop after it
@@ -557,6 +573,9 @@ function callbackEntries(
   );
 }
 
+/** What a scenario runs besides the main domain. */
+type Shape = "plain" | "domains" | "threads" | "worker";
+
 /** Which stops a profile's allocation callbacks may make: none, a restart (stop, then start
  * another profile), or also a plain stop (the episode then has no stop step of its own). */
 type Stops = "none" | "restart" | "may end";
@@ -564,34 +583,39 @@ type Stops = "none" | "restart" | "may end";
 function callback(
   profileName: string,
   restartRate: number,
-  multi: boolean,
+  shape: Shape,
   stops: Stops,
 ): fc.Arbitrary<GenCallback> {
   return fc.record({
     result: fc.oneof(w(5, fc.constant<"track">("track")), w(1, fc.constant<"none">("none"))),
-    actions: callbackEntries(profileName, restartRate, multi, stops),
+    actions: callbackEntries(profileName, restartRate, shape, stops),
   });
 }
 
 /** A profile; a callback restarting it starts `<name>r`, at one rate for every callback. */
-function profile(name: string, multi: boolean, stops: Stops): fc.Arbitrary<GenProfile> {
+function profile(name: string, shape: Shape, stops: Stops): fc.Arbitrary<GenProfile> {
   return fc.constantFrom(...RATES.slice(2)).chain((restartRate) =>
-    profileWith(name, restartRate, multi, stops)
+    profileWith(name, restartRate, shape, stops)
   );
 }
 
 function profileWith(
   name: string,
   restartRate: number,
-  multi: boolean,
+  shape: Shape,
   stops: Stops,
 ): fc.Arbitrary<GenProfile> {
   // Only allocation callbacks stop: the others also run after the profile stopped.
-  const alloc = fc.option(callback(name, restartRate, multi, stops), { freq: 2, nil: undefined });
-  const other = fc.option(callback(name, restartRate, multi, "none"), {
-    freq: 2,
-    nil: undefined,
-  });
+  const alloc = fc.option(callback(name, restartRate, shape, stops), { freq: 2, nil: undefined });
+  // Only allocation callbacks pass the systhreads' baton: they run while the profile samples,
+  // so never while the main thread waits in its final join.
+  const other = fc.option(
+    callback(name, restartRate, shape === "threads" ? "plain" : shape, "none"),
+    {
+      freq: 2,
+      nil: undefined,
+    },
+  );
   return fc.record({
     samplingRate: fc.constantFrom(...RATES),
     callstackSize: fc.oneof(w(3, fc.integer({ min: 0, max: 16 })), w(1, fc.constant(64))),
@@ -616,12 +640,12 @@ function profileWith(
  */
 function spawnStep(k: number, events: boolean): fc.Arbitrary<GenStep> {
   return fc.record({
-    profile: fc.option(profile(`q${k}`, true, "none"), { freq: 3, nil: undefined }),
-    body: steps({ loops: 0, keeps: false, worker: true, depth: 1, events }, 4),
+    profile: fc.option(profile(`q${k}`, "worker", "none"), { freq: 3, nil: undefined }),
+    body: steps({ loops: 0, keeps: false, worker: true, light: true, depth: 1, events }, 4),
     stop: fc.constantFrom("stop", "discard", "running"),
     end: fc.constantFrom<"terminate" | "join">("terminate", "join"),
   }).map(({ profile, body, stop, end }): GenStep => {
-    const all: GenStep[] = [...body];
+    const all: GenStep[] = fitWords(body, WORKER_WORDS);
     if (profile !== undefined) {
       all.unshift({ k: "start", profile });
       if (stop !== "running") all.push({ k: "stop" });
@@ -631,10 +655,27 @@ function spawnStep(k: number, events: boolean): fc.Arbitrary<GenStep> {
   });
 }
 
+/** Most words a spawned domain allocates: less than the smallest minor heap, so that no
+ * collection runs while it does (the main domain waits in a blocking section meanwhile, and the
+ * major work done at such collections depends on timing: seen as real programs printing other
+ * logs or collection counts from run to run). */
+const WORKER_WORDS = 1000;
+
+/** `steps` with their largest loop counts halved until they allocate at most `limit` words. */
+function fitWords(steps: readonly GenStep[], limit: number): GenStep[] {
+  let out = [...steps];
+  for (let k = 0; k < 100 && programCost(out).words > limit; k++) {
+    const top = largestCount(out);
+    if (top <= 1) return out.filter((st) => programCost([st]).words <= limit / 4);
+    out = halveCount(out, top);
+  }
+  return out;
+}
+
 /** A systhread with a program (created at the start), the main thread passing it the baton
  * `yields` times and joining it at the end. */
 function threadSteps(name: string, events: boolean): fc.Arbitrary<GenStep[][]> {
-  const place: Place = { loops: 0, keeps: true, worker: true, depth: 1, events };
+  const place: Place = { loops: 0, keeps: true, worker: true, depth: 1, events, threads: true };
   return fc.record({
     parts: fc.array(steps(place, 3), { minLength: 1, maxLength: 3 }),
   }).map(({ parts }) => {
@@ -676,14 +717,24 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
     events: fc.oneof(w(4, fc.constant(false)), w(1, fc.constant(true))),
   }).chain(({ seed, minorHeapWords, shape, events }) => {
     const multi = shape === "domains";
-    const place: Place = { loops: 0, keeps: true, worker: false, depth: 0, events };
+    const place: Place = {
+      loops: 0,
+      keeps: true,
+      worker: false,
+      depth: 0,
+      events,
+      threads: shape === "threads",
+    };
     const top = steps(place, 4);
     // An episode: a profile started, steps, then (unless a callback may end it, in the last
     // episode) a poll running the callbacks still pending and the stop; spawned domains after.
     const episode = (k: number, last: boolean) =>
-      fc.oneof(w(5, fc.constant(true)), w(last ? 2 : 0, fc.constant(false))).chain((stop) =>
+      fc.oneof(
+        w(5, fc.constant(true)),
+        w(last && shape !== "threads" ? 2 : 0, fc.constant(false)),
+      ).chain((stop) =>
         fc.record({
-          profile: profile(`p${k}`, multi, stop ? "restart" : "may end"),
+          profile: profile(`p${k}`, shape, stop ? "restart" : "may end"),
           body: fc.array(top, { minLength: 1, maxLength: 3 }),
           after: multi && stop
             ? fc.array(spawnStep(k, events), { minLength: 0, maxLength: 2 })
@@ -702,10 +753,27 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
       pause: fc.boolean(),
     }).map(({ prologue, episodes, epilogue, thread, pause }): GenProgram => {
       const out: GenStep[] = [];
-      if (thread !== undefined) out.push(...thread[0]);
+      const passing = episodes.some((e) =>
+        CALLBACK_KINDS.some((k) =>
+          e.profile.tracker[k]?.actions.some((a) => a.action.kind === "yieldToNext")
+        )
+      );
+      // When callbacks pass the baton too, the thread's program hands it back only by ending
+      // (a turn it gave back explicitly could come while the main thread waits in its join).
+      if (thread !== undefined) {
+        out.push(
+          ...(passing
+            ? thread[0].map((t): GenStep =>
+              t.k === "thread" ? { ...t, body: t.body.filter((b) => b.k !== "yieldTo") } : t
+            )
+            : thread[0]),
+        );
+      }
       if (events) out.push({ k: "events", what: "start" });
       out.push(...prologue);
-      const yields = thread?.[1] ?? [];
+      // The main thread's turns to the systhread: none when callbacks pass the baton too (the
+      // thread may then have ended before a turn; the join at the end runs what is left).
+      const yields = passing ? [] : thread?.[1] ?? [];
       episodes.forEach((e) => {
         out.push({ k: "start", profile: e.profile });
         for (const part of e.body) {
@@ -718,7 +786,8 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
           out.push({ k: "poll" }, { k: "stop" });
           if (e.discard) out.push({ k: "discard", profile: e.profile.name });
         }
-        out.push(...e.after);
+        // A spawned domain starts with the major cycle finished (no work left to share).
+        for (const sp of e.after) out.push({ k: "gc", what: "fullMajor" }, sp);
       });
       out.push(...yields.splice(0));
       if (events && pause) {

@@ -38,6 +38,7 @@ export const EXPORTABLE_FEATURES: readonly string[] = [
   "step:threadSpawn",
   "step:yieldTo",
   "step:threadJoin",
+  "step:threadYield",
   "step:eventsStart",
   "step:eventsPause",
   "step:eventsResume",
@@ -93,6 +94,7 @@ export const EXPORTABLE_FEATURES: readonly string[] = [
   "action:discard",
   "action:alloc",
   "action:gc",
+  "action:yieldToNext",
   "userEvent:unit",
   "userEvent:int",
 ];

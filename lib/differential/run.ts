@@ -235,13 +235,15 @@ async function runOnce(exe: string, program: ExportedProgram, opts: DiffOptions)
   try {
     Deno.copyFileSync(exe, `${cwd}/program`);
     Deno.chmodSync(`${cwd}/program`, 0o755);
-    const child = new Deno.Command(`${cwd}/program`, {
-      cwd,
-      env: { ...program.env },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
+    const child = await spawnRetrying(
+      new Deno.Command(`${cwd}/program`, {
+        cwd,
+        env: { ...program.env },
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }),
+    );
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -265,6 +267,25 @@ async function runOnce(exe: string, program: ExportedProgram, opts: DiffOptions)
     return new TextDecoder().decode(out.stdout);
   } finally {
     Deno.removeSync(cwd, { recursive: true });
+  }
+}
+
+/**
+ * Spawns `cmd`, trying again a few times when the executable is "busy" (ETXTBSY): a process
+ * forked elsewhere in this process (another worker of a campaign) while the copy of the program
+ * was open for writing holds that descriptor until it execs, and exec refuses a file open for
+ * writing.
+ */
+async function spawnRetrying(cmd: Deno.Command): Promise<Deno.ChildProcess> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return cmd.spawn();
+    } catch (e) {
+      if (attempt >= 20 || !(e instanceof Error) || !/Text file busy|os error 26/.test(e.message)) {
+        throw e;
+      }
+      await new Promise((r) => setTimeout(r, 25 * attempt));
+    }
   }
 }
 
