@@ -731,7 +731,7 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
     const episode = (k: number, last: boolean) =>
       fc.oneof(
         w(5, fc.constant(true)),
-        w(last && shape !== "threads" ? 2 : 0, fc.constant(false)),
+        w(last && shape === "plain" ? 2 : 0, fc.constant(false)),
       ).chain((stop) =>
         fc.record({
           profile: profile(`p${k}`, shape, stop ? "restart" : "may end"),
@@ -774,6 +774,7 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
       // The main thread's turns to the systhread: none when callbacks pass the baton too (the
       // thread may then have ended before a turn; the join at the end runs what is left).
       const yields = passing ? [] : thread?.[1] ?? [];
+      const workers: GenStep[] = [];
       episodes.forEach((e) => {
         out.push({ k: "start", profile: e.profile });
         for (const part of e.body) {
@@ -786,8 +787,7 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
           out.push({ k: "poll" }, { k: "stop" });
           if (e.discard) out.push({ k: "discard", profile: e.profile.name });
         }
-        // A spawned domain starts with the major cycle finished (no work left to share).
-        for (const sp of e.after) out.push({ k: "gc", what: "fullMajor" }, sp);
+        workers.push(...e.after);
       });
       out.push(...yields.splice(0));
       if (events && pause) {
@@ -796,6 +796,10 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
         out.push({ k: "events", what: "resume" });
       }
       out.push(...epilogue);
+      // Spawned domains come last, each after a Gc.full_major (no major work left to share):
+      // in OCaml 5.3, what the main domain does after a worker ended still varied from run to
+      // run (collection counts, samples) in 5 of 40 generated programs.
+      for (const sp of workers) out.push({ k: "gc", what: "fullMajor" }, sp);
       if (thread !== undefined) out.push({ k: "joinThread", thread: "t1" });
       return fitBudget({ seed, minorHeapWords, steps: closeReleases(nameWorkers(out)) });
     });
