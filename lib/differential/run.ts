@@ -58,7 +58,8 @@ export type DiffResult =
     | { readonly status: "error"; readonly message: string }
   );
 
-/** The simulation's canonical log of `sc`, with the harness frames the export adds. */
+/** The simulation's canonical log of `sc`, with the harness frames the export adds and what its
+ * harness does with several domains (RunOptions.exportHarness). */
 export function simulateCanonical(
   sc: Scenario,
   opts: { readonly majorHeap?: MajorGcInitialState } = {},
@@ -67,6 +68,7 @@ export function simulateCanonical(
   const result = runScenario(sc, {
     onEvent: (e) => events.push(e),
     harnessFrames: HARNESS_FRAMES,
+    exportHarness: true,
     majorHeap: opts.majorHeap,
   });
   return {

@@ -131,6 +131,23 @@ let fail msg =
 
 (* ---- Recording ---- *)
 
+(* (issue 22, polls helper) The records are written by recursions, not loops: a loop's back-edge
+   would poll, and a callback entered with an action pending (caml_callback makes it an
+   interrupt) would do the GC work due there, which the simulation does at the callback's first
+   allocation (its Some) or, for None, at the program's next allocation. No call is a tail call
+   (a tail call to the function itself would poll too). *)
+let rec record_loops b o j d =
+  if j <= d then begin
+    cblog.{b + ${REC.depth} + j} <- loops.(o + j);
+    ignore (Sys.opaque_identity (record_loops b o (j + 1) d))
+  end
+
+let rec record_frames f cs j n =
+  if j < n then begin
+    cblog.{f + 1 + j} <- (Obj.magic (Printexc.get_raw_backtrace_slot cs j) : int);
+    ignore (Sys.opaque_identity (record_frames f cs (j + 1) n))
+  end
+
 let[@inline never] record kind id =
   if !frozen then -1
   else begin
@@ -146,7 +163,7 @@ let[@inline never] record kind id =
       let o = ord_of_index.(di) * (max_depth + 1) in
       let d = loops.(o) in
       cblog.{b + ${REC.depth}} <- d;
-      for j = 1 to d do cblog.{b + ${REC.depth} + j} <- loops.(o + j) done;
+      record_loops b o 1 d;
       b
     end
   end
@@ -165,9 +182,7 @@ let[@inline never] record_alloc kind (info : Gc.Memprof.allocation) =
     let n = if n > max_frames then max_frames else n in
     let f = b + ${REC.loops} + max_depth in
     cblog.{f} <- n;
-    for j = 0 to n - 1 do
-      cblog.{f + 1 + j} <- (Obj.magic (Printexc.get_raw_backtrace_slot cs j) : int)
-    done
+    record_frames f cs 0 n
   end;
   b
 
@@ -307,9 +322,18 @@ let turn = ref 0
 let baton = Mutex.create ()
 let baton_moved = Condition.create ()
 
+(* The waits are recursions, not loops: a loop's back-edge would poll, and run callbacks (made
+   ready by the other domains' collections) with the baton's mutex held; the domain runs them
+   once it has its turn (resume_dom). *)
+let rec wait_turn_locked k =
+  if !turn < k then begin
+    Condition.wait baton_moved baton;
+    ignore (Sys.opaque_identity (wait_turn_locked k))
+  end
+
 let[@inline never] wait_turn k =
   Mutex.lock baton;
-  while !turn < k do Condition.wait baton_moved baton done;
+  wait_turn_locked k;
   Mutex.unlock baton
 
 let[@inline never] pass_turn k =
@@ -325,9 +349,15 @@ let[@inline never] raise_flag (flags : int array) ord =
   Condition.broadcast baton_moved;
   Mutex.unlock baton
 
+let rec wait_flag_locked (flags : int array) ord =
+  if flags.(ord) = 0 then begin
+    Condition.wait baton_moved baton;
+    ignore (Sys.opaque_identity (wait_flag_locked flags ord))
+  end
+
 let[@inline never] wait_flag (flags : int array) ord =
   Mutex.lock baton;
-  while flags.(ord) = 0 do Condition.wait baton_moved baton done;
+  wait_flag_locked flags ord;
   Mutex.unlock baton
 
 (* A spawned domain says it started; a joined domain is let end. *)

@@ -277,7 +277,12 @@ class Exporter {
       exceptions: this.#exceptions.length,
     };
     const exnDecls = this.#exceptions.map((_, i) => `exception E_${i}`).join("\n");
-    const handlers = this.#handlersCode();
+    const handlers = [
+      this.#handlersCode(),
+      // (issue 22, polls helper) Threads drain too, at their program's end (threadFunction).
+      multi || this.#threadSteps.length > 0 ? this.#resumeCode() : "",
+    ]
+      .filter((t) => t !== "").join("\n\n");
     const releases = [...this.#releaseSites.entries()].map(([name, s], i) =>
       `(* release "${name}" *)\nlet[@inline never] release_${i} () =\n  ${
         [
@@ -422,6 +427,34 @@ class Exporter {
     ].join("\n");
   }
 
+  /**
+   * How a domain resumes (several domains): at its turn, after a `Domain.join` and before its
+   * final poll, it runs the callbacks that the other domains' collections made ready on it, all
+   * of them (`process_pending`, retried after each exception, which is logged), as the
+   * simulation drains a resuming domain (RunOptions.exportHarness). `Domain.join` polls in its
+   * wait loop: a callback raising there aborts the join, which is retried until it returns.
+   */
+  #resumeCode(): string {
+    if (!this.#canRaise) {
+      return [
+        "let[@inline never] resume_dom () = process_pending ()",
+        "let[@inline never] join_dom (d : unit Domain.t) = Domain.join d",
+      ].join("\n");
+    }
+    return [
+      "(* A domain resuming runs every callback made ready on it by other domains' collections;",
+      "   Domain.join polls, and a callback raising there aborts it: it is retried. *)",
+      "let rec resume_dom () =",
+      "  match process_pending () with",
+      "  | () -> ()",
+      "  | exception e -> escaped e; ignore (Sys.opaque_identity (resume_dom ()))",
+      "let rec join_dom (d : unit Domain.t) =",
+      "  match Domain.join d with",
+      "  | () -> ()",
+      "  | exception e -> escaped e; ignore (Sys.opaque_identity (join_dom d))",
+    ].join("\n");
+  }
+
   #trackerCode(slot: number, p: ProfileSpec): string {
     const spec = (k: CallbackKindName): CallbackSpec =>
       p.tracker[k] ?? { result: k.startsWith("dealloc") ? "none" : "track", actions: [] };
@@ -472,7 +505,8 @@ class Exporter {
       `  Gc.Memprof.alloc_minor = cb_${slot}_0; alloc_major = cb_${slot}_1;\n` +
       `  promote = cb_${slot}_2; dealloc_minor = cb_${slot}_3; dealloc_major = cb_${slot}_4 }`;
     const start = `let start_${slot} () =\n` +
-      `  for k = 0 to 4 do calls.(${slot} * 5 + k) <- 0 done;\n` +
+      // (issue 22, polls helper) Five stores, not a loop: its back-edges would poll.
+      `  ${[0, 1, 2, 3, 4].map((k) => `calls.(${slot * 5 + k}) <- 0;`).join(" ")}\n` +
       `  prof.(${slot}) <- Obj.repr (Gc.Memprof.start ~sampling_rate:(${
         camlFloat(p.samplingRate)
       }) ~callstack_size:${p.callstackSize} trk_${slot})\n` +
@@ -647,7 +681,10 @@ class Exporter {
   }
 
   /** The function of thread `k` (a systhread with a program): it starts, waits for its first
-   * turn, runs its steps, and passes the baton on at its end. */
+   * turn, runs its steps, and passes the baton on at its end. (issue 22, polls helper) Before
+   * that, it runs the callbacks still pending, each raise logged (`resume_dom`): they would run
+   * in `Thread.create`'s wrapper (its `check_memprof_cb`), whose handler swallows what they
+   * raise and allocates, running more of them. */
   #threadFunction(st: Extract<Step, { kind: "threadSpawn" }>, k: number): string {
     const ctx: Ctx = {
       ord: this.#sc.domains.length + k - 1,
@@ -664,6 +701,7 @@ let[@inline never] run_thread_${k} () =
   ` +
       `th_start ${k};
   ${body}
+  resume_dom ();
   th_end ${k}`;
   }
 
@@ -691,11 +729,10 @@ let[@inline never] run_thread_${k} () =
       lines.push(`ord_of_index.(Domain.self_index ()) <- ${ord};`, `announce_started ${ord};`);
     }
     const joinCode = (joins: readonly number[]) =>
-      joins.map((j) => `Domain.join (Obj.obj doms.(${j}) : unit Domain.t);`);
+      joins.map((j) => `join_dom (Obj.obj doms.(${j}) : unit Domain.t);`);
     segments.forEach((seg, i) => {
       if (seg.ord !== ord) return;
-      if (multi) lines.push(`wait_turn ${i};`);
-      lines.push(...joinCode(seg.joins));
+      if (multi) lines.push(`wait_turn ${i};`, ...joinCode(seg.joins), "resume_dom ();");
       const ctx: Ctx = {
         ord,
         depth: 0,
@@ -709,11 +746,17 @@ let[@inline never] run_thread_${k} () =
       if (multi) lines.push(`pass_turn ${i + 1};`);
     });
     // A domain ended by a join waits, after its last step, for the joiner to let it end.
-    if (this.#joined.has(ord)) lines.push(`wait_released ${ord};`);
+    // (issue 22, polls helper) Released, it drains what is still pending (the `terminate`
+    // step's resume_dom: do_at_exit's poll would run it, and a raise there would end the domain
+    // with an exception that Domain.join raises again for ever).
+    if (this.#joined.has(ord)) lines.push(`wait_released ${ord};`, "resume_dom ();");
     const flushIndex = aliveAtEnd.indexOf(ord);
     if (flushIndex >= 0) {
-      if (multi) lines.push(`wait_turn ${flushBase + flushIndex};`);
-      if (flushIndex === 0) lines.push(...joinCode(trailingJoins));
+      if (multi) {
+        lines.push(`wait_turn ${flushBase + flushIndex};`);
+        if (flushIndex === 0) lines.push(...joinCode(trailingJoins));
+        lines.push("resume_dom ();");
+      }
       lines.push("(* the simulation's final poll: pending callbacks run *)");
       lines.push(this.#guarded("process_pending ()", false) + ";");
       if (multi) lines.push(`pass_turn ${flushBase + flushIndex + 1};`);
@@ -805,16 +848,26 @@ let[@inline never] run_thread_${k} () =
       case "poll":
         return this.#leaf("Sys.poll_actions ()", ctx);
       case "spawn": {
+        // The spawning domain's minor heap is emptied first, so that no block the program
+        // keeps is young while two domains share a minor collection: OCaml 5.3 shares the
+        // remembered sets' promotion among them, and memprof may test a kept block before
+        // another domain promoted it (see docs/differential.md). The simulation does the same.
         const child = this.#domainOrd.get(st.child)!;
-        return this.#leaf(
-          `doms.(${child}) <- Obj.repr (Domain.spawn run_${child}); wait_started ${child}`,
-          ctx,
-        );
+        return `${this.#tick(ctx)} ${this.#guarded("Gc.minor ()", ctx.inAttempt)}; resume_dom (); ${
+          this.#guarded(
+            `doms.(${child}) <- Obj.repr (Domain.spawn run_${child}); wait_started ${child}`,
+            ctx.inAttempt,
+          )
+        };`;
       }
       case "terminate":
+        // (issue 22, polls helper) The domain's function returns into Domain.spawn's body,
+        // whose do_at_exit polls in its prologue: callbacks still pending run there, and one
+        // raising would end the domain with an exception that Domain.join re-raises for ever
+        // (join_dom). The domain drains them first, each raise logged, as the simulation does.
         return `${
           this.#tick(ctx)
-        } (* the domain's function returns: Domain.join by the next domain *)`;
+        } resume_dom (); (* the domain's function returns: Domain.join by the next domain *)`;
       case "threadCreate":
       case "threadSwitch":
       case "threadExit":
@@ -879,10 +932,8 @@ let[@inline never] run_thread_${k} () =
       }
       case "join": {
         const target = this.#domainOrd.get(st.target)!;
-        return this.#leaf(
-          `release_domain ${target}; Domain.join (Obj.obj doms.(${target}) : unit Domain.t)`,
-          ctx,
-        );
+        return `${this.#tick(ctx)} release_domain ${target}; ` +
+          `join_dom (Obj.obj doms.(${target}) : unit Domain.t); resume_dom ();`;
       }
       case "extAlloc":
         return this.#refuse(

@@ -126,12 +126,25 @@ export class MajorBlock {
   colour: Colour;
   /** Its pool, or null for a large allocation. */
   pool: Pool | null;
+  /** No field to scan (a string, a float, a custom block: a tag at or above `No_scan_tag`);
+   * otherwise its fields are taken to be immediates. */
+  readonly noScan: boolean;
+  /** The cycle (`MajorGc.cycles`) whose marking is still to reach this block through the
+   * global slot holding it, or -1. */
+  scanPending = -1;
   /** A block at `addr` of `whsize` words, of colour `colour`, in `pool` (null: large). */
-  constructor(addr: number, whsize: number, colour: Colour, pool: Pool | null) {
+  constructor(
+    addr: number,
+    whsize: number,
+    colour: Colour,
+    pool: Pool | null,
+    noScan = false,
+  ) {
     this.addr = addr;
     this.whsize = whsize;
     this.colour = colour;
     this.pool = pool;
+    this.noScan = noScan;
   }
 }
 
@@ -220,9 +233,10 @@ export class MajorHeap {
     return this.poolWords + this.largeWords;
   }
 
-  /** `caml_shared_try_alloc`: places a new (MARKED) block. */
-  allocate(addr: number, whsize: number): MajorBlock {
-    const block = new MajorBlock(addr, whsize, Colour.MARKED, null);
+  /** `caml_shared_try_alloc`: places a new (MARKED) block (`noScan`: see {@linkcode
+   * MajorBlock.noScan}). */
+  allocate(addr: number, whsize: number, noScan = false): MajorBlock {
+    const block = new MajorBlock(addr, whsize, Colour.MARKED, null, noScan);
     if (whsize <= SIZECLASS_MAX) {
       const pool = this.#placeSmall(whsize);
       pool.blocks.push(block);

@@ -60,8 +60,12 @@ export interface MajorGcInitialState {
   readonly pools: readonly PoolState[];
   /** Large allocations (sizes with header), head first; none swept yet. */
   readonly large: readonly number[];
-  /** Marking work of the fixed part's live data, per cycle. */
+  /** Marking work of the fixed part's live data in the current cycle. */
   readonly markWork: number;
+  /** Marking work of the fixed part in the cycles after the current one (default
+   * {@linkcode markWork}): data the program allocated during the current cycle is marked from
+   * the next one on. */
+  readonly fixedMark?: number;
   /** Ephemerons (each costs a little marking and sweeping work per cycle). */
   readonly ephemerons: number;
 }
@@ -70,17 +74,21 @@ export interface MajorGcInitialState {
  * The state of a program exported by memprof-lab when its scenario starts: after the harness's
  * `Gc.full_major ()` and `Gc.minor ()`, the fourth cycle has begun; the runtime's and harness's
  * data fill twelve pools and one large block (`ord_of_index`). Measured with OCaml 5.3.0's
- * debug runtime (`OCAMLRUNPARAM=v=0x800` and a pool dump at each `caml_cycle_heap`).
+ * debug runtime (`OCAMLRUNPARAM=v=0x800` and a pool dump at each `caml_cycle_heap`), the program
+ * run as `deno task diff` runs it, as `/tmp/memprof-lab-XXXXXXXXXXXXXXXX/program` (`Sys.argv`
+ * holds that path: a 7-word string). From the fifth cycle on, marking also visits the
+ * `Gc.quick_stat ()` record the harness keeps on its stack for the whole run (promoted during
+ * the fourth cycle): 23 more words.
  */
 export const EXPORTED_HARNESS_STATE: MajorGcInitialState = {
-  workAhead: 138_625,
+  workAhead: 138_621,
   pools: [
     { sz: 1, fixed: 40, swept: true },
-    { sz: 2, fixed: 22, swept: false },
+    { sz: 2, fixed: 21, swept: false },
     { sz: 3, fixed: 8, swept: false },
     { sz: 4, fixed: 2, swept: false },
     { sz: 5, fixed: 6, swept: false },
-    { sz: 6, fixed: 4, swept: false },
+    { sz: 6, fixed: 5, swept: false },
     { sz: 7, fixed: 2, swept: false },
     { sz: 8, fixed: 2, swept: false },
     { sz: 10, fixed: 1, swept: false },
@@ -90,9 +98,38 @@ export const EXPORTED_HARNESS_STATE: MajorGcInitialState = {
     { sz: 25, fixed: 1, swept: false },
   ],
   large: [257],
-  markWork: 554,
+  markWork: 558,
+  fixedMark: 581,
   ephemerons: 1,
 };
+
+/**
+ * A root as the major GC sees it when a cycle starts (a runtime `Root` is one): the block it
+ * holds, whether it is a local root (darkened in the cycle's stop-the-world, before marking
+ * scans anything) or a slot of the program's global data (reached when marking scans that
+ * data), and the marking work of its block when darkened directly (-1: from its size and
+ * contents, {@linkcode darkenWork}).
+ */
+export interface MajorRoot {
+  /** The block's address, or -1. */
+  readonly addr: number;
+  /** A local root rather than a global slot. */
+  readonly local: boolean;
+  /** Marking work when darkened directly, or -1. */
+  readonly darken: number;
+}
+
+/**
+ * Marking work of a block darkened directly (`caml_darken`, from a root or the write barrier),
+ * not reached by scanning: `mark_stack_push_block` pushes nothing for a block without fields
+ * to scan, nor for one whose at most eight fields are all immediates; a longer one of
+ * immediates is pushed from its ninth field, and only the fields pushed are scanned later. (A
+ * block reached by scanning costs its header and every field: its size with header.)
+ */
+export function darkenWork(whsize: number, noScan: boolean): number {
+  const wosize = whsize - 1;
+  return noScan || wosize <= 8 ? 0 : wosize - 8;
+}
 
 /** A domain's side of the pacing. */
 export class DomainMajorState {
@@ -142,8 +179,8 @@ export class SliceReport {
 export interface MajorGcHost {
   /** End of cycle (`stw_cycle_all_domains`): memprof, a minor collection, the new cycle. */
   endCycle(): void;
-  /** Roots now: the addresses of the blocks the program holds. */
-  rootAddresses(): Iterable<number>;
+  /** Roots now: the blocks the program holds, and how. */
+  roots(): Iterable<MajorRoot>;
   /** A slice computed its work (`update_major_slice_work`) and is about to do it. */
   sliceBegin?(report: SliceReport): void;
   /** A slice did its work; if it ends the cycle, {@linkcode endCycle} follows. */
@@ -177,6 +214,8 @@ export class MajorGc {
   #sweepingDone = false;
   #markingDone = false;
   #markLeft: number;
+  /** Marking began this cycle: the write barrier no longer spares it any work. */
+  #markingStarted = false;
   #epheMarked = false;
   #epheSwept = false;
   /** Cycles completed by slices. */
@@ -190,15 +229,22 @@ export class MajorGc {
     const init = opts.initial ?? EXPORTED_HARNESS_STATE;
     this.#percentFree = opts.percentFree ?? PERCENT_FREE_DEFAULT;
     this.heap = new MajorHeap(init.pools, init.large);
-    this.#fixedMark = opts.fixedMark ?? init.markWork;
+    this.#fixedMark = opts.fixedMark ?? init.fixedMark ?? init.markWork;
     this.#ephemerons = init.ephemerons;
     this.#markLeft = init.markWork;
     this.workCounter = init.workAhead;
   }
 
-  /** A block allocated in the major heap: by `caml_alloc_shr` (`direct`) or by promotion. */
-  allocate(d: DomainMajorState, addr: number, whsize: number, direct: boolean): void {
-    this.#blocks.set(addr, this.heap.allocate(addr, whsize));
+  /** A block allocated in the major heap: by `caml_alloc_shr` (`direct`) or by promotion;
+   * `noScan`: a block without fields to scan (see {@linkcode MajorBlock.noScan}). */
+  allocate(
+    d: DomainMajorState,
+    addr: number,
+    whsize: number,
+    direct: boolean,
+    noScan = false,
+  ): void {
+    this.#blocks.set(addr, this.heap.allocate(addr, whsize, noScan));
     d.allocatedWords += whsize;
     if (direct) d.allocatedDirect += whsize;
   }
@@ -225,8 +271,24 @@ export class MajorGc {
       pools,
       large,
       markWork: this.#markLeft,
+      fixedMark: this.#fixedMark,
       ephemerons: this.#ephemerons,
     };
+  }
+
+  /**
+   * The write barrier (`caml_modify`, memory.c: `write_barrier` calls `caml_darken` on the
+   * value a field of a major block held) as a global slot of the program loses the block at
+   * `addr`: a block the current cycle's marking was still to reach through that slot is
+   * darkened now instead, which costs what darkening costs ({@linkcode darkenWork}) rather
+   * than its size. Once marking has begun, the slots are taken as scanned already.
+   */
+  darken(addr: number): void {
+    if (this.#markingStarted) return;
+    const b = this.#blocks.get(addr);
+    if (b === undefined || b.scanPending !== this.cycles) return;
+    b.scanPending = -1;
+    this.#markLeft -= b.whsize - darkenWork(b.whsize, b.noScan);
   }
 
   /** A major block moved (compaction): same block, new address. */
@@ -234,7 +296,9 @@ export class MajorGc {
     const b = this.#blocks.get(from);
     if (b === undefined || from === to) return;
     this.#blocks.delete(from);
-    this.#blocks.set(to, new MajorBlock(to, b.whsize, b.colour, b.pool));
+    const moved = new MajorBlock(to, b.whsize, b.colour, b.pool, b.noScan);
+    moved.scanPending = b.scanPending;
+    this.#blocks.set(to, moved);
   }
 
   /** `update_major_slice_work`. */
@@ -304,6 +368,7 @@ export class MajorGc {
     }
     for (;;) {
       while (!this.#markingDone && (budget = this.#work(d)) > 0) {
+        this.#markingStarted = true;
         const done = Math.min(budget, this.#markLeft);
         this.#markLeft -= done;
         this.#commit(d, done);
@@ -341,7 +406,11 @@ export class MajorGc {
   /**
    * The new cycle (`cycle_major_heap_from_stw_single` and `caml_cycle_heap`, then marking the
    * roots): colours rotate, everything is to be swept again, and the blocks reachable now are
-   * what marking will visit this cycle.
+   * what marking will visit this cycle (OCaml 5 marks what was reachable when the cycle began:
+   * the write barrier darkens what a slot loses before marking reached it). Local roots are
+   * darkened first, in the stop-the-world ({@linkcode darkenWork}); a block held by a global
+   * slot costs its size when marking scans the slot, unless the slot loses it before that
+   * ({@linkcode darken}).
    */
   startCycle(): void {
     this.cycles++;
@@ -352,14 +421,27 @@ export class MajorGc {
     }
     this.heap.cycle();
     let mark = this.#fixedMark;
-    for (const a of this.#host.rootAddresses()) {
-      const b = this.#blocks.get(a);
+    const roots = this.#host.roots();
+    for (const r of roots) {
+      if (!r.local || r.addr < 0) continue;
+      const b = this.#blocks.get(r.addr);
       if (b !== undefined && b.colour === Colour.UNMARKED) {
         b.colour = Colour.MARKED;
+        mark += r.darken >= 0 ? r.darken : darkenWork(b.whsize, b.noScan);
+      }
+    }
+    const cycle = this.cycles;
+    for (const r of roots) {
+      if (r.local || r.addr < 0) continue;
+      const b = this.#blocks.get(r.addr);
+      if (b !== undefined && b.colour === Colour.UNMARKED) {
+        b.colour = Colour.MARKED;
+        b.scanPending = cycle;
         mark += b.whsize;
       }
     }
     this.#markLeft = mark;
+    this.#markingStarted = false;
     this.#phase = Phase.SWEEP_AND_MARK_MAIN;
     this.#sweepingDone = false;
     this.#markingDone = false;

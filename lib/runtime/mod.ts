@@ -46,12 +46,14 @@ export {
   RuntimePhase,
 } from "./events.ts";
 export {
+  darkenWork,
   DomainMajorState,
   EXPORTED_HARNESS_STATE,
   MajorGc,
   type MajorGcHost,
   type MajorGcInitialState,
   type MajorGcOptions,
+  type MajorRoot,
   PERCENT_FREE_DEFAULT,
   SliceKind,
   SliceReport,

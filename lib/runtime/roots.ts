@@ -18,12 +18,23 @@ let setSlot: (r: Root, slot: number) => void;
  * A GC root held by the caller: a mutable slot pointing to a block (or empty, -1). The runtime
  * updates it when the block moves (promotion, compaction). Create roots once and re-`set` them;
  * roots are the only thing keeping simulated blocks alive.
+ *
+ * A root is a slot of the program's global data by default (a field of a major block the
+ * program writes with `caml_modify`): overwriting, clearing or releasing it goes through the
+ * write barrier, which darkens the block it held ({@linkcode RootSet.onOverwrite}). A `local`
+ * root is a C local root or a stack slot (`CAMLlocal`, a value the program holds in a
+ * variable): it is darkened when a major cycle starts, and dropping it darkens nothing.
  */
 export class Root {
   /** Address of the block, or -1. */
   addr: number;
   /** Size of the block in words, if known (for promotion statistics). */
   wosize: number;
+  /** A local root (see the class doc), not a global slot. */
+  readonly local: boolean;
+  /** Marking work of the block when the root is darkened directly (a local root, or a block
+   * that memprof's roots reach first), or -1: what its size and contents give. */
+  readonly darken: number;
   readonly #set: RootSet;
   /** Index in the set's slots while the root is in it, else -1. */
   #slot = -1;
@@ -36,29 +47,45 @@ export class Root {
   }
 
   /** Use `Runtime.root`, which creates the root and adds it to the runtime's set. */
-  constructor(set: RootSet, addr: number, wosize: number) {
+  constructor(
+    set: RootSet,
+    addr: number,
+    wosize: number,
+    opts: { readonly local?: boolean; readonly darken?: number } = {},
+  ) {
     this.#set = set;
     this.addr = addr;
     this.wosize = wosize;
+    this.local = opts.local ?? false;
+    this.darken = opts.darken ?? -1;
   }
   /** Points the root at another block (OCaml's `caml_modify` of a root slot). */
   set(addr: number, wosize = 0): void {
+    if (this.addr !== addr) this.#overwrite();
     this.addr = addr;
     this.wosize = wosize;
   }
   /** Empties the slot. */
   clear(): void {
+    this.#overwrite();
     this.addr = -1;
   }
   /** Removes the root from the runtime. */
   release(): void {
-    this.#set.delete(this);
+    if (this.#set.delete(this)) this.#overwrite();
     this.addr = -1;
+  }
+  /** The write barrier of a global slot losing its block (`caml_modify`'s `caml_darken`). */
+  #overwrite(): void {
+    if (this.addr >= 0 && !this.local) this.#set.onOverwrite?.(this.addr);
   }
 }
 
 /** The roots of a runtime, in creation order (see the module doc). */
 export class RootSet implements Iterable<Root> {
+  /** Called with the block a global slot (a root not `local`) held when the slot is
+   * overwritten, cleared or released: OCaml's deletion barrier darkens that block. */
+  onOverwrite: ((addr: number) => void) | null = null;
   #slots: (Root | null)[] = [];
   #live = 0;
   #walking = 0;

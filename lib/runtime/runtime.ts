@@ -409,8 +409,8 @@ export class Domain implements MemprofHost {
    */
   makeArray(wosize: number): number {
     const addr = wosize <= MAX_YOUNG_WOSIZE
-      ? this.allocFromRuntime(wosize)
-      : this.allocMajor(wosize);
+      ? this.allocFromRuntime(wosize, false)
+      : this.#allocShrSampled(wosize, AllocationSource.NORMAL, false);
     const res = this.#pendingActionsHolding([addr], [wosize])[0];
     this.returnFromC();
     return res;
@@ -419,8 +419,8 @@ export class Domain implements MemprofHost {
   /** {@linkcode makeArray}, resumable. */
   *makeArrayG(wosize: number): Resumable<number> {
     const addr = wosize <= MAX_YOUNG_WOSIZE
-      ? this.allocFromRuntime(wosize)
-      : this.allocMajor(wosize);
+      ? this.allocFromRuntime(wosize, false)
+      : this.#allocShrSampled(wosize, AllocationSource.NORMAL, false);
     const res = (yield* this.#pendingActionsHoldingG([addr], [wosize]))[0];
     this.returnFromC();
     return res;
@@ -437,7 +437,7 @@ export class Domain implements MemprofHost {
     sizes: readonly number[],
   ): readonly number[] {
     if (!(this.youngPtr < this.youngLimit || this.actionPending)) return addrs;
-    const locals = addrs.map((a, k) => this.runtime.root(a, sizes[k]));
+    const locals = addrs.map((a, k) => this.runtime.root(a, sizes[k], { local: true }));
     try {
       this.processPendingActions();
       return locals.map((r) => r.addr);
@@ -452,7 +452,7 @@ export class Domain implements MemprofHost {
     sizes: readonly number[],
   ): Resumable<readonly number[]> {
     if (!(this.youngPtr < this.youngLimit || this.actionPending)) return addrs;
-    const locals = addrs.map((a, k) => this.runtime.root(a, sizes[k]));
+    const locals = addrs.map((a, k) => this.runtime.root(a, sizes[k], { local: true }));
     try {
       yield* this.processPendingActionsG();
       return locals.map((r) => r.addr);
@@ -511,34 +511,72 @@ export class Domain implements MemprofHost {
   /**
    * An allocation by the runtime (C code, `from_caml` false, tracked): e.g. `caml_alloc_small`
    * in a primitive. A sample is recorded but its callback waits for the next poll point.
+   * `noScan` says the block has no fields to scan (a string, as the exported program's
+   * `Bytes.create`; false for a block of fields, as `Array.make`'s), which only changes what
+   * marking it may cost. Over {@linkcode MAX_YOUNG_WOSIZE} words, see {@linkcode allocMajor}.
    */
-  allocFromRuntime(wosize: number): number {
-    if (wosize > MAX_YOUNG_WOSIZE) return this.allocMajor(wosize);
+  allocFromRuntime(wosize: number, noScan = true): number {
+    if (wosize > MAX_YOUNG_WOSIZE) {
+      return this.allocMajor(wosize, AllocationSource.NORMAL, noScan);
+    }
     const p = this.youngPtr - wosize - 1;
     this.youngPtr = p;
     if (p < this.youngLimit) this.#dispatch(wosize, FROM_RUNTIME, null);
+    if (noScan) this.runtime.youngNoScan(this.youngPtr);
     return this.youngPtr;
   }
 
   /**
-   * A direct major-heap allocation (`caml_alloc_shr` + `caml_memprof_sample_block`), sampled by
-   * a binomial draw over its words (header included); its callback waits for a poll point.
+   * A direct major-heap allocation by a C primitive (`caml_alloc_shr` + its
+   * `caml_memprof_sample_block`, then `caml_check_urgent_gc`, as `caml_alloc_string`,
+   * `caml_alloc` and `caml_alloc_custom_mem` do for large blocks): sampled by a binomial draw
+   * over its words (header included), its callback waiting for a poll point. If the allocation
+   * asked for GC work (a slice past a fifth of the minor heap's words), it is done at once,
+   * the new block held in a local root. `noScan` as {@linkcode allocFromRuntime}'s. Returns
+   * the block's address.
    */
-  allocMajor(wosize: number, source: AllocationSource = AllocationSource.NORMAL): number {
-    const addr = this.allocShr(wosize);
+  allocMajor(
+    wosize: number,
+    source: AllocationSource = AllocationSource.NORMAL,
+    noScan = true,
+  ): number {
+    return this.checkUrgentGc(this.#allocShrSampled(wosize, source, noScan), wosize);
+  }
+
+  /** `caml_alloc_shr` with its memprof sampling. */
+  #allocShrSampled(wosize: number, source: AllocationSource, noScan: boolean): number {
+    const addr = this.allocShr(wosize, noScan);
     this.memprof.sampleBlock(addr, wosize, wosize + 1, source);
     return addr;
   }
 
   /**
+   * `caml_check_urgent_gc(v)` (minor_gc.c): with an interrupt pending (`young_limit` moved),
+   * `caml_handle_gc_interrupt` does the GC work due — a minor collection, a major slice, which
+   * may end the cycle — while `v` (the block at `addr`, of `wosize` words) is held in a local
+   * root. No callback runs (they wait for the next poll). Returns the block's address.
+   */
+  checkUrgentGc(addr: number, wosize: number): number {
+    if (!(this.youngPtr < this.youngLimit)) return addr;
+    const r = this.runtime.root(addr, wosize, { local: true });
+    try {
+      this.pollGcWork();
+      return r.addr;
+    } finally {
+      r.release();
+    }
+  }
+
+  /**
    * `caml_alloc_shr` without memprof: the block is placed in the major heap and counted as
    * allocated directly; past a fifth of the minor heap's size in such words since the last
-   * slice, a slice is requested from every domain (`caml_request_major_slice(1)`).
+   * slice, a slice is requested from every domain (`caml_request_major_slice(1)`). `noScan` as
+   * {@linkcode allocFromRuntime}'s (default false: a block of fields).
    */
-  allocShr(wosize: number): number {
+  allocShr(wosize: number, noScan = false): number {
     const addr = this.runtime.takeAddresses(wosize + 1);
     const m = this.major;
-    this.runtime.majorGc.allocate(m, addr, wosize + 1, true);
+    this.runtime.majorGc.allocate(m, addr, wosize + 1, true, noScan);
     if (m.allocatedDirect > this.runtime.minorHeapWords / 5) {
       m.requestedGlobal = true;
       this.youngLimit = Infinity;
@@ -548,8 +586,9 @@ export class Domain implements MemprofHost {
 
   /**
    * A custom block with out-of-heap memory (`caml_alloc_custom_mem`): the block itself is an
-   * ordinary runtime allocation (minor if small, tracked as such), then memprof samples the
-   * out-of-heap memory separately: `memWords` words reported and sampled, source `custom`.
+   * ordinary runtime allocation (minor if small, tracked as such; else `caml_alloc_shr`'s, then
+   * `caml_adjust_gc_speed` and `caml_check_urgent_gc`), then memprof samples the out-of-heap
+   * memory separately: `memWords` words reported and sampled, source `custom`.
    */
   allocCustom(wosize: number, memWords: number): number {
     const mem = memWords * 8;
@@ -568,8 +607,9 @@ export class Domain implements MemprofHost {
         }
       }
     } else {
-      addr = this.allocShr(wosize);
+      addr = this.#allocShrSampled(wosize, AllocationSource.NORMAL, true);
       this.adjustGcSpeed(mem);
+      addr = this.checkUrgentGc(addr, wosize);
     }
     this.memprof.sampleBlock(addr, memWords, memWords, AllocationSource.CUSTOM);
     return addr;
@@ -938,9 +978,12 @@ export class Domain implements MemprofHost {
       // caml_copy_double, then caml_initialize into the config block (caml_alloc_shr of 9
       // fields): a young value stored in the major heap, one remembered-set entry. The program
       // keeps the profile (the config block, holding the boxed float) for good.
+      // Marking reaches the float through the config block, and the config block first as one
+      // of memprof's roots, darkened from its second field (the sampling rate, a static float
+      // in the exported program): 8 words, and 1 for the harness's slot holding the profile.
       const lambda = this.allocFromRuntime(1);
       this.runtime.root(lambda, 1);
-      this.runtime.root(this.allocShr(9), 9);
+      this.runtime.root(this.allocShr(9), 9, { local: true, darken: 9 });
       this.rememberStore(lambda, -1);
     });
     this.returnFromC();
@@ -1140,6 +1183,8 @@ export class Runtime {
   #snapshot: Set<number> = new Set();
   #marked: Set<number> = new Set();
   #compaction: Map<number, number> | null = null;
+  /** Young blocks without fields to scan, until the next minor collection. */
+  readonly #youngNoScan: Set<number> = new Set();
   /** The major GC's pacing and heap. */
   readonly majorGc: MajorGc;
   /** `caml_major_slice_epoch`. */
@@ -1173,15 +1218,12 @@ export class Runtime {
     this.gcClock = new GcClock(this.events, advance ?? (() => {}), model);
     this.majorGc = new MajorGc({
       endCycle: () => this.#endCycle(),
-      rootAddresses: () => this.#rootAddresses(),
+      roots: () => this.roots,
       sliceBegin: (r) => this.#sliceBegin(r),
       sliceEnd: (r) => this.#sliceEnd(r),
     }, { initial: opts.majorHeap });
+    this.roots.onOverwrite = (addr) => this.majorGc.darken(addr);
     this.spawnDomain(null);
-  }
-
-  *#rootAddresses(): Iterable<number> {
-    for (const r of this.roots) if (r.addr >= 0) yield r.addr;
   }
 
   /** The domain whose minor heap holds `addr`, if any. */
@@ -1202,9 +1244,22 @@ export class Runtime {
     return a;
   }
 
-  /** Creates a root pointing at `addr` (or empty). */
-  root(addr = -1, wosize = 0): Root {
-    const r = new Root(this.roots, addr, wosize);
+  /** @internal The young block at `addr` has no fields to scan (see `MajorBlock.noScan`). */
+  youngNoScan(addr: number): void {
+    this.#youngNoScan.add(addr);
+  }
+
+  /**
+   * Creates a root pointing at `addr` (or empty): a slot of the program's global data, or with
+   * `local`, a local root (see {@linkcode Root}); `darken` overrides the marking work of its
+   * block when darkened directly.
+   */
+  root(
+    addr = -1,
+    wosize = 0,
+    opts: { readonly local?: boolean; readonly darken?: number } = {},
+  ): Root {
+    const r = new Root(this.roots, addr, wosize, opts);
     this.roots.add(r);
     return r;
   }
@@ -1274,12 +1329,13 @@ export class Runtime {
           promoted += r.wosize;
           const owner = this.#youngOwner(a) ?? by;
           owner.promotedWords += r.wosize + 1;
-          this.majorGc.allocate(owner.major, to, r.wosize + 1, false);
+          this.majorGc.allocate(owner.major, to, r.wosize + 1, false, this.#youngNoScan.has(a));
         }
         r.addr = to;
       }
     }
     this.promotedWords += promoted;
+    this.#youngNoScan.clear();
     for (const d of order) d.minorFinish();
     this.#clearForwarding();
     if (stw) this.events.endPhase(by.id, RuntimePhase.EV_STW_LEADER);

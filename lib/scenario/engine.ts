@@ -72,9 +72,12 @@ function run(
     baton.run(compileResumable(ctx, new Callbacks(ctx, baton), baton));
   } else {
     compilePlain(ctx, new Callbacks(ctx, undefined))();
-    // Leave nothing pending: callbacks of the last steps run at a final poll of each domain.
+    // Leave nothing pending: callbacks of the last steps run at a final poll of each domain
+    // (with the export's harness and several domains, each resumes first: RunContext.drain).
+    const multi = options.exportHarness === true && sc.domains.length > 1;
     for (const d of ctx.domains.values()) {
       if (!d.alive) continue;
+      if (multi) ctx.drain(d, "end");
       ctx.cur = d;
       ctx.guard("end", () => d.processPendingActions());
     }

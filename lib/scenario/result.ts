@@ -32,6 +32,16 @@ export interface RunOptions {
     readonly spawned: number;
     readonly thread?: number;
   };
+  /**
+   * What the exported OCaml program (lib/export) does with several domains beyond the steps
+   * themselves (default false; the differential runner sets it): its baton lets each domain
+   * resume by draining its pending actions — the callbacks that the other domains' collections
+   * made ready on it run all at once, each exception logged as escaped — at the start of its
+   * turn, after `Domain.join` and before its final poll; and before each `Domain.spawn` it
+   * empties the spawning domain's minor heap (`Gc.minor ()`), so that no block the program
+   * keeps is young while two domains share a minor collection (see docs/differential.md).
+   */
+  exportHarness?: boolean;
   /** The program's own major heap when the scenario starts (the major GC's pacing depends on
    * it). Default: that of a minimal exported program (see lib/runtime/major_gc.ts). */
   majorHeap?: MajorGcInitialState;

@@ -148,3 +148,30 @@ export function usesThreadPrograms(sc: Scenario): boolean {
       (st.kind === "memprofStart" && someAction(st.profile.tracker, passesBaton)),
   ) !== undefined;
 }
+
+/**
+ * Where each domain resumes: in a scenario with several domains, the top-level steps run in
+ * segments, each on one domain (the exported program passes a baton between them), and a
+ * segment begins where a step's domain differs from the segment's, or after a domain's
+ * `terminate`. Steps of no domain (`release`, runtime_events control) run on the current
+ * segment's domain, or on the main domain after a termination. Returns each step that begins a
+ * segment with its domain's name; empty for a scenario with one domain.
+ */
+export function segmentStarts(sc: Scenario): ReadonlyMap<Step, string> {
+  const starts = new Map<Step, string>();
+  if (sc.domains.length <= 1) return starts;
+  let cur: { domain: string; terminates: boolean } | undefined;
+  for (const st of sc.steps) {
+    const domain = "domain" in st
+      ? st.domain
+      : cur !== undefined && !cur.terminates
+      ? cur.domain
+      : "main";
+    if (cur === undefined || cur.domain !== domain || cur.terminates) {
+      cur = { domain, terminates: false };
+      starts.set(st, domain);
+    }
+    if (st.kind === "terminate") cur.terminates = true;
+  }
+  return starts;
+}

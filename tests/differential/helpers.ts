@@ -67,10 +67,15 @@ export const childScenarios: Readonly<Record<string, Scenario>> = {
   [twoDomains.settings.name]: twoDomains,
 };
 
-/** The simulation's events of `sc`, with the harness frames the export adds. */
+/** The simulation's events of `sc`, with the harness frames and the harness the export adds
+ * (as simulateCanonical). */
 export function simulationEvents(sc: Scenario): RunEvent[] {
   const events: RunEvent[] = [];
-  runScenario(sc, { onEvent: (e) => events.push(e), harnessFrames: HARNESS_FRAMES });
+  runScenario(sc, {
+    onEvent: (e) => events.push(e),
+    harnessFrames: HARNESS_FRAMES,
+    exportHarness: true,
+  });
   return events;
 }
 

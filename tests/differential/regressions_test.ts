@@ -10,7 +10,39 @@
 //    a named release's single slot had no poll at all (promote_raise_in_release,
 //    promote_raise_in_release_thread, release_poll_raise);
 // 4. the exporter's model of the program's own heap looped for ever when a harness slice had no
-//    work to do (harness_heap_slices).
+//    work to do (harness_heap_slices);
+// 5. callbacks that a spawned domain's end made ready on the main domain ran inside the
+//    program's unguarded Domain.join (or the baton's wait loop), and one raising killed the
+//    program (domain_join_raise);
+// 6. blocks kept in the program's global slots were young when two domains shared a minor
+//    collection, and OCaml 5.3 reported them dead in some runs and promoted in others
+//    (kept_young_at_spawn);
+// 7. a write to an inactive runtime_events ring was simulated as a C call, which made the next
+//    allocation enter the runtime and collect one iteration early (user_event_inactive);
+// 8. the slice Bytes.create asks for (caml_alloc_string: caml_check_urgent_gc) was simulated at
+//    the next poll, after the next step's releases, not inside Bytes.create
+//    (bytes_create_urgent_gc);
+// 9. a loop whose body polls (Sys.poll_actions, an Ipoll) has no back-edge poll in OCaml; the
+//    simulation put one there (poll_step_in_loop; fixed in lib/scenario/polling.ts);
+// 10. the major GC's pacing drifted from OCaml 5.3's (lib/runtime/major_gc.ts): a major cycle
+//    ending inside Bytes.create keeps the new string, a local root, one more cycle
+//    (bytes_create_cycle_end); a block a global slot loses before marking reaches the slot is
+//    darkened by caml_modify's write barrier, at the marking cost of a darkened block
+//    (kept_blocks_write_barrier, kept_blocks_with_arrays, ring_write_barrier,
+//    bigarray_ring_barrier), as a local root darkened when a cycle starts does; and the exported
+//    program's own heap (lib/export/_harness_heap.ts) lacked its array literals, the path in
+//    Sys.argv and the Gc.quick_stat record on its stack (no_keep_site_harness,
+//    array_make_dropped_loop);
+// 11. where ocamlopt 5.3 puts back-edge polls (asmcomp/polling.ml, modelled over the exported
+//    program's shapes by lib/scenario/polling.ts): an outer loop starting with a poll step has
+//    none (poll_step_outer_loop); with raising callbacks, a loop's exception handler leads to
+//    what follows the loop, and a nested loop allocating polls (raising_tracker_nested_loop); a
+//    jump table (a size drawn among four in a row, a keep.cycle of three) makes a loop poll
+//    whatever follows it (switch_before_alloc); a domain's end runs its pending callbacks at
+//    do_at_exit's poll (worker_end_pending), and a systhread's end ran its pending callbacks in
+//    Thread.create's wrapper, which swallows their exceptions (thread_end_pending): the program
+//    drains them first; and the program's recording code polled inside callbacks, doing the GC
+//    work due there (record_without_polls).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -25,6 +57,7 @@ import {
   sizes,
 } from "../../lib/scenario/mod.ts";
 import { exportOCaml, HARNESS_FRAMES } from "../../lib/export/mod.ts";
+import { Runtime } from "../../lib/runtime/mod.ts";
 import {
   defaultDiffCacheDir,
   DIFF_CACHE_ENV_VAR,
@@ -40,6 +73,25 @@ import promoteRaiseInRelease from "./regressions/promote_raise_in_release.ts";
 import promoteRaiseInReleaseThread from "./regressions/promote_raise_in_release_thread.ts";
 import releasePollRaise from "./regressions/release_poll_raise.ts";
 import harnessHeapSlices from "./regressions/harness_heap_slices.ts";
+import domainJoinRaise from "./regressions/domain_join_raise.ts";
+import keptYoungAtSpawn from "./regressions/kept_young_at_spawn.ts";
+import userEventInactive from "./regressions/user_event_inactive.ts";
+import bytesCreateUrgentGc from "./regressions/bytes_create_urgent_gc.ts";
+import pollStepInLoop from "./regressions/poll_step_in_loop.ts";
+import bytesCreateCycleEnd from "./regressions/bytes_create_cycle_end.ts";
+import keptBlocksWriteBarrier from "./regressions/kept_blocks_write_barrier.ts";
+import ringWriteBarrier from "./regressions/ring_write_barrier.ts";
+import bigarrayRingBarrier from "./regressions/bigarray_ring_barrier.ts";
+import noKeepSiteHarness from "./regressions/no_keep_site_harness.ts";
+import arrayMakeDroppedLoop from "./regressions/array_make_dropped_loop.ts";
+import keptBlocksWithArrays from "./regressions/kept_blocks_with_arrays.ts";
+import pollStepOuterLoop from "./regressions/poll_step_outer_loop.ts";
+import raisingTrackerNestedLoop from "./regressions/raising_tracker_nested_loop.ts";
+import switchBeforeAlloc from "./regressions/switch_before_alloc.ts";
+import workerEndPending from "./regressions/worker_end_pending.ts";
+import recordWithoutPolls from "./regressions/record_without_polls.ts";
+import threadEndPending from "./regressions/thread_end_pending.ts";
+import { backEdgePolls } from "../../lib/scenario/polling.ts";
 
 const regressions: readonly Scenario[] = [
   geometricMeanOne,
@@ -48,6 +100,24 @@ const regressions: readonly Scenario[] = [
   promoteRaiseInReleaseThread,
   releasePollRaise,
   harnessHeapSlices,
+  domainJoinRaise,
+  keptYoungAtSpawn,
+  userEventInactive,
+  bytesCreateUrgentGc,
+  pollStepInLoop,
+  bytesCreateCycleEnd,
+  keptBlocksWriteBarrier,
+  ringWriteBarrier,
+  bigarrayRingBarrier,
+  noKeepSiteHarness,
+  arrayMakeDroppedLoop,
+  keptBlocksWithArrays,
+  pollStepOuterLoop,
+  raisingTrackerNestedLoop,
+  switchBeforeAlloc,
+  workerEndPending,
+  recordWithoutPolls,
+  threadEndPending,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */
@@ -258,6 +328,286 @@ Deno.test("the harness heap is computed for 2,000 random harnesses: minor heaps 
   const aheads = await inWorker({ kind: "sweep", cases: 2000, seed: 22 }, 120);
   assert.equal(aheads.length, 2000);
   assert.ok(aheads.every(Number.isFinite));
+});
+
+// ---- 5, 6. the domains' baton: a domain resuming, Domain.join, Domain.spawn ------------------------
+
+/** The callbacks and exceptions of a run as the differential runner simulates it. */
+function harnessEvents(sc: Scenario): RunEvent[] {
+  return events(sc, { exportHarness: true });
+}
+
+Deno.test("a domain's end: the joiner drains its callbacks before its next step, each raise logged", () => {
+  const evs = harnessEvents(domainJoinRaise);
+  // Each profile's 20 blocks die when the worker ends (its collection empties the main domain's
+  // minor heap); every third deallocation raises, and caml_raise runs one more round of
+  // callbacks before raising: escaped after the 6th, 12th and 18th.
+  for (const w of [0, 1]) {
+    const base = w * 20;
+    const deallocs = evs.filter((e) =>
+      e.kind === "deallocMinor" && e.id > base && e.id <= base + 20
+    );
+    assert.equal(deallocs.length, 20);
+    const from = evs.indexOf(deallocs[0]);
+    const to = evs.indexOf(deallocs[19]);
+    const brief = evs.slice(from, to + 1).map((e) =>
+      "id" in e ? `${e.kind} ${e.id}` : `${e.kind} ${e.loops.length}`
+    );
+    const expected: string[] = [];
+    for (let k = 1; k <= 20; k++) {
+      expected.push(`deallocMinor ${base + k}`);
+      if (k % 6 === 0) expected.push("escaped 0"); // at the top level
+    }
+    assert.deepEqual(brief, expected);
+    // The main domain's next step (alloc 4) allocates after all of them.
+    assert.ok(!evs.slice(to + 1).some((e) => e.kind === "deallocMinor" && e.id <= base + 20));
+  }
+  assertRaisedByCallbacks(evs, "Boom");
+  // Without the export's harness, the callbacks wait for the main domain's next poll (its final
+  // one here), where the first raise ends the run's flush.
+  const plain = events(domainJoinRaise).filter((e) => e.kind === "deallocMinor");
+  assert.ok(plain.length < 40, `${plain.length} deallocations`);
+});
+
+Deno.test("the program's baton never polls; it joins through join_dom and resumes through resume_dom", () => {
+  const { source } = exportOCaml(domainJoinRaise);
+  for (const fn of ["wait_turn_locked", "wait_flag_locked"]) {
+    const def = definition(source, `let rec ${fn} `);
+    assert.ok(!/\b(for|while)\b/.test(def), `${fn} has a loop`);
+    assert.match(def, new RegExp(`Sys\\.opaque_identity \\(${fn} `)); // not a tail call
+  }
+  assert.ok(!/\bwhile\b/.test(definition(source, "let[@inline never] wait_turn k =")));
+  assert.match(
+    definition(source, "let rec join_dom "),
+    /match Domain\.join d with[^]*exception e -> escaped e; ignore \(Sys\.opaque_identity \(join_dom d\)\)/,
+  );
+  assert.match(
+    definition(source, "let rec resume_dom "),
+    /match process_pending \(\) with[^]*exception e -> escaped e; ignore \(Sys\.opaque_identity \(resume_dom \(\)\)\)/,
+  );
+  // Domain.join during the run only through join_dom; each wait for a turn is followed by the
+  // domain's drain (but the last, for the other domains' final polls: the run ends there).
+  const run = source.slice(source.indexOf("let[@inline never] run_main () ="));
+  const runMain = run.slice(0, run.indexOf("\n\n"));
+  assert.ok(!runMain.includes("Domain.join"), runMain);
+  const lines = runMain.split("\n").map((l) => l.trim());
+  const lastWait = lines.findLastIndex((l) => l.startsWith("wait_turn "));
+  lines.forEach((l, i) => {
+    if (!l.startsWith("wait_turn ") || i === lastWait) return;
+    let k = i + 1;
+    while (lines[k].startsWith("join_dom ")) k++;
+    assert.equal(lines[k], "resume_dom ();", `after ${l}`);
+  });
+  assert.match(
+    runMain,
+    /release_domain 2; join_dom \(Obj\.obj doms\.\(2\) : unit Domain\.t\); resume_dom \(\);/,
+  );
+});
+
+Deno.test("Domain.spawn: the program empties the minor heap first, and the simulation with it", () => {
+  const { source } = exportOCaml(keptYoungAtSpawn);
+  assert.match(
+    source,
+    /\(Gc\.minor \(\)\); resume_dom \(\); \(doms\.\(1\) <- Obj\.repr \(Domain\.spawn run_1\); wait_started 1\);/,
+  );
+  const evs = harnessEvents(keptYoungAtSpawn);
+  // The 15 blocks the ring keeps when the worker is spawned are promoted there, the 25 it
+  // overwrote die: all before the worker's allocation and the join.
+  const after = evs.filter((e) => e.kind === "promote" || e.kind === "deallocMinor");
+  assert.equal(after.filter((e) => e.kind === "promote").length, 15);
+  assert.equal(after.filter((e) => e.kind === "deallocMinor").length, 25);
+  assert.ok(after.every((e) => e.domain === 0 && e.loops.length === 0));
+  // Without the harness, nothing collects the main domain's minor heap before the worker ends.
+  const plain = events(keptYoungAtSpawn);
+  assert.equal(plain.filter((e) => e.kind === "promote").length, 15);
+});
+
+// ---- 7. runtime_events writes to an inactive ring ----------------------------------------------
+
+Deno.test("a user event written to an inactive ring does not return from C: allocations go on as without it", () => {
+  const loop = (events: "none" | "inactive" | "active") =>
+    scenario({ name: `user_events_${events}`, minorHeapWords: 4096 }, (s) => {
+      if (events === "active") s.events.start();
+      s.main.memprof.start({ samplingRate: 0.01, callstackSize: 4, tracker: {} });
+      s.main.repeat(24, () => {
+        if (events !== "none") s.main.userEvent("n", { type: "int", value: 1 });
+        s.main.alloc(229);
+      });
+      s.main.memprof.stop();
+    });
+  const collectedAt = (sc: Scenario) => events(sc).find((e) => e.kind === "deallocMinor")?.loops[0];
+  // 17 blocks of 230 words fit in the 4,096-word minor heap: the 18th allocation collects.
+  assert.equal(collectedAt(loop("none")), 18);
+  assert.equal(collectedAt(loop("inactive")), 18);
+  // With the ring active, each write returns from C: with an action pending, the allocation
+  // after it enters the runtime, which asks for the minor collection once fewer than
+  // Max_young_whsize words are left.
+  assert.equal(collectedAt(loop("active")), 17);
+  const evs = events(userEventInactive);
+  assert.equal(evs.find((e) => e.kind === "deallocMinor")?.loops[0], 18);
+});
+
+// ---- 8. Bytes.create's caml_check_urgent_gc ---------------------------------------------------------
+
+Deno.test("Bytes.create over 256 words runs the slice it asks for inside the primitive", () => {
+  // A fifth of the minor heap's words allocated directly asks every domain for a slice.
+  const shr = new Runtime({ minorHeapWords: 8192 }).mainDomain;
+  shr.allocShr(4160);
+  assert.equal(shr.stats.majorSlices, 0, "caml_alloc_shr alone only asks");
+  // caml_alloc_string (Bytes.create), as the exported "major" and large "runtime" sources: then
+  // caml_check_urgent_gc does the work.
+  const str = new Runtime({ minorHeapWords: 8192 }).mainDomain;
+  str.allocMajor(4160);
+  assert.equal(str.stats.majorSlices, 1, "caml_alloc_string's caml_check_urgent_gc");
+  const big = new Runtime({ minorHeapWords: 8192 }).mainDomain;
+  big.allocFromRuntime(4160);
+  assert.equal(big.stats.majorSlices, 1);
+});
+
+Deno.test("a block kept for 50 steps is alive when Bytes.create's slice ends the major cycle: promoted", () => {
+  const evs = harnessEvents(bytesCreateUrgentGc);
+  const fates = new Map<number, string>();
+  for (const e of evs) {
+    if (e.kind === "promote" || e.kind === "deallocMinor") fates.set(e.id, e.kind);
+  }
+  // Block 15 (allocated at iteration 17) is released at the tick of iteration 59's second step;
+  // the cycle ends inside the first one's Bytes.create. OCaml 5.3 promotes it.
+  assert.equal(fates.get(15), "promote");
+  const at = evs.find((e) => e.kind === "promote" && e.id === 15)!;
+  assert.deepEqual(at.loops, [59]);
+});
+
+// ---- 9. a poll step in a loop body ---------------------------------------------------------------
+
+Deno.test("a loop whose body polls has no back-edge poll: a major allocation's callback runs at the next iteration's poll", () => {
+  const at = events(pollStepInLoop).flatMap((e) =>
+    e.kind === "allocMajor" ? [e.loops.join(".")] : []
+  );
+  // As OCaml 5.3 ran them (the sample of iteration k is reported at k + 1's Sys.poll_actions).
+  assert.deepEqual(at, [
+    ...["1.3", "1.8", "2.6", "2.16", "3.13", "3.17", "3.19"], // the poll in an attempt
+    ...["1.2", "1.5", "2.11", "2.13", "2.21", "3.4", "3.12"], // a bare poll step
+  ]);
+});
+
+// ---- 11. back-edge polls, and a domain's end ------------------------------------------------------
+
+Deno.test("an outer loop starting with a poll step has no back-edge poll: a C allocation's callback runs at the next iteration's poll", () => {
+  const depth1 = events(pollStepOuterLoop).filter((e) => e.loops.length === 1);
+  // Sampled in the inner loop's last iterations of outer iteration 8, run at iteration 9's poll
+  // step (OCaml 5.3.0); at iteration 8's back-edge before the fix.
+  assert.deepEqual(depth1.map((e) => [e.kind, ...e.loops]), [["allocMinor", 9]]);
+  const outer = pollStepOuterLoop.steps.find((st) => st.kind === "repeat")!;
+  assert.ok(!backEdgePolls(pollStepOuterLoop).has(outer));
+});
+
+Deno.test("with raising callbacks, a nested loop allocating inline polls at its back-edge", () => {
+  const first = events(raisingTrackerNestedLoop).find((e) =>
+    e.kind === "deallocMinor" && e.loops[0] >= 122
+  );
+  assert.deepEqual(first?.loops, [122, 109]); // 122.110 without the poll
+});
+
+Deno.test("a jump table before an allocation: the loop polls at its back-edge", () => {
+  const loops = switchBeforeAlloc.steps.filter((st) => st.kind === "repeat");
+  assert.equal(loops.length, 2);
+  assert.ok(loops.every((st) => backEdgePolls(switchBeforeAlloc).has(st)));
+  // The C allocations' callbacks run at the back-edge, in the iteration that sampled them: the
+  // first one sampled (iteration 2) is logged right after that iteration's other sample.
+  const first = events(switchBeforeAlloc).slice(0, 2).map((e) =>
+    e.kind === "allocMinor" ? `${e.size} ${e.loops}` : e.kind
+  );
+  assert.deepEqual(first, ["2 2", "3 2"]);
+});
+
+Deno.test("a domain's end runs its pending callbacks on the domain, each raise logged there", () => {
+  for (const opts of [{}, { exportHarness: true }]) {
+    const evs = events(workerEndPending, opts);
+    const brief = evs.map((e) =>
+      e.kind === "escaped" || e.kind === "caught"
+        ? `${e.kind} d${e.domain} ${e.exn}`
+        : `${e.kind} d${e.domain} ${"id" in e ? e.id : ""}`
+    );
+    // w1: four sampled blocks, the third raising (caml_raise runs the fourth's first); w2: the
+    // second raising, the third run after it, when w2 is released by the join (w2 is domain 1
+    // too: OCaml reuses the index). Then the main domain's profile.
+    assert.deepEqual(brief.filter((b) => !b.startsWith("dealloc")), [
+      "allocMinor d1 1",
+      "allocMinor d1 2",
+      "allocMinor d1 3",
+      "allocMinor d1 4",
+      "escaped d1 Boom",
+      "allocMinor d1 5",
+      "allocMinor d1 6",
+      "escaped d1 Boom",
+      "allocMinor d1 7",
+      "allocMinor d0 8",
+    ], JSON.stringify(opts));
+    const raised = evs.flatMap((e) =>
+      e.kind === "allocMinor" && typeof e.outcome === "object" ? [e.id] : []
+    );
+    assert.deepEqual(raised, [3, 6]);
+  }
+  // The program drains at the domain's end: the terminate step, and after a joined domain's
+  // release.
+  const { source } = exportOCaml(workerEndPending);
+  assert.match(source, /tick_g \(\); resume_dom \(\); \(\* the domain's function returns/);
+  assert.match(source, /wait_released 2;\n\s+resume_dom \(\);/);
+});
+
+Deno.test("the program records without polling: no loop in its recording or a profile's start", () => {
+  const { source } = exportOCaml(recordWithoutPolls);
+  for (
+    const head of [
+      "let[@inline never] record kind id =",
+      "let[@inline never] record_alloc kind",
+      "let rec record_loops ",
+      "let rec record_frames ",
+      "let start_0 () =",
+    ]
+  ) {
+    assert.ok(!/\b(for|while)\b/.test(definition(source, head)), head);
+  }
+  for (const fn of ["record_loops", "record_frames"]) {
+    // Its recursive call is not a tail call (a tail call to itself would poll).
+    assert.match(
+      definition(source, `let rec ${fn} `),
+      new RegExp(`Sys\\.opaque_identity \\(${fn} `),
+    );
+  }
+  // A None callback does not enter the runtime: the minor collection due after the unmarshalled
+  // block's callback in iteration 147 happens at the next allocation, whose trigger is drawn
+  // afterwards (OCaml 5.3.0 samples no block of iteration 147 after it).
+  const at147 = events(recordWithoutPolls).filter((e) => e.loops[0] === 147);
+  assert.deepEqual(at147.map((e) => e.kind === "allocMinor" ? `${e.size} ${e.source}` : e.kind), [
+    "4 marshal",
+  ]);
+});
+
+Deno.test("a systhread's program drains its pending callbacks before it ends, each raise logged", () => {
+  const brief = events(threadEndPending).map((e) =>
+    e.kind === "escaped" ? "escaped" : `${e.kind} ${"id" in e ? e.id : ""}`
+  );
+  // The six deallocations the thread's collection made ready all run at its end, two per
+  // escape (caml_raise runs the next before raising), before the main thread's allocation.
+  assert.deepEqual(brief.slice(6), [
+    "deallocMinor 1",
+    "deallocMinor 2",
+    "escaped",
+    "deallocMinor 3",
+    "deallocMinor 4",
+    "escaped",
+    "deallocMinor 5",
+    "deallocMinor 6",
+    "escaped",
+    "allocMinor 7",
+    "allocMinor 8",
+  ]);
+  const { source } = exportOCaml(threadEndPending);
+  assert.match(
+    definition(source, "let[@inline never] run_thread_1 () ="),
+    /resume_dom \(\);\n\s+th_end 1$/,
+  );
 });
 
 // ---- the real runtime ---------------------------------------------------------------------------

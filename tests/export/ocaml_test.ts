@@ -298,8 +298,17 @@ Deno.test("exportOCaml runs a spawned domain's steps in its own function, handin
   assert.ok(run1.includes(`${fnOf(p, "Doms.work")} ()`));
   const main = definition(p.source, "run_main");
   assert.match(main, /Domain\.spawn run_1/);
-  assert.match(main, /Domain\.join \(Obj\.obj doms\.\(1\) : unit Domain\.t\);/);
-  assert.match(main, /wait_turn \d+;/);
+  // Joined (its end's callbacks on the main domain drained: join_dom, resume_dom) at the main
+  // domain's next turn.
+  assert.match(
+    main,
+    /wait_turn \d+;\s+join_dom \(Obj\.obj doms\.\(1\) : unit Domain\.t\);\s+resume_dom \(\);/,
+  );
+  // The spawning domain's minor heap is emptied first.
+  assert.match(
+    main,
+    /\(Gc\.minor \(\)\); resume_dom \(\); \(doms\.\(1\) <- Obj\.repr \(Domain\.spawn/,
+  );
   assert.match(run1, /pass_turn \d+;/);
 });
 
@@ -646,13 +655,17 @@ Deno.test("every becomes an if on the loop index; join releases and joins the do
     src,
     /if loops\.\(\(0 \* \(max_depth \+ 1\)\) \+ 2\) mod 10 = 3 then begin\s+tick \(\); \(Gc\.minor \(\)\);\s+end;/,
   );
-  assert.match(src, /release_domain 1; Domain\.join \(Obj\.obj doms\.\(1\) : unit Domain\.t\)/);
+  assert.match(
+    src,
+    /release_domain 1; join_dom \(Obj\.obj doms\.\(1\) : unit Domain\.t\); resume_dom \(\);/,
+  );
   // The joined domain waits to be released after its last step, and has no final flush.
   const run1 = src.slice(
     src.indexOf("let[@inline never] run_1 () ="),
     src.indexOf("let[@inline never] run_main"),
   );
-  assert.match(run1, /wait_released 1;\s+Sys\.opaque_identity \(\)/);
+  // (and drains what is still pending on it: see the terminate step)
+  assert.match(run1, /wait_released 1;\s+resume_dom \(\);\s+Sys\.opaque_identity \(\)/);
   assert.doesNotMatch(run1, /process_pending/);
 });
 

@@ -57,3 +57,21 @@ Deno.test("RootSet walks like a Set: roots added during a walk are visited, remo
   }
   assert.deepEqual(seen, jsSeen);
 });
+
+Deno.test("a global slot losing its block reports it (the write barrier); a local root does not", () => {
+  const set = new RootSet();
+  const lost: number[] = [];
+  set.onOverwrite = (addr) => lost.push(addr);
+  const slot = new Root(set, 10, 1);
+  set.add(slot);
+  slot.set(11, 1); // overwritten
+  slot.set(11, 1); // the same block again: nothing lost
+  slot.clear();
+  slot.set(12, 1);
+  slot.release();
+  const local = new Root(set, 20, 1, { local: true });
+  set.add(local);
+  local.set(21, 1);
+  local.release();
+  assert.deepEqual(lost, [10, 11, 12]);
+});

@@ -8,7 +8,7 @@
  */
 import type { Resumable } from "../../memprof/mod.ts";
 import type { Step } from "../spec.ts";
-import { type StepVisitor, visitStep } from "../walk.ts";
+import { segmentStarts, type StepVisitor, visitStep } from "../walk.ts";
 import type { GOp, Op, RunContext } from "./_context.ts";
 import type { Callbacks } from "./_callbacks.ts";
 import { allocSteps, allocStepsG } from "./_compile_alloc.ts";
@@ -17,6 +17,8 @@ import { domainSteps, domainStepsG } from "./_compile_domains.ts";
 import { runtimeSteps, runtimeStepsG } from "./_compile_runtime.ts";
 import { type Baton, threadProgramSteps, threadProgramStepsG } from "./_threads.ts";
 import { sequence } from "./_step.ts";
+
+const NO_STARTS: ReadonlyMap<Step, string> = new Map();
 
 /** Compiles the top-level steps of `run` into plain closures. */
 export function compilePlain(run: RunContext, callbacks: Callbacks): Op {
@@ -32,9 +34,20 @@ export function compilePlain(run: RunContext, callbacks: Callbacks): Op {
     return ops.length === 1 ? ops[0] : sequence(ops);
   }
   const steps = run.sc.steps;
-  if (run.opts.checkInvariants !== true) return body(steps);
-  // memprof's invariants checked after each top-level step.
-  const ops = steps.map((st) => visitStep(st, visitor));
+  const starts = run.opts.exportHarness === true ? segmentStarts(run.sc) : NO_STARTS;
+  if (run.opts.checkInvariants !== true && starts.size === 0) return body(steps);
+  // With the export's harness, a domain resuming drains its pending actions first; memprof's invariants are checked after
+  // each top-level step when asked.
+  const ops = steps.map((st) => {
+    const op = visitStep(st, visitor);
+    const domain = starts.get(st);
+    if (domain === undefined) return op;
+    return () => {
+      run.drain(run.domain(domain, st.at), st.at);
+      op();
+    };
+  });
+  if (run.opts.checkInvariants !== true) return sequence(ops);
   return () => {
     for (let i = 0; i < ops.length; i++) {
       ops[i]();
@@ -58,8 +71,18 @@ export function compileResumable(run: RunContext, callbacks: Callbacks, baton: B
     return () => sequenceG(ops);
   }
   const steps = run.sc.steps;
-  if (run.opts.checkInvariants !== true) return body(steps);
-  const ops = steps.map((st) => visitStep(st, visitor));
+  const starts = run.opts.exportHarness === true ? segmentStarts(run.sc) : NO_STARTS;
+  if (run.opts.checkInvariants !== true && starts.size === 0) return body(steps);
+  const ops = steps.map((st): GOp => {
+    const op = visitStep(st, visitor);
+    const domain = starts.get(st);
+    if (domain === undefined) return op;
+    return function* () {
+      yield* run.drainG(run.domain(domain, st.at), st.at);
+      yield* op();
+    };
+  });
+  if (run.opts.checkInvariants !== true) return () => sequenceG(ops);
   return () => checkedG(run, steps, ops);
 }
 

@@ -1,8 +1,9 @@
 /**
  * Steps around a body: `call` (a frame on the callstack), `attempt` (`try … with _ -> ()`),
- * `repeat` (a `for` loop, with ocamlopt's poll at its back-edge unless the body allocates on
- * every path), `when` (`if i mod every = offset`) and the older form's `blocking` section, in
- * both forms. A plain `repeat` runs its body's closure in a plain loop.
+ * `repeat` (a `for` loop, with ocamlopt's poll at its back-edge unless every path through the
+ * body allocates or polls: lib/scenario/polling.ts), `when` (`if i mod every = offset`) and the
+ * older form's `blocking` section, in both forms. A plain `repeat` runs its body's closure in a
+ * plain loop.
  * @module
  */
 import type { Domain } from "../../runtime/mod.ts";
@@ -12,7 +13,7 @@ import {
   OCamlInvalidArgument,
   type Resumable,
 } from "../../memprof/mod.ts";
-import { allocatesOnEveryPath } from "../polling.ts";
+import { backEdgePolls } from "../polling.ts";
 import type { StepOf } from "../walk.ts";
 import { type BulkBody, bulkBody, bulkIterations } from "./_bulk.ts";
 import type { GOp, Op, RunContext } from "./_context.ts";
@@ -30,6 +31,8 @@ export type ControlKind = "call" | "attempt" | "repeat" | "when" | "blocking";
 
 /** The plain compilers of steps around a body; `body` compiles a body. */
 export function controlSteps(run: RunContext, body: BodyCompiler<Op>): PlainSteps<ControlKind> {
+  // Computed here, before any step is compiled: steps compile recursively, as deep as they nest.
+  backEdgePolls(run.sc);
   return {
     call: (st) => callOp(run, st, body(st.body)),
     attempt: (st) => attemptOp(run, st, body(st.body)),
@@ -53,6 +56,7 @@ export function controlStepsG(
   run: RunContext,
   body: BodyCompiler<GOp>,
 ): ResumableSteps<ControlKind> {
+  backEdgePolls(run.sc); // before any step is compiled (see controlSteps)
   return {
     call: (st) => {
       const inner = body(st.body);
@@ -144,7 +148,8 @@ interface RepeatPlan {
   readonly at: string;
   readonly count: number;
   readonly domainOf: () => Domain;
-  /** ocamlopt's back-edge poll, unless the body allocates inline on every path. */
+  /** ocamlopt's back-edge poll, unless every path through the body allocates or polls in the
+   * loop's function (lib/scenario/polling.ts). */
   readonly polls: boolean;
 }
 
@@ -153,7 +158,7 @@ function prepareRepeat(run: RunContext, st: StepOf<"repeat">): RepeatPlan {
     at: st.at,
     count: st.count,
     domainOf: run.domainCache(st.domain, st.at),
-    polls: !allocatesOnEveryPath(st.body),
+    polls: backEdgePolls(run.sc).has(st),
   };
 }
 

@@ -11,6 +11,7 @@ import {
   discardG,
   domainOp,
   domainOpG,
+  domainOpY,
   type DomainWork,
   type PlainSteps,
   type ResumableSteps,
@@ -31,8 +32,15 @@ export type DomainKind =
 export function domainSteps(run: RunContext): PlainSteps<DomainKind> {
   return {
     spawn: (st) => spawnOp(run, st),
-    terminate: (st) => domainOp(run, st, terminateWork(run)),
-    join: (st) => domainOp(run, st, joinWork(run, st)),
+    terminate: (st) => domainOp(run, st, terminateWork(run, st)),
+    join: (st) => {
+      const work = joinWork(run, st);
+      if (run.opts.exportHarness !== true) return domainOp(run, st, work);
+      return domainOp(run, st, (d) => {
+        work(d);
+        run.drain(d, st.at);
+      });
+    },
     threadCreate: (st) => tickedOp(run, st.at, threadCreateWork(run, st)),
     threadSwitch: (st) => domainOp(run, st, threadSwitchWork(run, st)),
     threadExit: (st) => domainOp(run, st, threadExitWork(run, st)),
@@ -43,8 +51,15 @@ export function domainSteps(run: RunContext): PlainSteps<DomainKind> {
 export function domainStepsG(run: RunContext): ResumableSteps<DomainKind> {
   return {
     spawn: (st) => () => spawnG(run, st),
-    terminate: (st) => domainOpG(run, st, terminateWork(run)),
-    join: (st) => domainOpG(run, st, joinWork(run, st)),
+    terminate: (st) => domainOpY(run, st, terminateWorkG(run, st)),
+    join: (st) => {
+      const work = joinWork(run, st);
+      if (run.opts.exportHarness !== true) return domainOpG(run, st, work);
+      return domainOpY(run, st, function* (d) {
+        work(d);
+        yield* run.drainG(d, st.at);
+      });
+    },
     threadCreate: (st) => tickedOpG(run, st.at, threadCreateWork(run, st)),
     threadSwitch: (st) => domainOpG(run, st, threadSwitchWork(run, st)),
     threadExit: (st) => domainOpG(run, st, threadExitWork(run, st)),
@@ -66,9 +81,28 @@ function spawnBegin(run: RunContext, st: StepOf<"spawn">): { parent: Domain; chi
   return { parent, child };
 }
 
+/** With the export's harness (`RunOptions.exportHarness`): the exported program's
+ * `Gc.minor ()` before `Domain.spawn`, then the parent drains what callbacks it made ready. */
+function emptyBeforeSpawn(run: RunContext, st: StepOf<"spawn">): void {
+  if (run.opts.exportHarness !== true) return;
+  const parent = run.domain(st.domain, st.at);
+  run.cur = parent;
+  run.guard(st.at, () => parent.minorGc());
+  run.drain(parent, st.at);
+}
+
+function* emptyBeforeSpawnG(run: RunContext, st: StepOf<"spawn">): Resumable<void> {
+  if (run.opts.exportHarness !== true) return;
+  const parent = run.domain(st.domain, st.at);
+  run.cur = parent;
+  yield* run.guardG(st.at, () => parent.minorGcG());
+  yield* run.drainG(parent, st.at);
+}
+
 function spawnOp(run: RunContext, st: StepOf<"spawn">): Op {
   return () => {
     run.tick(st.at);
+    emptyBeforeSpawn(run, st);
     const { parent, child } = spawnBegin(run, st);
     run.guard(st.at, () => child.makeArray(8));
     run.cur = parent;
@@ -77,26 +111,63 @@ function spawnOp(run: RunContext, st: StepOf<"spawn">): Op {
 
 function* spawnG(run: RunContext, st: StepOf<"spawn">): Resumable<void> {
   yield* run.tickG(st.at);
+  yield* emptyBeforeSpawnG(run, st);
   const { parent, child } = spawnBegin(run, st);
   yield* run.guardG(st.at, () => discardG(child.makeArrayG(8)));
   run.cur = parent;
 }
 
-function terminateWork(run: RunContext): DomainWork {
+/**
+ * A domain's end: its function returns into `Domain.spawn`'s body, which calls `do_at_exit`
+ * (stdlib/domain.ml), whose prologue polls (it tail-calls the at-exit closure, so ocamlopt's
+ * polling analysis gives it a poll): callbacks still pending on the domain (of a C allocation,
+ * a collection) run there, on the domain. What one raises would end the domain with that
+ * exception, which `Domain.join` raises again: the exported program drains them at its
+ * `terminate` step (`resume_dom`), each raise logged as the step's, and so does this.
+ */
+function terminateWork(run: RunContext, st: StepOf<"terminate">): DomainWork {
   return (d) => {
-    run.lifecycle("domain terminates");
     try {
-      run.rt.terminateDomain(d);
+      run.drain(d, st.at);
     } finally {
-      run.cur = run.rt.mainDomain;
+      endDomain(run, d);
     }
   };
 }
 
+/** {@linkcode terminateWork}, resumable. */
+function terminateWorkG(
+  run: RunContext,
+  st: StepOf<"terminate">,
+): (d: Domain) => Resumable<void> {
+  return function* (d) {
+    try {
+      yield* run.drainG(d, st.at);
+    } finally {
+      endDomain(run, d);
+    }
+  };
+}
+
+function endDomain(run: RunContext, d: Domain): void {
+  run.lifecycle("domain terminates");
+  try {
+    run.rt.terminateDomain(d);
+  } finally {
+    run.cur = run.rt.mainDomain;
+  }
+}
+
+/** `Domain.join` of a domain that has not ended: it ends (its collection runs); the joiner then
+ * drains what callbacks that made ready on it (the program's `join_g`, retried until it returns,
+ * then `resume_g`: Domain.join's own poll runs them, and a raise aborts the join). */
 function joinWork(run: RunContext, st: StepOf<"join">): DomainWork {
   return (d) => {
     const target = run.domain(st.target, st.at);
     run.lifecycle(`Domain.join ${st.target}@${target.id}`);
+    // (issue 22, polls) Released, the target's function returns: do_at_exit's poll, drained
+    // as at a `terminate` step (terminateWork).
+    run.drain(target, st.at);
     run.cur = target;
     try {
       run.rt.terminateDomain(target);

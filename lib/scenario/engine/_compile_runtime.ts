@@ -128,8 +128,13 @@ function eventsWork(
 
 function userEventWork(run: RunContext, st: StepOf<"userEvent">): DomainWork {
   return (d) => {
+    // Runtime_events.User.write (otherlibs/runtime_events/runtime_events.ml) calls the C
+    // primitive `user_write` only when the ring is active (started and not paused):
+    // `runtime_events_are_active` is a [@@noalloc] external, called without `caml_c_call`, so
+    // a write to an inactive ring never returns through RET_FROM_C_CALL.
+    const active = run.ring.active;
     writeUserEvent(run, d, st.name, st.event);
-    d.returnFromC(); // Runtime_events.User.write is a C primitive
+    if (active) d.returnFromC();
   };
 }
 

@@ -344,6 +344,43 @@ export class RunContext {
     }
   }
 
+  /**
+   * Domain `d` resumes after other domains ran (its turn came, or a domain it joins ended): the
+   * callbacks that their collections made ready on `d` run now, all of them — what one raises
+   * is logged as escaped from step `at` (or passed to an attempt), and the rest run. The
+   * exported program does this in its baton code, where the domain waits for its turn and in
+   * `Domain.join` (`resume_g`, `join_g`), so that no callback runs inside the baton's waits
+   * (runs with {@linkcode RunOptions.exportHarness}).
+   */
+  drain(d: Domain, at: string): void {
+    const prev = this.cur;
+    this.cur = d;
+    for (;;) {
+      try {
+        d.processPendingActions();
+        break;
+      } catch (e) {
+        this.stepFailed(at, e);
+      }
+    }
+    this.cur = prev;
+  }
+
+  /** {@linkcode drain}, resumable. */
+  *drainG(d: Domain, at: string): Resumable<void> {
+    const prev = this.cur;
+    this.cur = d;
+    for (;;) {
+      try {
+        yield* d.processPendingActionsG();
+        break;
+      } catch (e) {
+        this.stepFailed(at, e);
+      }
+    }
+    this.cur = prev;
+  }
+
   /** What {@linkcode guard} does with what step `at` threw. */
   stepFailed(at: string, e: unknown): void {
     if (e instanceof ThreadExit) {

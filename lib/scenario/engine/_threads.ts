@@ -143,8 +143,10 @@ export class Baton {
    * `finalPolls`), whose callbacks may pass the baton too. */
   *#mainProgramG(top: GOp): Resumable<ThreadCtx | undefined> {
     yield* top();
+    const multi = this.#run.opts.exportHarness === true && this.#run.sc.domains.length > 1;
     for (const d of this.#run.domains.values()) {
       if (!d.alive) continue;
+      if (multi) yield* this.#run.drainG(d, "end");
       this.#run.cur = d;
       yield* this.#run.guardG("end", () => d.processPendingActionsG());
     }
@@ -265,6 +267,11 @@ export class Baton {
     this.#resumeThread(c);
     yield* c.program!();
     const at = `end of thread ${c.name}`;
+    // (issue 22, polls) The program's thread drains the callbacks still pending, each raise
+    // logged (lib/export: `resume_dom` before `th_end`): in OCaml they would run in
+    // Thread.create's wrapper, whose handler swallows what they raise.
+    run.cur = run.rt.mainDomain;
+    yield* run.drainG(run.rt.mainDomain, at);
     const next = c.joiner ?? c.handedBy!;
     if (next.state === "ended") run.fail(at, `thread "${next.name}" to run next has ended`);
     if (next.state === "joining" && next !== c.joiner) {
