@@ -43,6 +43,7 @@ export {
   type DiffResult,
   DiffRunError,
   diffScenario,
+  judgedResult,
   simulateCanonical,
 } from "./run.ts";
 export {

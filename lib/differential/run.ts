@@ -104,24 +104,34 @@ export async function diffScenario(sc: Scenario, opts: DiffOptions): Promise<Dif
     const exe = await buildProgram(program, opts);
     const { output, verifiedNow } = await runVerified(exe, program, opts);
     const real = parseRealLog(output, program);
-    const comparison = compareLogs(sim, real, { context: opts.context });
-    return {
-      scenario,
-      status: comparison.difference === undefined ? "agree" : "differs",
-      comparison,
-      callbacks: { sim: sim.lines.length, real: real.lines.length },
-      collections: {
-        sim: { minor: sim.minorCollections, major: sim.majorCycles },
-        real: { minor: real.minorCollections, major: real.majorCycles },
-      },
-      verifiedNow,
-    };
+    return judgedResult(scenario, sim, real, { context: opts.context, verifiedNow });
   } catch (e) {
     if (e instanceof DiffRunError || e instanceof RealLogError) {
       return { scenario, status: "error", message: e.message };
     }
     throw e;
   }
+}
+
+/** The result of comparing the canonical logs `sim` and `real` of scenario `scenario`. */
+export function judgedResult(
+  scenario: string,
+  sim: CanonicalLog,
+  real: CanonicalLog,
+  opts: { readonly context?: number; readonly verifiedNow: boolean },
+): DiffResult {
+  const comparison = compareLogs(sim, real, { context: opts.context });
+  return {
+    scenario,
+    status: comparison.difference === undefined ? "agree" : "differs",
+    comparison,
+    callbacks: { sim: sim.lines.length, real: real.lines.length },
+    collections: {
+      sim: { minor: sim.minorCollections, major: sim.majorCycles },
+      real: { minor: real.minorCollections, major: real.majorCycles },
+    },
+    verifiedNow: opts.verifiedNow,
+  };
 }
 
 /** A program that did not build, crashed, timed out or was not deterministic. */

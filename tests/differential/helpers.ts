@@ -14,9 +14,9 @@ import {
 import { defName, type ExportedProgram, HARNESS_FRAMES } from "../../lib/export/mod.ts";
 import {
   type CanonicalLog,
-  compareLogs,
   type Comparison,
   type DiffResult,
+  judgedResult,
   simulateCanonical,
 } from "../../lib/differential/mod.ts";
 
@@ -338,16 +338,5 @@ export function judgedBySimulation(
     });
   }
   const sim = { ...real, lines: real.lines.map(fault) };
-  const comparison = compareLogs(sim, real);
-  return Promise.resolve({
-    scenario,
-    status: comparison.difference === undefined ? "agree" : "differs",
-    comparison,
-    callbacks: { sim: sim.lines.length, real: real.lines.length },
-    collections: {
-      sim: { minor: sim.minorCollections, major: sim.majorCycles },
-      real: { minor: real.minorCollections, major: real.majorCycles },
-    },
-    verifiedNow: true,
-  });
+  return Promise.resolve(judgedResult(scenario, sim, real, { verifiedNow: true }));
 }
