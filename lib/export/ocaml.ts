@@ -27,6 +27,8 @@ import type {
 import { forEachStep, hasBody, someAction, usesThreadPrograms } from "../scenario/walk.ts";
 import { ocamlHexFloat } from "../util/ocaml_printf.ts";
 import { ExportError } from "./errors.ts";
+import { ocamlCommentString, ocamlString } from "./_ocaml_text.ts";
+import { validateScenario } from "../scenario/validate.ts";
 import { epilogue, prelude, threadsPrelude } from "./_prelude.ts";
 import { type HarnessBlock, harnessBlocks, harnessMajorHeap } from "./_harness_heap.ts";
 import type { MajorGcInitialState } from "../runtime/major_gc.ts";
@@ -86,8 +88,16 @@ export interface ExportedProgram {
   readonly majorHeap: MajorGcInitialState;
 }
 
-/** Writes the OCaml program of scenario `sc` (validated). Throws {@linkcode ExportError}. */
+/**
+ * Writes the OCaml program of scenario `sc`. The scenario is validated first
+ * ({@linkcode validateScenario}: an object made without the builder is checked as the builder's
+ * are), and its text (names, frames, description, user event names) reaches the program only
+ * inside OCaml string literals (see docs/differential.md, "User text"). Throws
+ * {@linkcode ScenarioError} for an invalid scenario, {@linkcode ExportError} for one with no
+ * faithful OCaml form.
+ */
 export function exportOCaml(sc: Scenario, options: ExportOptions = {}): ExportedProgram {
+  validateScenario(sc);
   return new Exporter(sc, options).run();
 }
 
@@ -284,7 +294,7 @@ class Exporter {
     ]
       .filter((t) => t !== "").join("\n\n");
     const releases = [...this.#releaseSites.entries()].map(([name, s], i) =>
-      `(* release "${name}" *)\nlet[@inline never] release_${i} () =\n  ${
+      `(* release ${ocamlCommentString(name)} *)\nlet[@inline never] release_${i} () =\n  ${
         [
           ...s.fifo.map((k) => `release_site ${k};`),
           ...s.slots.map((k) => `release_slots ${k};`),
@@ -358,10 +368,12 @@ class Exporter {
     const base = this.#fileBase();
     const env = this.#env().OCAMLRUNPARAM;
     return [
-      `(* Scenario "${this.#name}", exported by memprof-lab for the real OCaml 5.3 runtime.`,
+      `(* Scenario ${
+        ocamlCommentString(this.#name)
+      }, exported by memprof-lab for the real OCaml 5.3 runtime.`,
       ...(this.#sc.settings.description === ""
         ? []
-        : [`   ${this.#sc.settings.description.replaceAll("*)", "* )")}`]),
+        : [`   ${ocamlCommentString(this.#sc.settings.description)}`]),
       "",
       "   Build and run:",
       `     ocamlopt ${this.#compileArgs().join(" ")} -o ${base}`,
@@ -511,7 +523,9 @@ class Exporter {
         camlFloat(p.samplingRate)
       }) ~callstack_size:${p.callstackSize} trk_${slot})\n` +
       `let () = start_fns.(${slot}) <- start_${slot}`;
-    return `(* profile "${p.name}" *)\n${fns.join("\n\n")}\n\n${tracker}\n\n${start}`;
+    return `(* profile ${ocamlCommentString(p.name!)} *)\n${
+      fns.join("\n\n")
+    }\n\n${tracker}\n\n${start}`;
   }
 
   #actionCode(a: CallbackAction, slot: number, ctx: Ctx): string {
@@ -696,7 +710,7 @@ class Exporter {
       thread: k,
     };
     const body = this.#stepsCode(st.body, ctx);
-    return `(* thread "${st.thread}" *)
+    return `(* thread ${ocamlCommentString(st.thread)} *)
 let[@inline never] run_thread_${k} () =
   ` +
       `th_start ${k};
@@ -985,10 +999,18 @@ let[@inline never] run_thread_${k} () =
       e = { id: this.#userEvents.size, type };
       this.#userEvents.set(name, e);
       const t = type === "unit" ? "unit" : type === "int" ? "int" : "span";
+      if (!name.isWellFormed()) {
+        this.#refuse(
+          at,
+          `user event name ${
+            JSON.stringify(name)
+          } is not well-formed Unicode: a lone surrogate has no UTF-8 form for OCaml`,
+        );
+      }
       this.#inits.push(
         `type Runtime_events.User.tag += Ev_${e.id}\n` +
           `let ev_${e.id} = Runtime_events.User.register ${
-            JSON.stringify(name)
+            ocamlString(name)
           } Ev_${e.id} Runtime_events.Type.${t}`,
       );
     } else if (e.type !== type) {
@@ -1003,7 +1025,7 @@ let[@inline never] run_thread_${k} () =
     this.#frames.set(`${this.#moduleName}.${fn}`, defName(frame));
     this.#defs.push(
       `(* ${
-        frame.replaceAll("*)", "* )")
+        ocamlCommentString(frame)
       } *)\nlet[@inline never] ${fn} () =\n  ${body}\n  Sys.opaque_identity ()`,
     );
     return fn;

@@ -1,8 +1,11 @@
 /**
  * The limits a scenario must stay within so that it can run and its outputs can be written:
- * nesting depth, plain names, the virtual clock, the ring image, the expected number of steps.
+ * nesting depth, plain names, the characters of its other names and frames, the virtual clock,
+ * the ring image, the expected number of steps.
  * @module
  */
+import { Location } from "../memtrace/types.ts";
+
 /** Deepest nesting of steps with bodies (`repeat`, `call`, `blocking`, `attempt`, `every`)
  * inside each other. Deeper scenarios are refused before they run: building, checking and
  * running them recurses once per level. */
@@ -37,6 +40,29 @@ export function isPlainName(name: unknown): name is string {
 /** Why `name` is not a plain folder name (for messages). */
 export const PLAIN_NAME_RULE =
   `letters, digits, '_', '-' and '.', not starting with '.' or '-', at most ${MAX_NAME_LENGTH} characters`;
+
+const LABEL = /^[A-Za-z0-9_.-]+$/;
+
+/** Whether `name` is a valid name of a domain, a systhread, a profile or a group of kept blocks
+ * (`keep.until`, `keep.steps`, `keep.list`, `keep.ring`, `release`): one or more letters, digits,
+ * `_`, `-` and `.`. The builder and the validator both check it (see
+ * {@linkcode LABEL_NAME_RULE}). */
+export function isLabelName(name: unknown): name is string {
+  return typeof name === "string" && LABEL.test(name);
+}
+
+/** What {@linkcode isLabelName} accepts (for messages). */
+export const LABEL_NAME_RULE = "one or more letters, digits, '_', '-' and '.'";
+
+/** Whether `frame` is a callstack frame as memtrace prints locations,
+ * `defname@file:line:start-end` (no blank anywhere, no `@` in the name). The builder and the
+ * validator both check it (see {@linkcode FRAME_RULE}). */
+export function isFrame(frame: unknown): frame is string {
+  return typeof frame === "string" && Location.parse(frame) !== undefined;
+}
+
+/** What {@linkcode isFrame} accepts (for messages). */
+export const FRAME_RULE = "of the form defname@file:line:start-end";
 
 /** Formats a count with thousands separators (`1,000,000`), or in exponent form when huge. */
 export function formatCount(n: number): string {

@@ -17,7 +17,6 @@
  * @module
  */
 import { ScenarioError } from "./errors.ts";
-import { Location } from "../memtrace/types.ts";
 import { DEFAULT_MINOR_HEAP_WORDS, DEFAULT_PID } from "../runtime/mod.ts";
 import { DEFAULT_LOG_WSIZE } from "../runtime_events/layout.ts";
 import type {
@@ -37,7 +36,16 @@ import type {
 } from "./spec.ts";
 import { validateScenario } from "./validate.ts";
 import { describe, isObject, OPTION_KEYS, optionsProblem, unknownKey } from "./_options.ts";
-import { isPlainName, MAX_NESTING, NESTING_PROBLEM, PLAIN_NAME_RULE } from "./_limits.ts";
+import {
+  FRAME_RULE,
+  isFrame,
+  isLabelName,
+  isPlainName,
+  LABEL_NAME_RULE,
+  MAX_NESTING,
+  NESTING_PROBLEM,
+  PLAIN_NAME_RULE,
+} from "./_limits.ts";
 
 // ---- lifetimes -----------------------------------------------------------------------------
 
@@ -385,16 +393,17 @@ class Recorder {
   frames(at: string, f: Frame | readonly Frame[] | undefined): Frame[] {
     const list = f === undefined ? [] : typeof f === "string" ? [f] : [...f];
     for (const fr of list) {
-      if (typeof fr !== "string" || Location.parse(fr) === undefined) {
-        this.fail(at, `frame ${JSON.stringify(fr)} is not of the form defname@file:line:start-end`);
-      }
+      if (!isFrame(fr)) this.fail(at, `frame ${JSON.stringify(fr)} is not ${FRAME_RULE}`);
     }
     return list;
   }
 
   uniqueName(at: string, kind: string, name: string, taken: Iterable<string>): string {
-    if (typeof name !== "string" || !/^[A-Za-z0-9_.-]+$/.test(name)) {
-      this.fail(at, `${kind} name ${JSON.stringify(name)} is invalid`);
+    if (!isLabelName(name)) {
+      this.fail(
+        at,
+        `${kind} name ${JSON.stringify(name)} is invalid: names are ${LABEL_NAME_RULE}`,
+      );
     }
     for (const t of taken) {
       if (t === name) this.fail(at, `${kind} name ${JSON.stringify(name)} is used twice`);
@@ -799,7 +808,14 @@ export class ScenarioBuilder {
 
   /** Drops the blocks kept with `keep.until(name)`. */
   release(name: string): void {
-    this.#r.push({ at: this.#r.nextAt(), kind: "release", name });
+    const at = this.#r.nextAt();
+    if (!isLabelName(name)) {
+      this.#r.fail(
+        at,
+        `release name ${JSON.stringify(name)} is invalid: names are ${LABEL_NAME_RULE}`,
+      );
+    }
+    this.#r.push({ at, kind: "release", name });
   }
 }
 

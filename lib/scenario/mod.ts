@@ -67,7 +67,11 @@ export {
 export { validateScenario } from "./validate.ts";
 export {
   DEFAULT_MAX_STEPS,
+  FRAME_RULE,
+  isFrame,
+  isLabelName,
   isPlainName,
+  LABEL_NAME_RULE,
   MAX_CLOCK_NS,
   MAX_NESTING,
   MAX_RING_IMAGE_BYTES,

@@ -50,7 +50,11 @@ import {
 import { describe, isObject, isRecord, OPTION_KEYS, unknownKey } from "./_options.ts";
 import {
   formatCount,
+  FRAME_RULE,
+  isFrame,
+  isLabelName,
   isPlainName,
+  LABEL_NAME_RULE,
   MAX_CLOCK_NS,
   MAX_NESTING,
   MAX_RING_IMAGE_BYTES,
@@ -138,6 +142,7 @@ class Validator {
   run(): void {
     this.#shape();
     this.#settings();
+    this.#declaredNames();
     this.#scan();
     this.#loopRefs();
     for (const n of this.#untilNames) {
@@ -200,6 +205,44 @@ class Validator {
     int(s.pid, "pid", 1, 2 ** 31 - 1);
     this.#log(s.log);
     this.#gcTime(s.gcTime);
+  }
+
+  /** The names of the domains, threads and profiles the scenario declares. */
+  #declaredNames(): void {
+    const check = (kind: string, name: unknown) => {
+      if (!isLabelName(name)) {
+        this.#fail(
+          "settings",
+          `${kind} name ${JSON.stringify(name)} is invalid: names are ${LABEL_NAME_RULE}`,
+        );
+      }
+    };
+    for (const d of this.#sc.domains) check("domain", d);
+    for (const [t, d] of this.#sc.threads) {
+      check("thread", t);
+      check("domain", d);
+    }
+    for (const p of this.#sc.profiles) check("profile", p);
+  }
+
+  /** Checks the frames `frames` of a step (an array of them). */
+  #frames(at: string, frames: unknown): void {
+    if (!Array.isArray(frames)) {
+      this.#fail(at, `frames must be an array of frames, got ${describe(frames)}`);
+    }
+    for (const f of frames) {
+      if (!isFrame(f)) this.#fail(at, `frame ${JSON.stringify(f)} is not ${FRAME_RULE}`);
+    }
+  }
+
+  /** Checks a name a step gives to a domain, a thread or a group of kept blocks. */
+  #stepName(at: string, kind: string, name: unknown): void {
+    if (!isLabelName(name)) {
+      this.#fail(
+        at,
+        `${kind} name ${JSON.stringify(name)} is invalid: names are ${LABEL_NAME_RULE}`,
+      );
+    }
   }
 
   #gcTime(t: unknown): void {
@@ -360,8 +403,8 @@ class Validator {
     const bad = unknownKey(l, LIFETIME_KEYS[l.kind], `keep.${l.kind}`);
     if (bad !== undefined) this.#fail(at, bad, within);
     const name = (n: unknown, what: string) => {
-      if (typeof n !== "string" || n.length === 0) {
-        this.#fail(at, `${what} needs a name (a non-empty string), got ${describe(n)}`, within);
+      if (!isLabelName(n)) {
+        this.#fail(at, `${what} needs a name of ${LABEL_NAME_RULE}, got ${describe(n)}`, within);
       }
     };
     switch (l.kind) {
@@ -412,8 +455,12 @@ class Validator {
     }
     const bad = unknownKey(p, OPTION_KEYS.profile, "profile");
     if (bad !== undefined) this.#fail(at, bad, within);
-    if (p.name !== undefined && !(typeof p.name === "string" && /^[A-Za-z0-9_.-]+$/.test(p.name))) {
-      this.#fail(at, `profile name ${JSON.stringify(p.name)} is invalid`, within);
+    if (p.name !== undefined && !isLabelName(p.name)) {
+      this.#fail(
+        at,
+        `profile name ${JSON.stringify(p.name)} is invalid: names are ${LABEL_NAME_RULE}`,
+        within,
+      );
     }
     this.#rate(at, p.samplingRate, "", within);
     if (!isCount(p.callstackSize, 0) || p.callstackSize > 1 << 20) {
@@ -638,11 +685,15 @@ class Validator {
     const bytes = typeof name === "string" ? encoder.encode(name) : undefined;
     if (
       bytes === undefined || bytes.length === 0 || bytes.length > CUSTOM_EVENT_NAME_LENGTH - 1 ||
-      bytes.includes(0)
+      bytes.includes(0) || !name.isWellFormed()
     ) {
       this.#fail(
         at,
-        `user event names must have 1 to ${CUSTOM_EVENT_NAME_LENGTH - 1} bytes (UTF-8) and no NUL`,
+        `user event names must have 1 to ${
+          CUSTOM_EVENT_NAME_LENGTH - 1
+        } bytes (UTF-8) and no NUL, and be well-formed Unicode (no lone surrogate), got ${
+          describe(name)
+        }`,
       );
     }
     if (!isObject(ev) || typeof ev.type !== "string" || !(ev.type in EVENT_KEYS)) {
@@ -714,6 +765,7 @@ class Validator {
             this.#fail(at, 'customMem is only for source "custom"');
           }
           this.#lifetime(at, st.lifetime);
+          this.#frames(at, st.frames);
           break;
         case "allocCombined": {
           if (!Array.isArray(st.sizes) || st.sizes.length === 0) {
@@ -733,6 +785,13 @@ class Validator {
             );
           }
           for (const l of st.lifetimes) this.#lifetime(at, l);
+          if (!Array.isArray(st.frames)) {
+            this.#fail(
+              at,
+              `frames must be one array of frames per component, got ${describe(st.frames)}`,
+            );
+          }
+          for (const fl of st.frames) this.#frames(at, fl);
           break;
         }
         case "unmarshal":
@@ -744,6 +803,7 @@ class Validator {
             this.#fail(at, "an unmarshalled value has one lifetime; keep.cycle does not apply");
           }
           this.#lifetime(at, st.lifetime);
+          this.#frames(at, st.frames);
           break;
         case "extAlloc":
           this.#size(at, st.bytes, "extAlloc bytes");
@@ -782,7 +842,18 @@ class Validator {
           if (st.target === "main") this.#fail(at, "the main domain cannot be joined");
           break;
         case "release":
+          this.#stepName(at, "release", st.name);
           this.#releaseNames.add(st.name);
+          break;
+        case "call":
+          this.#frames(at, [st.frame]);
+          break;
+        case "spawn":
+          this.#stepName(at, "domain", st.child);
+          break;
+        case "threadCreate":
+        case "threadSpawn":
+          this.#stepName(at, "thread", st.thread);
           break;
         case "userEvent":
           this.#userEvent(at, st.name, st.event);

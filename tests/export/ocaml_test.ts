@@ -164,8 +164,8 @@ Deno.test("exportOCaml writes frames as named functions and maps Module.fN to th
   assert.ok(definition(p.source, "run_main").includes(`${outer} ();`));
   // The leaf's function allocates the 3-word block.
   assert.ok(definition(p.source, leaf).includes("(z, z, z)"));
-  // Each frame function carries its frame as a comment.
-  assert.ok(p.source.includes(`(* Tiny.leaf@tiny.ml:2:4-9 *)\nlet[@inline never] ${leaf} () =`));
+  // Each frame function carries its frame in a comment, as a string literal (user text).
+  assert.ok(p.source.includes(`(* "Tiny.leaf@tiny.ml:2:4-9" *)\nlet[@inline never] ${leaf} () =`));
 });
 
 Deno.test("exportOCaml gives one function per frame occurrence, several with one defname", () => {

@@ -2,10 +2,13 @@
 // not plain folder names, numbers that are NaN, infinite, negative or fractional, settings the
 // writers cannot honour, and nesting deep enough to overflow the stack.
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import {
   act,
   cb,
   countLeafSteps,
+  isFrame,
+  isLabelName,
   keep,
   MAX_NESTING,
   runScenario,
@@ -54,6 +57,96 @@ Deno.test("names that are not plain folder names are refused", () => {
   const sc = scenario({ name: "fine" }, (s) => void s.main.alloc(1));
   const altered = { ...sc, settings: { ...sc.settings, name: ".." } } as Scenario;
   assert.throws(() => validateScenario(altered), /settings: name must be letters/);
+});
+
+Deno.test("names and frames follow one rule, in the builder and in the validator for objects made without it", () => {
+  const base = (
+    x: { thread?: string; domain?: string; profile?: string; group?: string; frame?: string },
+  ) =>
+    scenario({ name: "named" }, (s) => {
+      const m = s.main;
+      m.memprof.start({ name: x.profile ?? "p" });
+      m.alloc(1, { at: x.frame ?? "A.f@a.ml:1:0-1", lifetime: keep.until(x.group ?? "g") });
+      m.memprof.stop();
+      s.release(x.group ?? "g");
+      m.join(m.thread(x.thread ?? "t", (t) => t.alloc(1)));
+      m.spawn(x.domain ?? "w").terminate();
+    });
+  const sc = base({});
+  const swap = (x: string): [string, () => unknown, () => unknown, boolean][] => {
+    const steps = (f: (st: Step) => Step) => ({ ...sc, steps: sc.steps.map(f) }) as Scenario;
+    return [
+      ["thread", () => base({ thread: x }), () =>
+        validateScenario({
+          ...steps((st) =>
+            st.kind === "threadSpawn" || st.kind === "threadJoin" ? { ...st, thread: x } : st
+          ),
+          threads: new Map([["main", "main"], [x, "main"], ["w", "w"]]),
+        }), isLabelName(x)],
+      ["domain", () => base({ domain: x }), () =>
+        validateScenario({
+          ...steps((st) =>
+            st.kind === "spawn"
+              ? { ...st, child: x }
+              : "domain" in st && st.domain === "w"
+              ? { ...st, domain: x }
+              : st
+          ),
+          domains: ["main", x],
+          threads: new Map([["main", "main"], ["t", "main"], [x, x]]),
+        }), isLabelName(x)],
+      ["profile", () => base({ profile: x }), () =>
+        validateScenario({
+          ...steps((st) =>
+            st.kind === "memprofStart" ? { ...st, profile: { ...st.profile, name: x } } : st
+          ),
+          profiles: [x],
+        }), isLabelName(x)],
+      [
+        "kept-block group",
+        () => base({ group: x }),
+        () =>
+          validateScenario(
+            steps((st) =>
+              st.kind === "release"
+                ? { ...st, name: x }
+                : st.kind === "alloc"
+                ? { ...st, lifetime: { kind: "until", name: x } }
+                : st
+            ),
+          ),
+        isLabelName(x),
+      ],
+      [
+        "frame",
+        () => base({ frame: x }),
+        () => validateScenario(steps((st) => st.kind === "alloc" ? { ...st, frames: [x] } : st)),
+        isFrame(x),
+      ],
+    ];
+  };
+  const text = fc.oneof(
+    fc.string({ unit: "binary", maxLength: 10 }),
+    fc.stringMatching(/^[A-Za-z0-9_.-]{1,8}$/),
+    fc.stringMatching(/^[^@\s]{1,6}@[^\s]{1,6}:[0-9]:[0-9]-[0-9]$/),
+  ).filter((x) => !["main", "t", "w", "p", "g"].includes(x)); // (names taken: another rule)
+  fc.assert(
+    fc.property(text, (x) => {
+      for (const [what, built, validated, valid] of swap(x)) {
+        for (const [how, f] of [["builder", built], ["validator", validated]] as const) {
+          let error: unknown;
+          try {
+            f();
+          } catch (e) {
+            error = e;
+          }
+          if (valid) assert.equal(error, undefined, `${what} ${JSON.stringify(x)}, ${how}`);
+          else assert.ok(error instanceof ScenarioError, `${what} ${JSON.stringify(x)}, ${how}`);
+        }
+      }
+    }),
+    { seed: 2323, numRuns: 300 },
+  );
 });
 
 Deno.test("every numeric setting refuses NaN, infinities, negatives and fractions", () => {
