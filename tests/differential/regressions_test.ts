@@ -43,6 +43,9 @@
 //    Thread.create's wrapper, which swallows their exceptions (thread_end_pending): the program
 //    drains them first; and the program's recording code polled inside callbacks, doing the GC
 //    work due there (record_without_polls).
+// 12. a callback raising in Thread.create's wrapper, at the thread's end (`check_memprof_cb`),
+//    was logged as an escape; the wrapper's handler prints it on stderr, and the program logs
+//    nothing (thread_wrapper_raise).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also

@@ -14,7 +14,12 @@
  * @module
  */
 import type { Domain, Thread } from "../../runtime/mod.ts";
-import type { Resumable } from "../../memprof/mod.ts";
+import {
+  OCamlException,
+  OCamlFailure,
+  OCamlInvalidArgument,
+  type Resumable,
+} from "../../memprof/mod.ts";
 import type { StepOf } from "../walk.ts";
 import { ActionError } from "./_action_error.ts";
 import type { GOp, Op, RunContext } from "./_context.ts";
@@ -286,8 +291,20 @@ export class Baton {
     d.returnFromC(); // Mutex.unlock
     c.state = "ended";
     // Thread.create's wrapper: `check_memprof_cb ()` allocates, so that pending callbacks run.
+    // What a callback raises there goes to the wrapper's handler (thread.ml, `create`), which
+    // prints it on stderr and ends the thread: the program logs no escape.
     t.callstack = run.frames.stackOf(t, []);
-    run.guard(at, () => d.alloc(1));
+    try {
+      d.alloc(1);
+    } catch (e) {
+      if (
+        !(e instanceof OCamlException) || e instanceof OCamlFailure ||
+        e instanceof OCamlInvalidArgument
+      ) run.stepFailed(at, e);
+      else {run.log.line(
+          `[${at}] exception ${e.ocamlName} ends the thread (Thread.create's handler)`,
+        );}
+    }
     // The thread leaves the systhreads' ring (st_stubs.c, caml_thread_remove_and_free): the
     // thread after it there becomes the active one (`restore_runtime_state`, and so
     // `caml_memprof_enter_thread`, which draws a trigger) before its memprof state goes. A
