@@ -8,12 +8,11 @@
  * memtrace's writer would not have given, trace info too large for a v3 packet.
  * @module
  */
-import { type EventIteration, formatLocationCodeHex, type Reader } from "./reader.ts";
+import { type EventIteration, locationLookup, type Reader } from "./reader.ts";
 import type { TraceSink } from "./sink.ts";
 import { MultiplexedWriter } from "./writer.ts";
 import { MemtraceArgumentError, MemtraceFormatError, MemtraceLimitError } from "./errors.ts";
 import { MAX_PACKET_SIZE } from "./packet.ts";
-import type { Location, LocationCode } from "./types.ts";
 
 /**
  * A copy in progress, advanced a number of packets at a time (so that a caller can let its
@@ -45,13 +44,7 @@ export class TraceCopier {
       }
       throw e;
     }
-    const lookup = (c: LocationCode): readonly Location[] => {
-      const locs = reader.locationsOf(c);
-      if (locs === undefined) {
-        this.#fail(`invalid location code ${formatLocationCodeHex(c)}`);
-      }
-      return locs;
-    };
+    const lookup = locationLookup(reader);
     const w = this.#w;
     const start = info.startTime;
     this.#it = reader.iterateViews((ev) => {

@@ -79,6 +79,8 @@ export {
   formatLocationCodeHex,
   FREE_DOMAIN_CACHES,
   type IterOptions,
+  type LocatedLocations,
+  locationLookup,
   MAX_BACKTRACE_FRAMES,
   READ_ALL_MAX_FRAMES,
   type ReadableStreamSync,

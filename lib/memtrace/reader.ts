@@ -235,6 +235,38 @@ export function formatLocationCodeHex(code: LocationCode): string {
   return hex.padStart(8, "0");
 }
 
+/** What {@linkcode locationLookup} needs of a reader: a {@linkcode Reader} is one. */
+export interface LocatedLocations {
+  /** The name errors give (the path, for files), if any. */
+  readonly fileName: string | undefined;
+  /** Byte offset of the event being delivered, during an iteration's callback. */
+  eventOffset(): number;
+  /** The locations a code stands for, or undefined for a code not defined so far. */
+  locationsOf(code: LocationCode): readonly Location[] | undefined;
+}
+
+/**
+ * The lookup every command that resolves location codes while it reads uses: a code the trace
+ * has not defined by the event that uses it is malformed input, {@linkcode MemtraceFormatError}
+ * `invalid location code %08x` at the event's offset (memtrace's tools stop with
+ * `Invalid_argument` there). Valid during an iteration's callbacks.
+ */
+export function locationLookup(
+  reader: LocatedLocations,
+): (code: LocationCode) => readonly Location[] {
+  return (code) => {
+    const locs = reader.locationsOf(code);
+    if (locs === undefined) {
+      throw new MemtraceFormatError(
+        `invalid location code ${formatLocationCodeHex(code)}`,
+        reader.eventOffset(),
+        reader.fileName,
+      );
+    }
+    return locs;
+  };
+}
+
 /**
  * Reads a trace file, stream or byte array.
  *

@@ -21,9 +21,8 @@
  * @module
  */
 import type { TraceInput } from "./input.ts";
-import { locationLookup } from "./_lookup.ts";
 import { compareOCamlStrings } from "./_strings.ts";
-import type { Location, LocationCode } from "../memtrace/mod.ts";
+import { type Location, type LocationCode, locationLookup } from "../memtrace/mod.ts";
 
 /** A domain's previous backtrace: `nodes[i]` is the node after its first i+1 codes. */
 interface DomainPath {

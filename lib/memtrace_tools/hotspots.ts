@@ -19,11 +19,10 @@
  * memtrace's tool assumes 8-byte words, whatever the trace says.
  * @module
  */
-import type { LocationCode } from "../memtrace/mod.ts";
+import { type LocationCode, locationLookup } from "../memtrace/mod.ts";
 import type { TraceInput } from "./input.ts";
 import { camlHash } from "./_hash.ts";
 import { OCamlHashtbl } from "./_hashtbl.ts";
-import { locationLookup } from "./_lookup.ts";
 import { printfF, printfHex } from "./_printf.ts";
 import { TraceToolError } from "./errors.ts";
 

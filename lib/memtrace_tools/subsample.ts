@@ -19,13 +19,13 @@ import {
   AllocEvent,
   CollectEvent,
   type Info,
+  locationLookup,
   MultiplexedWriter,
   PromoteEvent,
   type TraceSink,
 } from "../memtrace/mod.ts";
 import { OCamlRandomState } from "../tracer/mod.ts";
 import { ShadowingMap } from "./_hashtbl.ts";
-import { locationLookup } from "./_lookup.ts";
 import { TraceToolError } from "./errors.ts";
 import type { TraceInput } from "./input.ts";
 
