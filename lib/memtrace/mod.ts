@@ -82,6 +82,7 @@ export {
   type LocatedLocations,
   locationLookup,
   MAX_BACKTRACE_FRAMES,
+  MAX_NSAMPLES,
   READ_ALL_MAX_FRAMES,
   type ReadableStreamSync,
   type ReadAllOptions,

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { MemtraceFormatError, Reader } from "../../lib/memtrace/mod.ts";
 import { analyzeTrace } from "../../lib/trace_analysis/mod.ts";
-import { measureTrace, undefinedCodeTrace } from "./_hostile.ts";
+import { measureTrace, samplesTrace, undefinedCodeTrace } from "./_hostile.ts";
 
 function tempDir(): string {
   return Deno.makeTempDirSync({ prefix: "memprof-lab-hostile-" });
@@ -51,6 +51,24 @@ Deno.test("an undefined location code: every trace command prints the same locat
       const out = await measureTrace(args);
       assert.equal(out.code, 1, `${args.join(" ")}: ${out.stderr}`);
       assert.equal(out.stderr, want, args.join(" "));
+    }
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("a negative nsamples stops top with the typed error (it showed -1 samples, -800 B)", async () => {
+  const dir = tempDir();
+  try {
+    const bad = `${dir}/neg.ctf`;
+    Deno.writeFileSync(bad, samplesTrace([-1]));
+    for (const args of [["top", bad], ["info", bad], ["subsample", bad, `${dir}/o.ctf`, "2"]]) {
+      const out = await measureTrace(args);
+      assert.equal(out.code, 1, args.join(" "));
+      assert.match(
+        out.stderr,
+        /^error: malformed trace: nsamples at least 1 \(at byte offset \d+ of .*neg\.ctf\)\n$/,
+      );
     }
   } finally {
     Deno.removeSync(dir, { recursive: true });
