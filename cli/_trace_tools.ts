@@ -6,6 +6,7 @@
  */
 import { FileSink, Reader } from "../lib/memtrace/mod.ts";
 import {
+  EXACT_DRAW_SAMPLES,
   flamegraph,
   hotspots,
   identify,
@@ -55,6 +56,10 @@ whole seconds since the trace start is in [START_S, END_S) are kept.
 FACTOR is an integer from 1 to ${MAX_SUBSAMPLE_FACTOR}; START_S and END_S are integers
 (negative ones allowed), START_S <= END_S. OUT is written to a temporary file and
 renamed when complete.
+
+An allocation of more than ${EXACT_DRAW_SAMPLES} samples keeps a binomial number of them (one
+draw, not one per sample; output then not memtrace's). A trace 'copy' refuses is
+refused with copy's error.
 
 Options:
   -h, --help  show this help`,

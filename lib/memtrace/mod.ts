@@ -103,4 +103,4 @@ export {
   type TraceStats,
   traceStats,
 } from "./dump.ts";
-export { copyTrace, TraceCopier } from "./copy.ts";
+export { type CopySource, copyTrace, DISCARD_SINK, EventCopier, TraceCopier } from "./copy.ts";
