@@ -7,7 +7,7 @@
 import { FileSink, Reader } from "../lib/memtrace/mod.ts";
 import {
   EXACT_DRAW_SAMPLES,
-  flamegraph,
+  flamegraphTo,
   hotspots,
   identify,
   MAX_SUBSAMPLE_FACTOR,
@@ -136,7 +136,10 @@ function integer(text: string, what: string, min: number, max: number): number {
 function flamegraphCmd(args: string[]): void {
   const p = positionals(args, "flamegraph", [1]);
   if (p === undefined) return;
-  print(withReader(p[0], (r) => flamegraph(r)));
+  // Line by line: the lines of a trace can add up to more than one string can hold.
+  const out = new StdoutBuffer();
+  withReader(p[0], (r) => flamegraphTo(r, (line) => out.write(line)));
+  out.flush();
 }
 
 function hotspotsCmd(args: string[]): void {

@@ -28,7 +28,7 @@
  * @module
  */
 export { TraceToolError } from "./errors.ts";
-export { flamegraph } from "./flamegraph.ts";
+export { flamegraph, flamegraphTo } from "./flamegraph.ts";
 export { hotspots } from "./hotspots.ts";
 export { identify, type IdentifyOptions } from "./identify.ts";
 export {

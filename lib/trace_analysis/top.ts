@@ -11,6 +11,7 @@ import {
   selectionTotals,
   selectSamples,
   sortGroups,
+  stackLabel,
 } from "./select.ts";
 import type { GroupBy, ProfileData, Selector } from "./profile.ts";
 
@@ -40,8 +41,12 @@ export interface TopRow {
   selfSamples?: number;
   /** For functions: estimated bytes where the function is the innermost frame. */
   selfBytes?: number;
-  /** For stacks: the frames, outermost first. */
+  /** For stacks: the frames shown, outermost first: the innermost ones within
+   * `STACK_TEXT_CHARS` characters (the whole stack unless `framesOmitted`). */
   frames?: string[];
+  /** For stacks: outer frames left out of `frames` and `key` (which then starts
+   * `(N outer frames);`). */
+  framesOmitted?: number;
 }
 
 /** What {@linkcode topOf} returns (and `trace top --json` prints). */
@@ -91,7 +96,11 @@ export function topOf(data: ProfileData, selector: Selector, options: TopOptions
       row.selfSamples = g.self;
       row.selfBytes = g.self * bps;
     }
-    if (g.frames !== undefined) row.frames = g.frames;
+    if (by === "stack") {
+      const label = g.node === undefined || g.node < 0 ? undefined : stackLabel(data, g.node);
+      row.frames = label?.frames ?? [];
+      row.framesOmitted = label?.omitted ?? 0;
+    }
     return row;
   });
   const live = selector.live;

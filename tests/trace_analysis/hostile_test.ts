@@ -3,7 +3,8 @@
 import assert from "node:assert/strict";
 import { MemtraceFormatError, Reader } from "../../lib/memtrace/mod.ts";
 import { analyzeTrace } from "../../lib/trace_analysis/mod.ts";
-import { measureTrace, samplesTrace, undefinedCodeTrace } from "./_hostile.ts";
+import { FOLDED_LINE_CHARS, STACK_TEXT_CHARS } from "../../lib/trace_analysis/mod.ts";
+import { bombTrace, measureTrace, samplesTrace, undefinedCodeTrace } from "./_hostile.ts";
 
 function tempDir(): string {
   return Deno.makeTempDirSync({ prefix: "memprof-lab-hostile-" });
@@ -69,6 +70,63 @@ Deno.test("a negative nsamples stops top with the typed error (it showed -1 samp
         out.stderr,
         /^error: malformed trace: nsamples at least 1 \(at byte offset \d+ of .*neg\.ctf\)\n$/,
       );
+    }
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("stack and name bombs: top, export folded and diff by stack in bounded memory, time and output", async () => {
+  // A valid trace of 3,000 allocations, each with its own stack of 60 frames named by 4,000-
+  // character function names (the whole texts of its stacks: 720 M characters). Before: top
+  // --by stack took 1.6 GB (for 6,000 allocations), export --format folded failed with "Invalid
+  // string length", diff A A --by stack ran for minutes.
+  const allocations = 3_000;
+  const dir = tempDir();
+  try {
+    const bomb = `${dir}/bomb.ctf`;
+    Deno.writeFileSync(
+      bomb,
+      bombTrace({ allocations, depth: 60, nameLength: 4_000, functions: 50 }),
+    );
+    const size = Deno.statSync(bomb).size;
+    const runs: [string, string[], (out: Uint8Array) => void][] = [
+      ["top --by stack", ["top", bomb, "--by", "stack"], (out) => {
+        assert.ok(out.length < 20_000, `${out.length} bytes`);
+      }],
+      ["top --by stack --json", ["top", bomb, "--by", "stack", "--json"], (out) => {
+        const rows = JSON.parse(new TextDecoder().decode(out)).rows;
+        assert.equal(rows.length, 20);
+        for (const r of rows) {
+          assert.ok(r.key.length <= STACK_TEXT_CHARS + 30, `key of ${r.key.length} characters`);
+          assert.ok(r.framesOmitted > 0 && r.frames.length + r.framesOmitted === 60);
+        }
+      }],
+      ["export --format folded", ["export", bomb, "--format", "folded"], (out) => {
+        const lines = new TextDecoder().decode(out).trimEnd().split("\n");
+        assert.ok(
+          lines.length >= allocations / 2 && lines.length <= allocations,
+          `${lines.length}`,
+        );
+        for (const l of lines) {
+          assert.match(l, /^\(\d+ outer frames\);F\d+_x+(;F\d+_x+)* \d+$/);
+          assert.ok(l.length <= FOLDED_LINE_CHARS + 64, `line of ${l.length} characters`);
+        }
+      }],
+      ["diff A A --by stack", ["diff", bomb, bomb, "--by", "stack"], (out) => {
+        assert.match(new TextDecoder().decode(out), /: 0 changed/);
+      }],
+    ];
+    for (const [what, args, check] of runs) {
+      const out = await measureTrace(args, 120_000);
+      assert.equal(out.code, 0, `${what}: ${out.stderr}`);
+      check(out.stdout);
+      console.log(
+        `${what} on a ${size}-byte bomb: peak RSS ${(out.peakKiB / 1024).toFixed(0)} MiB, ` +
+          `${(out.ms / 1000).toFixed(1)} s, ${out.stdout.length} bytes out`,
+      );
+      // Well below the gigabytes of whole stack texts; the aggregate itself takes ~100 MB.
+      assert.ok(!(out.peakKiB > 600 * 1024), `${what}: peak RSS ${out.peakKiB} KiB`);
     }
   } finally {
     Deno.removeSync(dir, { recursive: true });
