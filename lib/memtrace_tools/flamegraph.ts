@@ -22,6 +22,7 @@
  */
 import type { TraceInput } from "./input.ts";
 import { compareOCamlStrings } from "./_strings.ts";
+import { printable } from "../util/printable.ts";
 import { type Location, type LocationCode, locationLookup } from "../memtrace/mod.ts";
 
 /** A domain's previous backtrace: `nodes[i]` is the node after its first i+1 codes. */
@@ -142,7 +143,9 @@ export function flamegraphTo(reader: TraceInput, write: (line: string) => void):
     tree.samples[node] += ev.nsamples;
   });
   const { names, children, samples } = tree;
+  // Ordered by the names as memtrace orders them; printed with control characters escaped.
   const byName = (x: number, y: number) => compareOCamlStrings(names[x], names[y]);
+  const shown: (string | undefined)[] = [];
   // Depth first, children by name; iterative (a path may hold as many names as the trace has).
   const path: string[] = [];
   const stack: { ids: number[]; at: number; node: number }[] = [];
@@ -159,7 +162,7 @@ export function flamegraphTo(reader: TraceInput, write: (line: string) => void):
       continue;
     }
     const id = top.ids[top.at++];
-    path.push(names[id]);
+    path.push(shown[id] ??= printable(names[id]));
     enter(children[top.node].get(id)!);
   }
 }

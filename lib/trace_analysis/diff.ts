@@ -18,6 +18,7 @@ import {
 import type { GroupBy, GroupRow, ProfileData, Selector } from "./profile.ts";
 import { formatBytes, formatSeconds } from "./top.ts";
 import { KeyIndex } from "./_index.ts";
+import { printable } from "../util/printable.ts";
 
 /** Options of {@linkcode diffOf}. */
 export interface DiffOptions {
@@ -254,8 +255,12 @@ export function formatDiff(r: DiffResult, nameA = "A", nameB = "B"): string[] {
     ? "live@peak"
     : `live@${r.live.timeUsA === null ? "-" : formatSeconds(r.live.timeUsA)}`;
   const head = [
-    `# A: ${nameA} (${r.a.executableName}, ${r.a.events} events, rate ${r.a.sampleRate})`,
-    `# B: ${nameB} (${r.b.executableName}, ${r.b.events} events, rate ${r.b.sampleRate})`,
+    `# A: ${nameA} (${
+      printable(r.a.executableName)
+    }, ${r.a.events} events, rate ${r.a.sampleRate})`,
+    `# B: ${nameB} (${
+      printable(r.b.executableName)
+    }, ${r.b.events} events, rate ${r.b.sampleRate})`,
     `# estimated bytes by ${r.by}, B - A: ${r.rowCount} changed${
       r.rows.length < r.rowCount ? `, top ${r.rows.length} shown` : ""
     }, sorted by |change of ${r.sort === "alloc" ? "allocated" : live}|; live bytes are ${live}`,
@@ -276,7 +281,7 @@ export function formatDiff(r: DiffResult, nameA = "A", nameB = "B"): string[] {
     formatBytes(x.liveBytesA),
     formatBytes(x.liveBytesB),
     signed(x.liveDelta),
-    x.key,
+    printable(x.key),
   ];
   const all = [[...cols, r.by], ...r.rows.map(cells), cells(r.totals)];
   const widths = cols.map((_, c) => Math.max(...all.map((row) => row[c].length)));

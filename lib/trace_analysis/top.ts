@@ -14,6 +14,7 @@ import {
   stackLabel,
 } from "./select.ts";
 import type { GroupBy, ProfileData, Selector } from "./profile.ts";
+import { printable } from "../util/printable.ts";
 
 /** Options of {@linkcode topOf}. */
 export interface TopOptions {
@@ -187,7 +188,7 @@ export function formatTop(r: TopResult, name = "trace"): string[] {
         : formatSeconds(r.liveAt.timeUs)
     }`;
   const head = [
-    `# ${name}: ${r.trace.executableName}, ${r.trace.events} events, ${
+    `# ${name}: ${printable(r.trace.executableName)}, ${r.trace.events} events, ${
       formatSeconds(r.trace.durationUs)
     }, sample rate ${r.trace.sampleRate}, ${r.trace.wordSize / 8}-byte words`,
     `# ${measure} by ${r.by}: ${r.rowCount} ${what}${
@@ -213,7 +214,9 @@ export function formatTop(r: TopResult, name = "trace"): string[] {
         formatBytes(row.liveEndBytes),
         formatShare(row.promotedShare),
       ];
-  const body = r.rows.map((row) => [...cells(row, row.selfBytes), keepEnd(row.key, 120)]);
+  const body = r.rows.map((
+    row,
+  ) => [...cells(row, row.selfBytes), keepEnd(printable(row.key), 120)]);
   const total = [...cells(r.totals), "(total)"];
   const all = [[...cols, r.by], ...body, total];
   const widths = cols.map((_, c) => Math.max(...all.map((row) => row[c].length)));

@@ -78,6 +78,43 @@ export function samplesTrace(nsamples: readonly number[]): Uint8Array {
   return sink.bytes().slice();
 }
 
+/** Names with what a terminal or a line format must not get raw: an escape sequence, a newline,
+ * a carriage return, BEL, a C1 CSI (U+009B), DEL, and a `;`. */
+export const HOSTILE_NAMES: readonly string[] = [
+  "Evil.\x1b[31mred\x1b[0m",
+  "Evil.two\nlines",
+  "Evil.semi;colon",
+  "Evil.\rback\x07bell\x9b2J\x7f",
+];
+
+/** A trace whose function names, file names and executable name hold control characters:
+ * stacks of two and three frames over {@linkcode HOSTILE_NAMES}. */
+export function controlNamesTrace(): Uint8Array {
+  const sink = new MemorySink();
+  const w = Writer.create(sink, {
+    ...hostileInfo("exe\x1b]0;title\x07"),
+    hostName: "host\x1b[2J",
+    context: "ctx\nline",
+  });
+  const locs = (code: number) => [
+    new Location(`file\x1b[1m${code}.ml`, code, 1, 2, HOSTILE_NAMES[code % HOSTILE_NAMES.length]),
+  ];
+  let t = START;
+  for (let k = 0; k < 40; k++) {
+    const a = k % 4, b = (k >> 2) % 4;
+    w.putAlloc({
+      time: t += 10,
+      length: 4,
+      nsamples: 1 + (k % 3),
+      source: MemtraceAllocationSource.Minor,
+      callstack: k % 2 === 0 ? [a + 5, b + 1] : [a + 1, b + 5, 9],
+      decode: locs,
+    });
+  }
+  w.close();
+  return sink.bytes().slice();
+}
+
 /** Options of {@linkcode bombTrace}. */
 export interface BombOptions {
   /** Allocations (each with its own stack). */

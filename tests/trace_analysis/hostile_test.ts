@@ -4,7 +4,13 @@ import assert from "node:assert/strict";
 import { MemtraceFormatError, Reader } from "../../lib/memtrace/mod.ts";
 import { analyzeTrace } from "../../lib/trace_analysis/mod.ts";
 import { FOLDED_LINE_CHARS, STACK_TEXT_CHARS } from "../../lib/trace_analysis/mod.ts";
-import { bombTrace, measureTrace, samplesTrace, undefinedCodeTrace } from "./_hostile.ts";
+import {
+  bombTrace,
+  controlNamesTrace,
+  measureTrace,
+  samplesTrace,
+  undefinedCodeTrace,
+} from "./_hostile.ts";
 
 function tempDir(): string {
   return Deno.makeTempDirSync({ prefix: "memprof-lab-hostile-" });
@@ -127,6 +133,52 @@ Deno.test("stack and name bombs: top, export folded and diff by stack in bounded
       );
       // Well below the gigabytes of whole stack texts; the aggregate itself takes ~100 MB.
       assert.ok(!(out.peakKiB > 600 * 1024), `${what}: peak RSS ${out.peakKiB} KiB`);
+    }
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("control characters in names never reach the output raw; folded lines keep their format", async () => {
+  const dir = tempDir();
+  try {
+    const t = `${dir}/ctl.ctf`;
+    Deno.writeFileSync(t, controlNamesTrace());
+    // Any C0 character but the newline, DEL, or C1 (U+0080 to U+009F, as UTF-8 C2 80 to C2 9F).
+    // deno-lint-ignore no-control-regex
+    const raw = /[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]/;
+    for (
+      const args of [
+        ["top", t, "--by", "function"],
+        ["top", t],
+        ["top", t, "--by", "stack"],
+        ["diff", t, t, "--from", "0.0002"],
+        ["diff", t, t, "--by", "stack", "--from", "0.0002"],
+        ["export", t, "--format", "folded"],
+        ["flamegraph", t],
+        ["hotspots", t],
+        ["identify", t],
+        ["dump", t],
+      ]
+    ) {
+      const out = await measureTrace(args);
+      assert.equal(out.code, 0, `${args.join(" ")}: ${out.stderr}`);
+      const bytes = new TextDecoder("latin1").decode(out.stdout);
+      assert.ok(out.stdout.length > 0, args.join(" "));
+      const m = raw.exec(bytes);
+      assert.equal(m, null, `${args.join(" ")}: raw ${JSON.stringify(m?.[0])} in its output`);
+      if (args[0] === "top" || args[0] === "export") {
+        assert.ok(bytes.includes("\\x1b[31m"), `${args.join(" ")}: escaped ESC`);
+      }
+      if (args[0] === "export") {
+        // One line per path: frames separated by ";" (a ";" in a name is \x3b), then the bytes.
+        const lines = new TextDecoder().decode(out.stdout).trimEnd().split("\n");
+        assert.ok(lines.length >= 4, `${lines.length} lines`);
+        for (const l of lines) {
+          assert.match(l, /^Evil\.[^; ]+(;Evil\.[^; ]+)* \d+$/, l);
+        }
+        assert.ok(lines.some((l) => l.includes("Evil.semi\\x3bcolon")));
+      }
     }
   } finally {
     Deno.removeSync(dir, { recursive: true });
