@@ -10,7 +10,7 @@ import {
   analyzeTrace,
   buildReport,
   diffOf,
-  foldedStacks,
+  foldedStacksTo,
   formatDiff,
   formatTop,
   type GroupBy,
@@ -26,7 +26,15 @@ import {
   topOf,
   TraceAnalysisError,
 } from "../lib/trace_analysis/mod.ts";
-import { StdoutBuffer, UsageError, writeDataAtomic, writeStderr, writeStdout } from "./_io.ts";
+import {
+  StdoutBuffer,
+  UsageError,
+  writeAll,
+  writeDataAtomic,
+  writeFileAtomic,
+  writeStderr,
+  writeStdout,
+} from "./_io.ts";
 import { usageLines } from "./_usage.ts";
 
 const FILTERS = `Filters (all optional; a filter keeps sampled allocations):
@@ -305,10 +313,30 @@ function exportCommand(args: string[]): void {
     throw new UsageError("pprof output is binary: give -o FILE or redirect stdout");
   }
   const { data, selector } = analyze(file, filterOf(values, "export"), "export");
+  if (format === "folded") {
+    // Line by line: the lines of a trace can add up to far more than one string can hold.
+    const fold = (out: StdoutBuffer) => {
+      foldedStacksTo(data, selector, (l) => out.line(l));
+      out.flush();
+    };
+    if (output === undefined) fold(new StdoutBuffer());
+    else {
+      let size = 0;
+      const enc = new TextEncoder();
+      writeFileAtomic(output, (f) =>
+        fold(
+          new StdoutBuffer((text) => {
+            const b = enc.encode(text);
+            size += b.length;
+            writeAll(f, b);
+          }),
+        ));
+      writeStderr(`wrote ${output} (${format}, ${size} bytes)\n`);
+    }
+    return;
+  }
   const bytes = format === "pprof" ? pprofOf(data, selector) : new TextEncoder().encode(
-    format === "speedscope"
-      ? JSON.stringify(speedscopeOf(data, selector)) + "\n"
-      : foldedStacks(data, selector).map((l) => l + "\n").join(""),
+    JSON.stringify(speedscopeOf(data, selector)) + "\n",
   );
   if (output === undefined) writeStdout(bytes);
   else {

@@ -6,7 +6,8 @@
  */
 import { FileSink, Reader } from "../lib/memtrace/mod.ts";
 import {
-  flamegraph,
+  EXACT_DRAW_SAMPLES,
+  flamegraphTo,
   hotspots,
   identify,
   MAX_SUBSAMPLE_FACTOR,
@@ -55,6 +56,10 @@ whole seconds since the trace start is in [START_S, END_S) are kept.
 FACTOR is an integer from 1 to ${MAX_SUBSAMPLE_FACTOR}; START_S and END_S are integers
 (negative ones allowed), START_S <= END_S. OUT is written to a temporary file and
 renamed when complete.
+
+An allocation of more than ${EXACT_DRAW_SAMPLES} samples keeps a binomial number of them (one
+draw, not one per sample; output then not memtrace's). A trace 'copy' refuses is
+refused with copy's error.
 
 Options:
   -h, --help  show this help`,
@@ -131,7 +136,10 @@ function integer(text: string, what: string, min: number, max: number): number {
 function flamegraphCmd(args: string[]): void {
   const p = positionals(args, "flamegraph", [1]);
   if (p === undefined) return;
-  print(withReader(p[0], (r) => flamegraph(r)));
+  // Line by line: the lines of a trace can add up to more than one string can hold.
+  const out = new StdoutBuffer();
+  withReader(p[0], (r) => flamegraphTo(r, (line) => out.write(line)));
+  out.flush();
 }
 
 function hotspotsCmd(args: string[]): void {

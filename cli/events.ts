@@ -94,10 +94,11 @@ Writes Chrome trace-event JSON (open it in https://ui.perfetto.dev, speedscope o
 chrome://tracing): one process, one track per domain ("domain N"); runtime phases
 as complete events (X), span user events as B/E, runtime counters and int user
 events as counters (C, "<name> (domain N)"), lifecycle, unit and custom user
-events as instants (i). Timestamps are the ring's nanoseconds as microseconds
-with three decimals. Begins and ends that cannot be matched (lost to a ring
-wrap, or still open at the end) are closed or turned into instants so that the
-nesting stays valid; see docs/runtime_events.md.
+events as instants (i). Timestamps are the ring's nanoseconds (unsigned 64-bit)
+as microseconds with three decimals; a time smaller than the previous one of
+its ring is clamped to it. Begins and ends that cannot be matched (lost to a
+ring wrap, or still open at the end) are closed or turned into instants so
+that the nesting stays valid; see docs/runtime_events.md.
 
 Options:
   --format chrome        output format (the only one)
@@ -169,8 +170,9 @@ export interface EventsCliIO {
   /** Calls `handler` on Ctrl-C until the returned function is called. */
   onInterrupt?(handler: () => void): () => void;
   /**
-   * Opens a ring file for `dump` and `stats`, to be read on demand: only its
-   * headers and the used parts of its rings. Default: `readFile`, whole.
+   * Opens a ring file for `dump`, `stats`, `gc-stats` and `export`, to be
+   * read on demand: only its headers and the used parts of its rings.
+   * Default: `readFile`, whole.
    */
   openCursor?(path: string, options: CursorOptions): RuntimeEventsCursor;
 }
@@ -335,7 +337,8 @@ async function main(argv: string[], io: EventsCliIO): Promise<void> {
   }
 }
 
-/** The cursor of dump and stats: the file read on demand where `io` can, else whole. */
+/** The cursor of every command reading a ring file: the file read on demand (its headers and
+ * the used parts of its rings, window by window) where `io` can, else whole. */
 function openRing(io: EventsCliIO, path: string, decoders: DecoderRegistry): RuntimeEventsCursor {
   if (io.openCursor === undefined) {
     return new RuntimeEventsCursor(readImage(io, path), { decoders }, path);
@@ -389,7 +392,8 @@ async function exportCommand(file: string, values: Values, io: EventsCliIO): Pro
   }
   const pid = intOption(values, "pid", 0);
   const decoders = await loadDecoders(io, values.decoders as string | undefined);
-  const image = readImage(io, file);
+  // Read as dump and stats read: only the headers and the used part of each ring.
+  const image = openRing(io, file, decoders);
   const aligned: { value?: TraceAlignment } = {};
   let reader: Reader | null = null;
   if (tracePath !== undefined) {
@@ -447,7 +451,8 @@ async function exportCommand(file: string, values: Values, io: EventsCliIO): Pro
       (reader !== null ? `, ${s.extraInstants} memtrace events` : "") +
       (s.truncated ? `; ${s.truncated} closed without their end` : "") +
       (s.unmatchedEnds ? `; ${s.unmatchedEnds} ends without begin` : "") +
-      (s.lostWords ? `; ${s.lostWords} ring words lost` : "") + "\n",
+      (s.lostWords ? `; ${s.lostWords} ring words lost` : "") +
+      (s.clampedTimes ? `; ${s.clampedTimes} times going back clamped` : "") + "\n",
   );
 }
 
@@ -463,8 +468,11 @@ async function gcStatsCommand(file: string, values: Values, io: EventsCliIO): Pr
   const pauses = pauseRule(values);
   const units = counterUnits(values);
   const decoders = await loadDecoders(io, values.decoders as string | undefined);
-  const image = readImage(io, file);
-  const stats = computeGcStats(image, { decoders, pauses, counterUnits: units });
+  const stats = computeGcStats(openRing(io, file, decoders), {
+    decoders,
+    pauses,
+    counterUnits: units,
+  });
   io.stdout(values.json ? JSON.stringify(stats, null, 2) + "\n" : formatGcStats(stats, file));
 }
 

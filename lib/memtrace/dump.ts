@@ -7,6 +7,7 @@
 import { formatG, ocamlHexFloat, ocamlQuote } from "../util/ocaml_printf.ts";
 import type { Reader } from "./reader.ts";
 import { MemtraceLimitError } from "./errors.ts";
+import { printable } from "../util/printable.ts";
 import { formatObjId, formatSpace4, type Info, MemtraceAllocationSource } from "./types.ts";
 
 /** The 10 header lines of a dump. */
@@ -107,6 +108,8 @@ function dumpTo(reader: Reader, out: TextOut, options: DumpOptions): number {
         else {
           text = "";
           for (let j = 0; j < locs.length; j++) text += (j > 0 ? " " : "") + locs[j].toString();
+          // A name's control characters would reach the terminal raw.
+          text = printable(text);
           // Definitions never change: keep the text of short ones.
           if (text.length <= 4096) {
             if (texts.size >= 1 << 16) texts.clear();

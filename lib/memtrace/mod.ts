@@ -79,7 +79,10 @@ export {
   formatLocationCodeHex,
   FREE_DOMAIN_CACHES,
   type IterOptions,
+  type LocatedLocations,
+  locationLookup,
   MAX_BACKTRACE_FRAMES,
+  MAX_NSAMPLES,
   READ_ALL_MAX_FRAMES,
   type ReadableStreamSync,
   type ReadAllOptions,
@@ -100,4 +103,4 @@ export {
   type TraceStats,
   traceStats,
 } from "./dump.ts";
-export { copyTrace, TraceCopier } from "./copy.ts";
+export { type CopySource, copyTrace, DISCARD_SINK, EventCopier, TraceCopier } from "./copy.ts";

@@ -195,6 +195,14 @@ export interface EventIteration {
 export const MAX_BACKTRACE_FRAMES = 1 << 20;
 /** Default most frames {@linkcode Reader.readAll} copies in all: 2^24 (128 MiB of codes). */
 export const READ_ALL_MAX_FRAMES = 1 << 24;
+/**
+ * Most samples one allocation may have: 2^53 − 1, the largest count a number holds exactly
+ * (larger 64-bit vints are refused as `64-bit value out of range`). memtrace's `nsamples` is
+ * the OCaml int memprof gives, at most one sample per word of the block and its header (so up to
+ * `Max_wosize + 1` = 2^54 on 64 bits), written as a vint and read back with `Int64.to_int`; no
+ * bound of memtrace's own lies below this one. An allocation has at least 1 sample.
+ */
+export const MAX_NSAMPLES: number = Number.MAX_SAFE_INTEGER;
 /** Domains whose backtraces may be decoded with no condition on the input's size. */
 export const FREE_DOMAIN_CACHES = 64;
 /** Beyond {@linkcode FREE_DOMAIN_CACHES}, one more domain cache is allowed per this many bytes
@@ -233,6 +241,38 @@ const ZERO_VERIFIER_CACHE = new BacktraceReader(0);
 export function formatLocationCodeHex(code: LocationCode): string {
   const hex = code >= 0 ? code.toString(16) : BigInt.asUintN(63, BigInt(code)).toString(16);
   return hex.padStart(8, "0");
+}
+
+/** What {@linkcode locationLookup} needs of a reader: a {@linkcode Reader} is one. */
+export interface LocatedLocations {
+  /** The name errors give (the path, for files), if any. */
+  readonly fileName: string | undefined;
+  /** Byte offset of the event being delivered, during an iteration's callback. */
+  eventOffset(): number;
+  /** The locations a code stands for, or undefined for a code not defined so far. */
+  locationsOf(code: LocationCode): readonly Location[] | undefined;
+}
+
+/**
+ * The lookup every command that resolves location codes while it reads uses: a code the trace
+ * has not defined by the event that uses it is malformed input, {@linkcode MemtraceFormatError}
+ * `invalid location code %08x` at the event's offset (memtrace's tools stop with
+ * `Invalid_argument` there). Valid during an iteration's callbacks.
+ */
+export function locationLookup(
+  reader: LocatedLocations,
+): (code: LocationCode) => readonly Location[] {
+  return (code) => {
+    const locs = reader.locationsOf(code);
+    if (locs === undefined) {
+      throw new MemtraceFormatError(
+        `invalid location code ${formatLocationCodeHex(code)}`,
+        reader.eventOffset(),
+        reader.fileName,
+      );
+    }
+    return locs;
+  };
 }
 
 /**
@@ -644,7 +684,12 @@ export class Reader {
       } else if (code === Ev.Alloc) {
         rb.pos = p;
         length = rb.getVint();
+        const nsamplesAt = rb.pos;
         nsamples = rb.getVint();
+        // A count of samples: memtrace reads any vint, so a negative or zero count (a 32-bit
+        // form with its sign bit set, say) would pass on to every sum. The 64-bit form is
+        // bounded by getVint: at most 2^53 - 1 (MAX_NSAMPLES).
+        if (nsamples < 1) this.#fail("nsamples at least 1", nsamplesAt);
         const source = rb.get8();
         if (source > 2) this.#fail("source", rb.pos - 1);
         src = source as MemtraceAllocationSource;

@@ -363,8 +363,11 @@ export class Writer {
     return this.putAlloc(alloc);
   }
 
-  /** Writes that object `id` survived a minor collection. */
+  /** Writes that object `id` survived a minor collection. An id this writer has not given yet
+   * is refused, as memtrace's writer refuses it (`Invalid ID in promotion`): readers refuse a
+   * promotion of an id after the packet's (`promote id sync`). */
   putPromote(time: Timestamp, id: ObjId): void {
+    if (!(id < this.#nextId)) throw new MemtraceArgumentError("Invalid ID in promotion");
     this.#putObjEvent(Ev.Promote, time, id);
   }
 

@@ -21,9 +21,9 @@
  * @module
  */
 import type { TraceInput } from "./input.ts";
-import { locationLookup } from "./_lookup.ts";
 import { compareOCamlStrings } from "./_strings.ts";
-import type { Location, LocationCode } from "../memtrace/mod.ts";
+import { printable } from "../util/printable.ts";
+import { type Location, type LocationCode, locationLookup } from "../memtrace/mod.ts";
 
 /** A domain's previous backtrace: `nodes[i]` is the node after its first i+1 codes. */
 interface DomainPath {
@@ -107,6 +107,14 @@ class NameTree {
 /** The folded stacks of every allocation of `reader`'s trace, as memtrace's `flamegraph` prints
  * them (newline-terminated lines; empty when no path has two names or more). */
 export function flamegraph(reader: TraceInput): string {
+  const out: string[] = [];
+  flamegraphTo(reader, (line) => out.push(line));
+  return out.join("");
+}
+
+/** {@linkcode flamegraph}'s lines (each newline-terminated), handed to `write` one at a time:
+ * the lines of a trace can add up to more than one string can hold. */
+export function flamegraphTo(reader: TraceInput, write: (line: string) => void): void {
   const tree = new NameTree(locationLookup(reader));
   const domains = new Map<number, DomainPath>();
   reader.iter((_time, ev) => {
@@ -135,18 +143,26 @@ export function flamegraph(reader: TraceInput): string {
     tree.samples[node] += ev.nsamples;
   });
   const { names, children, samples } = tree;
+  // Ordered by the names as memtrace orders them; printed with control characters escaped.
   const byName = (x: number, y: number) => compareOCamlStrings(names[x], names[y]);
-  const out: string[] = [];
+  const shown: (string | undefined)[] = [];
+  // Depth first, children by name; iterative (a path may hold as many names as the trace has).
   const path: string[] = [];
-  const dump = (node: number): void => {
-    if (samples[node] > 0 && path.length >= 2) out.push(`${path.join(";")} ${samples[node]}\n`);
-    const ids = [...children[node].keys()].sort(byName);
-    for (const id of ids) {
-      path.push(names[id]);
-      dump(children[node].get(id)!);
-      path.pop();
-    }
+  const stack: { ids: number[]; at: number; node: number }[] = [];
+  const enter = (node: number) => {
+    if (samples[node] > 0 && path.length >= 2) write(`${path.join(";")} ${samples[node]}\n`);
+    stack.push({ ids: [...children[node].keys()].sort(byName), at: 0, node });
   };
-  dump(0);
-  return out.join("");
+  enter(0);
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1];
+    if (top.at === top.ids.length) {
+      stack.pop();
+      path.pop();
+      continue;
+    }
+    const id = top.ids[top.at++];
+    path.push(shown[id] ??= printable(names[id]));
+    enter(children[top.node].get(id)!);
+  }
 }

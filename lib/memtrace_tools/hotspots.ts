@@ -19,13 +19,13 @@
  * memtrace's tool assumes 8-byte words, whatever the trace says.
  * @module
  */
-import type { LocationCode } from "../memtrace/mod.ts";
+import { type LocationCode, locationLookup } from "../memtrace/mod.ts";
 import type { TraceInput } from "./input.ts";
 import { camlHash } from "./_hash.ts";
 import { OCamlHashtbl } from "./_hashtbl.ts";
-import { locationLookup } from "./_lookup.ts";
 import { printfF, printfHex } from "./_printf.ts";
 import { TraceToolError } from "./errors.ts";
+import { printable } from "../util/printable.ts";
 
 interface LocEntry {
   readonly line: number;
@@ -241,7 +241,7 @@ export function hotspots(reader: TraceInput): string {
   const info = reader.info;
   const wordsize = 8;
   const out: string[] = [
-    `Trace for ${info.executableName} [${info.pid}]:\n   ${totalSamples} samples of ` +
+    `Trace for ${printable(info.executableName)} [${info.pid}]:\n   ${totalSamples} samples of ` +
     `${printBytes(totalSamples / info.sampleRate * wordsize)} allocations\n\n`,
   ];
 
@@ -275,9 +275,9 @@ export function hotspots(reader: TraceInput): string {
     const direct = directAllocs(al);
     const freq = direct / totalSamples;
     const bytes = direct / info.sampleRate * wordsize;
-    let line = `${printBytes(bytes)} (${
-      printfF(100 * freq, 1, 4)
-    }%) at ${al.name} (${al.filename}:`;
+    let line = `${printBytes(bytes)} (${printfF(100 * freq, 1, 4)}%) at ${printable(al.name)} (${
+      printable(al.filename)
+    }:`;
     let printed = 0;
     const locs = locsList(al).sort((l1, l2) => l2.allocCount - l1.allocCount);
     for (const l of locs) {
@@ -299,7 +299,7 @@ export function hotspots(reader: TraceInput): string {
         if (firstCaller) out.push("      including:\n");
         firstCaller = false;
         out.push(
-          `    ${printBytes(callerBytes)} via ${caller.name} (${
+          `    ${printBytes(callerBytes)} via ${printable(caller.name)} (${
             printfF(100 * rfreq, 0)
           }% of this)\n`,
         );

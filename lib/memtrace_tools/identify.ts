@@ -19,6 +19,7 @@ import type { TraceInput } from "./input.ts";
 import { ShadowingMap } from "./_hashtbl.ts";
 import { printfE, printfF } from "./_printf.ts";
 import { TraceToolError } from "./errors.ts";
+import { printable } from "../util/printable.ts";
 
 const DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
@@ -66,13 +67,13 @@ export function identify(reader: TraceInput, options: IdentifyOptions = {}): str
   const name = options.name ?? reader.fileName ?? "";
   const out: string[] = [
     `Trace file ${name} (${printBytes(reader.sizeBytes())})\n`,
-    `   of ${info.executableName}\n`,
+    `   of ${printable(info.executableName)}\n`,
     `   at ${gmtimeLine(info.startTime)}\n`,
-    `   on host ${info.hostName} (${info.wordSize}-bit), pid ${info.pid}, sample rate ` +
+    `   on host ${printable(info.hostName)} (${info.wordSize}-bit), pid ${info.pid}, sample rate ` +
     `${printfE(info.sampleRate, 1)}\n`,
-    `   with OCaml GC params ${info.ocamlRuntimeParams}\n`,
+    `   with OCaml GC params ${printable(info.ocamlRuntimeParams)}\n`,
   ];
-  if (info.context !== undefined) out.push(`   with context: ${info.context}\n`);
+  if (info.context !== undefined) out.push(`   with context: ${printable(info.context)}\n`);
   out.push("Trace statistics:\n");
 
   let tmax = 0;

@@ -28,10 +28,11 @@
  * @module
  */
 export { TraceToolError } from "./errors.ts";
-export { flamegraph } from "./flamegraph.ts";
+export { flamegraph, flamegraphTo } from "./flamegraph.ts";
 export { hotspots } from "./hotspots.ts";
 export { identify, type IdentifyOptions } from "./identify.ts";
 export {
+  EXACT_DRAW_SAMPLES,
   MAX_SUBSAMPLE_FACTOR,
   OCAML_DEFAULT_RANDOM_SEED,
   subsample,

@@ -14,7 +14,16 @@
  * - `M` metadata names the process and each domain and orders the tracks.
  *
  * Timestamps are the file's nanoseconds written as microseconds with up to
- * three decimals, computed from the integers (no float rounding).
+ * three decimals, computed from the integers (no float rounding). They are
+ * read as unsigned 64-bit integers, as the runtime writes them (C's
+ * `uint64_t`; OCaml's consumer hands them over as a signed `Int64`, which the
+ * dump prints): 2^63 ns is 9223372036854775.808 µs, never negative.
+ *
+ * A timestamp smaller than the one before it on the same ring (a corrupt or
+ * hand-made ring: CLOCK_MONOTONIC does not go back) is clamped to it, and
+ * counted (`summary.clampedTimes`): every track's times then never decrease
+ * in ring order, which the nesting below relies on — no negative duration,
+ * no end before its begin.
  *
  * Unmatched begins and ends never produce invalid nesting. Each ring keeps one
  * stack of open phases and spans:
@@ -122,6 +131,9 @@ export interface ChromeExportSummary {
   lostWords: number;
   /** Instants merged from `extraInstants`. */
   extraInstants: number;
+  /** Ring events whose timestamp was smaller than the previous one of their ring, clamped to
+   * it. */
+  clampedTimes: number;
   /** The time anchors of the ring. */
   anchors: RingAnchors;
 }
@@ -156,12 +168,13 @@ interface Ring {
 }
 
 /**
- * Reads every ring of `image` (from position 0, as a fresh OCaml cursor) and
- * builds the Chrome trace. Throws `RuntimeEventsFormatError` on a corrupt
- * image.
+ * Reads every ring of `image` (from position 0, as a fresh OCaml cursor; or,
+ * given a cursor, from its positions: e.g. one reading a file on demand,
+ * window by window) and builds the Chrome trace. Throws
+ * `RuntimeEventsFormatError` on a corrupt image.
  */
 export function exportChromeTrace(
-  image: Uint8Array | ArrayBuffer,
+  image: Uint8Array | ArrayBuffer | RuntimeEventsCursor,
   options: ChromeExportOptions = {},
 ): ChromeTrace {
   const out: Sortable[] = [];
@@ -181,6 +194,7 @@ export function exportChromeTrace(
     lostReports: 0,
     lostWords: 0,
     extraInstants: 0,
+    clampedTimes: 0,
     anchors,
   };
   const decoders = options.decoders;
@@ -207,9 +221,15 @@ export function exportChromeTrace(
     s.instants++;
     emit({ ph: "i", name, cat, tsNs, tid: d, ...(args ? { args } : {}) });
   };
-  // Called for every event with a timestamp, before it is handled.
-  const at = (d: number, tsNs: bigint): Ring => {
+  // Called for every event with a timestamp, before it is handled: the timestamp read as
+  // unsigned, clamped to the ring's previous one; the ring's `lastNs` is then the event's time.
+  const at = (d: number, raw: bigint): Ring => {
     const r = ring(d);
+    let tsNs = BigInt.asUintN(64, raw);
+    if (r.lastNs !== null && tsNs < r.lastNs) {
+      tsNs = r.lastNs;
+      s.clampedTimes++;
+    }
     if (anchors.firstNs === null || tsNs < anchors.firstNs) anchors.firstNs = tsNs;
     if (r.pendingLost > 0) {
       s.lostReports++;
@@ -240,8 +260,9 @@ export function exportChromeTrace(
   const closeAbove = (d: number, r: Ring, depth: number, tsNs: bigint, why: string): void => {
     while (r.stack.length > depth) close(d, r.stack.pop()!, tsNs, why);
   };
-  const end = (d: number, tsNs: bigint, kind: Open["kind"], id: number, name: string): void => {
-    const r = at(d, tsNs);
+  const end = (d: number, raw: bigint, kind: Open["kind"], id: number, name: string): void => {
+    const r = at(d, raw);
+    const tsNs = r.lastNs!;
     let i = r.stack.length - 1;
     while (i >= 0 && (r.stack[i].kind !== kind || r.stack[i].id !== id)) i--;
     if (i < 0) {
@@ -255,20 +276,23 @@ export function exportChromeTrace(
     close(d, r.stack.pop()!, tsNs, null);
   };
 
-  const cursor = new RuntimeEventsCursor(image, options);
+  const cursor = image instanceof RuntimeEventsCursor
+    ? image
+    : new RuntimeEventsCursor(image, options);
   cursor.readAll({
-    runtimeBegin: (d, tsNs, phase) => {
-      at(d, tsNs).stack.push({
+    runtimeBegin: (d, raw, phase) => {
+      const r = at(d, raw);
+      r.stack.push({
         kind: "phase",
         id: phase,
         name: phaseName(phase),
-        tsNs,
+        tsNs: r.lastNs!,
         seq: seq++,
       });
     },
     runtimeEnd: (d, tsNs, phase) => end(d, tsNs, "phase", phase, phaseName(phase)),
-    runtimeCounter: (d, tsNs, counter, value) => {
-      at(d, tsNs);
+    runtimeCounter: (d, raw, counter, value) => {
+      const tsNs = at(d, raw).lastNs!;
       s.counters++;
       emit({
         ph: "C",
@@ -279,12 +303,12 @@ export function exportChromeTrace(
         args: { value },
       });
     },
-    alloc: (d, tsNs, buckets) => {
-      at(d, tsNs);
+    alloc: (d, raw, buckets) => {
+      const tsNs = at(d, raw).lastNs!;
       instant(d, tsNs, "alloc", "alloc", { buckets });
     },
-    lifecycle: (d, tsNs, event, data) => {
-      at(d, tsNs);
+    lifecycle: (d, raw, event, data) => {
+      const tsNs = at(d, raw).lastNs!;
       if (event === Lifecycle.EV_RING_START) {
         if (anchors.ringStartNs === null) anchors.ringStartNs = tsNs;
         if (ringPid === null && data !== null) ringPid = Number(data);
@@ -299,12 +323,12 @@ export function exportChromeTrace(
       }
       r.pendingLost += words;
     },
-    userUnit: (d, tsNs, ev) => {
-      at(d, tsNs);
+    userUnit: (d, raw, ev) => {
+      const tsNs = at(d, raw).lastNs!;
       instant(d, tsNs, ev.name, "user");
     },
-    userInt: (d, tsNs, ev, value) => {
-      at(d, tsNs);
+    userInt: (d, raw, ev, value) => {
+      const tsNs = at(d, raw).lastNs!;
       s.counters++;
       emit({
         ph: "C",
@@ -315,18 +339,19 @@ export function exportChromeTrace(
         args: { value },
       });
     },
-    userSpan: (d, tsNs, ev, span) => {
+    userSpan: (d, raw, ev, span) => {
       if (span === "end") {
-        end(d, tsNs, "span", ev.id, ev.name);
+        end(d, raw, "span", ev.id, ev.name);
         return;
       }
-      const r = at(d, tsNs);
+      const r = at(d, raw);
+      const tsNs = r.lastNs!;
       const o: Open = { kind: "span", id: ev.id, name: ev.name, tsNs, seq: seq++ };
       r.stack.push(o);
       emit({ ph: "B", name: ev.name, cat: "user", tsNs, tid: d }, o.seq);
     },
-    userCustom: (d, tsNs, ev, payload, decoded) => {
-      at(d, tsNs);
+    userCustom: (d, raw, ev, payload, decoded) => {
+      const tsNs = at(d, raw).lastNs!;
       const decoder = decoders?.get(ev.name);
       const args: Record<string, unknown> = decoder === undefined
         ? { payload: hexBytes(payload) }

@@ -451,16 +451,20 @@ export function pausePhaseNames(rule: PauseRule): string[] {
 }
 
 /**
- * Reads every ring of `image` from position 0 (as a fresh OCaml cursor does)
- * and computes its GC statistics. Throws `RuntimeEventsFormatError` on a
- * corrupt image.
+ * Reads every ring of `image` from position 0 (as a fresh OCaml cursor does;
+ * or, given a cursor, from its positions: e.g. one reading a file on demand,
+ * window by window) and computes its GC statistics. Throws
+ * `RuntimeEventsFormatError` on a corrupt image.
  */
 export function computeGcStats(
-  image: Uint8Array | ArrayBuffer,
+  image: Uint8Array | ArrayBuffer | RuntimeEventsCursor,
   options: GcStatsOptions & CursorOptions = {},
 ): GcStats {
   const collector = new GcStatsCollector(options);
-  new RuntimeEventsCursor(image, options).readAll(collector.callbacks);
+  const cursor = image instanceof RuntimeEventsCursor
+    ? image
+    : new RuntimeEventsCursor(image, options);
+  cursor.readAll(collector.callbacks);
   return collector.snapshot();
 }
 

@@ -19,6 +19,11 @@ const NEVER_BUCKET = 255;
 /** Key of the group of a backtrace with no known location. */
 export const NO_LOCATION = "(no location)";
 
+/** Most characters of a stack's text (its key): beyond, the outermost frames are left out and
+ * counted by a first element `(N outer frames)`. A stack's whole text can be thousands of times
+ * the size of the trace (a shared prefix costs a byte, a frame's name up to 4 KiB). */
+export const STACK_TEXT_CHARS = 16384;
+
 /**
  * Fills in the tree of function paths (`fnodes`, `nodes.fnode`) from the tree of location
  * paths: a node's function path is its parent's followed by its own function, unless that
@@ -125,7 +130,159 @@ export function siteOf(data, cls) {
 }
 
 /**
- * Locations of a location-path node, outermost first.
+ * The text of a location-path node's stack within `maxChars` characters: its frames (location
+ * texts), outermost first, as many of the innermost as fit (at least one), the number of outer
+ * frames left out, and the key: the frames joined by `;`, after `(N outer frames);` when some
+ * are left out.
+ * @param {ProfileData} data
+ * @param {number} node
+ * @param {number} [maxChars]
+ * @returns {{frames: string[], omitted: number, key: string}}
+ */
+export function stackLabel(data, node, maxChars = STACK_TEXT_CHARS) {
+  /** @type {string[]} */
+  const frames = [];
+  let chars = 0, n = node;
+  for (; n >= 0; n = data.nodes.parent[n]) {
+    const text = locationText(data, data.nodes.loc[n]);
+    if (frames.length > 0 && chars + 1 + text.length > maxChars) break;
+    chars += (frames.length > 0 ? 1 : 0) + text.length;
+    frames.push(text);
+  }
+  let omitted = 0;
+  for (; n >= 0; n = data.nodes.parent[n]) omitted++;
+  frames.reverse();
+  const key = frames.length === 0
+    ? NO_LOCATION
+    : (omitted > 0 ? `(${omitted} outer frames);` : "") + frames.join(";");
+  return { frames, omitted, key };
+}
+
+/**
+ * Compares `a` followed by `;` when `aSemi`, with `b` followed by `;` when `bSemi`, in code-unit
+ * order (negative, zero or positive), without building either.
+ * @param {string} a
+ * @param {boolean} aSemi
+ * @param {string} b
+ * @param {boolean} bSemi
+ * @returns {number}
+ */
+function compareSuffixed(a, aSemi, b, bSemi) {
+  const la = a.length + (aSemi ? 1 : 0), lb = b.length + (bSemi ? 1 : 0);
+  const n = Math.min(la, lb);
+  for (let i = 0; i < n; i++) {
+    const x = i < a.length ? a.charCodeAt(i) : 59, y = i < b.length ? b.charCodeAt(i) : 59;
+    if (x !== y) return x - y;
+  }
+  return la - lb;
+}
+
+/**
+ * The rank of every path of a tree in the code-unit order of the paths' texts (their labels,
+ * outermost first, joined by `;`), computed without building any text: among siblings, the paths
+ * below a child come in the order of `label + ";"`, the path ending at it in that of `label`.
+ * Exactly the order of the joined texts when no label contains `;`. Labels are given by id
+ * (`labels[labelId(node)]`), and compared once: the sort of siblings compares ranks. `rootLeaves`
+ * are one-label paths of their own (such as {@link NO_LOCATION}), ranked among the others.
+ * @param {ArrayLike<number>} parent each node's parent, −1 for the root; parents come first
+ * @param {(node: number) => number} labelId
+ * @param {string[]} labels
+ * @param {string[]} [rootLeaves]
+ * @returns {{node: Float64Array, leaf: Float64Array}} ranks of the nodes and of the root leaves
+ */
+export function pathOrder(parent, labelId, labels, rootLeaves = []) {
+  const n = parent.length;
+  // The rank of each label alone (2·id) and followed by ";" (2·id + 1); equal texts, equal rank.
+  const all = labels.concat(rootLeaves);
+  const keys = Array.from({ length: 2 * all.length }, (_, k) => k);
+  /** @param {number} k */
+  const text = (k) => all[(k - (k % 2)) / 2];
+  /** @param {number} x @param {number} y */
+  const cmp = (x, y) => compareSuffixed(text(x), x % 2 === 1, text(y), y % 2 === 1);
+  keys.sort(cmp);
+  const keyRank = new Float64Array(keys.length);
+  for (let i = 0, r = 0; i < keys.length; i++) {
+    if (i > 0 && cmp(keys[i - 1], keys[i]) !== 0) r++;
+    keyRank[keys[i]] = r;
+  }
+  // Children lists: those of node i (−1 for the root) are kids[start[i + 1], start[i + 2]).
+  const start = new Float64Array(n + 2);
+  for (let i = 0; i < n; i++) start[parent[i] + 2]++;
+  for (let i = 1; i < n + 2; i++) start[i] += start[i - 1];
+  const fill = start.slice(0, n + 1);
+  const kids = new Float64Array(n);
+  for (let i = 0; i < n; i++) kids[fill[parent[i] + 1]++] = i;
+  const node = new Float64Array(n), leaf = new Float64Array(rootLeaves.length);
+  // An item is 2·child (the path ending at the child), 2·child + 1 (the paths below it), or
+  // −1 − j (root leaf j); sorted by the rank of its key, then as listed.
+  /** @param {number} p */
+  const itemsOf = (p) => {
+    if (p >= 0 && start[p + 2] - start[p + 1] === 1) {
+      // One child (most nodes): the path ending at it comes first (a label before label + ";").
+      const c = kids[start[p + 1]];
+      return [2 * c, 2 * c + 1];
+    }
+    /** @type {number[]} */
+    const items = [];
+    /** @type {number[]} */
+    const ranks = [];
+    for (let k = start[p + 1]; k < start[p + 2]; k++) {
+      const c = kids[k], id = labelId(c);
+      items.push(2 * c, 2 * c + 1);
+      ranks.push(keyRank[2 * id], keyRank[2 * id + 1]);
+    }
+    if (p === -1) {
+      for (let j = 0; j < rootLeaves.length; j++) {
+        items.push(-1 - j);
+        ranks.push(keyRank[2 * (labels.length + j)]);
+      }
+    }
+    const order = items.map((_, i) => i);
+    order.sort((x, y) => ranks[x] - ranks[y] || x - y);
+    return order.map((i) => items[i]);
+  };
+  let next = 0;
+  /** @type {{items: number[], at: number}[]} */
+  const stack = [{ items: itemsOf(-1), at: 0 }];
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1];
+    if (top.at === top.items.length) {
+      stack.pop();
+      continue;
+    }
+    const item = top.items[top.at++];
+    if (item < 0) leaf[-1 - item] = next++;
+    else if (item % 2 === 0) node[item / 2] = next++;
+    else if (start[(item - 1) / 2 + 2] > start[(item - 1) / 2 + 1]) {
+      stack.push({ items: itemsOf((item - 1) / 2), at: 0 });
+    }
+  }
+  return { node, leaf };
+}
+
+/** @type {WeakMap<ProfileData, {node: Float64Array, leaf: Float64Array}>} */
+const stackRanks = new WeakMap();
+
+/**
+ * The rank of every location-path node's stack (and of {@link NO_LOCATION}, as `leaf[0]`) in the
+ * code-unit order of the stacks' whole texts, computed once per profile.
+ * @param {ProfileData} data
+ * @returns {{node: Float64Array, leaf: Float64Array}}
+ */
+export function stackOrder(data) {
+  let r = stackRanks.get(data);
+  if (r === undefined) {
+    const loc = data.nodes.loc;
+    const texts = data.locations.fn.map((_, l) => locationText(data, l));
+    r = pathOrder(data.nodes.parent, (n) => loc[n], texts, [NO_LOCATION]);
+    stackRanks.set(data, r);
+  }
+  return r;
+}
+
+/**
+ * Locations of a location-path node, outermost first: the whole stack (see {@link stackLabel}
+ * for its text within a bound).
  * @param {ProfileData} data
  * @param {number} node
  * @returns {string[]}
@@ -302,6 +459,8 @@ export function groupBy(data, s, by) {
     }
     return [...groups.values()];
   }
+  /** @type {{node: Float64Array, leaf: Float64Array} | null} */
+  let ranks = null;
   for (let i = 0; i < c.node.length; i++) {
     const w = s.samples[i];
     if (w === 0) continue;
@@ -314,9 +473,8 @@ export function groupBy(data, s, by) {
     } else {
       const found = groups.get(node);
       if (found === undefined) {
-        const frames = node < 0 ? [] : stackFrames(data, node);
-        const key = frames.length === 0 ? NO_LOCATION : frames.join(";");
-        g = { key, samples: 0, self: 0, promoted: 0, liveEnd: 0, frames };
+        const r = (ranks ??= stackOrder(data));
+        g = stackGroup(data, node, node < 0 ? r.leaf[0] : r.node[node]);
         groups.set(node, g);
       } else g = found;
     }
@@ -326,6 +484,26 @@ export function groupBy(data, s, by) {
     g.liveEnd += s.liveEnd[i];
   }
   return [...groups.values()];
+}
+
+/**
+ * A stack's group: its key (the stack's text within {@link STACK_TEXT_CHARS}) is made when first
+ * read, so that groups of stacks never shown cost no text.
+ * @param {ProfileData} data
+ * @param {number} node
+ * @param {number} order the stack's rank (see {@link stackOrder})
+ * @returns {GroupRow}
+ */
+function stackGroup(data, node, order) {
+  /** @type {string | undefined} */
+  let key;
+  /** @type {GroupRow} */
+  const g = /** @type {any} */ ({ samples: 0, self: 0, promoted: 0, liveEnd: 0, node, order });
+  Object.defineProperty(g, "key", {
+    enumerable: true,
+    get: () => (key ??= node < 0 ? NO_LOCATION : stackLabel(data, node).key),
+  });
+  return g;
 }
 
 /**
@@ -348,8 +526,20 @@ export function groupFigures(g, bps) {
 }
 
 /**
+ * Compares two groups by their whole keys in code-unit order: for stacks, by their ranks (the
+ * order of their whole texts, which are not built), otherwise by key.
+ * @param {GroupRow} x
+ * @param {GroupRow} y
+ * @returns {number}
+ */
+export function compareGroupKeys(x, y) {
+  if (x.order !== undefined && y.order !== undefined) return x.order - y.order;
+  return x.key < y.key ? -1 : x.key > y.key ? 1 : 0;
+}
+
+/**
  * Sorts groups in place, largest first: by `self` then `samples` for functions, by `samples`
- * otherwise; ties by key (code-unit order).
+ * otherwise; ties by key (code-unit order of the whole keys, see {@link compareGroupKeys}).
  * @param {GroupRow[]} rows
  * @param {GroupBy} by
  * @returns {GroupRow[]}
@@ -357,7 +547,7 @@ export function groupFigures(g, bps) {
 export function sortGroups(rows, by) {
   return rows.sort((x, y) =>
     (by === "function" ? y.self - x.self || y.samples - x.samples : y.samples - x.samples) ||
-    (x.key < y.key ? -1 : x.key > y.key ? 1 : 0)
+    compareGroupKeys(x, y)
   );
 }
 

@@ -5,6 +5,7 @@
  * @module
  */
 import type { TraceReader } from "./source.ts";
+import { type LocatedLocations, locationLookup } from "../memtrace/reader.ts";
 import { FrameTable } from "./_frames.ts";
 import { GrowF64, GrowI32 } from "./_grow.ts";
 import { KeyIndex } from "./_index.ts";
@@ -45,7 +46,13 @@ export function aggregateTrace(reader: TraceReader, options: AggregateOptions = 
   const toUs = options.toUs ?? Infinity;
   const liveAt = options.liveAtUs;
 
-  const frames = new FrameTable((c) => reader.lookupLocationCode(c));
+  // A code used but never defined: memtrace's Reader (which has eventOffset and locationsOf)
+  // stops with the typed MemtraceFormatError at the event's offset, as every command does.
+  const frames = new FrameTable(
+    reader.eventOffset !== undefined && reader.locationsOf !== undefined
+      ? locationLookup(reader as LocatedLocations)
+      : (c) => reader.lookupLocationCode(c),
+  );
 
   // Classes: (node, domain, source, length), indexed by (source·2^32 + node, domain, length).
   const clsNode = new GrowI32(), clsDomain = new GrowI32(), clsSource = new GrowI32();

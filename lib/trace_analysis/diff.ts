@@ -5,9 +5,20 @@
  * location codes compare.
  * @module
  */
-import { bytesPerSample, groupBy, selectionTotals, selectSamples } from "./select.ts";
+import {
+  bytesPerSample,
+  groupBy,
+  locationText,
+  NO_LOCATION,
+  pathOrder,
+  selectionTotals,
+  selectSamples,
+  stackLabel,
+} from "./select.ts";
 import type { GroupBy, GroupRow, ProfileData, Selector } from "./profile.ts";
 import { formatBytes, formatSeconds } from "./top.ts";
+import { KeyIndex } from "./_index.ts";
+import { printable } from "../util/printable.ts";
 
 /** Options of {@linkcode diffOf}. */
 export interface DiffOptions {
@@ -21,7 +32,7 @@ export interface DiffOptions {
 
 /** Estimated bytes of one row or of the totals in both traces. */
 export interface DiffRow {
-  /** The site, function or stack. */
+  /** The site, function or stack (a stack's text within `STACK_TEXT_CHARS`). */
   key: string;
   /** Allocated bytes in A. */
   allocBytesA: number;
@@ -65,14 +76,65 @@ function liveOf(sel: Selector): Selector {
   return { ...sel, live: sel.live === "alloc" ? "end" : sel.live };
 }
 
-function side(data: ProfileData, selector: Selector, by: GroupBy) {
+/**
+ * The stacks of two profiles in one tree of frame texts, so that stacks of A and B match by
+ * their whole texts without building them: per location-path node of each profile, its node in
+ * the shared tree (−1 stays −1, the stack with no known location); the tree's parents and
+ * texts; and for each shared node, a profile and node that has it (to make its text).
+ */
+class SharedStacks {
+  readonly parent: number[] = [];
+  readonly text: number[] = [];
+  readonly texts: string[] = [];
+  readonly where: [ProfileData, number][] = [];
+  readonly #textIds = new Map<string, number>();
+  readonly #child = new KeyIndex();
+  readonly #of = new Map<ProfileData, Float64Array>();
+
+  /** The shared node of each location-path node of `data`. */
+  of(data: ProfileData): Float64Array {
+    let m = this.#of.get(data);
+    if (m !== undefined) return m;
+    const { parent, loc } = data.nodes;
+    const locIds = new Float64Array(data.locations.fn.length).fill(-1);
+    m = new Float64Array(parent.length);
+    for (let i = 0; i < parent.length; i++) {
+      let t = locIds[loc[i]];
+      if (t < 0) {
+        const s = locationText(data, loc[i]);
+        t = this.#textIds.get(s) ?? -1;
+        if (t < 0) {
+          t = this.texts.push(s) - 1;
+          this.#textIds.set(s, t);
+        }
+        locIds[loc[i]] = t;
+      }
+      const up = parent[i] < 0 ? -1 : m[parent[i]];
+      let c = this.#child.get(up, t, 0);
+      if (c < 0) {
+        c = this.parent.push(up) - 1;
+        this.text.push(t);
+        this.where.push([data, i]);
+        this.#child.add(up, t, 0, c);
+      }
+      m[i] = c;
+    }
+    this.#of.set(data, m);
+    return m;
+  }
+}
+
+function side(data: ProfileData, selector: Selector, by: GroupBy, shared: SharedStacks | null) {
   const alloc = selectSamples(data, { ...selector, live: "alloc" });
   const live = selectSamples(data, liveOf(selector));
-  const rows = new Map<string, { alloc: number; live: number }>();
+  // Rows by key: a site's or function's text, a stack's node in the shared tree.
+  const rows = new Map<string | number, { alloc: number; live: number }>();
+  const canon = shared?.of(data);
   const add = (groups: GroupRow[], field: "alloc" | "live") => {
     for (const g of groups) {
-      let r = rows.get(g.key);
-      if (r === undefined) rows.set(g.key, r = { alloc: 0, live: 0 });
+      const id = canon === undefined ? g.key : g.node! < 0 ? -1 : canon[g.node!];
+      let r = rows.get(id);
+      if (r === undefined) rows.set(id, r = { alloc: 0, live: 0 });
       r[field] += g.samples;
     }
   };
@@ -102,7 +164,8 @@ export function diffOf(
   const by = options.by ?? "site";
   const sort = options.sort ?? "alloc";
   const limit = options.limit ?? 20;
-  const sa = side(a, selectorA, by), sb = side(b, selectorB, by);
+  const shared = by === "stack" ? new SharedStacks() : null;
+  const sa = side(a, selectorA, by, shared), sb = side(b, selectorB, by, shared);
   const row = (
     key: string,
     x: { alloc: number; live: number } | undefined,
@@ -123,17 +186,44 @@ export function diffOf(
     };
   };
   const keys = new Set([...sa.rows.keys(), ...sb.rows.keys()]);
+  // Stacks: keyed by their node in the shared tree, ordered by the rank of their whole text;
+  // the text (within STACK_TEXT_CHARS) is made for the rows returned only.
+  const ranks = shared === null
+    ? null
+    : pathOrder(shared.parent, (c) => shared.text[c], shared.texts, [NO_LOCATION]);
   const all: DiffRow[] = [];
+  const ids: (string | number)[] = [];
   for (const k of keys) {
-    const r = row(k, sa.rows.get(k), sb.rows.get(k));
-    if (r.allocDelta !== 0 || r.liveDelta !== 0) all.push(r);
+    const r = row(typeof k === "string" ? k : "", sa.rows.get(k), sb.rows.get(k));
+    if (r.allocDelta !== 0 || r.liveDelta !== 0) {
+      all.push(r);
+      ids.push(k);
+    }
   }
+  const rank = (i: number) => {
+    const k = ids[i] as number;
+    return k < 0 ? ranks!.leaf[0] : ranks!.node[k];
+  };
   const measure = (r: DiffRow) => Math.abs(sort === "alloc" ? r.allocDelta : r.liveDelta);
   const other = (r: DiffRow) => Math.abs(sort === "alloc" ? r.liveDelta : r.allocDelta);
-  all.sort((x, y) =>
-    measure(y) - measure(x) || other(y) - other(x) ||
-    (x.key < y.key ? -1 : x.key > y.key ? 1 : 0)
-  );
+  const order = all.map((_, i) => i);
+  order.sort((i, j) => {
+    const x = all[i], y = all[j];
+    return measure(y) - measure(x) || other(y) - other(x) ||
+      (ranks !== null ? rank(i) - rank(j) : x.key < y.key ? -1 : x.key > y.key ? 1 : 0);
+  });
+  const shown = order.slice(0, limit > 0 ? limit : order.length).map((i) => {
+    const r = all[i];
+    if (shared !== null) {
+      const k = ids[i] as number;
+      if (k < 0) r.key = NO_LOCATION;
+      else {
+        const [data, node] = shared.where[k];
+        r.key = stackLabel(data, node).key;
+      }
+    }
+    return r;
+  });
   const summary = (d: ProfileData) => ({
     executableName: d.info.executableName,
     sampleRate: d.info.sampleRate,
@@ -149,7 +239,7 @@ export function diffOf(
     sort,
     totals: row("(total)", sa.totals, sb.totals),
     rowCount: all.length,
-    rows: limit > 0 ? all.slice(0, limit) : all,
+    rows: shown,
   };
 }
 
@@ -165,8 +255,12 @@ export function formatDiff(r: DiffResult, nameA = "A", nameB = "B"): string[] {
     ? "live@peak"
     : `live@${r.live.timeUsA === null ? "-" : formatSeconds(r.live.timeUsA)}`;
   const head = [
-    `# A: ${nameA} (${r.a.executableName}, ${r.a.events} events, rate ${r.a.sampleRate})`,
-    `# B: ${nameB} (${r.b.executableName}, ${r.b.events} events, rate ${r.b.sampleRate})`,
+    `# A: ${nameA} (${
+      printable(r.a.executableName)
+    }, ${r.a.events} events, rate ${r.a.sampleRate})`,
+    `# B: ${nameB} (${
+      printable(r.b.executableName)
+    }, ${r.b.events} events, rate ${r.b.sampleRate})`,
     `# estimated bytes by ${r.by}, B - A: ${r.rowCount} changed${
       r.rows.length < r.rowCount ? `, top ${r.rows.length} shown` : ""
     }, sorted by |change of ${r.sort === "alloc" ? "allocated" : live}|; live bytes are ${live}`,
@@ -187,7 +281,7 @@ export function formatDiff(r: DiffResult, nameA = "A", nameB = "B"): string[] {
     formatBytes(x.liveBytesA),
     formatBytes(x.liveBytesB),
     signed(x.liveDelta),
-    x.key,
+    printable(x.key),
   ];
   const all = [[...cols, r.by], ...r.rows.map(cells), cells(r.totals)];
   const widths = cols.map((_, c) => Math.max(...all.map((row) => row[c].length)));

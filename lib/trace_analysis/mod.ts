@@ -84,7 +84,7 @@ export {
   type TopRow,
 } from "./top.ts";
 export { diffOf, type DiffOptions, type DiffResult, type DiffRow, formatDiff } from "./diff.ts";
-export { foldedStacks, functionPath } from "./folded.ts";
+export { FOLDED_LINE_CHARS, foldedStacks, foldedStacksTo, functionPath } from "./folded.ts";
 export {
   type SpeedscopeFile,
   type SpeedscopeFrame,
@@ -97,6 +97,7 @@ export {
   bytesPerSample,
   callTrees,
   classMask,
+  compareGroupKeys,
   deriveFunctionPaths,
   flameWeights,
   groupBy,
@@ -104,11 +105,15 @@ export {
   locationText,
   NO_LOCATION,
   packProfile,
+  pathOrder,
   selectionTotals,
   selectSamples,
   siteOf,
   sortGroups,
+  STACK_TEXT_CHARS,
   stackFrames,
+  stackLabel,
+  stackOrder,
   totalLiveSeries,
   unpackProfile,
 } from "./select.ts";

@@ -245,7 +245,8 @@ export interface Selection {
 
 /** One row of a grouping (samples; multiply by bytes per sample for bytes). */
 export interface GroupRow {
-  /** The site, function name or stack (frames joined by `;`, outermost first). */
+  /** The site, function name or stack (frames joined by `;`, outermost first; a stack's within
+   * `STACK_TEXT_CHARS`, made when first read). */
   key: string;
   /** Samples of the selection in this group (for functions: stacks containing it). */
   samples: number;
@@ -255,8 +256,11 @@ export interface GroupRow {
   promoted: number;
   /** Of `samples`, those of objects never collected. */
   liveEnd: number;
-  /** For stacks: the frames, outermost first. */
-  frames?: string[];
+  /** For stacks: the location-path node (−1 for a backtrace with no known location). */
+  node?: number;
+  /** For stacks: the rank of the stack's whole text among the profile's stacks (ties are
+   * ordered by it, without building the texts). */
+  order?: number;
 }
 
 /** What a table groups by. */

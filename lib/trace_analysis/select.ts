@@ -28,8 +28,39 @@ export const locationText: (data: ProfileData, loc: number) => string = core.loc
 /** The site of a class: its innermost location, or {@linkcode NO_LOCATION}. */
 export const siteOf: (data: ProfileData, cls: number) => string = core.siteOf;
 
-/** The locations of a location-path node, outermost first. */
+/** The locations of a location-path node, outermost first: the whole stack, however long (see
+ * {@linkcode stackLabel} for its text within a bound). */
 export const stackFrames: (data: ProfileData, node: number) => string[] = core.stackFrames;
+
+/** Most characters of a stack's text (a stack group's key): 16,384. */
+export const STACK_TEXT_CHARS: number = core.STACK_TEXT_CHARS;
+
+/** A stack's text within `maxChars` (default {@linkcode STACK_TEXT_CHARS}) characters: the
+ * innermost frames that fit (at least one), outermost first, the number of outer frames left
+ * out, and the key (`(N outer frames);` first when some are). */
+export const stackLabel: (
+  data: ProfileData,
+  node: number,
+  maxChars?: number,
+) => { frames: string[]; omitted: number; key: string } = core.stackLabel;
+
+/** The rank of each path of a tree (parents first, −1 the root) in the code-unit order of the
+ * paths' texts (labels `labels[labelId(node)]` joined by `;`), without building them;
+ * `rootLeaves` are one-label paths ranked among them. Exact when no label contains `;`. */
+export const pathOrder: (
+  parent: ArrayLike<number>,
+  labelId: (node: number) => number,
+  labels: string[],
+  rootLeaves?: string[],
+) => { node: Float64Array; leaf: Float64Array } = core.pathOrder;
+
+/** The rank of each location-path node's stack, and of {@linkcode NO_LOCATION} (`leaf[0]`), in
+ * the code-unit order of the stacks' whole texts (computed once per profile). */
+export const stackOrder: (data: ProfileData) => { node: Float64Array; leaf: Float64Array } =
+  core.stackOrder;
+
+/** Compares two groups by their whole keys, in code-unit order (stacks by rank). */
+export const compareGroupKeys: (x: GroupRow, y: GroupRow) => number = core.compareGroupKeys;
 
 /** Per class: 1 when the selector's domain, source, size and function filters keep it. */
 export const classMask: (data: ProfileData, sel: Selector) => Uint8Array = core.classMask;
@@ -53,7 +84,7 @@ export const groupFigures: (g: GroupRow, bps: number) => GroupFigures = core.gro
 
 /** What {@linkcode groupFigures} gives: a {@linkcode TopRow} without its by-function and
  * by-stack fields. */
-type GroupFigures = Omit<TopRow, "selfSamples" | "selfBytes" | "frames">;
+type GroupFigures = Omit<TopRow, "selfSamples" | "selfBytes" | "frames" | "framesOmitted">;
 
 /** Sorts groups in place, largest first (functions by self, then total); ties by key. */
 export const sortGroups: (rows: GroupRow[], by: GroupBy) => GroupRow[] = core.sortGroups;

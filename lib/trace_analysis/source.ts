@@ -84,6 +84,13 @@ export interface TraceReader {
   sizeBytes(): number;
   /** The locations a code stands for, outermost first (known once it was used). */
   lookupLocationCode(code: number): readonly TraceLocation[];
+  /** The name errors give (the path, for files), if any. */
+  readonly fileName?: string | undefined;
+  /** Byte offset of the event being delivered (with {@linkcode locationsOf}: a code used but
+   * never defined is then reported as memtrace's `Reader` reports malformed input). */
+  eventOffset?(): number;
+  /** The locations a code stands for, or undefined for a code not defined so far. */
+  locationsOf?(code: number): readonly TraceLocation[] | undefined;
   /** Calls `f` with each event and its time in µs since the trace start, in file order. */
   iter(f: (time: number, ev: TraceEvent) => void): void;
 }

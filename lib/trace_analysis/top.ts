@@ -11,8 +11,10 @@ import {
   selectionTotals,
   selectSamples,
   sortGroups,
+  stackLabel,
 } from "./select.ts";
 import type { GroupBy, ProfileData, Selector } from "./profile.ts";
+import { printable } from "../util/printable.ts";
 
 /** Options of {@linkcode topOf}. */
 export interface TopOptions {
@@ -40,8 +42,12 @@ export interface TopRow {
   selfSamples?: number;
   /** For functions: estimated bytes where the function is the innermost frame. */
   selfBytes?: number;
-  /** For stacks: the frames, outermost first. */
+  /** For stacks: the frames shown, outermost first: the innermost ones within
+   * `STACK_TEXT_CHARS` characters (the whole stack unless `framesOmitted`). */
   frames?: string[];
+  /** For stacks: outer frames left out of `frames` and `key` (which then starts
+   * `(N outer frames);`). */
+  framesOmitted?: number;
 }
 
 /** What {@linkcode topOf} returns (and `trace top --json` prints). */
@@ -91,7 +97,11 @@ export function topOf(data: ProfileData, selector: Selector, options: TopOptions
       row.selfSamples = g.self;
       row.selfBytes = g.self * bps;
     }
-    if (g.frames !== undefined) row.frames = g.frames;
+    if (by === "stack") {
+      const label = g.node === undefined || g.node < 0 ? undefined : stackLabel(data, g.node);
+      row.frames = label?.frames ?? [];
+      row.framesOmitted = label?.omitted ?? 0;
+    }
     return row;
   });
   const live = selector.live;
@@ -178,7 +188,7 @@ export function formatTop(r: TopResult, name = "trace"): string[] {
         : formatSeconds(r.liveAt.timeUs)
     }`;
   const head = [
-    `# ${name}: ${r.trace.executableName}, ${r.trace.events} events, ${
+    `# ${name}: ${printable(r.trace.executableName)}, ${r.trace.events} events, ${
       formatSeconds(r.trace.durationUs)
     }, sample rate ${r.trace.sampleRate}, ${r.trace.wordSize / 8}-byte words`,
     `# ${measure} by ${r.by}: ${r.rowCount} ${what}${
@@ -204,7 +214,9 @@ export function formatTop(r: TopResult, name = "trace"): string[] {
         formatBytes(row.liveEndBytes),
         formatShare(row.promotedShare),
       ];
-  const body = r.rows.map((row) => [...cells(row, row.selfBytes), keepEnd(row.key, 120)]);
+  const body = r.rows.map((
+    row,
+  ) => [...cells(row, row.selfBytes), keepEnd(printable(row.key), 120)]);
   const total = [...cells(r.totals), "(total)"];
   const all = [[...cols, r.by], ...body, total];
   const widths = cols.map((_, c) => Math.max(...all.map((row) => row[c].length)));

@@ -11,6 +11,7 @@ import {
   Location,
   type LocationCode,
   MAX_BACKTRACE_FRAMES,
+  MAX_NSAMPLES,
   MemorySink,
   MemtraceArgumentError,
   MemtraceFormatError,
@@ -412,4 +413,41 @@ Deno.test("a stream is read as it comes, once", () => {
   assert.deepEqual(got, want);
   assert.ok(reads >= single.length / 1000);
   assert.throws(() => r.iter(() => {}), MemtraceArgumentError);
+});
+
+Deno.test("nsamples: a count below 1 is refused at its field, up to 2^53 - 1 is read", () => {
+  const withSamples = (n: number) =>
+    trace((w) => {
+      w.putAlloc({
+        time: 1_000_010,
+        length: 100,
+        nsamples: n,
+        source: AllocationSource.Major,
+        callstack: [1],
+        decode: LOC,
+      });
+    });
+  const samplesOf = (bytes: Uint8Array) =>
+    Reader.fromBytes(bytes).readAll().map((e) => e.event.kind === "alloc" && e.event.nsamples);
+  for (const n of [1, 2, 252, 253, 65_535, 65_536, 2 ** 31 - 1, 2 ** 32, MAX_NSAMPLES]) {
+    assert.deepEqual(samplesOf(withSamples(n)), [n], `nsamples ${n}`);
+  }
+  // -1 takes the vint's signed 32-bit form, as memtrace's writer also writes 2^32 - 1 (its reader
+  // reads it back as -1); -2^40 the 64-bit form.
+  for (const n of [0, -1, -(2 ** 31), -(2 ** 40)]) {
+    const bytes = withSamples(n);
+    assert.throws(
+      () => Reader.fromBytes(bytes, { name: "t.ctf" }).readAll(),
+      (e: unknown) =>
+        e instanceof MemtraceFormatError && e.check === "nsamples at least 1" &&
+        e.message.startsWith("malformed trace: nsamples at least 1 (at byte offset ") &&
+        e.file === "t.ctf" && e.offset > 0 && e.offset < bytes.length,
+      `nsamples ${n}`,
+    );
+  }
+  // Beyond 2^53 - 1, the 64-bit vint itself is refused.
+  assert.throws(
+    () => Reader.fromBytes(withSamples(2 ** 53)).readAll(),
+    (e: unknown) => e instanceof MemtraceFormatError && e.check === "64-bit value out of range",
+  );
 });

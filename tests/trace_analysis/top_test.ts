@@ -9,6 +9,7 @@ import {
   formatTop,
   type GroupBy,
   SOURCES,
+  STACK_TEXT_CHARS,
   topOf,
   TraceAnalysisError,
 } from "../../lib/trace_analysis/mod.ts";
@@ -37,6 +38,18 @@ function analyze(bytes: Uint8Array, filter: AnalysisFilter) {
   return analyzeTrace(Reader.fromBytes(bytes), filter);
 }
 
+/** A stack's key as documented: the innermost frames within STACK_TEXT_CHARS characters (at
+ * least one), after `(N outer frames);` when some are left out. */
+function boundedStackKey(full: string): string {
+  if (full === "(no location)") return full;
+  const frames = full.split(";");
+  let chars = frames.at(-1)!.length, first = frames.length - 1;
+  while (first > 0 && chars + 1 + frames[first - 1].length <= STACK_TEXT_CHARS) {
+    chars += 1 + frames[--first].length;
+  }
+  return (first > 0 ? `(${first} outer frames);` : "") + frames.slice(first).join(";");
+}
+
 /** Compares every row of `trace top` (no limit) with the naive sums. */
 function check(name: string, bytes: Uint8Array, by: GroupBy, filter: AnalysisFilter): number {
   const { data, selector } = analyze(bytes, filter);
@@ -52,6 +65,26 @@ function check(name: string, bytes: Uint8Array, by: GroupBy, filter: AnalysisFil
   const expected = [...naive.groups].filter(([, g]) => g.samples > 0);
   assert.equal(top.rows.length, expected.length, `${what}: row count`);
   assert.equal(top.rowCount, expected.length, what);
+  if (by === "stack") {
+    // Rows in the order of samples, then of the stacks' whole texts (never built: ranked), with
+    // keys bounded to STACK_TEXT_CHARS.
+    expected.sort(([ka, a], [kb, b]) => b.samples - a.samples || (ka < kb ? -1 : ka > kb ? 1 : 0));
+    assert.deepEqual(
+      top.rows.map((r) => [r.key, r.samples, r.promotedSamples, r.liveEndBytes]),
+      expected.map(([k, g]) => [boundedStackKey(k), g.samples, g.promoted, g.liveEnd * bps]),
+      what,
+    );
+    for (const row of top.rows) {
+      const shown = row.frames!.join(";") || "(no location)";
+      assert.equal(
+        (row.framesOmitted! > 0 ? `(${row.framesOmitted} outer frames);` : "") + shown,
+        row.key,
+      );
+      assert.ok(row.key.length <= STACK_TEXT_CHARS + 30 || row.frames!.length === 1, row.key);
+    }
+    assert.equal(top.totals.samples, naive.total.samples, `${what}: total samples`);
+    return top.rows.length;
+  }
   for (const row of top.rows) {
     const g = naive.groups.get(row.key);
     assert.ok(g, `${what}: unexpected row ${row.key}`);
@@ -60,7 +93,6 @@ function check(name: string, bytes: Uint8Array, by: GroupBy, filter: AnalysisFil
     assert.equal(row.liveEndBytes, g.liveEnd * bps, `${what}: live@end of ${row.key}`);
     assert.equal(row.bytes, g.samples * bps, `${what}: bytes of ${row.key}`);
     if (by === "function") assert.equal(row.selfSamples, g.self, `${what}: self of ${row.key}`);
-    if (by === "stack") assert.equal(row.frames!.join(";") || "(no location)", row.key);
   }
   assert.equal(top.totals.samples, naive.total.samples, `${what}: total samples`);
   assert.equal(top.totals.promotedSamples, naive.total.promoted, `${what}: total promoted`);

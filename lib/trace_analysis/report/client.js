@@ -446,19 +446,26 @@
   function renderTable(sel, selection) {
     const by = state.by;
     const groups = sortGroups(groupBy(data, selection, by), by);
+    // The figures of every group, but the key (a stack's text) only for the rows shown.
     let rows = groups.map((g) => ({
-      ...groupFigures(g, bps),
+      group: g,
+      key: "",
+      samples: g.samples,
+      bytes: g.samples * bps,
+      liveEndBytes: g.liveEnd * bps,
+      promotedSamples: g.promoted,
+      promotedShare: g.samples > 0 ? g.promoted / g.samples : 0,
       selfSamples: g.self,
       selfBytes: g.self * bps,
     }));
     if (state.sortColumn !== null) {
       const c = state.sortColumn, d = state.sortDesc ? -1 : 1;
       rows = rows.slice().sort((x, y) => {
-        const a = x[c], b = y[c];
-        const r = typeof a === "string" ? (a < b ? -1 : a > b ? 1 : 0) : a - b;
-        return d * r || (x.key < y.key ? -1 : x.key > y.key ? 1 : 0);
+        const r = c === "key" ? compareGroupKeys(x.group, y.group) : x[c] - y[c];
+        return d * r || compareGroupKeys(x.group, y.group);
       });
     }
+    for (const r of rows.slice(0, TABLE_LIMIT)) r.key = r.group.key;
     const cols = COLUMNS[by];
     const measure = sel.live === "alloc" ? "allocated" : "live";
     const thead = $("table").tHead;

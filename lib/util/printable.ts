@@ -1,0 +1,49 @@
+/**
+ * The one helper every command uses to print text that comes from its input (function and file
+ * names, executable names, user event names…) to a terminal or a text file: a name is a trace's
+ * bytes, and a control byte in it (an escape sequence, a carriage return, a newline) would reach
+ * the terminal raw, or break a line-based format.
+ * @module
+ */
+
+/** Escapes control characters — C0 (U+0000 to U+001F), DEL and C1 (U+007F to U+009F) — and the
+ * characters of `also` as `\xNN`; when the result is longer than `maxChars` characters, cuts it
+ * there (never inside an escape or a surrogate pair) and appends `…[+N chars]`, N counting the
+ * characters of the escaped text left out. Text without control characters, within the bound,
+ * comes back unchanged. A backslash is not escaped: `\x1b` in the output is either an escaped
+ * ESC or those four characters in the name. */
+export function printable(
+  s: string,
+  options: { also?: string; maxChars?: number } = {},
+): string {
+  const also = options.also ?? "";
+  const max = options.maxChars ?? Infinity;
+  if (s.length <= max && !needsEscape(s, also)) return s;
+  let out = "";
+  let total = 0, cut = -1;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    let piece: string;
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || (also !== "" && also.includes(s[i]))) {
+      piece = "\\x" + c.toString(16).padStart(2, "0");
+    } else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      piece = d >= 0xdc00 && d <= 0xdfff ? s[i] + s[++i] : s[i];
+    } else piece = s[i];
+    if (cut < 0 && total + piece.length > max) cut = total;
+    if (cut < 0) out += piece;
+    total += piece.length;
+  }
+  return cut < 0 ? out : `${out}…[+${total - cut} chars]`;
+}
+
+function needsEscape(s: string, also: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return true;
+  }
+  if (also !== "") {
+    for (const ch of also) if (s.includes(ch)) return true;
+  }
+  return false;
+}
