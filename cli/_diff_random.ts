@@ -18,7 +18,7 @@ import {
   type runCampaign,
   type Verdict,
 } from "../lib/differential/mod.ts";
-import { UsageError, writeDataAtomic } from "./_io.ts";
+import { UsageError, writeOutputData } from "./_io.ts";
 
 /** The campaign's settings, from the command line. */
 export interface RandomArgs {
@@ -284,7 +284,7 @@ function writeModule(o: RandomOutcome, args: RandomArgs): string {
     ],
   });
   Deno.mkdirSync(args.out, { recursive: true });
-  writeDataAtomic(path, source);
+  writeOutputData(path, source);
   return path;
 }
 

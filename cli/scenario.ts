@@ -41,7 +41,7 @@ import {
   processExists,
   UsageError,
   writeAll,
-  writeDataAtomic,
+  writeOutputData,
   writeStderr,
   writeStdout,
 } from "./_io.ts";
@@ -142,7 +142,7 @@ export const denoIO: ScenarioCliIO = {
   stdout: writeStdout,
   stderr: writeStderr,
   isTerminal: () => Deno.stderr.isTerminal(),
-  writeFileAtomic: writeDataAtomic,
+  writeFileAtomic: writeOutputData,
   writeFile: (path, data) =>
     Deno.writeFileSync(path, typeof data === "string" ? encoder.encode(data) : data),
   writeFileStream(path, fill) {
