@@ -4,7 +4,7 @@
  * on SIGINT/SIGTERM and stale ones swept) and uniform error reporting.
  * @module
  */
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 
 const encoder = new TextEncoder();
 
@@ -391,6 +391,34 @@ export class ReadAhead {
 /** Lets the event loop run (timers, signal handlers) before going on. */
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/**
+ * The real path of `path` (resolved from the working directory): symbolic links resolved in the
+ * longest leading part of it that exists, the rest (to be created) appended as it is.
+ */
+export function realPathOfExisting(path: string): string {
+  const rest: string[] = [];
+  let p = resolve(path);
+  for (;;) {
+    try {
+      return join(Deno.realPathSync(p), ...rest.reverse());
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound) && !(e instanceof Deno.errors.NotADirectory)) {
+        throw e;
+      }
+    }
+    const up = dirname(p);
+    if (up === p) return join(p, ...rest.reverse());
+    rest.push(basename(p));
+    p = up;
+  }
+}
+
+/** Whether `path` is `dir` or inside it, as paths (no file system access). */
+export function isWithin(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel === "" || (rel !== ".." && !rel.startsWith("../") && !isAbsolute(rel));
 }
 
 /** A mistake on the command line. */

@@ -10,6 +10,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { resolve } from "node:path";
 import { scenarios as registered } from "../scenarios/index.ts";
 import {
   defaultDiffCacheDir,
@@ -26,7 +27,14 @@ import {
 import { findToolchain, setupToolchain, type Toolchain } from "../lib/ocaml/mod.ts";
 import { loadScenarioEntry } from "./_load.ts";
 import { parseShard, type RandomArgs, runRandom } from "./_diff_random.ts";
-import { exitStatusOf, UsageError, writeStderr, writeStdout } from "./_io.ts";
+import {
+  exitStatusOf,
+  isWithin,
+  realPathOfExisting,
+  UsageError,
+  writeStderr,
+  writeStdout,
+} from "./_io.ts";
 import { helpHint, usageLines } from "./_usage.ts";
 
 /** Usage text printed by --help. */
@@ -64,7 +72,7 @@ Random campaign (generated scenarios instead of named ones; docs/differential.md
                     (default 10)
   --stats           print how many scenarios had each step kind and option
   --out DIR         where failing scenarios are written as modules (default
-                    out/diff-random)
+                    out/diff-random; never in tests/golden, even through a link)
   --no-shrink       write failing scenarios whole, without shrinking them
   --shrink-time S   longest time spent shrinking one failure (default 180)
   --scenario-timeout S
@@ -128,6 +136,21 @@ export const denoIO: DiffCliIO = {
 };
 
 const DEFAULT_KNOWN = new URL("../scenarios/known_differences.json", import.meta.url).pathname;
+const LIBRARY_GOLDENS = new URL("../tests/golden", import.meta.url).pathname;
+
+/** Refuses a `--out` folder that is the library's goldens or inside them, by real path too (a
+ * symbolic link into tests/golden counts). */
+function refuseLibraryGoldens(out: string): void {
+  const real = realPathOfExisting(out);
+  if (
+    isWithin(LIBRARY_GOLDENS, resolve(out)) || isWithin(realPathOfExisting(LIBRARY_GOLDENS), real)
+  ) {
+    throw new UsageError(
+      `--out ${out}${real === resolve(out) ? "" : ` (really ${real})`} is in tests/golden, ` +
+        `which holds the library's goldens only: give another folder`,
+    );
+  }
+}
 
 function cacheDir(io: DiffCliIO, option: string | undefined): string {
   if (option !== undefined) return option;
@@ -302,6 +325,7 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
     } else known = parseKnownDifferences(text, file);
   }
   const random = o.random === undefined ? undefined : randomArgs(o, context, timeoutMs);
+  if (random !== undefined) refuseLibraryGoldens(random.out);
   if (random !== undefined && parsed.positionals.length > 0) {
     throw new UsageError("--random judges generated scenarios: name no scenario with it");
   }
