@@ -162,22 +162,26 @@ interface OpenOutput {
   readonly tmp: string | undefined;
 }
 
-/** Temporaries of outputs being written by {@linkcode writeOutput}: removed on SIGINT/SIGTERM. */
-const liveTemporaries = new Set<string>();
 const STOP_SIGNALS: [Deno.Signal, number][] = [["SIGINT", 130], ["SIGTERM", 143]];
+const stopCleanups = new Set<() => void>();
 const stopHandlers: [Deno.Signal, () => void][] = [];
-let outputsInProgress = 0;
 
-/** Until the returned function is called, SIGINT and SIGTERM remove every live temporary and end
- * the process with status 130 and 143. */
-function holdStopSignals(): () => void {
-  if (outputsInProgress++ === 0) {
+/**
+ * Until the returned function is called, SIGINT and SIGTERM run `cleanup` (and those of every
+ * other caller meanwhile), then end the process with status 130 and 143: the one way the commands
+ * clean up after an interruption (temporaries of {@linkcode writeOutput}, `diff`'s run folders).
+ * A cleanup should be quick and must not throw.
+ */
+export function onStopSignals(cleanup: () => void): () => void {
+  const entry = () => cleanup();
+  stopCleanups.add(entry);
+  if (stopHandlers.length === 0) {
     for (const [signal, status] of STOP_SIGNALS) {
       const handler = () => {
-        for (const t of liveTemporaries) {
+        for (const c of stopCleanups) {
           try {
-            Deno.removeSync(t);
-          } catch { /* already gone */ }
+            c();
+          } catch { /* the others still run */ }
         }
         Deno.exit(status);
       };
@@ -187,15 +191,23 @@ function holdStopSignals(): () => void {
       } catch { /* signal not supported here */ }
     }
   }
-  let released = false;
   return () => {
-    if (released) return;
-    released = true;
-    if (--outputsInProgress > 0) return;
+    if (!stopCleanups.delete(entry) || stopCleanups.size > 0) return;
     for (const [signal, handler] of stopHandlers.splice(0)) {
       Deno.removeSignalListener(signal, handler);
     }
   };
+}
+
+/** Temporaries of outputs being written by {@linkcode writeOutput}: removed on SIGINT/SIGTERM. */
+const liveTemporaries = new Set<string>();
+
+function removeLiveTemporaries(): void {
+  for (const t of liveTemporaries) {
+    try {
+      Deno.removeSync(t);
+    } catch { /* already gone */ }
+  }
 }
 
 /** Opens the temporary beside a regular (or new) output `path`, after removing those left by
@@ -250,7 +262,7 @@ export async function writeOutput(
   path: string,
   fill: (file: Deno.FsFile) => Promise<void> | void,
 ): Promise<void> {
-  const release = holdStopSignals();
+  const release = onStopSignals(removeLiveTemporaries);
   try {
     const special = outputKind(path) === "special";
     // A FIFO's open waits for a reader: asynchronously, so that a signal can end the wait.

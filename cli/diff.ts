@@ -21,6 +21,7 @@ import {
   judge,
   type KnownDifference,
   parseKnownDifferences,
+  removeOwnRunFolders,
   runCampaign,
   type Verdict,
 } from "../lib/differential/mod.ts";
@@ -30,6 +31,7 @@ import { parseShard, type RandomArgs, runRandom } from "./_diff_random.ts";
 import {
   exitStatusOf,
   isWithin,
+  onStopSignals,
   realPathOfExisting,
   UsageError,
   writeStderr,
@@ -81,7 +83,7 @@ Random campaign (generated scenarios instead of named ones; docs/differential.md
 Exit status: 0 when every exportable scenario agrees or differs exactly as listed,
 1 otherwise (a difference, an error, a scenario module that cannot be loaded, or an
 outdated list), 2 for a wrong command line (an unknown option or scenario name, a
-missing file).
+missing file), 130 and 143 when stopped by SIGINT and SIGTERM.
 `;
 
 /** What the command needs from the outside world. */
@@ -103,6 +105,9 @@ export interface DiffCliIO {
   diff: typeof diffScenario;
   /** Runs a random campaign (injectable for tests; default the worker pool). */
   runCampaign?: typeof runCampaign;
+  /** Until the returned function is called, SIGINT and SIGTERM call `cleanup` and end the
+   * process (status 130, 143). Without it, signals are left alone. */
+  onStop?(cleanup: () => void): () => void;
 }
 
 /** The real consoles, files and toolchain. */
@@ -133,6 +138,7 @@ export const denoIO: DiffCliIO = {
       ? await setupToolchain({ ...opts, onProgress: (l) => writeStderr(l + "\n") })
       : await findToolchain(opts),
   diff: diffScenario,
+  onStop: onStopSignals,
 };
 
 const DEFAULT_KNOWN = new URL("../scenarios/known_differences.json", import.meta.url).pathname;
@@ -269,10 +275,15 @@ function differenceAt(r: Extract<DiffResult, { status: "agree" | "differs" }>): 
 
 /** Runs the command; returns its exit status. */
 export async function run(args: string[], io: DiffCliIO = denoIO): Promise<number> {
+  // Stopped by a signal, the command removes the folders its real programs run in (its
+  // campaign workers' too), and kills the programs.
+  const stopped = io.onStop?.(() => removeOwnRunFolders());
   try {
     return await main(args, io);
   } catch (e) {
     return exitStatusOf(e, io.stderr);
+  } finally {
+    stopped?.();
   }
 }
 
@@ -373,6 +384,7 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
       stderr: io.stderr,
       isTerminal: io.isTerminal,
       runCampaign: io.runCampaign ?? runCampaign,
+      onStop: io.onStop,
     });
   }
   const progress = io.isTerminal() && !o.json;

@@ -59,7 +59,8 @@ Commands:
 Run '${commandName("events <command>")} --help' for a command's options.
 
 Exit status: 0 ok, 1 unreadable or corrupt input, 2 wrong command line (this help on
-stderr when no command is given), 130 when watch is interrupted.`,
+stderr when no command is given), 130 when watch is interrupted, 130 and 143 when
+SIGINT or SIGTERM stops export -o.`,
   dump: `${usageLines("events dump", "FILE [--decoders MODULE]")}
 
 Prints every event in read_poll order (ring 0 first, each ring from its head):

@@ -45,7 +45,8 @@ ${ANALYSIS_COMMAND_LINES}
 Run '${commandName("trace <command>")} --help' for a command's options.
 
 Exit status: 0 ok, 1 failure (unreadable or malformed input, a file that cannot be
-written), 2 wrong command line (this help on stderr when no command is given).`,
+written), 2 wrong command line (this help on stderr when no command is given), 130 and
+143 when SIGINT or SIGTERM stops a command writing a file.`,
   dump: `${usageLines("trace dump", "FILE [--no-backtraces] [--max-output CHARS]")}
 
 Prints the 10 info lines (sample_rate, word_size, executable_name, host_name,
