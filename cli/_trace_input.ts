@@ -43,7 +43,9 @@ export async function openTraceInput(
     const name = input === "-" && stdin ? "standard input" : input;
     return { reader: Reader.fromStream(ahead, { name }), ahead };
   } catch (e) {
-    ahead.close();
+    try {
+      ahead.close();
+    } catch { /* closed by the reader already */ }
     throw e;
   }
 }
