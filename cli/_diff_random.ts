@@ -18,7 +18,7 @@ import {
   type runCampaign,
   type Verdict,
 } from "../lib/differential/mod.ts";
-import { UsageError, writeDataAtomic } from "./_io.ts";
+import { UsageError, writeOutputData } from "./_io.ts";
 
 /** The campaign's settings, from the command line. */
 export interface RandomArgs {
@@ -53,6 +53,9 @@ export interface RandomIO {
   isTerminal(): boolean;
   /** Runs the campaign (injectable for tests). */
   runCampaign: typeof runCampaign;
+  /** Until the returned function is called, SIGINT and SIGTERM call `cleanup` and end the
+   * process (cli/_io.ts `onStopSignals`). */
+  onStop?(cleanup: () => void): () => void;
 }
 
 interface Row {
@@ -99,6 +102,12 @@ export async function runRandom(
     );
   }
   void cacheDir; // Generated programs are never reused: they build in a temporary folder.
+  const removeBuildDir = () => {
+    try {
+      Deno.removeSync(buildDir, { recursive: true });
+    } catch { /* gone */ }
+  };
+  const stopped = io.onStop?.(removeBuildDir); // killed by a signal, it goes too
   try {
     await io.runCampaign({
       plan,
@@ -133,9 +142,8 @@ export async function runRandom(
       },
     });
   } finally {
-    try {
-      Deno.removeSync(buildDir, { recursive: true });
-    } catch { /* gone */ }
+    stopped?.();
+    removeBuildDir();
   }
   const minutes = (performance.now() - t0) / 60_000;
   rows.sort((a, b) => a.index - b.index);
@@ -284,7 +292,7 @@ function writeModule(o: RandomOutcome, args: RandomArgs): string {
     ],
   });
   Deno.mkdirSync(args.out, { recursive: true });
-  writeDataAtomic(path, source);
+  writeOutputData(path, source);
   return path;
 }
 

@@ -1,9 +1,10 @@
 /**
- * Small I/O helpers shared by the command-line tools: buffered stdout, atomic file output (with
- * temporaries removed on SIGINT/SIGTERM and stale ones swept) and uniform error reporting.
+ * Small I/O helpers shared by the command-line tools: buffered stdout, output files (written
+ * through a temporary renamed into place, or in place for a device or FIFO; temporaries removed
+ * on SIGINT/SIGTERM and stale ones swept) and uniform error reporting.
  * @module
  */
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 
 const encoder = new TextEncoder();
 
@@ -136,103 +137,204 @@ function removeStaleTemporaries(path: string): void {
   } catch { /* no permission to list or remove: leave them */ }
 }
 
-/** Throws `Deno.errors.IsADirectory` if `path` is an existing directory. */
-function refuseDirectory(path: string): void {
-  let isDir = false;
+/**
+ * Where an output goes: `"special"` for an existing file that is not a regular file once
+ * symbolic links are followed (a device such as `/dev/null`, a FIFO), which is written in place
+ * and never replaced; `"file"` for a regular file or a path that does not exist yet, written
+ * through a temporary renamed into place. An existing directory throws
+ * `Deno.errors.IsADirectory` before anything is written.
+ */
+export function outputKind(path: string): "file" | "special" {
+  let st: Deno.FileInfo;
   try {
-    isDir = Deno.statSync(path).isDirectory;
-  } catch { /* does not exist (or cannot be checked): the open will tell */ }
-  if (isDir) throw new Deno.errors.IsADirectory(`cannot write ${path}: it is a directory`);
+    st = Deno.statSync(path);
+  } catch {
+    return "file"; // does not exist (or cannot be checked): the open will tell
+  }
+  if (st.isDirectory) throw new Deno.errors.IsADirectory(`cannot write ${path}: it is a directory`);
+  return st.isFile ? "file" : "special";
 }
 
-/** Temporaries being written by {@linkcode writeFileAtomicAsync}: removed on SIGINT/SIGTERM. */
-const liveTemporaries = new Set<string>();
+/** An output being written: a temporary beside it, or the special file itself. */
+interface OpenOutput {
+  readonly file: Deno.FsFile;
+  /** The temporary (`<path>.<pid>.tmp`), or undefined for a special file written in place. */
+  readonly tmp: string | undefined;
+}
+
 const STOP_SIGNALS: [Deno.Signal, number][] = [["SIGINT", 130], ["SIGTERM", 143]];
+const stopCleanups = new Set<() => void>();
 const stopHandlers: [Deno.Signal, () => void][] = [];
 
-function track(tmp: string): void {
-  liveTemporaries.add(tmp);
-  if (stopHandlers.length > 0) return;
-  for (const [signal, status] of STOP_SIGNALS) {
-    const handler = () => {
-      for (const t of liveTemporaries) {
-        try {
-          Deno.removeSync(t);
-        } catch { /* already gone */ }
-      }
-      Deno.exit(status);
-    };
+/**
+ * Until the returned function is called, SIGINT and SIGTERM run `cleanup` (and those of every
+ * other caller meanwhile), then end the process with status 130 and 143: the one way the commands
+ * clean up after an interruption (temporaries of {@linkcode writeOutput}, `diff`'s run folders).
+ * A cleanup should be quick and must not throw.
+ */
+export function onStopSignals(cleanup: () => void): () => void {
+  const entry = () => cleanup();
+  stopCleanups.add(entry);
+  if (stopHandlers.length === 0) {
+    for (const [signal, status] of STOP_SIGNALS) {
+      const handler = () => {
+        for (const c of stopCleanups) {
+          try {
+            c();
+          } catch { /* the others still run */ }
+        }
+        Deno.exit(status);
+      };
+      try {
+        Deno.addSignalListener(signal, handler);
+        stopHandlers.push([signal, handler]);
+      } catch { /* signal not supported here */ }
+    }
+  }
+  return () => {
+    if (!stopCleanups.delete(entry) || stopCleanups.size > 0) return;
+    for (const [signal, handler] of stopHandlers.splice(0)) {
+      Deno.removeSignalListener(signal, handler);
+    }
+  };
+}
+
+/** Temporaries of outputs being written by {@linkcode writeOutput}: removed on SIGINT/SIGTERM. */
+const liveTemporaries = new Set<string>();
+
+function removeLiveTemporaries(): void {
+  for (const t of liveTemporaries) {
     try {
-      Deno.addSignalListener(signal, handler);
-      stopHandlers.push([signal, handler]);
-    } catch { /* signal not supported here */ }
+      Deno.removeSync(t);
+    } catch { /* already gone */ }
   }
 }
 
-function untrack(tmp: string): void {
-  liveTemporaries.delete(tmp);
-  if (liveTemporaries.size > 0) return;
-  for (const [signal, handler] of stopHandlers.splice(0)) {
-    Deno.removeSignalListener(signal, handler);
-  }
-}
-
-/** Opens the temporary file beside `path`, after the checks both atomic writers make. */
-function openTemporary(path: string): { tmp: string; file: Deno.FsFile } {
-  refuseDirectory(path);
+/** Opens the temporary beside a regular (or new) output `path`, after removing those left by
+ * killed processes. */
+function openTemporary(path: string): OpenOutput {
   removeStaleTemporaries(path);
   const tmp = `${path}.${Deno.pid}.tmp`;
-  return { tmp, file: Deno.openSync(tmp, { write: true, create: true, truncate: true }) };
-}
-
-function discard(tmp: string, file: Deno.FsFile): void {
+  liveTemporaries.add(tmp);
   try {
-    file.close();
-  } catch { /* already closed */ }
-  try {
-    Deno.removeSync(tmp);
-  } catch { /* nothing to remove */ }
-}
-
-/**
- * Writes a file atomically: to `<path>.<pid>.tmp` beside it, then renamed into place, so that
- * readers never see a half-written file; on any error the temporary is removed. `fill` gets the
- * open file. A directory `path` is refused (`Deno.errors.IsADirectory`) before anything is
- * written, and temporaries left by killed processes are removed first. `fill` runs without
- * yielding, so a signal kills the process at once; long writes should use
- * {@linkcode writeFileAtomicAsync}, which removes its temporary on SIGINT/SIGTERM.
- */
-export function writeFileAtomic(path: string, fill: (file: Deno.FsFile) => void): void {
-  const { tmp, file } = openTemporary(path);
-  try {
-    fill(file);
-    file.close();
-    Deno.renameSync(tmp, path);
+    return { tmp, file: Deno.openSync(tmp, { write: true, create: true, truncate: true }) };
   } catch (e) {
-    discard(tmp, file);
+    liveTemporaries.delete(tmp);
     throw e;
   }
 }
 
-/**
- * {@linkcode writeFileAtomic} for a `fill` that yields to the event loop now and then: until it
- * is done, SIGINT and SIGTERM remove the temporary and end the process (status 130 and 143).
- */
-export async function writeFileAtomicAsync(
-  path: string,
-  fill: (file: Deno.FsFile) => Promise<void>,
-): Promise<void> {
-  const { tmp, file } = openTemporary(path);
-  track(tmp);
+/** Closes the output and renames its temporary into place. */
+function commit(out: OpenOutput, path: string): void {
+  out.file.close();
+  if (out.tmp === undefined) return;
+  Deno.renameSync(out.tmp, path);
+  liveTemporaries.delete(out.tmp);
+}
+
+/** Closes the output and removes its temporary (a special file is left as it is). */
+function discard(out: OpenOutput): void {
   try {
-    await fill(file);
-    file.close();
-    Deno.renameSync(tmp, path);
-  } catch (e) {
-    discard(tmp, file);
-    throw e;
+    out.file.close();
+  } catch { /* already closed */ }
+  if (out.tmp === undefined) return;
+  try {
+    Deno.removeSync(out.tmp);
+  } catch { /* nothing to remove */ }
+  liveTemporaries.delete(out.tmp);
+}
+
+/**
+ * Writes output file `path` through `fill`, which gets the open file: the one way the commands
+ * write a file they are told to write. A regular file or a new path is written to
+ * `<path>.<pid>.tmp` beside it, then renamed into place, so that readers never see a
+ * half-written file; on any error the temporary is removed, and temporaries left by killed
+ * processes are removed first. A special file (a device such as `/dev/null`, a FIFO, or a
+ * symbolic link to one; {@linkcode outputKind}) is opened and written in place, never replaced.
+ * A directory `path` is refused (`Deno.errors.IsADirectory`) before anything is written.
+ *
+ * From the start until the output is complete, SIGINT and SIGTERM remove the temporary and end
+ * the process (status 130 and 143): a long `fill` should let the event loop run now and then
+ * ({@linkcode advanceYielding}, {@linkcode nextTurn}); a signal received while it did not is
+ * still honoured before the output is renamed into place (or before an error is reported).
+ */
+export async function writeOutput(
+  path: string,
+  fill: (file: Deno.FsFile) => Promise<void> | void,
+): Promise<void> {
+  const release = onStopSignals(removeLiveTemporaries);
+  try {
+    const special = outputKind(path) === "special";
+    // A FIFO's open waits for a reader: asynchronously, so that a signal can end the wait.
+    const out: OpenOutput = special
+      ? { tmp: undefined, file: await Deno.open(path, { write: true }) }
+      : openTemporary(path);
+    try {
+      await fill(out.file);
+      await settle(); // a signal received during `fill` wins over the rename
+      commit(out, path);
+    } catch (e) {
+      discard(out);
+      await settle(); // and over the error
+      throw e;
+    }
   } finally {
-    untrack(tmp);
+    release();
+  }
+}
+
+/**
+ * {@linkcode writeOutput} for a short write that does not yield: the same temporary and rename
+ * (or a special file written in place), without signal handling (a signal kills the process at
+ * once, and the temporary it leaves is removed by the next write of `path`).
+ */
+export function writeOutputSync(path: string, fill: (file: Deno.FsFile) => void): void {
+  const special = outputKind(path) === "special";
+  const out: OpenOutput = special
+    ? { tmp: undefined, file: Deno.openSync(path, { write: true }) }
+    : openTemporary(path);
+  try {
+    fill(out.file);
+    commit(out, path);
+  } catch (e) {
+    discard(out);
+    throw e;
+  }
+}
+
+/** Writes `data` (text as UTF-8) to output file `path`, as {@linkcode writeOutputSync}. */
+export function writeOutputData(path: string, data: Uint8Array | string): void {
+  const bytes = typeof data === "string" ? encoder.encode(data) : data;
+  writeOutputSync(path, (file) => writeAll(file, bytes));
+}
+
+/** Lets the event loop deliver a signal that came while the process was busy (a turn of it may
+ * not be enough: the signal is read in one turn and its listener called in a later one). */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 3; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+}
+
+/** Time {@linkcode advanceYielding} works between two turns of the event loop, in ms. */
+const YIELD_EVERY_MS = 50;
+
+/**
+ * Runs an iteration to its end `step` packets at a time, letting the event loop run (signal
+ * handlers, timers) every {@linkcode YIELD_EVERY_MS} ms or so; `refill`, when given, is awaited
+ * before each step (to read its input ahead).
+ */
+export async function advanceYielding(
+  it: { advance(maxPackets: number): boolean },
+  step = 16,
+  refill?: () => Promise<void>,
+): Promise<void> {
+  let last = performance.now();
+  for (;;) {
+    await refill?.();
+    if (!it.advance(step)) return;
+    if (performance.now() - last >= YIELD_EVERY_MS) {
+      await nextTurn();
+      last = performance.now();
+    }
   }
 }
 
@@ -303,10 +405,32 @@ export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
-/** Writes `data` (text as UTF-8) to `path` atomically, as {@linkcode writeFileAtomic}. */
-export function writeDataAtomic(path: string, data: Uint8Array | string): void {
-  const bytes = typeof data === "string" ? encoder.encode(data) : data;
-  writeFileAtomic(path, (file) => writeAll(file, bytes));
+/**
+ * The real path of `path` (resolved from the working directory): symbolic links resolved in the
+ * longest leading part of it that exists, the rest (to be created) appended as it is.
+ */
+export function realPathOfExisting(path: string): string {
+  const rest: string[] = [];
+  let p = resolve(path);
+  for (;;) {
+    try {
+      return join(Deno.realPathSync(p), ...rest.reverse());
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound) && !(e instanceof Deno.errors.NotADirectory)) {
+        throw e;
+      }
+    }
+    const up = dirname(p);
+    if (up === p) return join(p, ...rest.reverse());
+    rest.push(basename(p));
+    p = up;
+  }
+}
+
+/** Whether `path` is `dir` or inside it, as paths (no file system access). */
+export function isWithin(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel === "" || (rel !== ".." && !rel.startsWith("../") && !isAbsolute(rel));
 }
 
 /** A mistake on the command line. */

@@ -23,6 +23,7 @@ import {
   type ProfileData,
   type Selector,
   speedscopeOf,
+  startAnalysis,
   topOf,
   TraceAnalysisError,
 } from "../lib/trace_analysis/mod.ts";
@@ -30,12 +31,12 @@ import {
   StdoutBuffer,
   UsageError,
   writeAll,
-  writeDataAtomic,
-  writeFileAtomic,
+  writeOutput,
   writeStderr,
   writeStdout,
 } from "./_io.ts";
 import { usageLines } from "./_usage.ts";
+import { openTraceInput, readThrough, type TraceInputFile } from "./_trace_input.ts";
 
 const FILTERS = `Filters (all optional; a filter keeps sampled allocations):
   --domain D[,D…]    domains
@@ -98,7 +99,8 @@ Writes the trace in another profiler's format:
   folded      folded stacks 'outer;...;inner BYTES', allocated bytes (live bytes with
               --live-at), for flamegraph.pl and friends
 Without -o the output goes to stdout (pprof only when stdout is not a terminal). OUT is
-written to a temporary file and renamed.
+written to a temporary file, renamed when complete and removed on error, Ctrl-C or
+SIGTERM (exit status 130, 143); a device or FIFO (/dev/null) is written in place.
 
 Options:
   --format F     pprof, speedscope or folded
@@ -113,6 +115,9 @@ trace's info, its live heap over time (whole trace and current filter, peak mark
 flame graph with zoom, callers/callees of a focused function, and a sortable table of
 sites, functions or stacks; filters (time range, live at end/peak/T, domain, source, size,
 function contains/excludes) update every view. The page embeds aggregates, not events.
+
+OUT is written to a temporary file, renamed when complete and removed on error, Ctrl-C or
+SIGTERM (exit status 130, 143); a device or FIFO (/dev/null) is written in place.
 
 Options:
   -o, --output OUT   the HTML file (default report.html)
@@ -241,6 +246,53 @@ function analyze(
   }
 }
 
+/** {@linkcode analyze} of an open trace, read a few packets at a time so that signals are
+ * handled meanwhile ({@linkcode readThrough}). */
+async function analyzeYielding(
+  trace: TraceInputFile,
+  filter: AnalysisFilter,
+  cmd: string,
+): Promise<{ data: ProfileData; selector: Selector }> {
+  try {
+    const pass = startAnalysis(trace.reader, filter);
+    await readThrough(trace.reader.iterate(pass.onEvent), trace);
+    return pass.finish();
+  } catch (e) {
+    throw usage(e, cmd);
+  }
+}
+
+/** Writes what `produce` makes from trace `file` to `output` ({@linkcode writeOutput}: a
+ * temporary renamed into place, removed on SIGINT/SIGTERM; a device or FIFO in place). The output
+ * is opened once the trace's header was read, and the trace is read while it is open. */
+async function writeAnalysis(
+  file: string,
+  output: string,
+  filter: AnalysisFilter,
+  cmd: string,
+  produce: (
+    analysis: { data: ProfileData; selector: Selector },
+    write: (bytes: Uint8Array) => void,
+  ) => void,
+): Promise<{ bytes: number; data: ProfileData }> {
+  const trace = await openTraceInput(file);
+  try {
+    let result: { bytes: number; data: ProfileData } | undefined;
+    await writeOutput(output, async (out) => {
+      const analysis = await analyzeYielding(trace, filter, cmd);
+      let bytes = 0;
+      produce(analysis, (b) => {
+        bytes += b.length;
+        writeAll(out, b);
+      });
+      result = { bytes, data: analysis.data };
+    });
+    return result!;
+  } finally {
+    trace.reader.close();
+  }
+}
+
 function printLines(lines: string[]): void {
   const out = new StdoutBuffer();
   for (const l of lines) out.line(l);
@@ -287,7 +339,7 @@ function diff(args: string[]): void {
   else printLines(formatDiff(result, fileA, fileB));
 }
 
-function exportCommand(args: string[]): void {
+async function exportCommand(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, "export", {
     ...FILTER_OPTIONS,
     format: { type: "string" },
@@ -312,40 +364,39 @@ function exportCommand(args: string[]): void {
   if (format === "pprof" && output === undefined && Deno.stdout.isTerminal()) {
     throw new UsageError("pprof output is binary: give -o FILE or redirect stdout");
   }
-  const { data, selector } = analyze(file, filterOf(values, "export"), "export");
-  if (format === "folded") {
-    // Line by line: the lines of a trace can add up to far more than one string can hold.
-    const fold = (out: StdoutBuffer) => {
+  const filter = filterOf(values, "export");
+  const enc = new TextEncoder();
+  const produce = (
+    { data, selector }: { data: ProfileData; selector: Selector },
+    write: (bytes: Uint8Array) => void,
+  ) => {
+    if (format === "folded") {
+      // Line by line: the lines of a trace can add up to far more than one string can hold.
+      const out = new StdoutBuffer((text) => write(enc.encode(text)));
       foldedStacksTo(data, selector, (l) => out.line(l));
       out.flush();
-    };
-    if (output === undefined) fold(new StdoutBuffer());
-    else {
-      let size = 0;
-      const enc = new TextEncoder();
-      writeFileAtomic(output, (f) =>
-        fold(
-          new StdoutBuffer((text) => {
-            const b = enc.encode(text);
-            size += b.length;
-            writeAll(f, b);
-          }),
-        ));
-      writeStderr(`wrote ${output} (${format}, ${size} bytes)\n`);
+    } else {
+      write(
+        format === "pprof"
+          ? pprofOf(data, selector)
+          : enc.encode(JSON.stringify(speedscopeOf(data, selector)) + "\n"),
+      );
+    }
+  };
+  if (output === undefined) {
+    const trace = await openTraceInput(file);
+    try {
+      produce(await analyzeYielding(trace, filter, "export"), (b) => writeStdout(b));
+    } finally {
+      trace.reader.close();
     }
     return;
   }
-  const bytes = format === "pprof" ? pprofOf(data, selector) : new TextEncoder().encode(
-    JSON.stringify(speedscopeOf(data, selector)) + "\n",
-  );
-  if (output === undefined) writeStdout(bytes);
-  else {
-    writeDataAtomic(output, bytes);
-    writeStderr(`wrote ${output} (${format}, ${bytes.length} bytes)\n`);
-  }
+  const { bytes } = await writeAnalysis(file, output, filter, "export", produce);
+  writeStderr(`wrote ${output} (${format}, ${bytes} bytes)\n`);
 }
 
-function report(args: string[]): void {
+async function report(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, "report", {
     output: { type: "string", short: "o" },
     title: { type: "string" },
@@ -354,19 +405,23 @@ function report(args: string[]): void {
   const [file] = files(positionals, 1, "report");
   const output = str(values, "output") ?? "report.html";
   const t0 = performance.now();
-  const { data } = analyze(file, {}, "report");
-  const html = buildReport(data, { title: str(values, "title") });
-  const bytes = new TextEncoder().encode(html);
-  writeDataAtomic(output, bytes);
+  const title = str(values, "title");
+  const { bytes, data } = await writeAnalysis(
+    file,
+    output,
+    {},
+    "report",
+    ({ data }, write) => write(new TextEncoder().encode(buildReport(data, { title }))),
+  );
   writeStderr(
-    `wrote ${output} (${bytes.length} bytes, ${data.stats.events} events, ${
+    `wrote ${output} (${bytes} bytes, ${data.stats.events} events, ${
       (performance.now() - t0).toFixed(0)
     } ms)\n`,
   );
 }
 
 /** Runs analysis command `cmd` with its arguments; false when `cmd` is not one of them. */
-export function runAnalysisCommand(cmd: string, args: string[]): boolean {
+export async function runAnalysisCommand(cmd: string, args: string[]): Promise<boolean> {
   switch (cmd) {
     case "top":
       top(args);
@@ -375,10 +430,10 @@ export function runAnalysisCommand(cmd: string, args: string[]): boolean {
       diff(args);
       return true;
     case "export":
-      exportCommand(args);
+      await exportCommand(args);
       return true;
     case "report":
-      report(args);
+      await report(args);
       return true;
     default:
       return false;

@@ -5,17 +5,23 @@
  * @module
  */
 import { FileSink, Reader } from "../lib/memtrace/mod.ts";
+import type { ToolPass } from "../lib/memtrace_tools/mod.ts";
 import {
   EXACT_DRAW_SAMPLES,
   flamegraphTo,
   hotspots,
   identify,
   MAX_SUBSAMPLE_FACTOR,
-  stripNames,
-  subsample,
+  startStripNames,
+  startSubsample,
 } from "../lib/memtrace_tools/mod.ts";
-import { StdoutBuffer, UsageError, writeFileAtomic, writeStderr, writeStdout } from "./_io.ts";
+import { StdoutBuffer, UsageError, writeOutput, writeStderr, writeStdout } from "./_io.ts";
 import { usageLines } from "./_usage.ts";
+import { openTraceInput, readThrough } from "./_trace_input.ts";
+
+/** How OUT is written, as the help texts say it. */
+const OUT_TEXT = `OUT is written to a temporary file, renamed when complete and removed on error,
+Ctrl-C or SIGTERM (exit status 130, 143); a device or FIFO (/dev/null) is written in place.`;
 
 /** The commands' help texts, by command name. */
 export const TOOL_HELP: Record<string, string> = {
@@ -54,8 +60,9 @@ sample rate is divided by FACTOR. With START_S END_S, only allocations whose tim
 whole seconds since the trace start is in [START_S, END_S) are kept.
 
 FACTOR is an integer from 1 to ${MAX_SUBSAMPLE_FACTOR}; START_S and END_S are integers
-(negative ones allowed), START_S <= END_S. OUT is written to a temporary file and
-renamed when complete.
+(negative ones allowed), START_S <= END_S.
+
+${OUT_TEXT}
 
 An allocation of more than ${EXACT_DRAW_SAMPLES} samples keeps a binomial number of them (one
 draw, not one per sample; output then not memtrace's). A trace 'copy' refuses is
@@ -67,8 +74,9 @@ Options:
 
 Writes to OUT the trace IN without what names the program, byte-identical to memtrace's
 strip_names tool: executable and host '<anonymous>', pid 0, start time 0, no context,
-no backtraces; times, ids, sizes, samples, sources and domains are kept. OUT is written
-to a temporary file and renamed when complete.
+no backtraces; times, ids, sizes, samples, sources and domains are kept.
+
+${OUT_TEXT}
 
 Options:
   -h, --help  show this help`,
@@ -122,6 +130,27 @@ function withReader<T>(file: string, f: (r: Reader) => T): T {
   }
 }
 
+/** Writes `output` with a tool's pass over trace `input`, read a few packets at a time so that
+ * SIGINT and SIGTERM remove the temporary and end the command ({@linkcode writeOutput}). */
+async function writeThroughPass<T>(
+  input: string,
+  output: string,
+  start: (reader: Reader, sink: FileSink) => ToolPass<T>,
+): Promise<T> {
+  const trace = await openTraceInput(input);
+  try {
+    let result: T | undefined;
+    await writeOutput(output, async (file) => {
+      const pass = start(trace.reader, new FileSink(file));
+      await readThrough(trace.reader.iterate(pass.onEvent), trace);
+      result = pass.finish();
+    });
+    return result!;
+  } finally {
+    trace.reader.close();
+  }
+}
+
 function integer(text: string, what: string, min: number, max: number): number {
   const n = /^[+-]?\d+$/.test(text) ? Number(text) : NaN;
   if (!(Number.isSafeInteger(n) && n >= min && n <= max)) {
@@ -154,7 +183,7 @@ function identifyCmd(args: string[]): void {
   print(withReader(p[0], (r) => identify(r, { name: p[0] })));
 }
 
-function subsampleCmd(args: string[]): void {
+async function subsampleCmd(args: string[]): Promise<void> {
   const p = positionals(args, "subsample", [3, 5]);
   if (p === undefined) return;
   const [input, output, factorText, startText, endText] = p;
@@ -173,35 +202,27 @@ function subsampleCmd(args: string[]): void {
       );
     }
   }
-  const stats = withReader(input, (r) => {
-    let s: ReturnType<typeof subsample> | undefined;
-    writeFileAtomic(output, (file) => {
-      s = subsample(r, new FileSink(file), { factor, window });
-    });
-    return s!;
-  });
+  const stats = await writeThroughPass(
+    input,
+    output,
+    (r, sink) => startSubsample(r, sink, { factor, window }),
+  );
   writeStderr(
     `kept ${stats.keptAllocations} of ${stats.allocations} allocations (${stats.keptSamples} ` +
       `of ${stats.samples} samples), wrote ${stats.events} events to ${output}\n`,
   );
 }
 
-function stripNamesCmd(args: string[]): void {
+async function stripNamesCmd(args: string[]): Promise<void> {
   const p = positionals(args, "strip-names", [2]);
   if (p === undefined) return;
   const [input, output] = p;
-  const n = withReader(input, (r) => {
-    let events = 0;
-    writeFileAtomic(output, (file) => {
-      events = stripNames(r, new FileSink(file));
-    });
-    return events;
-  });
+  const n = await writeThroughPass(input, output, startStripNames);
   writeStderr(`wrote ${n} events without names to ${output}\n`);
 }
 
 /** The commands, by name: each takes the arguments after its name. */
-export const TOOL_COMMANDS: Record<string, (args: string[]) => void> = {
+export const TOOL_COMMANDS: Record<string, (args: string[]) => void | Promise<void>> = {
   flamegraph: flamegraphCmd,
   hotspots: hotspotsCmd,
   identify: identifyCmd,

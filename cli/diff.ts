@@ -10,6 +10,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { resolve } from "node:path";
 import { scenarios as registered } from "../scenarios/index.ts";
 import {
   defaultDiffCacheDir,
@@ -20,13 +21,22 @@ import {
   judge,
   type KnownDifference,
   parseKnownDifferences,
+  removeOwnRunFolders,
   runCampaign,
   type Verdict,
 } from "../lib/differential/mod.ts";
 import { findToolchain, setupToolchain, type Toolchain } from "../lib/ocaml/mod.ts";
 import { loadScenarioEntry } from "./_load.ts";
 import { parseShard, type RandomArgs, runRandom } from "./_diff_random.ts";
-import { exitStatusOf, UsageError, writeStderr, writeStdout } from "./_io.ts";
+import {
+  exitStatusOf,
+  isWithin,
+  onStopSignals,
+  realPathOfExisting,
+  UsageError,
+  writeStderr,
+  writeStdout,
+} from "./_io.ts";
 import { helpHint, usageLines } from "./_usage.ts";
 
 /** Usage text printed by --help. */
@@ -64,7 +74,7 @@ Random campaign (generated scenarios instead of named ones; docs/differential.md
                     (default 10)
   --stats           print how many scenarios had each step kind and option
   --out DIR         where failing scenarios are written as modules (default
-                    out/diff-random)
+                    out/diff-random; never in tests/golden, even through a link)
   --no-shrink       write failing scenarios whole, without shrinking them
   --shrink-time S   longest time spent shrinking one failure (default 180)
   --scenario-timeout S
@@ -73,7 +83,7 @@ Random campaign (generated scenarios instead of named ones; docs/differential.md
 Exit status: 0 when every exportable scenario agrees or differs exactly as listed,
 1 otherwise (a difference, an error, a scenario module that cannot be loaded, or an
 outdated list), 2 for a wrong command line (an unknown option or scenario name, a
-missing file).
+missing file), 130 and 143 when stopped by SIGINT and SIGTERM.
 `;
 
 /** What the command needs from the outside world. */
@@ -95,6 +105,9 @@ export interface DiffCliIO {
   diff: typeof diffScenario;
   /** Runs a random campaign (injectable for tests; default the worker pool). */
   runCampaign?: typeof runCampaign;
+  /** Until the returned function is called, SIGINT and SIGTERM call `cleanup` and end the
+   * process (status 130, 143). Without it, signals are left alone. */
+  onStop?(cleanup: () => void): () => void;
 }
 
 /** The real consoles, files and toolchain. */
@@ -125,9 +138,25 @@ export const denoIO: DiffCliIO = {
       ? await setupToolchain({ ...opts, onProgress: (l) => writeStderr(l + "\n") })
       : await findToolchain(opts),
   diff: diffScenario,
+  onStop: onStopSignals,
 };
 
 const DEFAULT_KNOWN = new URL("../scenarios/known_differences.json", import.meta.url).pathname;
+const LIBRARY_GOLDENS = new URL("../tests/golden", import.meta.url).pathname;
+
+/** Refuses a `--out` folder that is the library's goldens or inside them, by real path too (a
+ * symbolic link into tests/golden counts). */
+function refuseLibraryGoldens(out: string): void {
+  const real = realPathOfExisting(out);
+  if (
+    isWithin(LIBRARY_GOLDENS, resolve(out)) || isWithin(realPathOfExisting(LIBRARY_GOLDENS), real)
+  ) {
+    throw new UsageError(
+      `--out ${out}${real === resolve(out) ? "" : ` (really ${real})`} is in tests/golden, ` +
+        `which holds the library's goldens only: give another folder`,
+    );
+  }
+}
 
 function cacheDir(io: DiffCliIO, option: string | undefined): string {
   if (option !== undefined) return option;
@@ -246,10 +275,15 @@ function differenceAt(r: Extract<DiffResult, { status: "agree" | "differs" }>): 
 
 /** Runs the command; returns its exit status. */
 export async function run(args: string[], io: DiffCliIO = denoIO): Promise<number> {
+  // Stopped by a signal, the command removes the folders its real programs run in (its
+  // campaign workers' too), and kills the programs.
+  const stopped = io.onStop?.(() => removeOwnRunFolders());
   try {
     return await main(args, io);
   } catch (e) {
     return exitStatusOf(e, io.stderr);
+  } finally {
+    stopped?.();
   }
 }
 
@@ -302,6 +336,7 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
     } else known = parseKnownDifferences(text, file);
   }
   const random = o.random === undefined ? undefined : randomArgs(o, context, timeoutMs);
+  if (random !== undefined) refuseLibraryGoldens(random.out);
   if (random !== undefined && parsed.positionals.length > 0) {
     throw new UsageError("--random judges generated scenarios: name no scenario with it");
   }
@@ -349,6 +384,7 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
       stderr: io.stderr,
       isTerminal: io.isTerminal,
       runCampaign: io.runCampaign ?? runCampaign,
+      onStop: io.onStop,
     });
   }
   const progress = io.isTerminal() && !o.json;

@@ -38,7 +38,7 @@ import {
   StdoutBuffer,
   UsageError,
   writeAll,
-  writeFileAtomic,
+  writeOutput,
   writeStderr,
   writeStdout,
 } from "./_io.ts";
@@ -59,7 +59,8 @@ Commands:
 Run '${commandName("events <command>")} --help' for a command's options.
 
 Exit status: 0 ok, 1 unreadable or corrupt input, 2 wrong command line (this help on
-stderr when no command is given), 130 when watch is interrupted.`,
+stderr when no command is given), 130 when watch is interrupted, 130 and 143 when
+SIGINT or SIGTERM stops export -o.`,
   dump: `${usageLines("events dump", "FILE [--decoders MODULE]")}
 
 Prints every event in read_poll order (ring 0 first, each ring from its head):
@@ -102,7 +103,9 @@ that the nesting stays valid; see docs/runtime_events.md.
 
 Options:
   --format chrome        output format (the only one)
-  -o, --output OUT       write to OUT (via a temporary file and a rename); default stdout
+  -o, --output OUT       write to OUT (via a temporary file and a rename, removed on
+                         Ctrl-C or SIGTERM: exit status 130, 143; a device or FIFO is
+                         written in place); default stdout
   --with-trace CTF       merge a memtrace trace's allocations, promotions and collections
                          as instants on their domain's track
   --trace-anchor-ns N    ring timestamp of the trace's time 0 (default: the ring's
@@ -163,10 +166,15 @@ export interface EventsCliIO {
   /** Writes text to standard error. */
   stderr(text: string): void;
   /**
-   * Writes a file through `fill` (called with a function taking text
-   * chunks), atomically; default: a temporary file renamed into place.
+   * Writes output file `path` through `fill` (called with a function taking
+   * text chunks); default: cli/_io.ts's `writeOutput` (a temporary file
+   * renamed into place and removed on SIGINT/SIGTERM, a device or FIFO
+   * written in place).
    */
-  writeFile?(path: string, fill: (write: (chunk: string) => void) => void): void;
+  writeFile?(
+    path: string,
+    fill: (write: (chunk: string) => void) => Promise<void> | void,
+  ): Promise<void>;
   /** Calls `handler` on Ctrl-C until the returned function is called. */
   onInterrupt?(handler: () => void): () => void;
   /**
@@ -177,8 +185,11 @@ export interface EventsCliIO {
   openCursor?(path: string, options: CursorOptions): RuntimeEventsCursor;
 }
 
-function writeTextFileAtomic(path: string, fill: (write: (chunk: string) => void) => void): void {
-  writeFileAtomic(path, (file) => fill((chunk) => writeAll(file, chunk)));
+function writeTextOutput(
+  path: string,
+  fill: (write: (chunk: string) => void) => Promise<void> | void,
+): Promise<void> {
+  return writeOutput(path, (file) => fill((chunk) => writeAll(file, chunk)));
 }
 
 /** The real process: files, dynamic import relative to the working directory, stdio. */
@@ -194,7 +205,7 @@ export const denoIO: EventsCliIO = {
   },
   stdout: writeStdout,
   stderr: writeStderr,
-  writeFile: writeTextFileAtomic,
+  writeFile: writeTextOutput,
   onInterrupt: (handler) => {
     Deno.addSignalListener("SIGINT", handler);
     return () => Deno.removeSignalListener("SIGINT", handler);
@@ -392,68 +403,83 @@ async function exportCommand(file: string, values: Values, io: EventsCliIO): Pro
   }
   const pid = intOption(values, "pid", 0);
   const decoders = await loadDecoders(io, values.decoders as string | undefined);
-  // Read as dump and stats read: only the headers and the used part of each ring.
-  const image = openRing(io, file, decoders);
-  const aligned: { value?: TraceAlignment } = {};
-  let reader: Reader | null = null;
-  if (tracePath !== undefined) {
-    reader = Reader.fromBytes(readImage(io, tracePath), {
-      name: tracePath,
-      onWarning: (m) => io.stderr(`warning: ${tracePath}: ${m}\n`),
+  /** Reads the inputs and writes the JSON through `write`; returns the summary line's end. */
+  const convert = (write: (chunk: string) => void): string => {
+    // Read as dump and stats read: only the headers and the used part of each ring.
+    const image = openRing(io, file, decoders);
+    const aligned: { value?: TraceAlignment } = {};
+    let reader: Reader | null = null;
+    if (tracePath !== undefined) {
+      reader = Reader.fromBytes(readImage(io, tracePath), {
+        name: tracePath,
+        onWarning: (m) => io.stderr(`warning: ${tracePath}: ${m}\n`),
+      });
+    }
+    const trace = exportChromeTrace(image, {
+      decoders,
+      ...(pid !== undefined ? { pid } : {}),
+      // A ring that wrapped has lost EV_RING_START and its pid: OCaml names the file <pid>.events.
+      ...(/^(\d+)\.events$/.test(basename(file))
+        ? { defaultPid: Number(basename(file).slice(0, -7)) }
+        : {}),
+      otherData: {
+        ringFile: file,
+        ...(tracePath !== undefined ? { memtraceFile: tracePath } : {}),
+      },
+      ...(reader !== null
+        ? {
+          extraInstants: (anchors) => {
+            const a = alignTrace(
+              anchors,
+              anchorText === undefined ? undefined : BigInt(anchorText),
+            );
+            aligned.value = a;
+            return traceInstants(reader!, a.anchorNs);
+          },
+        }
+        : {}),
     });
-  }
-  const trace = exportChromeTrace(image, {
-    decoders,
-    ...(pid !== undefined ? { pid } : {}),
-    // A ring that wrapped has lost EV_RING_START and its pid: OCaml names the file <pid>.events.
-    ...(/^(\d+)\.events$/.test(basename(file))
-      ? { defaultPid: Number(basename(file).slice(0, -7)) }
-      : {}),
-    otherData: { ringFile: file, ...(tracePath !== undefined ? { memtraceFile: tracePath } : {}) },
-    ...(reader !== null
-      ? {
-        extraInstants: (anchors) => {
-          const a = alignTrace(anchors, anchorText === undefined ? undefined : BigInt(anchorText));
-          aligned.value = a;
-          return traceInstants(reader!, a.anchorNs);
-        },
+    const s = trace.summary;
+    const a = aligned.value;
+    if (reader !== null && a !== undefined) {
+      trace.otherData.memtraceAnchorNs = a.anchorNs.toString();
+      trace.otherData.memtraceAnchor = a.basis;
+      if (a.basis === "first_event") {
+        io.stderr(
+          `warning: ${file} has no EV_RING_START (the ring wrapped): the trace's time 0 is ` +
+            `placed at the first event left (${a.anchorNs} ns), a guess; give ` +
+            `--trace-anchor-ns to align it\n`,
+        );
+      } else if (a.basis === "none") {
+        io.stderr(`warning: ${file} has no events: the trace's time 0 is placed at 0 ns\n`);
       }
-      : {}),
-  });
-  const s = trace.summary;
-  const a = aligned.value;
-  if (reader !== null && a !== undefined) {
-    trace.otherData.memtraceAnchorNs = a.anchorNs.toString();
-    trace.otherData.memtraceAnchor = a.basis;
-    if (a.basis === "first_event") {
-      io.stderr(
-        `warning: ${file} has no EV_RING_START (the ring wrapped): the trace's time 0 is placed ` +
-          `at the first event left (${a.anchorNs} ns), a guess; give --trace-anchor-ns to align it\n`,
-      );
-    } else if (a.basis === "none") {
-      io.stderr(`warning: ${file} has no events: the trace's time 0 is placed at 0 ns\n`);
+      if (reader.info.pid !== BigInt(s.pid)) {
+        io.stderr(
+          `warning: ${tracePath} is the trace of process ${reader.info.pid}, ${file} of ` +
+            `process ${s.pid}\n`,
+        );
+      }
     }
-    if (reader.info.pid !== BigInt(s.pid)) {
-      io.stderr(
-        `warning: ${tracePath} is the trace of process ${reader.info.pid}, ${file} of process ${s.pid}\n`,
-      );
-    }
-  }
-  const output = values.output as string | undefined;
-  if (output === undefined) {
-    writeChromeTraceJson(trace, (chunk) => io.stdout(chunk));
-    return;
-  }
-  (io.writeFile ?? writeTextFileAtomic)(output, (write) => writeChromeTraceJson(trace, write));
-  io.stderr(
-    `wrote ${output}: ${s.domains.length} domain track(s), ${s.phases} phases, ${s.spans} spans, ` +
+    writeChromeTraceJson(trace, write);
+    return `${s.domains.length} domain track(s), ${s.phases} phases, ${s.spans} spans, ` +
       `${s.counters} counter samples, ${s.instants} instants` +
       (reader !== null ? `, ${s.extraInstants} memtrace events` : "") +
       (s.truncated ? `; ${s.truncated} closed without their end` : "") +
       (s.unmatchedEnds ? `; ${s.unmatchedEnds} ends without begin` : "") +
       (s.lostWords ? `; ${s.lostWords} ring words lost` : "") +
-      (s.clampedTimes ? `; ${s.clampedTimes} times going back clamped` : "") + "\n",
-  );
+      (s.clampedTimes ? `; ${s.clampedTimes} times going back clamped` : "");
+  };
+  const output = values.output as string | undefined;
+  if (output === undefined) {
+    convert((chunk) => io.stdout(chunk));
+    return;
+  }
+  // The output is open (a temporary, removed on SIGINT/SIGTERM) while the inputs are read.
+  let summary = "";
+  await (io.writeFile ?? writeTextOutput)(output, (write) => {
+    summary = convert(write);
+  });
+  io.stderr(`wrote ${output}: ${summary}\n`);
 }
 
 function counterUnits(values: Values): CounterUnits {

@@ -38,10 +38,12 @@ import {
 } from "./_load.ts";
 import {
   exitStatusOf,
+  isWithin,
   processExists,
+  realPathOfExisting,
   UsageError,
   writeAll,
-  writeDataAtomic,
+  writeOutputData,
   writeStderr,
   writeStdout,
 } from "./_io.ts";
@@ -76,6 +78,7 @@ Options:
   --golden-dir DIR
                 goldens of PATH scenarios outside the library (default: the folder
                 golden/ beside each module); kept per module file, never in tests/golden
+                (not even through a symbolic link)
   --max-steps N refuse scenarios expected to run more than N steps (default 1e9)
   --no-check    do not type-check PATH modules before running them
   --progress    show progress even when stderr is not a terminal (a line per 10%)
@@ -132,6 +135,9 @@ export interface ScenarioCliIO {
   typeCheck(paths: readonly string[]): Promise<{ ok: boolean; output: string }>;
   /** Folder of the library's golden files (`tests/golden`). */
   goldenDir: string;
+  /** The real path of `path`: symbolic links resolved in the part of it that exists (default:
+   * `path` as it is). */
+  realPath?(path: string): string;
 }
 
 const encoder = new TextEncoder();
@@ -142,7 +148,7 @@ export const denoIO: ScenarioCliIO = {
   stdout: writeStdout,
   stderr: writeStderr,
   isTerminal: () => Deno.stderr.isTerminal(),
-  writeFileAtomic: writeDataAtomic,
+  writeFileAtomic: writeOutputData,
   writeFile: (path, data) =>
     Deno.writeFileSync(path, typeof data === "string" ? encoder.encode(data) : data),
   writeFileStream(path, fill) {
@@ -208,6 +214,7 @@ export const denoIO: ScenarioCliIO = {
   importModule: (path) => import(moduleUrl(Deno.cwd(), path)),
   typeCheck: denoCheck,
   goldenDir: new URL("../tests/golden", import.meta.url).pathname,
+  realPath: realPathOfExisting,
 };
 
 function moduleUrl(cwd: string, path: string): string {
@@ -716,14 +723,19 @@ function goldenPlace(io: ScenarioCliIO, entry: LoadedScenario, options: Options)
     );
   }
   const root = resolve(io.cwd(), options.goldenDir ?? join(dirname(path), "golden"));
-  const library = resolve(io.goldenDir);
-  if (root === library || inside(library, root)) {
+  const dir = join(root, stem);
+  // By real path too: a folder reached through a symbolic link into tests/golden is refused.
+  const real = (p: string) => io.realPath?.(p) ?? p;
+  const library = resolve(io.goldenDir), realLibrary = real(library);
+  const realDir = real(dir);
+  if (isWithin(library, dir) || isWithin(realLibrary, realDir)) {
+    const via = realDir === dir ? "" : ` (really ${dirname(realDir)})`;
     throw new UsageError(
-      `goldens of ${entry.module} cannot go to ${root}: tests/golden holds the library's ` +
-        `only (give another --golden-dir)`,
+      `goldens of ${entry.module} cannot go to ${root}${via}: tests/golden holds the ` +
+        `library's only (give another --golden-dir)`,
     );
   }
-  return { dir: join(root, stem), module: relative(root, path) };
+  return { dir, module: relative(root, path) };
 }
 
 async function main(argv: string[], io: ScenarioCliIO): Promise<number> {

@@ -8,7 +8,6 @@ import {
   FileSink,
   type Info,
   infoLines,
-  MAX_PACKET_SIZE,
   Reader,
   TraceCopier,
   type TraceStats,
@@ -16,15 +15,14 @@ import {
 } from "../lib/memtrace/mod.ts";
 import {
   exitStatusOf,
-  nextTurn,
-  ReadAhead,
   StdoutBuffer,
   UsageError,
-  writeFileAtomicAsync,
+  writeOutput,
   writeStderr,
   writeStdout,
 } from "./_io.ts";
 import { TOOL_COMMANDS } from "./_trace_tools.ts";
+import { openTraceInput, readThrough } from "./_trace_input.ts";
 import { commandName, usageLines } from "./_usage.ts";
 import { ANALYSIS_COMMAND_LINES, runAnalysisCommand } from "./_trace_analysis.ts";
 
@@ -47,7 +45,8 @@ ${ANALYSIS_COMMAND_LINES}
 Run '${commandName("trace <command>")} --help' for a command's options.
 
 Exit status: 0 ok, 1 failure (unreadable or malformed input, a file that cannot be
-written), 2 wrong command line (this help on stderr when no command is given).`,
+written), 2 wrong command line (this help on stderr when no command is given), 130 and
+143 when SIGINT or SIGTERM stops a command writing a file.`,
   dump: `${usageLines("trace dump", "FILE [--no-backtraces] [--max-output CHARS]")}
 
 Prints the 10 info lines (sample_rate, word_size, executable_name, host_name,
@@ -70,7 +69,8 @@ Options:
 Decodes every event of IN and writes it back through the multiplexed writer, keeping pid
 and start time, as memtrace's copy does. A v3 trace comes out byte-identical; v1 and v2
 traces are upgraded to v3. OUT is written to OUT.<pid>.tmp and renamed when complete;
-the temporary is removed on error, Ctrl-C or SIGTERM. OUT may not be a directory. IN may
+the temporary is removed on error, Ctrl-C or SIGTERM (exit status 130, 143). A device or
+FIFO (/dev/null) is written in place, never replaced. OUT may not be a directory. IN may
 be '-' (standard input). A code used without a location definition, or allocation ids
 memtrace's writer would not give, stop the copy with a located error.
 
@@ -153,36 +153,23 @@ function dump(args: string[]): void {
   }
 }
 
-/** Packets copied between two turns of the event loop. */
-const COPY_STEP = 64;
-
 async function copy(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, "copy", {});
   if (values.help) return writeStdout(HELP.copy + "\n");
   const [input, output] = needFiles(positionals, 2, "copy");
   // A pipe is read ahead asynchronously, so that an idle writer cannot keep Ctrl-C waiting.
-  let ahead: ReadAhead | undefined;
-  let reader: Reader;
-  if (input === "-") ahead = new ReadAhead(Deno.stdin);
-  else if (!Deno.statSync(input).isFile) ahead = new ReadAhead(await Deno.open(input));
-  if (ahead !== undefined) {
-    await ahead.fill(3 * MAX_PACKET_SIZE); // the info packet, then the first window of events
-    reader = Reader.fromStream(ahead, { name: input === "-" ? "standard input" : input });
-  } else reader = Reader.open(input);
+  const trace = await openTraceInput(input, { stdin: true });
   let n = 0;
   try {
-    await writeFileAtomicAsync(output, async (file) => {
-      const copier = new TraceCopier(reader, new FileSink(file));
+    await writeOutput(output, async (file) => {
+      const copier = new TraceCopier(trace.reader, new FileSink(file));
       // A few packets at a time (at most 32 KiB each), letting SIGINT/SIGTERM through to
       // remove the temporary.
-      do {
-        await ahead?.fill((COPY_STEP + 2) * MAX_PACKET_SIZE);
-        await nextTurn();
-      } while (copier.advance(COPY_STEP));
+      await readThrough(copier, trace);
       n = copier.events;
     });
   } finally {
-    reader.close();
+    trace.reader.close();
   }
   writeStderr(`copied ${n} events from ${input} to ${output}\n`);
 }
@@ -284,7 +271,7 @@ function dispatch(args: string[]): void | Promise<void> {
     case "diff":
     case "export":
     case "report":
-      return void runAnalysisCommand(cmd, rest);
+      return runAnalysisCommand(cmd, rest).then(() => {});
     case undefined:
       throw new UsageError("missing command", HELP.main);
     case "-h":

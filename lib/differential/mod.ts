@@ -44,7 +44,9 @@ export {
   DiffRunError,
   diffScenario,
   judgedResult,
+  removeOwnRunFolders,
   simulateCanonical,
+  sweepRunFolders,
 } from "./run.ts";
 export {
   type CampaignItem,

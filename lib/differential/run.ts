@@ -17,6 +17,7 @@ import { canonicalLine, type CanonicalLog, parseRealLog, RealLogError } from "./
 import { compareLogs, type Comparison } from "./compare.ts";
 import type { RunEvent } from "../scenario/mod.ts";
 import type { MajorGcInitialState } from "../runtime/major_gc.ts";
+import { processAlive } from "../ocaml/_process.ts";
 
 /** How to build and run the real programs. */
 export interface DiffOptions {
@@ -219,19 +220,110 @@ export async function buildProgram(program: ExportedProgram, opts: DiffOptions):
   }
 }
 
+/** Where run folders are made. */
+const RUN_ROOT = "/tmp";
+/** A run folder's name, exactly: `memprof-lab-` and 16 hex digits (one length, see runOnce). */
+const RUN_DIR_NAME = /^memprof-lab-[0-9a-f]{16}$/;
+/** The file of a run folder naming the process that made it (its pid). */
+const RUN_OWNER_FILE = ".owner";
+
+/** Programs this isolate is running, killed when the process is stopped. */
+const runningPrograms = new Set<Deno.ChildProcess>();
+/** Whether this isolate swept the folders of dead processes already. */
+let swept = false;
+
 /** A new directory `/tmp/memprof-lab-<16 hex digits>` (Deno's own temporary names drop leading
- * zeros, so their length varies). */
+ * zeros, so their length varies), holding `.owner` with this process's pid. The first one of an
+ * isolate sweeps the folders left by processes that are gone ({@linkcode sweepRunFolders}). */
 function fixedLengthTempDir(): string {
+  if (!swept) {
+    swept = true;
+    sweepRunFolders();
+  }
   for (;;) {
     const bytes = crypto.getRandomValues(new Uint8Array(8));
     const hex = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
-    const dir = `/tmp/memprof-lab-${hex}`;
+    const dir = `${RUN_ROOT}/memprof-lab-${hex}`;
     try {
       Deno.mkdirSync(dir, { mode: 0o700 });
-      return dir;
     } catch (e) {
       if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+      continue;
     }
+    try {
+      Deno.writeTextFileSync(`${dir}/${RUN_OWNER_FILE}`, `${Deno.pid}\n`);
+    } catch (e) {
+      Deno.removeSync(dir, { recursive: true });
+      throw e;
+    }
+    return dir;
+  }
+}
+
+/** The pid in the `.owner` file of run folder `dir` (a regular file holding a pid), if any. */
+function runFolderOwner(dir: string): number | undefined {
+  try {
+    const path = `${dir}/${RUN_OWNER_FILE}`;
+    if (!Deno.lstatSync(path).isFile) return undefined;
+    const m = /^([1-9][0-9]{0,9})\n?$/.exec(Deno.readTextFileSync(path));
+    return m === null ? undefined : Number(m[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The run folders in `root` (directories, not links, named exactly as runs name them) with
+ * their owners' pids. */
+function runFolders(root: string): { dir: string; owner: number }[] {
+  const found: { dir: string; owner: number }[] = [];
+  try {
+    for (const e of Deno.readDirSync(root)) {
+      if (!e.isDirectory || e.isSymlink || !RUN_DIR_NAME.test(e.name)) continue;
+      const dir = `${root}/${e.name}`;
+      const owner = runFolderOwner(dir);
+      if (owner !== undefined) found.push({ dir, owner });
+    }
+  } catch { /* cannot list the folder: nothing to do */ }
+  return found;
+}
+
+/**
+ * Removes the run folders left by processes killed while a program ran: the directories of
+ * `/tmp` (or `root`) named exactly `memprof-lab-<16 hex digits>` whose `.owner` file names a
+ * process that is not running (`isAlive`, default: asked with `kill -0`, which needs
+ * `--allow-run`; a process it cannot ask about counts as running). A folder without such a file,
+ * of another name, or of a live process is left alone. Returns the folders removed.
+ */
+export function sweepRunFolders(
+  opts: { readonly root?: string; readonly isAlive?: (pid: number) => boolean } = {},
+): string[] {
+  const isAlive = opts.isAlive ?? processAlive;
+  const removed: string[] = [];
+  for (const { dir, owner } of runFolders(opts.root ?? RUN_ROOT)) {
+    if (owner === Deno.pid || isAlive(owner)) continue;
+    try {
+      Deno.removeSync(dir, { recursive: true });
+      removed.push(dir);
+    } catch { /* removed meanwhile, or not ours to remove */ }
+  }
+  return removed;
+}
+
+/**
+ * For a process about to end on SIGINT or SIGTERM: kills the programs this isolate is running and
+ * removes every run folder of this process (those of its workers too: they share its pid).
+ */
+export function removeOwnRunFolders(root = RUN_ROOT): void {
+  for (const child of runningPrograms) {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+  }
+  for (const { dir, owner } of runFolders(root)) {
+    if (owner !== Deno.pid) continue;
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch { /* already gone */ }
   }
 }
 
@@ -256,6 +348,7 @@ async function runOnce(exe: string, program: ExportedProgram, opts: DiffOptions)
         stderr: "piped",
       }),
     );
+    runningPrograms.add(child);
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -263,8 +356,13 @@ async function runOnce(exe: string, program: ExportedProgram, opts: DiffOptions)
         child.kill("SIGKILL");
       } catch { /* already gone */ }
     }, timeoutMs);
-    const out = await child.output();
-    clearTimeout(timer);
+    let out: Deno.CommandOutput;
+    try {
+      out = await child.output();
+    } finally {
+      clearTimeout(timer);
+      runningPrograms.delete(child);
+    }
     if (timedOut) {
       throw new DiffRunError(`the real program did not finish within ${timeoutMs / 1000} s`);
     }

@@ -26,3 +26,15 @@ export interface TraceInput {
   /** Calls `f` with each event and its time since the trace start, in file order. */
   iter(f: (time: Timedelta, ev: Event) => void, options?: IterOptions): void;
 }
+
+/**
+ * A tool's pass over a trace in progress, for a caller that reads the events itself (a few
+ * packets at a time with lib/memtrace's `Reader.iterate`, letting its event loop run between):
+ * give {@linkcode onEvent} every event in file order, then call {@linkcode finish} once.
+ */
+export interface ToolPass<T> {
+  /** Takes the next event and its time since the trace start. */
+  readonly onEvent: (time: Timedelta, ev: Event) => void;
+  /** Ends the pass (flushing what it writes) and returns its result. */
+  finish(): T;
+}

@@ -35,12 +35,13 @@ export {
   EXACT_DRAW_SAMPLES,
   MAX_SUBSAMPLE_FACTOR,
   OCAML_DEFAULT_RANDOM_SEED,
+  startSubsample,
   subsample,
   type SubsampleOptions,
   type SubsampleStats,
 } from "./subsample.ts";
-export { stripNames } from "./strip_names.ts";
-export type { TraceInput } from "./input.ts";
+export { startStripNames, stripNames } from "./strip_names.ts";
+export type { ToolPass, TraceInput } from "./input.ts";
 // The types the tools take or give, from the modules that define them.
 export type {
   AllocEvent,

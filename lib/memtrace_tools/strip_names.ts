@@ -21,13 +21,21 @@ import {
   type TraceSink,
 } from "../memtrace/mod.ts";
 import { TraceToolError } from "./errors.ts";
-import type { TraceInput } from "./input.ts";
+import type { ToolPass, TraceInput } from "./input.ts";
 
 const NO_BACKTRACE = new Float64Array(0);
 
 /** Writes to `sink` the anonymised trace of `reader`, as memtrace's `strip_names` does; returns
  * the number of events written. */
 export function stripNames(reader: TraceInput, sink: TraceSink): number {
+  const pass = startStripNames(reader, sink);
+  reader.iter(pass.onEvent);
+  return pass.finish();
+}
+
+/** {@linkcode stripNames} as a pass the caller feeds with `reader`'s events (writing the trace
+ * info at once). */
+export function startStripNames(reader: TraceInput, sink: TraceSink): ToolPass<number> {
   const src = reader.info;
   const info: Info = {
     sampleRate: src.sampleRate,
@@ -45,7 +53,7 @@ export function stripNames(reader: TraceInput, sink: TraceSink): number {
     throw new Error("strip-names: a stripped event has no location to decode");
   };
   let n = 0;
-  reader.iter((time, ev) => {
+  const onEvent = (time: number, ev: Event) => {
     let out: Event = ev;
     if (ev.kind === "alloc") {
       out = new AllocEvent(
@@ -74,7 +82,12 @@ export function stripNames(reader: TraceInput, sink: TraceSink): number {
       throw e;
     }
     n++;
-  });
-  w.flush();
-  return n;
+  };
+  return {
+    onEvent,
+    finish() {
+      w.flush();
+      return n;
+    },
+  };
 }

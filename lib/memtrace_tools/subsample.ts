@@ -36,6 +36,7 @@ import {
   AllocEvent,
   CollectEvent,
   DISCARD_SINK,
+  type Event,
   EventCopier,
   type Info,
   locationLookup,
@@ -48,7 +49,7 @@ import { binomial } from "./_binomial.ts";
 import { OCamlRandomState } from "../tracer/mod.ts";
 import { ShadowingMap } from "./_hashtbl.ts";
 import { TraceToolError } from "./errors.ts";
-import type { TraceInput } from "./input.ts";
+import type { ToolPass, TraceInput } from "./input.ts";
 
 /** The largest factor `Random.int` accepts: 2^30 − 1. */
 export const MAX_SUBSAMPLE_FACTOR = 0x3fffffff;
@@ -103,6 +104,18 @@ export function subsample(
   sink: TraceSink,
   options: SubsampleOptions,
 ): SubsampleStats {
+  const pass = startSubsample(reader, sink, options);
+  reader.iter(pass.onEvent);
+  return pass.finish();
+}
+
+/** {@linkcode subsample} as a pass the caller feeds with `reader`'s events (checking the options
+ * and writing the trace info at once). */
+export function startSubsample(
+  reader: TraceInput,
+  sink: TraceSink,
+  options: SubsampleOptions,
+): ToolPass<SubsampleStats> {
   const factor = options.factor;
   checkInteger("the factor", factor, 1, MAX_SUBSAMPLE_FACTOR);
   let start = -Infinity, end = Infinity;
@@ -133,7 +146,7 @@ export function subsample(
     keptSamples: 0,
     events: 0,
   };
-  reader.iter((now, ev) => {
+  const onEvent = (now: number, ev: Event) => {
     check.put(now, ev);
     const time = info.startTime + now;
     if (ev.kind === "alloc") {
@@ -189,7 +202,12 @@ export function subsample(
       }
     }
     stats.events++;
-  });
-  w.flush();
-  return stats;
+  };
+  return {
+    onEvent,
+    finish() {
+      w.flush();
+      return stats;
+    },
+  };
 }

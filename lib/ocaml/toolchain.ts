@@ -9,10 +9,12 @@
  * 4. `ocamlopt` on `PATH`, if it is OCaml 5.3.x.
  *
  * A build configures OCaml with `--prefix=PREFIX`, builds it in a temporary source directory
- * beside the prefix (`PREFIX.tmp-<pid>`), installs it with `make install DESTDIR=…` into that
- * directory, checks `ocamlopt -version`, and only then renames the installed tree to `PREFIX`: an
- * interrupted or failed build leaves no `PREFIX`. `PREFIX.lock` keeps two setups from building at
- * once; `PREFIX.build.log` receives the full output of the build.
+ * beside the prefix (`PREFIX.tmp-<pid>-<16 hex digits>`), installs it with
+ * `make install DESTDIR=…` into that directory, checks `ocamlopt -version`, and only then renames
+ * the installed tree to `PREFIX`: an interrupted or failed build leaves no `PREFIX`, and the
+ * directory of a killed one is removed by the next setup (only a directory named so, and only once
+ * its pid is gone). `PREFIX.lock` keeps two setups from building at once; `PREFIX.build.log`
+ * receives the full output of the build.
  *
  * @module
  */
@@ -580,7 +582,7 @@ export async function setupToolchain(opts: SetupOptions = {}): Promise<Toolchain
       return cacheToolchain(prefix, again.version!);
     }
     if (again.problem !== undefined) throw unusablePrefix(prefix, again.problem);
-    await removeStaleTemps(prefix);
+    await removeStaleTemps(prefix, opts.isAlive ?? processAlive);
     return await build(prefix, tools, env, opts, progress);
   } finally {
     await release();
@@ -594,15 +596,35 @@ function unusablePrefix(prefix: string, problem: string): OCamlToolchainError {
   );
 }
 
-/** Removes `PREFIX.tmp-*` directories: left by interrupted builds (we hold the lock, so no build
- * is using them). */
-async function removeStaleTemps(prefix: string): Promise<void> {
-  const dir = dirname(prefix);
+/** The name of a build's temporary directory beside the prefix: `<tmpPrefix><pid>-<16 hex>`,
+ * with the pid of the setup that made it (and a random part); {@linkcode tmpDirOwner} reads it
+ * back. */
+function tmpDirName(prefix: string, pid: number): string {
+  const random = crypto.getRandomValues(new Uint8Array(8));
+  const hex = [...random].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return `${prefixFiles(prefix).tmpPrefix}${pid}-${hex}`;
+}
+
+/** The pid of the setup that made the temporary directory `name` (a name in the prefix's folder),
+ * or undefined for a name a build does not give ({@linkcode tmpDirName}). */
+function tmpDirOwner(prefix: string, name: string): number | undefined {
   const start = basename(prefixFiles(prefix).tmpPrefix);
+  if (!name.startsWith(start)) return undefined;
+  const m = /^([1-9][0-9]{0,9})-[0-9a-f]{16}$/.exec(name.slice(start.length));
+  return m === null ? undefined : Number(m[1]);
+}
+
+/** Removes the temporary directories of builds whose setup is gone (killed: one that ends
+ * removes its own). Only directories named as a build names them ({@linkcode tmpDirOwner}) are
+ * considered, and only those of a pid that is not running: anything else beside the prefix, even
+ * `PREFIX.tmp-…`, is left alone. */
+async function removeStaleTemps(prefix: string, isAlive: (pid: number) => boolean): Promise<void> {
+  const dir = dirname(prefix);
   for await (const entry of Deno.readDir(dir)) {
-    if (entry.name.startsWith(start)) {
-      await Deno.remove(join(dir, entry.name), { recursive: true }).catch(() => {});
-    }
+    if (!entry.isDirectory || entry.isSymlink) continue;
+    const pid = tmpDirOwner(prefix, entry.name);
+    if (pid === undefined || pid === Deno.pid || isAlive(pid)) continue;
+    await Deno.remove(join(dir, entry.name), { recursive: true }).catch(() => {});
   }
 }
 
@@ -617,7 +639,7 @@ async function build(
   const jobs = Math.max(1, Math.floor(opts.jobs ?? navigator.hardwareConcurrency ?? 2));
   const heartbeatMs = opts.heartbeatMs ?? 15_000;
   const files = prefixFiles(prefix);
-  const tmp = `${files.tmpPrefix}${Deno.pid}`;
+  const tmp = tmpDirName(prefix, Deno.pid);
   const stage = join(tmp, "stage");
   const staged = join(stage, prefix); // where `make install DESTDIR=stage` puts the prefix
   const buildEnv = childEnv(env, BUILD_ENV_DROP);

@@ -4,7 +4,7 @@
  * the cube's rows and the objects live at the moment — never with the number of events.
  * @module
  */
-import type { TraceReader } from "./source.ts";
+import type { TraceEvent, TraceReader } from "./source.ts";
 import { type LocatedLocations, locationLookup } from "../memtrace/reader.ts";
 import { FrameTable } from "./_frames.ts";
 import { GrowF64, GrowI32 } from "./_grow.ts";
@@ -26,8 +26,31 @@ export interface AggregateOptions {
   maxBuckets?: number;
 }
 
+/**
+ * A pass over a trace in progress, for a caller that reads the events itself (a few packets at a
+ * time with lib/memtrace's `Reader.iterate`, letting its event loop run between): give
+ * {@linkcode onEvent} every event in file order, then call {@linkcode finish} once.
+ */
+export interface AnalysisPass<T> {
+  /** Takes the next event and its time in µs since the trace start. */
+  readonly onEvent: (time: number, ev: TraceEvent) => void;
+  /** Ends the pass and returns its result. */
+  finish(): T;
+}
+
 /** Reads every event of `reader` once and returns the tables of {@linkcode ProfileData}. */
 export function aggregateTrace(reader: TraceReader, options: AggregateOptions = {}): ProfileData {
+  const pass = startAggregate(reader, options);
+  reader.iter(pass.onEvent);
+  return pass.finish();
+}
+
+/** {@linkcode aggregateTrace} as a pass the caller feeds with `reader`'s events (the options are
+ * checked at once). */
+export function startAggregate(
+  reader: TraceReader,
+  options: AggregateOptions = {},
+): AnalysisPass<ProfileData> {
   const maxBuckets = options.maxBuckets ?? MAX_BUCKETS;
   if (!(Number.isInteger(maxBuckets) && maxBuckets >= 2 && maxBuckets <= MAX_BUCKETS)) {
     throw new TraceAnalysisError("buckets", `must be an integer in [2, ${MAX_BUCKETS}]`);
@@ -168,7 +191,7 @@ export function aggregateTrace(reader: TraceReader, options: AggregateOptions = 
   const domains = new Set<number>();
   let lastDomain = NaN;
 
-  reader.iter((dt, ev) => {
+  const onEvent = (dt: number, ev: TraceEvent) => {
     stats.events++;
     const t = dt > 0 ? dt : 0;
     if (t > stats.durationUs) stats.durationUs = t;
@@ -226,85 +249,89 @@ export function aggregateTrace(reader: TraceReader, options: AggregateOptions = 
         freeSlots.push(slot);
       }
     }
-  });
-  live.forEachValue((slot) => finish(slot, NaN));
+  };
+  return { onEvent, finish: () => tables() };
 
-  const buckets = stats.events === 0 ? 0 : bucket(stats.durationUs) + 1;
-  stats.domains = [...domains].sort((x, y) => x - y);
+  function tables(): ProfileData {
+    live.forEachValue((slot) => finish(slot, NaN));
 
-  // Rows sorted by (cls, a, e, p) for a deterministic, compressible order: their keys
-  // cls·2^24 + cell(a, e, p) sorted as numbers (exact: classes are fewer than 2^29).
-  const nRows = rowCls.length;
-  const keys = new Float64Array(nRows);
-  for (let r = 0; r < nRows; r++) {
-    keys[r] = rowCls.data[r] * 2 ** 24 + cell(rowA.data[r], rowE.data[r], rowP.data[r]);
+    const buckets = stats.events === 0 ? 0 : bucket(stats.durationUs) + 1;
+    stats.domains = [...domains].sort((x, y) => x - y);
+
+    // Rows sorted by (cls, a, e, p) for a deterministic, compressible order: their keys
+    // cls·2^24 + cell(a, e, p) sorted as numbers (exact: classes are fewer than 2^29).
+    const nRows = rowCls.length;
+    const keys = new Float64Array(nRows);
+    for (let r = 0; r < nRows; r++) {
+      keys[r] = rowCls.data[r] * 2 ** 24 + cell(rowA.data[r], rowE.data[r], rowP.data[r]);
+    }
+    keys.sort();
+    const order = new Int32Array(nRows);
+    for (let j = 0; j < nRows; j++) {
+      const cls = Math.floor(keys[j] / 2 ** 24);
+      order[j] = rowIndex.get(cls, keys[j] - cls * 2 ** 24, 0);
+    }
+
+    const info = reader.info;
+    return deriveFunctionPaths({
+      format: "memprof-lab-trace-profile",
+      version: 1,
+      info: {
+        sampleRate: info.sampleRate,
+        wordSize: info.wordSize,
+        executableName: info.executableName,
+        hostName: info.hostName,
+        ocamlRuntimeParams: info.ocamlRuntimeParams,
+        pid: Number(info.pid),
+        initialDomain: info.initialDomain,
+        startTime: info.startTime,
+        context: info.context ?? null,
+        sizeBytes: reader.sizeBytes(),
+      },
+      stats,
+      window: {
+        fromUs: options.fromUs ?? null,
+        toUs: options.toUs ?? null,
+      },
+      grid: {
+        widthUs: width,
+        buckets,
+        alloc: Array.from(gridAlloc.subarray(0, buckets)),
+        end: Array.from(gridEnd.subarray(0, buckets)),
+      },
+      peak: findPeak(gridAlloc, gridEnd, buckets, width),
+      functions: frames.functions,
+      files: frames.files,
+      locations: {
+        fn: frames.locFn.toArray(),
+        file: frames.locFile.toArray(),
+        line: frames.locLine.toArray(),
+        start: frames.locStart.toArray(),
+        end: frames.locEnd.toArray(),
+      },
+      nodes: { parent: frames.nodeParent.toArray(), loc: frames.nodeLoc.toArray(), fnode: [] },
+      fnodes: { parent: [], fn: [] },
+      classes: {
+        node: clsNode.toArray(),
+        domain: clsDomain.toArray(),
+        source: clsSource.toArray(),
+        length: clsLength.toArray(),
+      },
+      rows: {
+        cls: rowCls.pick(order),
+        a: rowA.pick(order),
+        e: rowE.pick(order),
+        p: rowP.pick(order),
+        samples: rowSamples.pick(order),
+      },
+      liveAt: liveAt === undefined ? null : {
+        timeUs: liveAt,
+        samples: atSamples.toArray(),
+        promoted: atPromoted.toArray(),
+        liveEnd: atLiveEnd.toArray(),
+      },
+    });
   }
-  keys.sort();
-  const order = new Int32Array(nRows);
-  for (let j = 0; j < nRows; j++) {
-    const cls = Math.floor(keys[j] / 2 ** 24);
-    order[j] = rowIndex.get(cls, keys[j] - cls * 2 ** 24, 0);
-  }
-
-  const info = reader.info;
-  return deriveFunctionPaths({
-    format: "memprof-lab-trace-profile",
-    version: 1,
-    info: {
-      sampleRate: info.sampleRate,
-      wordSize: info.wordSize,
-      executableName: info.executableName,
-      hostName: info.hostName,
-      ocamlRuntimeParams: info.ocamlRuntimeParams,
-      pid: Number(info.pid),
-      initialDomain: info.initialDomain,
-      startTime: info.startTime,
-      context: info.context ?? null,
-      sizeBytes: reader.sizeBytes(),
-    },
-    stats,
-    window: {
-      fromUs: options.fromUs ?? null,
-      toUs: options.toUs ?? null,
-    },
-    grid: {
-      widthUs: width,
-      buckets,
-      alloc: Array.from(gridAlloc.subarray(0, buckets)),
-      end: Array.from(gridEnd.subarray(0, buckets)),
-    },
-    peak: findPeak(gridAlloc, gridEnd, buckets, width),
-    functions: frames.functions,
-    files: frames.files,
-    locations: {
-      fn: frames.locFn.toArray(),
-      file: frames.locFile.toArray(),
-      line: frames.locLine.toArray(),
-      start: frames.locStart.toArray(),
-      end: frames.locEnd.toArray(),
-    },
-    nodes: { parent: frames.nodeParent.toArray(), loc: frames.nodeLoc.toArray(), fnode: [] },
-    fnodes: { parent: [], fn: [] },
-    classes: {
-      node: clsNode.toArray(),
-      domain: clsDomain.toArray(),
-      source: clsSource.toArray(),
-      length: clsLength.toArray(),
-    },
-    rows: {
-      cls: rowCls.pick(order),
-      a: rowA.pick(order),
-      e: rowE.pick(order),
-      p: rowP.pick(order),
-      samples: rowSamples.pick(order),
-    },
-    liveAt: liveAt === undefined ? null : {
-      timeUs: liveAt,
-      samples: atSamples.toArray(),
-      promoted: atPromoted.toArray(),
-      liveEnd: atLiveEnd.toArray(),
-    },
-  });
 }
 
 function findPeak(

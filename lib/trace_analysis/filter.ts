@@ -5,7 +5,12 @@
  * @module
  */
 import type { TraceReader } from "./source.ts";
-import { type AggregateOptions, aggregateTrace } from "./aggregate.ts";
+import {
+  type AggregateOptions,
+  aggregateTrace,
+  type AnalysisPass,
+  startAggregate,
+} from "./aggregate.ts";
 import { TraceAnalysisError } from "./errors.ts";
 import type { LiveMode, ProfileData, Selector } from "./profile.ts";
 
@@ -166,4 +171,18 @@ export function analyzeTrace(
 ): { data: ProfileData; selector: Selector } {
   checkFilter(filter);
   return { data: aggregateTrace(reader, aggregateOptionsOf(filter)), selector: selectorOf(filter) };
+}
+
+/** {@linkcode analyzeTrace} as a pass the caller feeds with `reader`'s events (the filter is
+ * checked at once). */
+export function startAnalysis(
+  reader: TraceReader,
+  filter: AnalysisFilter = {},
+): AnalysisPass<{ data: ProfileData; selector: Selector }> {
+  checkFilter(filter);
+  const pass = startAggregate(reader, aggregateOptionsOf(filter));
+  return {
+    onEvent: pass.onEvent,
+    finish: () => ({ data: pass.finish(), selector: selectorOf(filter) }),
+  };
 }

@@ -58,7 +58,12 @@ export type {
   TraceObjectEvent,
   TraceReader,
 } from "./source.ts";
-export { type AggregateOptions, aggregateTrace } from "./aggregate.ts";
+export {
+  type AggregateOptions,
+  aggregateTrace,
+  type AnalysisPass,
+  startAggregate,
+} from "./aggregate.ts";
 export {
   aggregateOptionsOf,
   type AnalysisFilter,
@@ -72,6 +77,7 @@ export {
   selectorOf,
   type SourceName,
   SOURCES,
+  startAnalysis,
 } from "./filter.ts";
 export {
   formatBytes,

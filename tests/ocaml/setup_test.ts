@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { basename, join } from "node:path";
 import { BUILD_INFO_FILE, OCamlToolchainError, setupToolchain } from "../../lib/ocaml/mod.ts";
 import {
+  deadPid,
   entries,
   exists,
   fakeOcamlopt,
@@ -28,7 +29,10 @@ Deno.test("setupToolchain builds with npm pack, configure, make and make install
       origin: "cache",
       prefix,
     });
-    const tmp = `${prefix}.tmp-${Deno.pid}`;
+    // The build's temporary directory: beside the prefix, named with this pid and a random part.
+    const tmp = calls[0][5];
+    assert.match(basename(tmp), new RegExp(`^ocaml-5\\.3\\.0\\.tmp-${Deno.pid}-[0-9a-f]{16}$`));
+    assert.equal(join(tmp, ".."), cacheDir);
     assert.deepEqual(calls, [
       [join(tools, "npm"), "pack", "ocaml@5.3.0", "--json", "--pack-destination", tmp],
       [join(tools, "tar"), "xzf", join(tmp, "ocaml-5.3.0.tgz")],
@@ -151,11 +155,56 @@ Deno.test("setupToolchain removes temporary directories left by an interrupted b
   await withTemp(async (dir) => {
     const { env, cacheDir, prefix } = await world(dir);
     // What a killed setup leaves: its half-built tree (and no prefix).
-    await Deno.mkdir(join(`${prefix}.tmp-999999`, "package"), { recursive: true });
-    await Deno.writeTextFile(join(`${prefix}.tmp-999999`, "package", "Makefile"), "");
+    const left = `${prefix}.tmp-${await deadPid()}-0123456789abcdef`;
+    await Deno.mkdir(join(left, "package"), { recursive: true });
+    await Deno.writeTextFile(join(left, "package", "Makefile"), "");
     const { runner } = fakeRunner();
     await setupToolchain({ env, runner });
     assert.deepEqual(await entries(cacheDir), ["ocaml-5.3.0", "ocaml-5.3.0.build.log"]);
+  });
+});
+
+Deno.test("setupToolchain removes only the temporary directories of its own dead builds", async () => {
+  await withTemp(async (dir) => {
+    const { env, cacheDir, prefix } = await world(dir);
+    const dead = await deadPid();
+    const outside = join(dir, "outside");
+    await Deno.mkdir(join(outside, "keep"), { recursive: true });
+    const kept = [
+      "ocaml-5.3.0.tmp-notes", // the user's: not a name a build gives
+      "ocaml-5.3.0.tmp-12345", // no random part
+      `ocaml-5.3.0.tmp-${dead}-0123456789ABCDEF`, // not lowercase hex
+      `ocaml-5.3.0.tmp-${dead}-0123456789abcdef-old`,
+      "ocaml-5.3.0.tmp-4242-0123456789abcdef", // a build that is running (isAlive says so)
+      `ocaml-5.3.0.tmp-${Deno.pid}-0123456789abcdef`, // this process's
+    ];
+    for (const name of kept) {
+      await Deno.mkdir(join(cacheDir, name, "inside"), { recursive: true });
+    }
+    // A file and a link named as a dead build's directory are not directories of a build.
+    await Deno.writeTextFile(join(cacheDir, `ocaml-5.3.0.tmp-${dead}-00000000000000ff`), "file");
+    await Deno.symlink(outside, join(cacheDir, `ocaml-5.3.0.tmp-${dead}-00000000000000ee`));
+    await Deno.mkdir(join(cacheDir, `ocaml-5.3.0.tmp-${dead}-00000000000000aa`, "package"), {
+      recursive: true,
+    });
+    const { runner } = fakeRunner();
+    await setupToolchain({ env, runner, isAlive: (pid) => pid === 4242 });
+    assert.deepEqual(
+      await entries(cacheDir),
+      [
+        "ocaml-5.3.0",
+        "ocaml-5.3.0.build.log",
+        ...kept,
+        `ocaml-5.3.0.tmp-${dead}-00000000000000ee`,
+        `ocaml-5.3.0.tmp-${dead}-00000000000000ff`,
+      ].sort(),
+    );
+    for (const name of kept) assert.ok(await exists(join(cacheDir, name, "inside")), name);
+    assert.ok(await exists(join(outside, "keep")), "the link's target is untouched");
+    assert.equal(
+      await Deno.readTextFile(join(prefix + ".tmp-" + dead + "-00000000000000ff")),
+      "file",
+    );
   });
 });
 

@@ -34,9 +34,12 @@ export function eventsCliStub(
     stderr(text: string) {
       io.err += text;
     },
-    writeFile(path: string, fill: (write: (chunk: string) => void) => void) {
+    async writeFile(
+      path: string,
+      fill: (write: (chunk: string) => void) => Promise<void> | void,
+    ) {
       let text = "";
-      fill((c) => (text += c));
+      await fill((c) => (text += c));
       io.written.set(path, text);
     },
   };

@@ -129,6 +129,31 @@ Deno.test("goldens of outside modules never go into tests/golden", async () => {
   assert.match(lib.err, /--golden-dir is for scenario modules outside the library/);
 });
 
+Deno.test("a golden folder reached through a symbolic link into tests/golden is refused", async () => {
+  const cases: [string[], Record<string, string>][] = [
+    [["--golden-dir", "/mine/g"], { "/mine/g": "/golden" }],
+    [["--golden-dir", "/mine/g/sub"], { "/mine/g": "/golden" }],
+    [["--golden-dir", "/mine/golden"], { "/mine": "/" }],
+    [["--golden-dir", "/a/b"], { "/a": "/x", "/x/b": "/golden/deep" }],
+    [[], { "/home/u/golden": "/golden" }], // the module's own golden/ folder is a link
+  ];
+  for (const [args, links] of cases) {
+    const io = stub({ modules: { "./x.ts": { default: impostor } }, links });
+    const what = JSON.stringify({ args, links });
+    assert.equal(await run(["./x.ts", ...args, "--update", "--out", "/o"], io), 2, what);
+    assert.match(
+      io.err,
+      /cannot go to \S+ \(really \/golden\S*\): tests\/golden holds the library's only/,
+      what,
+    );
+    assert.equal(io.kind("/o"), undefined, what);
+    assert.deepEqual(io.tree("/golden").filter((p) => p.includes("/x/")), [], what);
+  }
+  // A link elsewhere is fine.
+  const io = stub({ modules: { "./x.ts": { default: impostor } }, links: { "/mine/g": "/else" } });
+  assert.equal(await run(["./x.ts", "--golden-dir", "/mine/g", "--update", "--out", "/o"], io), 0);
+});
+
 Deno.test("--check exits 1 when a golden differs or is missing, 0 when all agree", async () => {
   const all = stub();
   assert.equal(await run(["--check", "--out", "/o"], all), 0);

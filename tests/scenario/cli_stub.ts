@@ -30,6 +30,8 @@ export interface StubOptions {
   terminal?: boolean;
   /** Makes writing this file fail with this message (a full disk). */
   failWrite?: { path: string; message: string };
+  /** Symbolic links, by absolute path: their absolute targets (only `realPath` follows them). */
+  links?: Record<string, string>;
 }
 
 /** A stubbed outside world holding the real goldens under /golden. */
@@ -169,6 +171,15 @@ export function stub(opts: StubOptions = {}) {
       return Promise.resolve(opts.typeCheck ?? { ok: true, output: "" });
     },
     goldenDir: "/golden",
+    realPath(path: string): string {
+      let p = resolve(CWD, path);
+      for (let hops = 0; hops < 40; hops++) {
+        const link = Object.keys(opts.links ?? {}).find((l) => p === l || p.startsWith(l + "/"));
+        if (link === undefined) return p;
+        p = resolve(opts.links![link], "." + p.slice(link.length));
+      }
+      throw new Error(`too many links at ${path}`);
+    },
   } satisfies ScenarioCliIO & Record<string, unknown>;
   return io;
 }
