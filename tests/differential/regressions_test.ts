@@ -43,6 +43,10 @@
 //    Thread.create's wrapper, which swallows their exceptions (thread_end_pending): the program
 //    drains them first; and the program's recording code polled inside callbacks, doing the GC
 //    work due there (record_without_polls).
+// 12. (random campaign, seed 3) blocks kept with keep.steps(n, name) and released by name before
+//    their step: the program's named release leaves `next_due` as it was, so `tick` polls once
+//    (its `release_due`) at the first of their steps and never at the others; the simulation
+//    polled at every one of them (named_release_due_poll; lib/scenario/lifetimes.ts).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -91,7 +95,9 @@ import switchBeforeAlloc from "./regressions/switch_before_alloc.ts";
 import workerEndPending from "./regressions/worker_end_pending.ts";
 import recordWithoutPolls from "./regressions/record_without_polls.ts";
 import threadEndPending from "./regressions/thread_end_pending.ts";
+import namedReleaseDuePoll from "./regressions/named_release_due_poll.ts";
 import { backEdgePolls } from "../../lib/scenario/polling.ts";
+import { Lifetimes } from "../../lib/scenario/lifetimes.ts";
 
 const regressions: readonly Scenario[] = [
   geometricMeanOne,
@@ -118,6 +124,7 @@ const regressions: readonly Scenario[] = [
   workerEndPending,
   recordWithoutPolls,
   threadEndPending,
+  namedReleaseDuePoll,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */
@@ -608,6 +615,36 @@ Deno.test("a systhread's program drains its pending callbacks before it ends, ea
     definition(source, "let[@inline never] run_thread_1 () ="),
     /resume_dom \(\);\n\s+th_end 1$/,
   );
+});
+
+// ---- 12. keep.steps blocks released by name ---------------------------------------------------
+
+Deno.test("blocks of keep.steps released by name bring one poll, at the first of their steps", () => {
+  const brief = events(namedReleaseDuePoll).map((e) => `${e.kind} ${"id" in e ? e.id : ""}`);
+  // The runtime allocations' callbacks wait for Gc.minor: no poll at the second block's step.
+  assert.deepEqual(brief, [
+    "allocMinor 1",
+    "allocMinor 2",
+    "deallocMinor 1",
+    "deallocMinor 2",
+    "allocMinor 3",
+    "deallocMinor 3",
+    "allocMinor 4",
+    "deallocMinor 4",
+  ]);
+  const rt = new Runtime({ minorHeapWords: 4096 });
+  let step = 0;
+  const lt = new Lifetimes(rt, () => step);
+  const keep = lt.keeper({ kind: "steps", steps: 4, until: "b" })!;
+  const addr = rt.mainDomain.alloc(1);
+  keep(addr, 1); // due at step 5
+  step = 2;
+  keep(addr, 1); // due at step 7
+  lt.release("b");
+  const polls = [];
+  for (let n = 1; n <= 8; n++) if (lt.tick(n)) polls.push(n);
+  assert.deepEqual(polls, [5]);
+  assert.equal(lt.nextDue, Infinity);
 });
 
 // ---- the real runtime ---------------------------------------------------------------------------
