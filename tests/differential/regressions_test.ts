@@ -46,7 +46,13 @@
 // 12. (random campaign, seed 3) blocks kept with keep.steps(n, name) and released by name before
 //    their step: the program's named release leaves `next_due` as it was, so `tick` polls once
 //    (its `release_due`) at the first of their steps and never at the others; the simulation
-//    polled at every one of them (named_release_due_poll; lib/scenario/lifetimes.ts).
+//    polled at every one of them (named_release_due_poll; lib/scenario/lifetimes.ts);
+// 13. (random campaign, seed 3) custom blocks whose out-of-heap memory asks for a major cycle's
+//    work at almost every allocation amplify any error in the marking work of the program's own
+//    data, until a cycle ends at another allocation than in OCaml: the config blocks of
+//    profiles memprof's roots no longer hold cost 10 words, not 8, and the harness's `prof`
+//    array is scanned from its first slot holding a profile (custom_cycles_stopped_profiles;
+//    lib/runtime/runtime.ts).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -96,8 +102,10 @@ import workerEndPending from "./regressions/worker_end_pending.ts";
 import recordWithoutPolls from "./regressions/record_without_polls.ts";
 import threadEndPending from "./regressions/thread_end_pending.ts";
 import namedReleaseDuePoll from "./regressions/named_release_due_poll.ts";
+import customCyclesStoppedProfiles from "./regressions/custom_cycles_stopped_profiles.ts";
 import { backEdgePolls } from "../../lib/scenario/polling.ts";
 import { Lifetimes } from "../../lib/scenario/lifetimes.ts";
+import { profileSlots } from "../../lib/scenario/walk.ts";
 
 const regressions: readonly Scenario[] = [
   geometricMeanOne,
@@ -125,6 +133,7 @@ const regressions: readonly Scenario[] = [
   recordWithoutPolls,
   threadEndPending,
   namedReleaseDuePoll,
+  customCyclesStoppedProfiles,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */
@@ -645,6 +654,35 @@ Deno.test("blocks of keep.steps released by name bring one poll, at the first of
   for (let n = 1; n <= 8; n++) if (lt.tick(n)) polls.push(n);
   assert.deepEqual(polls, [5]);
   assert.equal(lt.nextDue, Infinity);
+});
+
+// ---- 13. config blocks of profiles -------------------------------------------------------------
+
+Deno.test("a profile's config block costs 8 words while memprof's roots hold it, then 10 from the program's prof array", () => {
+  // The mark work of a cycle started by Gc.full_major, with profiles started in slots of a
+  // 2-slot array: p alone, or q stopped before p.
+  const markWork = (both: boolean) => {
+    const rt = new Runtime({ minorHeapWords: 8192 });
+    const d = rt.mainDomain;
+    const start = (slot: number) =>
+      d.memprofStart({ samplingRate: 0.001, callstackSize: 0, tracker: {} }, { slot, slots: 2 });
+    if (both) {
+      start(0);
+      d.memprofStop();
+    }
+    start(1);
+    d.fullMajor();
+    return rt.majorGc.state().markWork;
+  };
+  // q's config block reached by scanning (10), its boxed float (2), and the array's first
+  // field: its darkening pushes its fields from the first holding a profile.
+  assert.equal(markWork(true) - markWork(false), 13);
+  assert.deepEqual(
+    [...profileSlots(customCyclesStoppedProfiles).entries()],
+    [["q1", 0], ["q2", 1], ["q3", 2], ["p", 3]],
+  );
+  const { source } = exportOCaml(customCyclesStoppedProfiles);
+  assert.match(source, /\(\* profile "p" \*\)[^]*let start_3 \(\) =/);
 });
 
 // ---- the real runtime ---------------------------------------------------------------------------
