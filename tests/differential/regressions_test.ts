@@ -52,7 +52,10 @@
 //    data, until a cycle ends at another allocation than in OCaml: the config blocks of
 //    profiles memprof's roots no longer hold cost 10 words, not 8, and the harness's `prof`
 //    array is scanned from its first slot holding a profile (custom_cycles_stopped_profiles;
-//    lib/runtime/runtime.ts).
+//    lib/runtime/runtime.ts);
+// 14. the same with systhreads: the threads library's data, a waiting systhread
+//    (custom_cycles_thread) and an ended one (custom_cycles_thread_end) cost what OCaml 5.3's
+//    marking charges (lib/export/_harness_heap.ts, lib/scenario/engine/_threads.ts);
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -102,10 +105,13 @@ import workerEndPending from "./regressions/worker_end_pending.ts";
 import recordWithoutPolls from "./regressions/record_without_polls.ts";
 import threadEndPending from "./regressions/thread_end_pending.ts";
 import namedReleaseDuePoll from "./regressions/named_release_due_poll.ts";
+import customCyclesThread from "./regressions/custom_cycles_thread.ts";
+import customCyclesThreadEnd from "./regressions/custom_cycles_thread_end.ts";
 import customCyclesStoppedProfiles from "./regressions/custom_cycles_stopped_profiles.ts";
 import { backEdgePolls } from "../../lib/scenario/polling.ts";
 import { Lifetimes } from "../../lib/scenario/lifetimes.ts";
 import { profileSlots } from "../../lib/scenario/walk.ts";
+import { harnessBlocks, harnessMajorHeap } from "../../lib/export/_harness_heap.ts";
 
 const regressions: readonly Scenario[] = [
   geometricMeanOne,
@@ -133,6 +139,8 @@ const regressions: readonly Scenario[] = [
   recordWithoutPolls,
   threadEndPending,
   namedReleaseDuePoll,
+  customCyclesThread,
+  customCyclesThreadEnd,
   customCyclesStoppedProfiles,
 ];
 
@@ -683,6 +691,29 @@ Deno.test("a profile's config block costs 8 words while memprof's roots hold it,
   );
   const { source } = exportOCaml(customCyclesStoppedProfiles);
   assert.match(source, /\(\* profile "p" \*\)[^]*let start_3 \(\) =/);
+});
+
+// ---- 14. the threads library and systhreads ----------------------------------------------------
+
+Deno.test("the harness's marking: the threads library's data and prelude, then 6 words per waiting systhread", () => {
+  const params = (threads: number) => ({
+    domains: 1,
+    maxDepth: 1,
+    profiles: 1,
+    sites: [10],
+    exceptions: 0,
+    threads,
+    fifoSites: [],
+  });
+  const mark = (threads: number, threadsLibrary: boolean) =>
+    harnessMajorHeap(harnessBlocks(params(threads), [], { threadsLibrary }), 4096, {
+      threadsLibrary,
+    }).fixedMark!;
+  // Measured on OCaml 5.3 (`Major slice` lines, OCAMLRUNPARAM=v=0x800): 507 words a cycle more
+  // with the library and the prelude, 6 more per thread.
+  assert.equal(mark(0, true) - mark(0, false), 507);
+  assert.equal(mark(1, true) - mark(0, true), 6);
+  assert.equal(mark(3, true) - mark(1, true), 12);
 });
 
 // ---- the real runtime ---------------------------------------------------------------------------
