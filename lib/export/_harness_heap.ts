@@ -32,8 +32,10 @@ export interface HarnessBlock {
   readonly wosize: number;
   /** What its fields hold: immediates, pointers to heap or static blocks, or no fields to scan. */
   readonly fields: "ints" | "pointers" | "noscan";
-  /** Reached from a global directly (a root) or by scanning another block. */
-  readonly via: "root" | "scan";
+  /** Reached from a global directly (a root) or by scanning another block; or `dead`: a
+   * temporary block the initialisation drops (one over {@linkcode MAX_YOUNG_WOSIZE} words is
+   * still allocated in the major heap, which later cycles sweep). */
+  readonly via: "root" | "scan" | "dead";
   /** Marking work of the block in every cycle, when not what `fields` and `via` give (a root
    * whose first fields are immediates). */
   readonly mark?: number;
@@ -241,7 +243,16 @@ export function harnessMajorHeap(
     gc.slice(d, SliceKind.AUTO);
   };
   for (const w of OTHER_INIT_BLOCKS) young.push({ whsize: w, mark: 0 });
+  let deadAddr = 0;
   for (const b of blocks) {
+    if (b.via === "dead") {
+      // caml_alloc's caml_alloc_shr, then caml_check_urgent_gc; a young one dies young.
+      if (b.wosize <= MAX_YOUNG_WOSIZE) continue;
+      gc.allocate(d, ++deadAddr, b.wosize + 1, true, b.fields === "noscan");
+      if (d.allocatedDirect > minorHeapWords / 5) d.requestedGlobal = true;
+      slicesAsked();
+      continue;
+    }
     if (b.wosize <= MAX_YOUNG_WOSIZE) young.push({ whsize: b.wosize + 1, mark: markCost(b) });
     else {
       gc.allocatePermanent(d, b.wosize + 1, markCost(b), true);

@@ -56,6 +56,9 @@
 // 14. the same with systhreads: the threads library's data, a waiting systhread
 //    (custom_cycles_thread) and an ended one (custom_cycles_thread_end) cost what OCaml 5.3's
 //    marking charges (lib/export/_harness_heap.ts, lib/scenario/engine/_threads.ts);
+// 15. the same after a value of more than 256 words was built at the program's initialisation,
+//    to be unmarshalled: it is allocated in the major heap (custom_cycles_marshal_build;
+//    lib/export/ocaml.ts).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -108,6 +111,7 @@ import namedReleaseDuePoll from "./regressions/named_release_due_poll.ts";
 import customCyclesThread from "./regressions/custom_cycles_thread.ts";
 import customCyclesThreadEnd from "./regressions/custom_cycles_thread_end.ts";
 import customCyclesStoppedProfiles from "./regressions/custom_cycles_stopped_profiles.ts";
+import customCyclesMarshalBuild from "./regressions/custom_cycles_marshal_build.ts";
 import { backEdgePolls } from "../../lib/scenario/polling.ts";
 import { Lifetimes } from "../../lib/scenario/lifetimes.ts";
 import { profileSlots } from "../../lib/scenario/walk.ts";
@@ -142,6 +146,7 @@ const regressions: readonly Scenario[] = [
   customCyclesThread,
   customCyclesThreadEnd,
   customCyclesStoppedProfiles,
+  customCyclesMarshalBuild,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */
@@ -714,6 +719,22 @@ Deno.test("the harness's marking: the threads library's data and prelude, then 6
   assert.equal(mark(0, true) - mark(0, false), 507);
   assert.equal(mark(1, true) - mark(0, true), 6);
   assert.equal(mark(3, true) - mark(1, true), 12);
+});
+
+// ---- 15. a value built to be unmarshalled ------------------------------------------------------
+
+Deno.test("a block of more than 256 words built and dropped at initialisation: allocated, never marked", () => {
+  const p = { domains: 1, maxDepth: 1, profiles: 1, sites: [10], exceptions: 0 };
+  const dead = harnessMajorHeap(
+    harnessBlocks(p, [{ wosize: 300, fields: "ints", via: "dead" }]),
+    4096,
+  );
+  const none = harnessMajorHeap(harnessBlocks(p, []), 4096);
+  // The exported program of custom_cycles_marshal_build has it.
+  const { source } = exportOCaml(customCyclesMarshalBuild);
+  assert.match(source, /let sizes = \[\| 300 \|\] in[^]*Obj\.new_block 0 sizes\.\(i\)/);
+  assert.equal(dead.fixedMark, none.fixedMark);
+  assert.ok(dead.workAhead < none.workAhead, `${dead.workAhead} vs ${none.workAhead}`);
 });
 
 // ---- the real runtime ---------------------------------------------------------------------------
