@@ -32,12 +32,18 @@ export interface HarnessBlock {
   readonly wosize: number;
   /** What its fields hold: immediates, pointers to heap or static blocks, or no fields to scan. */
   readonly fields: "ints" | "pointers" | "noscan";
-  /** Reached from a global directly (a root) or by scanning another block. */
-  readonly via: "root" | "scan";
+  /** Reached from a global directly (a root) or by scanning another block; or `dead`: a
+   * temporary block the initialisation drops (one over {@linkcode MAX_YOUNG_WOSIZE} words is
+   * still allocated in the major heap, which later cycles sweep). */
+  readonly via: "root" | "scan" | "dead";
+  /** Marking work of the block in every cycle, when not what `fields` and `via` give (a root
+   * whose first fields are immediates). */
+  readonly mark?: number;
 }
 
 /** Marking work of one block (see the module doc). */
 function markCost(b: HarnessBlock): number {
+  if (b.mark !== undefined) return b.mark;
   if (b.via === "scan") return b.wosize + 1;
   if (b.fields === "noscan") return 0;
   if (b.fields === "pointers") return b.wosize;
@@ -83,12 +89,18 @@ export function harnessBlocks(
   const n = threads + 1;
   if (opts.threadsLibrary) {
     out.push(root(1, "ints")); // th_turn
-    out.push(root(n, "pointers")); // th_cond, and its conditions (custom blocks)
-    for (let k = 0; k < n; k++) out.push({ wosize: 2, fields: "noscan", via: "scan" });
+    // th_cond, and its conditions (custom blocks): the main thread's is reached by scanning
+    // th_cond; each other thread's is on its stack as it waits on it (Condition.wait in th_wait),
+    // darkened with the stacks before marking scans anything, at no cost (nothing to scan).
+    out.push(root(n, "pointers"));
+    out.push({ wosize: 2, fields: "noscan", via: "scan" });
+    for (let k = 1; k < n; k++) out.push(root(2, "noscan"));
     // handed_by, joiner, ended, spawned, joining, parked
     for (let k = 0; k < 6; k++) out.push(root(n, "ints"));
     out.push(root(2, "noscan")); // th_parked_cond
-    out.push(root(n, "pointers")); // th_handle (the threads' descriptors)
+    // th_handle: the threads' descriptors from its second slot (the first holds an immediate),
+    // so its darkening pushes (and marking scans) its fields from the second.
+    out.push({ wosize: n, fields: "pointers", via: "root", mark: n - 1 });
     out.push(root(n, "ints")); // th_ctx
     out.push(root(256, "ints")); // th_of_id
   }
@@ -97,12 +109,15 @@ export function harnessBlocks(
   out.push(root(slots, "pointers")); // start_fns: static closures
   for (let i = 0; i < p.profiles; i++) out.push(root(5, "pointers")); // trackers
   if (opts.threadsLibrary) {
-    // Thread.create, per thread: its descriptor, its status (a custom block) and the closure
-    // running it, which its stack holds while it waits for its turn.
+    // Thread.create, per thread (st_stubs.c: caml_thread_new_descriptor): its status (a custom
+    // block) and its descriptor [id; closure; status]. The thread's start (caml_thread_start)
+    // clears the closure field before running the closure, which no stack slot holds once
+    // Thread.create's wrapper called the thread's function: it dies young. The systhreads'
+    // roots hook (caml_thread_scan_roots) darkens each descriptor with the stacks, pushing its
+    // fields from the status: 1 word, then the status is reached by scanning.
     for (let k = 1; k < n; k++) {
-      out.push({ wosize: 3, fields: "pointers", via: "scan" });
       out.push({ wosize: 2, fields: "noscan", via: "scan" });
-      out.push(root(4, "pointers"));
+      out.push({ wosize: 3, fields: "pointers", via: "root", mark: 1 });
     }
   }
   return out;
@@ -143,18 +158,25 @@ const TABLES_START: MajorGcInitialState = {
 /** Marking work of the runtime's own live data in later cycles. */
 const RUNTIME_MARK = 296;
 
+/** Marking work of the threads library's and Unix's data in every cycle: 255 words (the
+ * `Major slice` lines of the cycle that ends before the harness's tables, which marks the
+ * runtime's and the libraries' data only: 551 words, 296 without the threads library). */
+const THREADS_MARK = 255;
+
 /**
  * {@linkcode TABLES_START} of a program linked with the threads library and Unix (which it
  * needs): their modules' data adds blocks to the pools of eight size classes and fills pools of
- * two more (17 and 22 words), and its promotion puts the first cycle's work 1,232 words further
+ * two more (17 and 22 words), and its promotion puts the first cycle's work 1,224 words further
  * behind. Measured: pool dumps of OCaml 5.3.0 at that point of two exported programs alike but
  * for `threads.cmxa`, and the debug runtime's `Updated major work` lines
- * (`OCAMLRUNPARAM=v=0x800`), whose every later cycle takes 8,428 more words of work: the two
- * pools' sweeping and 236 words of marking.
+ * (`OCAMLRUNPARAM=v=0x800`), whose every later cycle takes more work: the two pools' sweeping,
+ * and {@linkcode THREADS_MARK} words of marking. (236 words of marking and 1,232 words were
+ * first taken: every such program's scenario then started 8 words of work behind OCaml's, and
+ * marked 19 words a cycle fewer.)
  */
 const THREADS_TABLES_START: MajorGcInitialState = {
   ...TABLES_START,
-  workAhead: TABLES_START.workAhead - 1_232,
+  workAhead: TABLES_START.workAhead - 1_224,
   pools: [
     ...TABLES_START.pools.map((p) => ({
       ...p,
@@ -163,10 +185,10 @@ const THREADS_TABLES_START: MajorGcInitialState = {
     { sz: 12, fixed: 1, swept: false },
     { sz: 14, fixed: 1, swept: false },
   ].sort((a, b) => a.sz - b.sz),
-  markWork: TABLES_START.markWork + 236,
+  markWork: TABLES_START.markWork + THREADS_MARK,
 };
 /** {@linkcode RUNTIME_MARK} with the threads library and Unix. */
-const THREADS_RUNTIME_MARK = RUNTIME_MARK + 236;
+const THREADS_RUNTIME_MARK = RUNTIME_MARK + THREADS_MARK;
 /** The rest of the harness's initialisation allocates 29 words of small blocks (references,
  * mutexes, condition variables) that stay. */
 const OTHER_INIT_BLOCKS = [...Array(11).fill(2), 3];
@@ -221,7 +243,16 @@ export function harnessMajorHeap(
     gc.slice(d, SliceKind.AUTO);
   };
   for (const w of OTHER_INIT_BLOCKS) young.push({ whsize: w, mark: 0 });
+  let deadAddr = 0;
   for (const b of blocks) {
+    if (b.via === "dead") {
+      // caml_alloc's caml_alloc_shr, then caml_check_urgent_gc; a young one dies young.
+      if (b.wosize <= MAX_YOUNG_WOSIZE) continue;
+      gc.allocate(d, ++deadAddr, b.wosize + 1, true, b.fields === "noscan");
+      if (d.allocatedDirect > minorHeapWords / 5) d.requestedGlobal = true;
+      slicesAsked();
+      continue;
+    }
     if (b.wosize <= MAX_YOUNG_WOSIZE) young.push({ whsize: b.wosize + 1, mark: markCost(b) });
     else {
       gc.allocatePermanent(d, b.wosize + 1, markCost(b), true);

@@ -1201,6 +1201,9 @@ let[@inline never] run_thread_${k} () =
         "    if i + 1 < Array.length sizes then Obj.set_field b 0 (build (i + 1));\n    b\n" +
         "  in\n  Marshal.to_string (build 0) []",
     );
+    // Blocks over Max_young_wosize words are built in the major heap (Obj.new_block's
+    // caml_alloc_shr), and dropped once marshalled.
+    for (const n of blocks) this.#initBlocks.push({ wosize: n, fields: "ints", via: "dead" });
     // The string stays in the heap: Marshal's 20-byte header, then per block a 1-byte header
     // (fewer than 8 fields, tag 0) or a 5-byte one, and one byte per integer field (a block's
     // first field holds the next block, written in place).

@@ -435,6 +435,17 @@ export class MemprofDomain {
     return n;
   }
 
+  /**
+   * Adds to `out` the configs that {@linkcode scanRoots} darkens: those of this domain's tables
+   * (its own, its threads', its orphans') whose profile is not discarded (`validated_config`).
+   */
+  configRoots(out: Set<Profile>): void {
+    for (const es of this.#allTables()) {
+      const config = es.validatedConfig();
+      if (config !== null) out.add(config);
+    }
+  }
+
   /** `caml_memprof_after_minor_gc`: notice promotions and deaths of young tracked blocks. */
   afterMinorGc(): void {
     this.orphansAdopt();

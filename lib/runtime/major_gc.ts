@@ -260,6 +260,12 @@ export class MajorGc {
     if (direct) d.allocatedDirect += whsize;
   }
 
+  /** The marking work of the program's own data changes by `words` from the next cycle on
+   * (data of the program that marking now reaches another way). */
+  addFixedMark(words: number): void {
+    this.#fixedMark += words;
+  }
+
   /**
    * The state as {@linkcode MajorGcInitialState}: valid right after a cycle began (see
    * {@linkcode MajorHeap.snapshot}), with no block of the simulation's in the heap.

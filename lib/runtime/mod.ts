@@ -29,6 +29,7 @@ export {
   Domain,
   MAX_YOUNG_WHSIZE,
   MAX_YOUNG_WOSIZE,
+  type ProfilePlace,
   type Resumable,
   Root,
   RootSet,

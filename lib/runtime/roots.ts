@@ -33,8 +33,9 @@ export class Root {
   /** A local root (see the class doc), not a global slot. */
   readonly local: boolean;
   /** Marking work of the block when the root is darkened directly (a local root, or a block
-   * that memprof's roots reach first), or -1: what its size and contents give. */
-  readonly darken: number;
+   * that memprof's roots reach first), or -1: what its size and contents give. The runtime
+   * updates it for blocks whose cost changes (a profile's config block). */
+  darken: number;
   readonly #set: RootSet;
   /** Index in the set's slots while the root is in it, else -1. */
   #slot = -1;

@@ -972,20 +972,24 @@ export class Domain implements MemprofHost {
 
   // ---- Gc.Memprof on this domain's current thread ----
 
-  /** `Gc.Memprof.start` on this domain (allocates the boxed 1/log1p(-λ) on the minor heap). */
-  memprofStart<M, J>(opts: StartOptions<M, J>): Profile {
+  /**
+   * `Gc.Memprof.start` on this domain (allocates the boxed 1/log1p(-λ) on the minor heap).
+   * `place` is where the exported program keeps the profile: its slot in the harness's `prof`
+   * array and the array's length (by default, the next slot of an array as long as the
+   * profiles started so far). See {@linkcode Runtime} for what marking them costs.
+   */
+  memprofStart<M, J>(opts: StartOptions<M, J>, place?: ProfilePlace): Profile {
+    let config: Root | undefined, lambda: Root | undefined;
     const profile = this.memprof.start(opts, () => {
       // caml_copy_double, then caml_initialize into the config block (caml_alloc_shr of 9
       // fields): a young value stored in the major heap, one remembered-set entry. The program
-      // keeps the profile (the config block, holding the boxed float) for good.
-      // Marking reaches the float through the config block, and the config block first as one
-      // of memprof's roots, darkened from its second field (the sampling rate, a static float
-      // in the exported program): 8 words, and 1 for the harness's slot holding the profile.
-      const lambda = this.allocFromRuntime(1);
-      this.runtime.root(lambda, 1);
-      this.runtime.root(this.allocShr(9), 9, { local: true, darken: 9 });
-      this.rememberStore(lambda, -1);
+      // keeps the profile (the config block, holding the boxed float) in its `prof` array.
+      const l = this.allocFromRuntime(1);
+      lambda = this.runtime.root(l, 1);
+      config = this.runtime.root(this.allocShr(9), 9, { local: true, darken: CONFIG_DARKEN });
+      this.rememberStore(l, -1);
     });
+    this.runtime.keepProfile(profile, config!, lambda!, place);
     this.returnFromC();
     return profile;
   }
@@ -1138,6 +1142,32 @@ export class Domain implements MemprofHost {
   }
 }
 
+/** Where the exported program keeps a profile: `prof.(slot)`, of an array of `slots`. */
+export interface ProfilePlace {
+  /** Its slot. */
+  readonly slot: number;
+  /** The array's length: the program's profiles. */
+  readonly slots: number;
+}
+
+/** Marking work of a profile's config block darkened as one of memprof's roots
+ * (`caml_memprof_scan_roots`, through `entries_finish_scan`): scanned from its second field (the
+ * sampling rate, a static float in the exported program): 8 words. */
+const CONFIG_DARKEN = 8;
+/** Marking work of a config block reached by scanning the program's `prof` array: its header
+ * and 9 fields. */
+const CONFIG_SCANNED = 10;
+
+/** A profile the program keeps: its config block's and boxed float's roots, and its slot. */
+interface KeptProfile {
+  readonly profile: Profile;
+  readonly config: Root;
+  readonly lambda: Root;
+  readonly slot: number;
+  /** A later profile took its slot: only memprof's roots may still hold it. */
+  superseded: boolean;
+}
+
 /** Entries of the runtime's filter of forwarded addresses (a power of 2). */
 const FORWARDING_FILTER_SIZE = 4096;
 
@@ -1199,6 +1229,10 @@ export class Runtime {
   /** The domain whose slice is running (it leads the end-of-cycle stop-the-world). */
   #slicing: Domain | null = null;
   #compactAtCycleEnd = false;
+  /** The profiles the program keeps (see {@linkcode keepProfile}). */
+  #kept: KeptProfile[] = [];
+  /** The length of the program's `prof` array. */
+  #profSlots = 0;
 
   /** Creates the runtime and its main domain (id 0). */
   constructor(opts: RuntimeOptions = {}) {
@@ -1224,6 +1258,56 @@ export class Runtime {
     }, { initial: opts.majorHeap });
     this.roots.onOverwrite = (addr) => this.majorGc.darken(addr);
     this.spawnDomain(null);
+  }
+
+  /**
+   * @internal A profile just started, whose config block and boxed float `config` and `lambda`
+   * hold, kept by the program at `place` (default: the next slot). When its slot held another
+   * profile, that one is no longer the program's (its blocks die once memprof's roots no longer
+   * hold its config: see `#markProfiles`).
+   */
+  keepProfile(profile: Profile, config: Root, lambda: Root, place?: ProfilePlace): void {
+    const slot = place?.slot ?? this.#kept.length;
+    this.#profSlots = Math.max(this.#profSlots, place?.slots ?? 0, slot + 1);
+    for (const k of this.#kept) if (k.slot === slot) k.superseded = true;
+    this.#kept.push({ profile, config, lambda, slot, superseded: false });
+  }
+
+  /**
+   * What marking the program's profiles costs in the cycle starting (major_gc.c: at a cycle's
+   * start, `caml_do_roots` and `caml_scan_global_roots` darken the stacks' and the globals' values,
+   * then `caml_memprof_scan_roots` darkens the config of each table of entries whose profile is
+   * not discarded, `validated_config`). A config memprof's roots hold is darkened there:
+   * {@linkcode CONFIG_DARKEN}; one they do not (a stopped profile after another started, or a
+   * discarded one) is reached when marking scans the harness's `prof` array, whose darkening
+   * (a global's, `caml_darken` then `mark_stack_push_block`) pushed its fields from the first
+   * slot holding a profile (or past the eighth): {@linkcode CONFIG_SCANNED}, and the array's
+   * fields scanned are counted once, on the first started profile's config. A profile whose slot
+   * a later one took and that memprof no longer holds is garbage: its roots go.
+   */
+  #markProfiles(): void {
+    if (this.#kept.length === 0) return;
+    const held = new Set<Profile>();
+    for (const d of this.domains) d.memprof.configRoots(held);
+    this.#kept = this.#kept.filter((k) => {
+      if (!k.superseded || held.has(k.profile)) return true;
+      k.config.release();
+      k.lambda.release();
+      return false;
+    });
+    let first = Infinity;
+    for (const k of this.#kept) if (!k.superseded && k.slot < first) first = k.slot;
+    const n = this.#profSlots;
+    const fields = first < Math.min(n, 8) ? n - first : n > 8 ? n - 8 : 0;
+    let counted = false;
+    for (const k of this.#kept) {
+      let w = held.has(k.profile) ? CONFIG_DARKEN : CONFIG_SCANNED;
+      if (!counted && !k.superseded && k.slot === first) {
+        w += fields;
+        counted = true;
+      }
+      k.config.darken = w;
+    }
   }
 
   /** The domain whose minor heap holds `addr`, if any. */
@@ -1503,6 +1587,7 @@ export class Runtime {
       this.#compaction = null;
       ev.endPhase(by.id, RuntimePhase.EV_COMPACT);
     }
+    this.#markProfiles();
     this.majorGc.startCycle();
     for (const d of order) {
       t.phase(d.id, RuntimePhase.EV_MAJOR_MARK_ROOTS, t.model.cycleEndNs);

@@ -5,7 +5,7 @@
  * @module
  */
 import type { Root, Runtime } from "../runtime/mod.ts";
-import { ReleaseQueue } from "./schedule.ts";
+import { type Release, ReleaseQueue } from "./schedule.ts";
 import type { Lifetime } from "./spec.ts";
 
 /** Keeps a block at `addr` of `wosize` words alive as its lifetime says. `reached` says the
@@ -24,6 +24,8 @@ export class Lifetimes {
   /** Releases run at every `release(name)` (rings), not only the first after a keep. */
   readonly #everyRelease = new Map<string, (() => void)[]>();
   readonly #forever: unknown[] = [];
+  /** The exported program's `next_due`: the step whose tick runs `release_due` next. */
+  #nextDue = Infinity;
 
   readonly #rt: Runtime;
   readonly #now: () => number;
@@ -37,18 +39,34 @@ export class Lifetimes {
     this.#store = store;
   }
 
-  /** Releases what is due at step `step` (call at the start of each step). Returns whether
-   * anything was (the exported program then runs its release loop, whose back-edges poll). */
+  /**
+   * Releases what is due at step `step` (call at the start of each step). Returns whether the
+   * exported program's `tick` runs `release_due` here, which polls once its releases are done.
+   * It does at the step its `next_due` says, even when a named release (`release_site`) has
+   * emptied the keep site whose block was due then: that release leaves `next_due` as it was,
+   * and only `release_due` recomputes it, from the blocks still kept. So a block released by
+   * name before its step still brings one poll at that step (the first such step only), and
+   * none after.
+   */
   tick(step: number): boolean {
-    if (this.nextDue > step) return false;
+    if (this.#nextDue > step) return false;
     this.#due.runDue(step);
+    this.#due.dropWhile(released);
+    this.#nextDue = this.#due.next;
     return true;
   }
 
   /** The step at whose start the next release is due (Infinity when none): steps before it
-   * release nothing. */
+   * release nothing (and do not poll). */
   get nextDue(): number {
-    return this.#due.next;
+    return this.#nextDue;
+  }
+
+  /** Schedules `r` for the start of step `step` (`keep_steps`: `next_due` moves to it if it is
+   * earlier). */
+  #at(step: number, r: Release): void {
+    this.#due.push(step, r);
+    if (step < this.#nextDue) this.#nextDue = step;
   }
 
   /** `release(name)`: ends every lifetime waiting for `name`. */
@@ -77,7 +95,7 @@ export class Lifetimes {
           const after = l.steps + 1;
           return (addr, wosize, reached) => {
             const r = this.#rt.root(addr, wosize);
-            this.#due.push(this.#now() + after, r);
+            this.#at(this.#now() + after, r);
             if (!reached) this.#store(addr, -1);
           };
         }
@@ -150,14 +168,10 @@ export class Lifetimes {
       case "forever":
         return;
       case "steps": {
-        let done = false;
-        const once = () => {
-          if (!done) release();
-          done = true;
-        };
+        const once = new Once(release);
         // Released once the next `steps` steps have run: before the step after them.
-        this.#due.push(this.#now() + l.steps + 1, once);
-        if (l.until !== undefined) this.#waitFor(l.until, once);
+        this.#at(this.#now() + l.steps + 1, once);
+        if (l.until !== undefined) this.#waitFor(l.until, () => once.release());
         return;
       }
       case "until":
@@ -180,4 +194,27 @@ export class Lifetimes {
     if (list === undefined) this.#named.set(name, [release]);
     else list.push(release);
   }
+}
+
+/** A release that runs once, whichever comes first: its step or its named release. */
+class Once {
+  #fn: (() => void) | null;
+  constructor(fn: () => void) {
+    this.#fn = fn;
+  }
+  /** Whether it ran. */
+  get done(): boolean {
+    return this.#fn === null;
+  }
+  /** Runs it, unless it ran. */
+  release(): void {
+    const fn = this.#fn;
+    this.#fn = null;
+    fn?.();
+  }
+}
+
+/** Whether a scheduled release has nothing left to do: a block already released by name. */
+function released(r: Release): boolean {
+  return r instanceof Once && r.done;
 }

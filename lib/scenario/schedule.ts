@@ -84,6 +84,25 @@ export class ReleaseQueue {
     this.#next = lane < heap ? lane : heap;
   }
 
+  /** Removes the earliest pending releases for as long as `skip` says they need not run (it
+   * sees each one's release): those then no longer count in {@linkcode next}. */
+  dropWhile(skip: (fn: Release) => boolean): void {
+    for (;;) {
+      if (this.#laneLen > 0 && (this.#steps.length === 0 || this.#laneFirst())) {
+        if (!skip(this.#laneFns[this.#head]!)) break;
+        this.#shift();
+      } else if (this.#steps.length > 0) {
+        if (!skip(this.#fns[0])) break;
+        this.#pop();
+      } else {
+        break;
+      }
+    }
+    const lane = this.#laneLen > 0 ? this.#laneSteps[this.#head] : Infinity;
+    const heap = this.#steps.length > 0 ? this.#steps[0] : Infinity;
+    this.#next = lane < heap ? lane : heap;
+  }
+
   /** Whether the lane's first entry goes before the heap's (both non-empty). */
   #laneFirst(): boolean {
     const h = this.#head;

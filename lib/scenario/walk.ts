@@ -5,7 +5,7 @@
  * validator, the engine and the OCaml export walk scenarios with these.
  * @module
  */
-import type { CallbackAction, Scenario, Step, TrackerSpec } from "./spec.ts";
+import type { CallbackAction, ProfileSpec, Scenario, Step, TrackerSpec } from "./spec.ts";
 
 /** The kinds of step. */
 export type StepKind = Step["kind"];
@@ -133,6 +133,39 @@ export function someAction(
     }
   }
   return false;
+}
+
+/** Callback kinds in the exported program's order (its trackers' fields). */
+const TRACKER_KINDS = [
+  "allocMinor",
+  "allocMajor",
+  "promote",
+  "deallocMinor",
+  "deallocMajor",
+] as const;
+
+/**
+ * The exported program's slot of each named profile (`prof.(slot)` holds its value once it is
+ * started): profiles numbered by their first `memprofStart` in step order, each followed at once
+ * by the profiles its callbacks start (`act.start`), as lib/export/ocaml.ts numbers them.
+ * Unnamed profiles have none (the export refuses them in callbacks).
+ */
+export function profileSlots(sc: Scenario): ReadonlyMap<string, number> {
+  const slots = new Map<string, number>();
+  const add = (p: ProfileSpec) => {
+    if (p.name === undefined || slots.has(p.name)) return;
+    slots.set(p.name, slots.size);
+    for (const k of TRACKER_KINDS) {
+      for (const { action } of p.tracker[k]?.actions ?? []) {
+        if (action.kind === "start") add(action.profile);
+      }
+    }
+  };
+  forEachStep(sc.steps, true, (st) => {
+    if (st.kind === "memprofStart") add(st.profile);
+    return true;
+  });
+  return slots;
 }
 
 /** Whether `sc` has systhreads with programs of their own (`d.thread(name, body)`), or steps or

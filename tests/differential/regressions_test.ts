@@ -43,9 +43,25 @@
 //    Thread.create's wrapper, which swallows their exceptions (thread_end_pending): the program
 //    drains them first; and the program's recording code polled inside callbacks, doing the GC
 //    work due there (record_without_polls).
-// 12. a callback raising in Thread.create's wrapper, at the thread's end (`check_memprof_cb`),
+// 12. (random campaign, seed 3) blocks kept with keep.steps(n, name) and released by name before
+//    their step: the program's named release leaves `next_due` as it was, so `tick` polls once
+//    (its `release_due`) at the first of their steps and never at the others; the simulation
+//    polled at every one of them (named_release_due_poll; lib/scenario/lifetimes.ts);
+// 13. (random campaign, seed 3) custom blocks whose out-of-heap memory asks for a major cycle's
+//    work at almost every allocation amplify any error in the marking work of the program's own
+//    data, until a cycle ends at another allocation than in OCaml: the config blocks of
+//    profiles memprof's roots no longer hold cost 10 words, not 8, and the harness's `prof`
+//    array is scanned from its first slot holding a profile (custom_cycles_stopped_profiles;
+//    lib/runtime/runtime.ts);
+// 14. the same with systhreads: the threads library's data, a waiting systhread
+//    (custom_cycles_thread) and an ended one (custom_cycles_thread_end) cost what OCaml 5.3's
+//    marking charges (lib/export/_harness_heap.ts, lib/scenario/engine/_threads.ts);
+// 15. the same after a value of more than 256 words was built at the program's initialisation,
+//    to be unmarshalled: it is allocated in the major heap (custom_cycles_marshal_build;
+//    lib/export/ocaml.ts);
+// 16. a callback raising in Thread.create's wrapper, at the thread's end (`check_memprof_cb`),
 //    was logged as an escape; the wrapper's handler prints it on stderr, and the program logs
-//    nothing (thread_wrapper_raise).
+//    nothing (thread_wrapper_raise; seed 3, scenario 227).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -94,7 +110,15 @@ import switchBeforeAlloc from "./regressions/switch_before_alloc.ts";
 import workerEndPending from "./regressions/worker_end_pending.ts";
 import recordWithoutPolls from "./regressions/record_without_polls.ts";
 import threadEndPending from "./regressions/thread_end_pending.ts";
+import namedReleaseDuePoll from "./regressions/named_release_due_poll.ts";
+import customCyclesThread from "./regressions/custom_cycles_thread.ts";
+import customCyclesThreadEnd from "./regressions/custom_cycles_thread_end.ts";
+import customCyclesStoppedProfiles from "./regressions/custom_cycles_stopped_profiles.ts";
+import customCyclesMarshalBuild from "./regressions/custom_cycles_marshal_build.ts";
 import { backEdgePolls } from "../../lib/scenario/polling.ts";
+import { Lifetimes } from "../../lib/scenario/lifetimes.ts";
+import { profileSlots } from "../../lib/scenario/walk.ts";
+import { harnessBlocks, harnessMajorHeap } from "../../lib/export/_harness_heap.ts";
 
 const regressions: readonly Scenario[] = [
   geometricMeanOne,
@@ -121,6 +145,11 @@ const regressions: readonly Scenario[] = [
   workerEndPending,
   recordWithoutPolls,
   threadEndPending,
+  namedReleaseDuePoll,
+  customCyclesThread,
+  customCyclesThreadEnd,
+  customCyclesStoppedProfiles,
+  customCyclesMarshalBuild,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */
@@ -611,6 +640,104 @@ Deno.test("a systhread's program drains its pending callbacks before it ends, ea
     definition(source, "let[@inline never] run_thread_1 () ="),
     /resume_dom \(\);\n\s+th_end 1$/,
   );
+});
+
+// ---- 12. keep.steps blocks released by name ---------------------------------------------------
+
+Deno.test("blocks of keep.steps released by name bring one poll, at the first of their steps", () => {
+  const brief = events(namedReleaseDuePoll).map((e) => `${e.kind} ${"id" in e ? e.id : ""}`);
+  // The runtime allocations' callbacks wait for Gc.minor: no poll at the second block's step.
+  assert.deepEqual(brief, [
+    "allocMinor 1",
+    "allocMinor 2",
+    "deallocMinor 1",
+    "deallocMinor 2",
+    "allocMinor 3",
+    "deallocMinor 3",
+    "allocMinor 4",
+    "deallocMinor 4",
+  ]);
+  const rt = new Runtime({ minorHeapWords: 4096 });
+  let step = 0;
+  const lt = new Lifetimes(rt, () => step);
+  const keep = lt.keeper({ kind: "steps", steps: 4, until: "b" })!;
+  const addr = rt.mainDomain.alloc(1);
+  keep(addr, 1); // due at step 5
+  step = 2;
+  keep(addr, 1); // due at step 7
+  lt.release("b");
+  const polls = [];
+  for (let n = 1; n <= 8; n++) if (lt.tick(n)) polls.push(n);
+  assert.deepEqual(polls, [5]);
+  assert.equal(lt.nextDue, Infinity);
+});
+
+// ---- 13. config blocks of profiles -------------------------------------------------------------
+
+Deno.test("a profile's config block costs 8 words while memprof's roots hold it, then 10 from the program's prof array", () => {
+  // The mark work of a cycle started by Gc.full_major, with profiles started in slots of a
+  // 2-slot array: p alone, or q stopped before p.
+  const markWork = (both: boolean) => {
+    const rt = new Runtime({ minorHeapWords: 8192 });
+    const d = rt.mainDomain;
+    const start = (slot: number) =>
+      d.memprofStart({ samplingRate: 0.001, callstackSize: 0, tracker: {} }, { slot, slots: 2 });
+    if (both) {
+      start(0);
+      d.memprofStop();
+    }
+    start(1);
+    d.fullMajor();
+    return rt.majorGc.state().markWork;
+  };
+  // q's config block reached by scanning (10), its boxed float (2), and the array's first
+  // field: its darkening pushes its fields from the first holding a profile.
+  assert.equal(markWork(true) - markWork(false), 13);
+  assert.deepEqual(
+    [...profileSlots(customCyclesStoppedProfiles).entries()],
+    [["q1", 0], ["q2", 1], ["q3", 2], ["p", 3]],
+  );
+  const { source } = exportOCaml(customCyclesStoppedProfiles);
+  assert.match(source, /\(\* profile "p" \*\)[^]*let start_3 \(\) =/);
+});
+
+// ---- 14. the threads library and systhreads ----------------------------------------------------
+
+Deno.test("the harness's marking: the threads library's data and prelude, then 6 words per waiting systhread", () => {
+  const params = (threads: number) => ({
+    domains: 1,
+    maxDepth: 1,
+    profiles: 1,
+    sites: [10],
+    exceptions: 0,
+    threads,
+    fifoSites: [],
+  });
+  const mark = (threads: number, threadsLibrary: boolean) =>
+    harnessMajorHeap(harnessBlocks(params(threads), [], { threadsLibrary }), 4096, {
+      threadsLibrary,
+    }).fixedMark!;
+  // Measured on OCaml 5.3 (`Major slice` lines, OCAMLRUNPARAM=v=0x800): 507 words a cycle more
+  // with the library and the prelude, 6 more per thread.
+  assert.equal(mark(0, true) - mark(0, false), 507);
+  assert.equal(mark(1, true) - mark(0, true), 6);
+  assert.equal(mark(3, true) - mark(1, true), 12);
+});
+
+// ---- 15. a value built to be unmarshalled ------------------------------------------------------
+
+Deno.test("a block of more than 256 words built and dropped at initialisation: allocated, never marked", () => {
+  const p = { domains: 1, maxDepth: 1, profiles: 1, sites: [10], exceptions: 0 };
+  const dead = harnessMajorHeap(
+    harnessBlocks(p, [{ wosize: 300, fields: "ints", via: "dead" }]),
+    4096,
+  );
+  const none = harnessMajorHeap(harnessBlocks(p, []), 4096);
+  // The exported program of custom_cycles_marshal_build has it.
+  const { source } = exportOCaml(customCyclesMarshalBuild);
+  assert.match(source, /let sizes = \[\| 300 \|\] in[^]*Obj\.new_block 0 sizes\.\(i\)/);
+  assert.equal(dead.fixedMark, none.fixedMark);
+  assert.ok(dead.workAhead < none.workAhead, `${dead.workAhead} vs ${none.workAhead}`);
 });
 
 // ---- the real runtime ---------------------------------------------------------------------------

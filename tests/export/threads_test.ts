@@ -152,14 +152,15 @@ Deno.test("exportOCaml refuses threads with programs in a scenario with several 
 Deno.test("the threads library's data moves the harness's major GC work as OCaml 5.3.0's debug runtime measured", () => {
   // Two exported programs alike but for threads.cmxa: at their scenario's start, the debug
   // runtime (OCAMLRUNPARAM=v=0x800) reported the work counter 25,284 words further (three
-  // forced cycles of 8,428 more words: two more pools swept, 236 words more marked) and the
-  // allocation counter 1,228 words further: 24,056 words more work ahead.
+  // forced cycles with two more pools to sweep and the libraries' data to mark) and the
+  // allocation counter 1,228 words further: 24,056 words more work ahead. (With 236 words of
+  // marking a cycle for that data the model fell 64 words short; 255 were measured since.)
   const p = { domains: 1, maxDepth: 1, profiles: 1, sites: [], exceptions: 0 };
   const extra = [{ wosize: 200, fields: "ints" as const, via: "root" as const }];
   const without = harnessMajorHeap(harnessBlocks(p, extra), 32_768);
   const withLib = harnessMajorHeap(harnessBlocks(p, extra), 32_768, { threadsLibrary: true });
   const ahead = withLib.workAhead - without.workAhead;
-  assert.ok(Math.abs(ahead - 24_056) <= 100, `${ahead} vs 24056`);
+  assert.ok(Math.abs(ahead - 24_056) <= 8, `${ahead} vs 24056`);
   assert.deepEqual(
     withLib.pools.map((x) => x.sz).filter((sz) => !without.pools.some((y) => y.sz === sz)),
     [12, 14],

@@ -27,6 +27,7 @@ import { ActionError } from "./_action_error.ts";
 import type { ProfileState, RunContext, Tracked } from "./_context.ts";
 import type { Baton } from "./_threads.ts";
 import { runGc } from "./_compile_runtime.ts";
+import { profileSlots } from "../walk.ts";
 
 const LOG_NAMES: Record<CallbackKind, string> = {
   allocMinor: "alloc_minor",
@@ -64,11 +65,14 @@ export class Callbacks {
   readonly #run: RunContext;
   /** The baton of a resumable run (`act.yieldTo`), undefined in plain runs. */
   readonly #baton: Baton | undefined;
+  /** The exported program's slot of each named profile. */
+  readonly #slots: ReadonlyMap<string, number>;
 
   /** The callbacks of `run`; `baton` passes the baton in resumable runs. */
   constructor(run: RunContext, baton: Baton | undefined) {
     this.#run = run;
     this.#baton = baton;
+    this.#slots = profileSlots(run.sc);
   }
 
   /** `Gc.Memprof.start` on domain `d` of profile `spec`, whose path in the scenario is `within`
@@ -89,11 +93,16 @@ export class Callbacks {
     };
     if (run.profiles.size === 0) run.minorsAtFirstStart = run.rt.minorCollections;
     run.profiles.set(name, state);
-    state.profile = d.memprofStart({
-      samplingRate: rate,
-      callstackSize: spec.callstackSize,
-      tracker: this.#tracker(state, spec.tracker),
-    });
+    // The exported program keeps the profile in its slot of the harness's `prof` array.
+    const slot = spec.name === undefined ? undefined : this.#slots.get(spec.name);
+    state.profile = d.memprofStart(
+      {
+        samplingRate: rate,
+        callstackSize: spec.callstackSize,
+        tracker: this.#tracker(state, spec.tracker),
+      },
+      slot === undefined ? undefined : { slot, slots: this.#slots.size },
+    );
   }
 
   #tracker(p: ProfileState, t: TrackerSpec): Tracker<Tracked, Tracked> {

@@ -31,6 +31,10 @@ import {
   tickedOpG,
 } from "./_step.ts";
 
+/** Marking work a systhread's end adds to every later major cycle of the exported program
+ * (see the end of `Baton`'s thread lives). */
+const ENDED_THREAD_MARK = 6;
+
 /** The step kinds compiled here. */
 export type ThreadProgramKind = "threadSpawn" | "yieldTo" | "threadJoin" | "threadYield";
 
@@ -312,6 +316,11 @@ export class Baton {
     // the threads from the last created to the first.
     d.switchTo(this.#ringSuccessor(c));
     d.exitThread(t, { handOver: false });
+    // Off the ring, its descriptor is no longer darkened by the systhreads' roots hook (1 word:
+    // the status field), nor its condition with its stack (nothing to scan): marking reaches
+    // both by scanning the harness's th_handle and th_cond, 4 and 3 words in every cycle
+    // (lib/export/_harness_heap.ts).
+    run.rt.majorGc.addFixedMark(ENDED_THREAD_MARK);
     return next;
   }
 
