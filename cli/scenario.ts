@@ -62,8 +62,9 @@ Options:
                 is seeded by domain id, as in OCaml)
   --rate R      override the sampling rate of every profile (0 <= R <= 1)
   --out DIR     where outputs go (default: out); one folder per scenario with trace.ctf,
-                trace.txt, <pid>.events, events.txt, callbacks.txt, summary.json and
-                report.html (memprof-lab trace report), replaced as a whole
+                trace.txt, events.txt, callbacks.txt, summary.json, report.html (memprof-lab
+                trace report) and, when the scenario starts runtime_events, the ring
+                <pid>.events; replaced as a whole
   --list        list the registered scenarios and exit
   --export-ocaml DIR
                 write DIR/<name>.ml, a standalone OCaml 5.3 program doing what each
