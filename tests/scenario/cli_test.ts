@@ -1,6 +1,6 @@
 // The `scenario` command, run in-process with files and consoles stubbed (no permissions).
 import assert from "node:assert/strict";
-import { HELP, run } from "../../cli/scenario.ts";
+import { HELP, run, UNTRACED_NOTE } from "../../cli/scenario.ts";
 import { goldens } from "../golden/index.ts";
 import { GOLDEN_FILES } from "../../lib/scenario/golden.ts";
 import { stub } from "./cli_stub.ts";
@@ -35,6 +35,19 @@ Deno.test("scenario NAME writes every output, compares with its golden, prints t
   assert.match(io.out, /^exception_comballoc +45 .* ok +same +\d+$/m);
   assert.match(io.out, /outputs in \/o\/<scenario>\//);
   assert.equal(io.err, "");
+});
+
+Deno.test("samples without trace events are marked 0* and explained below the table", async () => {
+  // ref_loop's tracker returns None (as the fixture program's does): memprof samples, the
+  // tracer writes nothing. The mark and the note say so; a traced scenario has neither.
+  const io = stub();
+  assert.equal(await run(["ref_loop", "exception_comballoc", "--out", "/o"], io), 0);
+  assert.match(io.out, /^ref_loop +20004 +20000 +40000 +389 +387 +0\* +0 +0 +0 +ok +same +\d+$/m);
+  assert.match(io.out, /^exception_comballoc +45 +23 +105 +250 +119 +111 +0 /m);
+  assert.ok(io.out.includes("\n" + UNTRACED_NOTE + "\noutputs in /o/<scenario>/\n"), io.out);
+  const traced = stub();
+  assert.equal(await run(["exception_comballoc", "--out", "/o"], traced), 0);
+  assert.ok(!traced.out.includes("*"), traced.out);
 });
 
 Deno.test("a golden that differs is reported with its first differing line, and exits 1", async () => {

@@ -166,6 +166,65 @@ Deno.test({
       assert.equal(before.flameBytes, all.totals.bytes);
       assert.ok(before.flameBoxes > 5);
       assert.equal(before.chartLast, all.totals.liveEndBytes);
+
+      // The info panel gives the domains' number and ids (a list of ids alone read as a count).
+      const domains = await page.evaluate(() => {
+        const dts = [...document.querySelectorAll("#info-list dt")];
+        const dt = dts.find((d) => d.textContent === "domains")!;
+        return dt.nextElementSibling!.textContent!;
+      });
+      const ids = aggregateTrace(Reader.open(TRACE)).stats.domains;
+      assert.equal(domains, `${ids.length} (ids ${ids.join(", ")})`);
+
+      // The chart's axes: round byte values from 0 up to at least the highest point, times
+      // from 0 to the trace's end, each labelled with its unit, placed where it belongs.
+      const axes = await page.evaluate(() => {
+        const ticks = (id: string) =>
+          [...document.querySelectorAll<HTMLElement>(`#${id} .tick`)].map((t) => ({
+            value: Number(t.dataset.value),
+            label: t.textContent!,
+            at: parseFloat(t.style.top || t.style.left),
+          }));
+        const chart = document.getElementById("chart")!;
+        return {
+          y: ticks("chart-y"),
+          x: ticks("chart-x"),
+          topBytes: Number(chart.dataset.axisTopBytes),
+          endUs: Number(chart.dataset.axisEndUs),
+          totalMax: Number(chart.dataset.totalMaxBytes),
+        };
+      });
+      const BYTE_UNITS: Record<string, number> = { B: 1, KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2 ** 30 };
+      const TIME_UNITS: Record<string, number> = { "µs": 1, ms: 1e3, s: 1e6 };
+      const checkAxis = (
+        ticks: { value: number; label: string; at: number }[],
+        units: Record<string, number>,
+        what: string,
+      ) => {
+        assert.ok(ticks.length >= 3, `${what}: ${ticks.length} ticks`);
+        assert.equal(ticks[0].value, 0, what);
+        assert.equal(ticks[0].label, "0", what);
+        for (const t of ticks.slice(1)) {
+          const m = /^(\d+(?:\.\d+)?) (\S+)$/.exec(t.label);
+          assert.ok(m !== null && m[2] in units, `${what}: label ${t.label}`);
+          const v = Number(m[1]) * units[m[2]];
+          assert.ok(Math.abs(v - t.value) <= 1e-6 * t.value, `${what}: ${t.label} is ${t.value}`);
+        }
+        for (let i = 1; i < ticks.length; i++) {
+          assert.ok(ticks[i].value > ticks[i - 1].value, `${what}: values ascend`);
+        }
+        for (const t of ticks) assert.ok(t.at >= 0 && t.at <= 100, `${what}: ${t.at}%`);
+      };
+      checkAxis(axes.y, BYTE_UNITS, "live-heap axis");
+      checkAxis(axes.x, TIME_UNITS, "time axis");
+      assert.equal(axes.y.at(-1)!.value, axes.topBytes);
+      assert.ok(axes.topBytes >= axes.totalMax && axes.totalMax > 0);
+      assert.ok(axes.y.every((t, i) => i === 0 || t.at < axes.y[i - 1].at), "0 at the bottom");
+      assert.equal(axes.endUs, grid.buckets * grid.widthUs);
+      assert.ok(axes.x.at(-1)!.value <= axes.endUs);
+      for (const t of axes.x) {
+        assert.ok(Math.abs(t.at - (t.value / axes.endUs) * 100) < 0.01, `time tick ${t.label}`);
+      }
       await set("table-by", "function");
       await sameAsTop(["--by", "function"], "all functions");
 
@@ -179,8 +238,28 @@ Deno.test({
       assert.ok(filtered.flameBoxes < before.flameBoxes);
 
       // Live at the peak, then a time range on grid edges, then a domain and a source.
+      const headers = () =>
+        page.evaluate(() =>
+          [...document.querySelectorAll<HTMLElement>("#table thead th")].map((th) =>
+            th.dataset.column + ":" + th.textContent
+          )
+        );
+      assert.deepEqual(await headers(), [
+        "key:function",
+        "samples:samples",
+        "selfBytes:self",
+        "bytes:total",
+        "liveEndBytes:live@end",
+        "promotedShare:promoted",
+      ]);
       await set("f-live", "peak");
       await sameAsTop(["--by", "function", "--function", "List", "--live-at", "peak"], "peak");
+      assert.ok((await headers()).includes("liveEndBytes:of which live@end"));
+      // Live at the end, bytes are the live@end bytes: the column is not repeated.
+      await set("f-function", "");
+      await set("f-live", "end");
+      await sameAsTop(["--by", "function", "--live-at", "end"], "live at end");
+      assert.ok(!(await headers()).some((h) => h.startsWith("liveEndBytes")));
       await set("f-live", "alloc");
       await set("f-function", "");
       await set("table-by", "site");
@@ -236,6 +315,21 @@ Deno.test({
       assert.equal(icicles.callees, target.bytes);
       assert.equal(icicles.callers, target.bytes);
       assert.ok(icicles.callerBoxes >= 2);
+
+      // Filtering the focused function away: both panes say so instead of standing empty.
+      renders = await page.evaluate(() => Number(document.body.dataset.renders));
+      await set("f-exclude", "Stdlib__List.init");
+      const panes = await page.evaluate(() =>
+        ["icicle-callees", "icicle-callers"].map((id) => {
+          const pane = document.getElementById(id)!;
+          return { text: pane.textContent, bytes: Number(pane.dataset.totalBytes) };
+        })
+      );
+      for (const pane of panes) {
+        assert.match(pane.text!, /^No samples of Stdlib__List\.init under the current filters/);
+        assert.equal(pane.bytes, 0);
+      }
+      await set("f-exclude", "");
 
       // Zoom: clicking a flame frame makes it the root of the view.
       await page.evaluate(() => {

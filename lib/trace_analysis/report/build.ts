@@ -100,9 +100,14 @@ ${styleSource}</style>
 </div>
 <div class="views">
 <section class="panel" id="timeline"><h2>Live heap over time</h2>
+<div class="chart-box">
+<div class="axis-y" id="chart-y" aria-hidden="true"></div>
 <svg id="chart" viewBox="0 0 1000 200" preserveAspectRatio="none" role="img" aria-label="live heap over time"></svg>
+<div class="axis-corner"></div>
+<div class="axis-x" id="chart-x" aria-hidden="true"></div>
+</div>
 <div class="legend"><b style="background:#9ca3af"></b>whole trace<b style="background:#2563eb"></b>filter<b style="background:#dc2626"></b>peak <span id="chart-scale"></span></div>
-<p class="note">Live heap at the end of each interval of the time grid. Click to measure objects live at that time.</p></section>
+<p class="note">Vertical axis: estimated live bytes; horizontal axis: time since the trace start. Each point is the live heap at the end of an interval of the time grid. Click to measure objects live at that time.</p></section>
 <section class="panel" id="flame-panel"><h2>Flame graph</h2>
 <div class="toolbar"><span id="flame-path"></span> — click a frame to zoom, double-click to focus on its function. <a id="flame-reset">reset zoom</a></div>
 <div class="scroll" id="flame-scroll"><div class="graph" id="flame"></div></div></section>

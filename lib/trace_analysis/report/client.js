@@ -113,7 +113,15 @@
       ["promotions", String(s.promotions)],
       ["collections", String(s.collections)],
       ["duration", fmtSeconds(s.durationUs)],
-      ["domains", s.domains.join(", ") || "—"],
+      // The ids of the domains that wrote events (not a count): "1 (id 0)".
+      [
+        "domains",
+        s.domains.length === 0
+          ? "none"
+          : `${s.domains.length} (${s.domains.length === 1 ? "id" : "ids"} ${
+            s.domains.join(", ")
+          })`,
+      ],
       [
         "peak live",
         data.peak === null
@@ -178,24 +186,78 @@
   }
 
   // ---- the live-heap chart ----
+  const BYTE_UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
+  /** Multiples of a round step (1, 2 or 5 times a power of ten, in units of `unit`) from 0
+   * up to the first one at or above `max`: about `count` intervals. */
+  function niceTicks(max, unit, count) {
+    if (!(max > 0) || !Number.isFinite(max)) return [0];
+    const raw = max / unit / count;
+    const p = Math.pow(10, Math.floor(Math.log10(raw)));
+    const m = raw / p;
+    const step = (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p * unit;
+    const ticks = [0];
+    while (ticks[ticks.length - 1] < max * (1 - 1e-12)) ticks.push(ticks.length * step);
+    return ticks;
+  }
+  const round6 = (v) => String(Number(v.toPrecision(6)));
+  /** The byte axis: ticks in one binary unit (the largest the maximum reaches). */
+  function byteTicks(maxBytes) {
+    let u = 0;
+    while (u < BYTE_UNITS.length - 1 && maxBytes >= Math.pow(1024, u + 1)) u++;
+    const unit = Math.pow(1024, u);
+    return niceTicks(maxBytes, unit, 4).map((b) => ({
+      value: b,
+      label: b === 0 ? "0" : `${round6(b / unit)} ${BYTE_UNITS[u]}`,
+    }));
+  }
+  /** The time axis (µs since the trace start): ticks in s, ms or µs. */
+  function timeTicks(endUs) {
+    const [unit, name] = endUs >= 1e6 ? [1e6, "s"] : endUs >= 1e3 ? [1e3, "ms"] : [1, "µs"];
+    return niceTicks(endUs, unit, 6).filter((t) => t <= endUs * (1 + 1e-12)).map((t) => ({
+      value: t,
+      label: t === 0 ? "0" : `${round6(t / unit)} ${name}`,
+    }));
+  }
   const totalSeries = totalLiveSeries(data);
   function renderChart(sel, mask) {
     const svg = $("chart");
     const W = 1000, H = 200, PAD = 4;
     const series = liveSeries(data, mask, sel.fromBucket, sel.toBucket);
-    let max = 0;
-    for (let k = 0; k < nb; k++) max = Math.max(max, totalSeries[k], series[k]);
-    if (max === 0) max = 1;
-    const x = (k) => (nb <= 1 ? W / 2 : (k / (nb - 1)) * W);
+    let top = 0;
+    for (let k = 0; k < nb; k++) top = Math.max(top, totalSeries[k], series[k]);
+    // The vertical axis runs from 0 to its first round value at or above the largest point.
+    const yTicks = byteTicks(top * bps);
+    const axisTopBytes = yTicks[yTicks.length - 1].value;
+    const max = axisTopBytes > 0 ? axisTopBytes / bps : 1;
+    // Point k is the live heap at the end of time bucket k: x is proportional to time.
+    const endUs = nb * widthUs;
+    const xt = (us) => (endUs > 0 ? (us / endUs) * W : 0);
+    const x = (k) => xt((k + 1) * widthUs);
     const y = (v) => H - PAD - (v / max) * (H - 2 * PAD);
     const points = (s) =>
       Array.from(s, (v, k) => `${x(k).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
     const parts = [];
+    for (const t of yTicks) {
+      parts.push(
+        `<line class="grid" x1="0" x2="${W}" y1="${y(t.value / bps).toFixed(1)}" y2="${
+          y(t.value / bps).toFixed(1)
+        }" stroke="#e5e7eb" vector-effect="non-scaling-stroke"></line>`,
+      );
+    }
+    const xTicks = nb === 0 ? [] : timeTicks(endUs);
+    for (const t of xTicks) {
+      parts.push(
+        `<line class="tick" x1="${xt(t.value).toFixed(1)}" x2="${xt(t.value).toFixed(1)}" y1="${
+          H - 6
+        }" y2="${H}" stroke="#5d6773" vector-effect="non-scaling-stroke"></line>`,
+      );
+    }
     const lo = sel.fromBucket ?? 0, hi = sel.toBucket ?? nb - 1;
     if (lo > 0 || hi < nb - 1) {
+      // Allocation times from the start of bucket lo to the end of bucket hi.
       parts.push(
-        `<rect x="${x(lo).toFixed(1)}" y="0" width="${
-          Math.max(1, x(hi) - x(lo)).toFixed(1)
+        `<rect x="${xt(bucketStartUs(lo)).toFixed(1)}" y="0" width="${
+          Math.max(1, xt(bucketStartUs(hi + 1)) - xt(bucketStartUs(lo))).toFixed(1)
         }" height="${H}" fill="#dbeafe"></rect>`,
       );
     }
@@ -237,21 +299,33 @@
       );
     }
     svg.innerHTML = parts.join("");
+    const axis = (id, ticks, place) => {
+      const box = $(id);
+      box.replaceChildren();
+      for (const t of ticks) {
+        const tick = el("span", { class: "tick", "data-value": String(t.value) }, t.label);
+        tick.style[place[0]] = place[1](t.value).toFixed(2) + "%";
+        box.appendChild(tick);
+      }
+    };
+    axis("chart-y", yTicks, ["top", (b) => (y(b / bps) / H) * 100]);
+    axis("chart-x", xTicks, ["left", (us) => (xt(us) / W) * 100]);
+    svg.dataset.axisTopBytes = String(axisTopBytes);
+    svg.dataset.axisEndUs = String(endUs);
     let last = 0, smax = 0;
     for (let k = 0; k < nb; k++) smax = Math.max(smax, series[k]);
     if (nb > 0) last = series[nb - 1];
     svg.dataset.filterMaxBytes = String(smax * bps);
     svg.dataset.filterLastBytes = String(last * bps);
     svg.dataset.totalMaxBytes = String((data.peak ? data.peak.samples : 0) * bps);
-    $("chart-scale").textContent = `— scale: 0 to ${fmtBytes(max * bps)}, 0 to ${
-      fmtSeconds(nb * widthUs)
-    }; filter's largest: ${fmtBytes(smax * bps)}`;
+    $("chart-scale").textContent = `— the filter's largest: ${fmtBytes(smax * bps)}`;
   }
   function setupChart() {
     $("chart").addEventListener("click", (ev) => {
       if (nb === 0) return;
       const r = $("chart").getBoundingClientRect();
-      const k = Math.round(((ev.clientX - r.left) / r.width) * (nb - 1));
+      // The nearest point: point k stands at the end of bucket k.
+      const k = Math.round(((ev.clientX - r.left) / r.width) * nb) - 1;
       $("f-live-t").value = String(Math.max(0, Math.min(nb - 1, k)));
       $("f-live").value = "bucket";
       schedule();
@@ -404,6 +478,23 @@
       return;
     }
     const trees = callTrees(data, sel, state.focus);
+    if (trees.callees.value === 0) {
+      // The filters leave no sample of the focused function: say so rather than draw nothing.
+      for (const id of ["icicle-callees", "icicle-callers"]) {
+        $(id).replaceChildren(
+          el(
+            "p",
+            { class: "note empty" },
+            `No samples of ${name} under the current filters: change or reset the filters, ` +
+              "or focus on another function.",
+          ),
+        );
+        $(id).dataset.totalBytes = "0";
+        $(id).dataset.boxes = "0";
+        $(id).style.height = "";
+      }
+      return;
+    }
     const kidsOf = (t) =>
       [...t.children.values()].sort((x, y) => {
         const a = data.functions[x.fn], b = data.functions[y.fn];
@@ -466,7 +557,13 @@
       });
     }
     for (const r of rows.slice(0, TABLE_LIMIT)) r.key = r.group.key;
-    const cols = COLUMNS[by];
+    // Measuring live at the end, bytes are live@end bytes: that column would repeat them.
+    // Live at the peak or at T, it says how much of what was live then is still live at the end.
+    const cols = sel.live === "end"
+      ? COLUMNS[by].filter(([field]) => field !== "liveEndBytes")
+      : sel.live === "alloc"
+      ? COLUMNS[by]
+      : COLUMNS[by].map((c) => (c[0] === "liveEndBytes" ? [c[0], "of which live@end"] : c));
     const measure = sel.live === "alloc" ? "allocated" : "live";
     const thead = $("table").tHead;
     thead.replaceChildren();
@@ -474,6 +571,11 @@
     for (const [field, label] of cols) {
       const text = field === "bytes" && by !== "function" ? measure : label;
       const th = el("th", { class: field === "key" ? "key" : "", "data-column": field }, text);
+      if (field === "liveEndBytes") {
+        th.title = sel.live === "alloc"
+          ? "bytes of these allocations still live at the end of the trace"
+          : "bytes of the objects live then that are still live at the end of the trace";
+      }
       if (state.sortColumn === field) th.textContent += state.sortDesc ? " ▼" : " ▲";
       th.addEventListener("click", () => {
         if (state.sortColumn === field) state.sortDesc = !state.sortDesc;
@@ -547,8 +649,13 @@
         rows.length > TABLE_LIMIT ? `, first ${TABLE_LIMIT} shown` : ""
       }. ` +
       (by === "function"
-        ? "Total: stacks containing the function; self: stacks where it is innermost."
-        : "");
+        ? "Total: stacks containing the function; self: stacks where it is innermost. "
+        : "") +
+      (sel.live === "alloc"
+        ? "live@end: the part of those allocations still live at the end of the trace."
+        : sel.live === "end"
+        ? "Measuring objects live at the end: their bytes are the live@end bytes."
+        : "of which live@end: the part of the objects live then still live at the end.");
   }
   function setupTable() {
     $("table-by").addEventListener("change", () => {
