@@ -7,6 +7,7 @@
 import { type Scenario, ScenarioError, validateScenario } from "../lib/scenario/mod.ts";
 import { scenarios as registered } from "../scenarios/index.ts";
 import { UsageError } from "./_io.ts";
+import { suggest } from "../lib/util/suggest.ts";
 
 /** Extensions of scenario modules given by path. */
 const MODULE_EXTENSIONS = [".ts", ".mts", ".js", ".mjs"];
@@ -46,6 +47,17 @@ export function isModulePath(arg: string): boolean {
   return MODULE_EXTENSIONS.some((e) => arg.endsWith(e));
 }
 
+/** The usage error for `arg`, which names no library scenario: the closest name when one is
+ * close enough, then the names known. */
+export function unknownScenario(arg: string): UsageError {
+  const names = registered.map((s) => s.settings.name);
+  const close = suggest(arg, names);
+  return new UsageError(
+    `no scenario named "${arg}"${close === undefined ? "" : ` (did you mean ${close}?)`}`,
+    `known scenarios: ${names.join(", ")}`,
+  );
+}
+
 /** The scenario `arg` names; `importModule` loads a module given by path. */
 export async function loadScenario(
   importModule: (path: string) => Promise<{ default?: unknown }>,
@@ -65,10 +77,7 @@ export async function loadScenarioEntry(
   const byName = registered.find((s) => s.settings.name === arg);
   if (byName !== undefined) return { scenario: byName, library: true };
   if (!isModulePath(arg)) {
-    throw new UsageError(
-      `no scenario named "${arg}"`,
-      `known scenarios: ${registered.map((s) => s.settings.name).join(", ")}`,
-    );
+    throw unknownScenario(arg);
   }
   if (options.exists !== undefined && !options.exists(arg)) {
     throw new UsageError(`cannot load ${arg}: no such file`);

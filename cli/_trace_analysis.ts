@@ -3,7 +3,6 @@
  * (lib/trace_analysis). cli/trace.ts dispatches to {@linkcode runAnalysisCommand}.
  * @module
  */
-import { parseArgs } from "node:util";
 import { Reader } from "../lib/memtrace/mod.ts";
 import {
   type AnalysisFilter,
@@ -27,15 +26,9 @@ import {
   topOf,
   TraceAnalysisError,
 } from "../lib/trace_analysis/mod.ts";
-import {
-  StdoutBuffer,
-  UsageError,
-  writeAll,
-  writeOutput,
-  writeStderr,
-  writeStdout,
-} from "./_io.ts";
+import { StdoutBuffer, writeAll, writeOutput, writeStderr, writeStdout } from "./_io.ts";
 import { usageLines } from "./_usage.ts";
+import { parseCommandLine, parseInteger, usageError } from "./_args.ts";
 import { openTraceInput, readThrough, type TraceInputFile } from "./_trace_input.ts";
 
 const FILTERS = `Filters (all optional; a filter keeps sampled allocations):
@@ -145,18 +138,15 @@ const FILTER_OPTIONS = {
 
 type Values = Record<string, string | boolean | undefined>;
 
-function parse(args: string[], cmd: string, options: Record<string, unknown>) {
-  try {
-    return parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      // deno-lint-ignore no-explicit-any
-      options: { help: { type: "boolean", short: "h" }, ...options } as any,
-    }) as { values: Values; positionals: string[] };
-  } catch (e) {
-    throw new UsageError((e as Error).message, ANALYSIS_HELP[cmd]);
-  }
+function parse(
+  args: string[],
+  cmd: string,
+  options: Record<string, { type: "boolean" | "string"; short?: string }>,
+) {
+  return parseCommandLine(`trace ${cmd}`, args, {
+    allowPositionals: true,
+    options: { help: { type: "boolean", short: "h" }, ...options },
+  }) as { values: Values; positionals: string[] };
 }
 
 function str(v: Values, name: string): string | undefined {
@@ -189,14 +179,14 @@ function filterOf(v: Values, cmd: string): AnalysisFilter {
 }
 
 function usage(e: unknown, cmd: string): unknown {
-  return e instanceof TraceAnalysisError ? new UsageError(`--${e.message}`, ANALYSIS_HELP[cmd]) : e;
+  return e instanceof TraceAnalysisError ? usageError(`trace ${cmd}`, `--${e.message}`) : e;
 }
 
 function files(positionals: string[], n: number, cmd: string): string[] {
   if (positionals.length !== n) {
-    throw new UsageError(
+    throw usageError(
+      `trace ${cmd}`,
       `'trace ${cmd}' takes ${n === 1 ? "one file" : `${n} files`}, got ${positionals.length}`,
-      ANALYSIS_HELP[cmd],
     );
   }
   return positionals;
@@ -212,22 +202,14 @@ function choice<T extends string>(
   const x = str(v, name);
   if (x === undefined) return fallback;
   if (!(allowed as readonly string[]).includes(x)) {
-    throw new UsageError(
-      `--${name} must be ${allowed.join(", ")}; got '${x}'`,
-      ANALYSIS_HELP[cmd],
-    );
+    throw usageError(`trace ${cmd}`, `--${name} must be ${allowed.join(", ")}; got '${x}'`);
   }
   return x as T;
 }
 
 function limitOf(v: Values, cmd: string): number {
   const x = str(v, "limit");
-  if (x === undefined) return 20;
-  const n = Number(x);
-  if (x.trim() === "" || !Number.isInteger(n) || n < 0) {
-    throw new UsageError(`--limit must be a whole number, got '${x}'`, ANALYSIS_HELP[cmd]);
-  }
-  return n;
+  return x === undefined ? 20 : parseInteger(`trace ${cmd}`, "--limit", x);
 }
 
 /** Reads a trace once under a filter. */
@@ -348,10 +330,7 @@ async function exportCommand(args: string[]): Promise<void> {
   if (values.help) return writeStdout(ANALYSIS_HELP.export + "\n");
   const [file] = files(positionals, 1, "export");
   if (str(values, "format") === undefined) {
-    throw new UsageError(
-      "--format is required (pprof, speedscope or folded)",
-      ANALYSIS_HELP.export,
-    );
+    throw usageError("trace export", "--format is required (pprof, speedscope or folded)");
   }
   const format = choice(
     values,
@@ -362,7 +341,7 @@ async function exportCommand(args: string[]): Promise<void> {
   );
   const output = str(values, "output");
   if (format === "pprof" && output === undefined && Deno.stdout.isTerminal()) {
-    throw new UsageError("pprof output is binary: give -o FILE or redirect stdout");
+    throw usageError("trace export", "pprof output is binary: give -o FILE or redirect stdout");
   }
   const filter = filterOf(values, "export");
   const enc = new TextEncoder();

@@ -15,7 +15,8 @@ import {
   startStripNames,
   startSubsample,
 } from "../lib/memtrace_tools/mod.ts";
-import { StdoutBuffer, UsageError, writeOutput, writeStderr, writeStdout } from "./_io.ts";
+import { StdoutBuffer, writeOutput, writeStderr, writeStdout } from "./_io.ts";
+import { parseInteger, unknownOptionMessage, usageError } from "./_args.ts";
 import { usageLines } from "./_usage.ts";
 import { openTraceInput, readThrough } from "./_trace_input.ts";
 
@@ -92,7 +93,7 @@ function parse(args: string[], cmd: string): { help: boolean; positionals: strin
     if (rest || !a.startsWith("-") || a === "-" || /^-\d+$/.test(a)) positionals.push(a);
     else if (a === "--") rest = true;
     else if (a === "-h" || a === "--help") help = true;
-    else throw new UsageError(`unknown option '${a}'`, TOOL_HELP[cmd]);
+    else throw usageError(`trace ${cmd}`, unknownOptionMessage(a.replace(/=.*$/s, ""), ["help"]));
   }
   return { help, positionals };
 }
@@ -104,10 +105,10 @@ function positionals(args: string[], cmd: string, counts: number[]): string[] | 
     return undefined;
   }
   if (!counts.includes(positionals.length)) {
-    throw new UsageError(
+    throw usageError(
+      `trace ${cmd}`,
       `'trace ${cmd}' takes ${counts.join(" or ")} argument${counts.at(-1) === 1 ? "" : "s"}, ` +
         `got ${positionals.length}`,
-      TOOL_HELP[cmd],
     );
   }
   return positionals;
@@ -152,14 +153,7 @@ async function writeThroughPass<T>(
 }
 
 function integer(text: string, what: string, min: number, max: number): number {
-  const n = /^[+-]?\d+$/.test(text) ? Number(text) : NaN;
-  if (!(Number.isSafeInteger(n) && n >= min && n <= max)) {
-    throw new UsageError(
-      `${what} must be an integer from ${min} to ${max}, got '${text}'`,
-      TOOL_HELP.subsample,
-    );
-  }
-  return n;
+  return parseInteger("trace subsample", what, text, { min, max });
 }
 
 function flamegraphCmd(args: string[]): void {
@@ -196,9 +190,9 @@ async function subsampleCmd(args: string[]): Promise<void> {
       end: integer(endText, "END_S", -lim, lim),
     };
     if (window.start > window.end) {
-      throw new UsageError(
+      throw usageError(
+        "trace subsample",
         `the window starts after it ends (START_S ${window.start} > END_S ${window.end})`,
-        TOOL_HELP.subsample,
       );
     }
   }

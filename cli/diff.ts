@@ -9,7 +9,6 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import { resolve } from "node:path";
 import { scenarios as registered } from "../scenarios/index.ts";
 import {
@@ -37,7 +36,8 @@ import {
   writeStderr,
   writeStdout,
 } from "./_io.ts";
-import { helpHint, usageLines } from "./_usage.ts";
+import { usageLines } from "./_usage.ts";
+import { parseCommandLine, parseInteger } from "./_args.ts";
 
 /** Usage text printed by --help. */
 export const USAGE = `${usageLines("diff", "[options] [NAME|PATH ...]")}
@@ -168,11 +168,7 @@ function cacheDir(io: DiffCliIO, option: string | undefined): string {
 }
 
 function positiveInt(name: string, text: string | undefined, dflt: number): number {
-  if (text === undefined) return dflt;
-  if (!/^[0-9]+$/.test(text) || Number(text) <= 0 || !Number.isSafeInteger(Number(text))) {
-    throw new UsageError(`${name} must be a positive whole number, got '${text}'`);
-  }
-  return Number(text);
+  return text === undefined ? dflt : parseInteger("diff", name, text, { min: 1 });
 }
 
 /** The campaign's settings from the parsed options. */
@@ -200,10 +196,7 @@ function randomArgs(
 }
 
 function wholeNumber(name: string, text: string): number {
-  if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(Number(text))) {
-    throw new UsageError(`${name} must be a whole number, got '${text}'`);
-  }
-  return Number(text);
+  return parseInteger("diff", name, text);
 }
 
 /** A result with its verdict, as printed and returned as JSON. */
@@ -288,38 +281,32 @@ export async function run(args: string[], io: DiffCliIO = denoIO): Promise<numbe
 }
 
 async function main(args: string[], io: DiffCliIO): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        known: { type: "string" },
-        "no-known": { type: "boolean" },
-        json: { type: "boolean" },
-        context: { type: "string" },
-        cache: { type: "string" },
-        setup: { type: "boolean" },
-        prefix: { type: "string" },
-        ocamlopt: { type: "string" },
-        ocamlfind: { type: "string" },
-        timeout: { type: "string" },
-        random: { type: "string" },
-        seed: { type: "string" },
-        shard: { type: "string" },
-        jobs: { type: "string" },
-        runs: { type: "string" },
-        stats: { type: "boolean" },
-        out: { type: "string" },
-        "no-shrink": { type: "boolean" },
-        "shrink-time": { type: "string" },
-        "scenario-timeout": { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (e) {
-    throw new UsageError((e as Error).message, helpHint("diff"));
-  }
+  const parsed = parseCommandLine("diff", args, {
+    allowPositionals: true,
+    options: {
+      known: { type: "string" },
+      "no-known": { type: "boolean" },
+      json: { type: "boolean" },
+      context: { type: "string" },
+      cache: { type: "string" },
+      setup: { type: "boolean" },
+      prefix: { type: "string" },
+      ocamlopt: { type: "string" },
+      ocamlfind: { type: "string" },
+      timeout: { type: "string" },
+      random: { type: "string" },
+      seed: { type: "string" },
+      shard: { type: "string" },
+      jobs: { type: "string" },
+      runs: { type: "string" },
+      stats: { type: "boolean" },
+      out: { type: "string" },
+      "no-shrink": { type: "boolean" },
+      "shrink-time": { type: "string" },
+      "scenario-timeout": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
   const o = parsed.values;
   if (o.help) {
     io.stdout(USAGE);

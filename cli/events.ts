@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import { basename, isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
@@ -43,6 +42,13 @@ import {
   writeStdout,
 } from "./_io.ts";
 import { commandName, helpHint, usageLines } from "./_usage.ts";
+import {
+  parseBigInteger,
+  parseCommandLine,
+  parseInteger,
+  unknownCommandMessage,
+  usageError,
+} from "./_args.ts";
 
 const HELP: Record<string, string> = {
   main: `${usageLines("events", "<command> ... [options]")}
@@ -281,13 +287,15 @@ const OPTIONS: Record<string, Record<string, { type: "string" | "boolean"; short
   },
 };
 
-function intOption(values: Values, name: string, min: number): number | undefined {
+function intOption(
+  command: string,
+  values: Values,
+  name: string,
+  min: number,
+): number | undefined {
   const v = values[name];
   if (v === undefined) return undefined;
-  if (typeof v !== "string" || !/^-?\d+$/.test(v) || Number(v) < min) {
-    throw new UsageError(`--${name} must be an integer >= ${min}, got '${v}'`);
-  }
-  return Number(v);
+  return parseInteger(`events ${command}`, `--${name}`, String(v), { min });
 }
 
 function pauseRule(values: Values): PauseRule {
@@ -312,23 +320,17 @@ async function main(argv: string[], io: EventsCliIO): Promise<void> {
     io.stdout(HELP.main + "\n");
     return;
   }
-  if (!(command in HELP) || command === "main") {
-    throw new UsageError(`unknown command '${command}'`);
+  if (!Object.hasOwn(OPTIONS, command)) {
+    throw usageError("events", unknownCommandMessage(command, Object.keys(OPTIONS)));
   }
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: rest,
-      allowPositionals: true,
-      options: {
-        help: { type: "boolean", short: "h" },
-        decoders: { type: "string" },
-        ...OPTIONS[command],
-      },
-    });
-  } catch (e) {
-    throw new UsageError(`${e instanceof Error ? e.message : String(e)}`);
-  }
+  const parsed = parseCommandLine(`events ${command}`, rest, {
+    allowPositionals: true,
+    options: {
+      help: { type: "boolean", short: "h" },
+      decoders: { type: "string" },
+      ...OPTIONS[command],
+    },
+  });
   const { positionals } = parsed;
   const values = parsed.values as Values;
   if (values.help) {
@@ -394,14 +396,14 @@ async function exportCommand(file: string, values: Values, io: EventsCliIO): Pro
     throw new UsageError(`export: unknown format '${format}' (the only one is chrome)`);
   }
   const anchorText = values["trace-anchor-ns"] as string | undefined;
-  if (anchorText !== undefined && !/^-?\d+$/.test(anchorText)) {
-    throw new UsageError(`--trace-anchor-ns must be an integer, got '${anchorText}'`);
-  }
+  const anchorNs = anchorText === undefined
+    ? undefined
+    : parseBigInteger("events export", "--trace-anchor-ns", anchorText);
   const tracePath = values["with-trace"] as string | undefined;
   if (anchorText !== undefined && tracePath === undefined) {
     throw new UsageError("--trace-anchor-ns needs --with-trace");
   }
-  const pid = intOption(values, "pid", 0);
+  const pid = intOption("export", values, "pid", 0);
   const decoders = await loadDecoders(io, values.decoders as string | undefined);
   /** Reads the inputs and writes the JSON through `write`; returns the summary line's end. */
   const convert = (write: (chunk: string) => void): string => {
@@ -431,7 +433,7 @@ async function exportCommand(file: string, values: Values, io: EventsCliIO): Pro
           extraInstants: (anchors) => {
             const a = alignTrace(
               anchors,
-              anchorText === undefined ? undefined : BigInt(anchorText),
+              anchorNs,
             );
             aligned.value = a;
             return traceInstants(reader!, a.anchorNs);
@@ -517,13 +519,10 @@ async function watchCommand(positionals: string[], values: Values, io: EventsCli
     if (positionals.length !== 2) {
       throw new UsageError("watch: expected DIR PID (or --path FILE)");
     }
-    if (!/^\d+$/.test(positionals[1])) {
-      throw new UsageError(`watch: PID must be a number, got '${positionals[1]}'`);
-    }
-    pid = Number(positionals[1]);
+    pid = parseInteger("events watch", "PID", positionals[1]);
     path = eventsFilePath(positionals[0], pid);
   }
-  const intervalMs = intOption(values, "interval", 1) ?? 100;
+  const intervalMs = intOption("watch", values, "interval", 1) ?? 100;
   const pauses = pauseRule(values);
   const decoders = await loadDecoders(io, values.decoders as string | undefined);
   const out = new StdoutBuffer(io.stdout);

@@ -11,6 +11,7 @@
  * @module
  */
 import { exitStatusOf, UsageError, writeStdout } from "./_io.ts";
+import { unknownCommandMessage } from "./_args.ts";
 
 /** A command: its one-line summary and its entry point (arguments after its name → exit status). */
 interface Command {
@@ -76,7 +77,7 @@ export async function run(args: string[]): Promise<number> {
     const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
     if (command === undefined) {
       throw new UsageError(
-        `unknown command '${name}'`,
+        unknownCommandMessage(name, Object.keys(COMMANDS)),
         `commands: ${Object.keys(COMMANDS).join(", ")}; run 'memprof-lab --help'`,
       );
     }

@@ -7,7 +7,6 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
 import {
   type CacheStatus,
   type CommandRunner,
@@ -20,6 +19,7 @@ import {
 } from "../lib/ocaml/mod.ts";
 import { exitStatusOf, UsageError, writeStderr, writeStdout } from "./_io.ts";
 import { commandName, helpHint, usageLines } from "./_usage.ts";
+import { parseCommandLine, parseInteger, unknownCommandMessage } from "./_args.ts";
 
 /** Usage text printed by --help. */
 export const USAGE = `${usageLines("ocaml", "<command> [options]")}
@@ -76,13 +76,6 @@ export function denoIO(signal?: AbortSignal): OCamlCliIO {
     env: Deno.env.toObject(),
     ...(signal !== undefined ? { signal } : {}),
   };
-}
-
-function positiveInteger(option: string, text: string): number {
-  if (!/^[0-9]+$/.test(text) || Number(text) < 1) {
-    throw new UsageError(`${option} must be a positive integer, got '${text}'`);
-  }
-  return Number(text);
 }
 
 /** Width of the labels of the status text. */
@@ -143,27 +136,19 @@ export function formatStatus(s: ToolchainStatus): string {
 }
 
 async function main(argv: string[], io: OCamlCliIO): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        prefix: { type: "string" },
-        ocamlopt: { type: "string" },
-        ocamlfind: { type: "string" },
-        build: { type: "boolean" },
-        jobs: { type: "string" },
-        wait: { type: "string" },
-        json: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (e) {
-    throw new UsageError(e instanceof Error ? e.message : String(e));
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandLine("ocaml", argv, {
+    allowPositionals: true,
+    options: {
+      prefix: { type: "string" },
+      ocamlopt: { type: "string" },
+      ocamlfind: { type: "string" },
+      build: { type: "boolean" },
+      jobs: { type: "string" },
+      wait: { type: "string" },
+      json: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
   if (values.help) {
     io.stdout(USAGE);
     return 0;
@@ -173,7 +158,7 @@ async function main(argv: string[], io: OCamlCliIO): Promise<number> {
     throw new UsageError("missing command (setup or status)", USAGE.trimEnd());
   }
   if (command !== "setup" && command !== "status") {
-    throw new UsageError(`unknown command '${command}'`);
+    throw new UsageError(unknownCommandMessage(command, ["setup", "status"]));
   }
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
   if (values.ocamlopt !== undefined && values.ocamlfind !== undefined) {
@@ -200,8 +185,12 @@ async function main(argv: string[], io: OCamlCliIO): Promise<number> {
     return 0;
   }
 
-  const jobs = values.jobs !== undefined ? positiveInteger("--jobs", values.jobs) : undefined;
-  const wait = values.wait !== undefined ? positiveInteger("--wait", values.wait) : undefined;
+  const jobs = values.jobs !== undefined
+    ? parseInteger("ocaml", "--jobs", values.jobs, { min: 1 })
+    : undefined;
+  const wait = values.wait !== undefined
+    ? parseInteger("ocaml", "--wait", values.wait, { min: 1 })
+    : undefined;
   const tc = await setupToolchain({
     ...opts,
     ...(values.build ? { build: true } : {}),

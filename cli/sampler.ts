@@ -8,15 +8,15 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
 import {
   DEFAULT_BINOM_LENGTHS,
   DEFAULT_GEOM_COUNT,
   writeRngReference,
 } from "../lib/memprof/rng_reference.ts";
 import { MAX_LONG } from "../lib/memprof/rng.ts";
-import { UsageError, writeStderr, writeStdout } from "./_io.ts";
-import { commandName, usageLines } from "./_usage.ts";
+import { exitStatusOf, UsageError, writeStderr, writeStdout } from "./_io.ts";
+import { usageLines } from "./_usage.ts";
+import { parseBigInteger, parseCommandLine, usageError } from "./_args.ts";
 
 /** Usage text printed by --help. */
 export const USAGE = `${
@@ -52,21 +52,18 @@ export interface SamplerIo {
 }
 
 function parseInteger(what: string, text: string, max: bigint): bigint {
-  if (!/^[0-9]+$/.test(text)) {
-    throw new UsageError(`${what} must be a non-negative integer, got '${text}'`);
-  }
-  const n = BigInt(text);
-  if (n > max) throw new UsageError(`${what} must be at most ${max}, got ${text}`);
-  return n;
+  return parseBigInteger("sampler", what, text, { min: 0n, max });
 }
 
 function parseRate(text: string): number {
   // Decimal or exponent notation, as strtod would accept for a plain number.
   if (!/^[+]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text.trim())) {
-    throw new UsageError(`--rate must be a number in [0, 1], got '${text}'`);
+    throw usageError("sampler", `--rate must be a number in [0, 1], got '${text}'`);
   }
   const x = Number(text);
-  if (!(x >= 0 && x <= 1)) throw new UsageError(`--rate must be within [0, 1], got '${text}'`);
+  if (!(x >= 0 && x <= 1)) {
+    throw usageError("sampler", `--rate must be within [0, 1], got '${text}'`);
+  }
   return x;
 }
 
@@ -76,8 +73,7 @@ function parseRate(text: string): number {
  */
 export function main(args: string[], io: SamplerIo = processIo()): number {
   try {
-    const { values, tokens } = parseArgs({
-      args,
+    const { values, tokens } = parseCommandLine("sampler", args, {
       options: {
         domain: { type: "string" },
         rate: { type: "string" },
@@ -86,7 +82,6 @@ export function main(args: string[], io: SamplerIo = processIo()): number {
         help: { type: "boolean", short: "h" },
       },
       allowPositionals: true,
-      strict: true,
       tokens: true,
     });
     if (values.help) {
@@ -101,13 +96,13 @@ export function main(args: string[], io: SamplerIo = processIo()): number {
         afterBinom = t.name === "binom";
         if (afterBinom && t.value !== undefined) binomTexts.push(t.value);
       } else if (t.kind === "positional") {
-        if (!afterBinom) throw new UsageError(`unexpected argument '${t.value}'`);
+        if (!afterBinom) throw usageError("sampler", `unexpected argument '${t.value}'`);
         binomTexts.push(t.value);
       } else {
         afterBinom = false; // "--"
       }
     }
-    if (values.rate === undefined) throw new UsageError("--rate is required");
+    if (values.rate === undefined) throw usageError("sampler", "--rate is required");
     const lambda = parseRate(values.rate);
     const domain = values.domain === undefined
       ? 0n
@@ -124,18 +119,12 @@ export function main(args: string[], io: SamplerIo = processIo()): number {
     writeRngReference(domain, lambda, count, lengths, io.stdout);
     return 0;
   } catch (e) {
-    // parseArgs reports unknown options and missing values as TypeErrors with an ERR_PARSE_ARGS
-    // code; those and our own checks are usage errors.
-    const code = (e as { code?: unknown }).code;
-    if (
-      e instanceof UsageError || (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS"))
-    ) {
-      // With no arguments at all, the usage too.
-      const usage = args.length === 0 ? `\n${USAGE}\n` : "";
-      io.stderr(
-        `sampler: ${(e as Error).message}\n${usage}Try '${commandName("sampler")} --help'.\n`,
+    // With no arguments at all, the usage instead of the pointer to it.
+    if (e instanceof UsageError) {
+      return exitStatusOf(
+        args.length === 0 ? new UsageError(e.message, USAGE.trimEnd()) : e,
+        io.stderr,
       );
-      return 2;
     }
     throw e;
   }

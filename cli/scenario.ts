@@ -10,7 +10,6 @@
  * bad value, missing file).
  * @module
  */
-import { parseArgs } from "node:util";
 import { basename, dirname, extname, isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -35,6 +34,7 @@ import {
   type LoadedScenario,
   loadScenarioEntry,
   ScenarioLoadError,
+  unknownScenario,
 } from "./_load.ts";
 import {
   exitStatusOf,
@@ -48,6 +48,7 @@ import {
   writeStdout,
 } from "./_io.ts";
 import { usageLines } from "./_usage.ts";
+import { parseCommandLine, parseInteger } from "./_args.ts";
 import { exportOCaml } from "../lib/export/mod.ts";
 import { Reader } from "../lib/memtrace/mod.ts";
 import { aggregateTrace, buildReport } from "../lib/trace_analysis/mod.ts";
@@ -579,13 +580,6 @@ function exportAll(
 
 // ---- the command ---------------------------------------------------------------------------
 
-/** A whole number from the command line: digits, or digits with a power of ten (`1e9`). */
-function wholeNumber(text: string): number | undefined {
-  if (!/^[0-9]+(e[0-9]+)?$/i.test(text)) return undefined;
-  const n = Number(text);
-  return Number.isSafeInteger(n) ? n : undefined;
-}
-
 /** A decimal number from the command line (no hex, no blanks, no NaN or Infinity). */
 function decimal(text: string): number | undefined {
   if (!/^([0-9]+(\.[0-9]*)?|\.[0-9]+)(e[-+]?[0-9]+)?$/i.test(text)) return undefined;
@@ -605,43 +599,34 @@ interface Options {
 }
 
 function parseOptions(argv: string[]) {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        seed: { type: "string" },
-        rate: { type: "string" },
-        out: { type: "string", default: "out" },
-        list: { type: "boolean" },
-        update: { type: "boolean" },
-        check: { type: "boolean" },
-        "golden-dir": { type: "string" },
-        "max-steps": { type: "string" },
-        "no-check": { type: "boolean" },
-        progress: { type: "boolean" },
-        "export-ocaml": { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (e) {
-    throw new UsageError((e as Error).message, HELP);
-  }
+  const parsed = parseCommandLine("scenario", argv, {
+    allowPositionals: true,
+    options: {
+      seed: { type: "string" },
+      rate: { type: "string" },
+      out: { type: "string", default: "out" },
+      list: { type: "boolean" },
+      update: { type: "boolean" },
+      check: { type: "boolean" },
+      "golden-dir": { type: "string" },
+      "max-steps": { type: "string" },
+      "no-check": { type: "boolean" },
+      progress: { type: "boolean" },
+      "export-ocaml": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
   const v = parsed.values;
-  const seed = v.seed === undefined ? undefined : wholeNumber(v.seed);
-  if (v.seed !== undefined && !(seed !== undefined && seed < 2 ** 32)) {
-    throw new UsageError(`--seed must be an integer in [0, 2^32), got ${v.seed}`);
-  }
+  const seed = v.seed === undefined
+    ? undefined
+    : parseInteger("scenario", "--seed", v.seed, { max: 2 ** 32 - 1 });
   const rate = v.rate === undefined ? undefined : decimal(v.rate);
   if (v.rate !== undefined && !(rate !== undefined && rate >= 0 && rate <= 1)) {
     throw new UsageError(`--rate must be within [0, 1], got ${v.rate}`);
   }
-  const maxSteps = v["max-steps"] === undefined ? DEFAULT_MAX_STEPS : wholeNumber(v["max-steps"]);
-  if (maxSteps === undefined || maxSteps < 1) {
-    throw new UsageError(`--max-steps must be a whole number ≥ 1, got ${v["max-steps"]}`);
-  }
+  const maxSteps = v["max-steps"] === undefined
+    ? DEFAULT_MAX_STEPS
+    : parseInteger("scenario", "--max-steps", v["max-steps"], { min: 1 });
   if (v.out === "") throw new UsageError("--out needs a folder");
   if (v["golden-dir"] === "") throw new UsageError("--golden-dir needs a folder");
   const options: Options = {
@@ -683,10 +668,7 @@ async function loadAll(
   const exists = (p: string) => io.kind(resolve(io.cwd(), p)) !== undefined;
   for (const arg of args) {
     if (!isModulePath(arg) && !registered.some((s) => s.settings.name === arg)) {
-      throw new UsageError(
-        `no scenario named "${arg}"`,
-        `known scenarios: ${registered.map((s) => s.settings.name).join(", ")}`,
-      );
+      throw unknownScenario(arg);
     }
     if (isModulePath(arg) && !exists(arg)) throw new UsageError(`cannot load ${arg}: no such file`);
   }

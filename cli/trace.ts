@@ -2,7 +2,6 @@
  * `memprof-lab trace` (`deno task trace`) — read, dump, copy and analyse memtrace `.ctf` files.
  * @module
  */
-import { parseArgs } from "node:util";
 import {
   dumpTraceTo,
   FileSink,
@@ -24,6 +23,7 @@ import {
 import { TOOL_COMMANDS } from "./_trace_tools.ts";
 import { openTraceInput, readThrough } from "./_trace_input.ts";
 import { commandName, usageLines } from "./_usage.ts";
+import { parseCommandLine, parseInteger, unknownCommandMessage, usageError } from "./_args.ts";
 import { ANALYSIS_COMMAND_LINES, runAnalysisCommand } from "./_trace_analysis.ts";
 
 const HELP: Record<string, string> = {
@@ -89,28 +89,22 @@ Options:
   -h, --help  show this help`,
 };
 
-function parse<O extends Record<string, { type: "boolean" | "string" }>>(
+function parse<const O extends Record<string, { type: "boolean" | "string" }>>(
   args: string[],
   cmd: string,
   options: O,
 ) {
-  try {
-    return parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: { help: { type: "boolean" as const, short: "h" }, ...options },
-    });
-  } catch (e) {
-    throw new UsageError((e as Error).message, HELP[cmd]);
-  }
+  return parseCommandLine(`trace ${cmd}`, args, {
+    allowPositionals: true,
+    options: { help: { type: "boolean", short: "h" }, ...options },
+  });
 }
 
 function needFiles(positionals: string[], n: number, cmd: string): string[] {
   if (positionals.length !== n) {
-    throw new UsageError(
+    throw usageError(
+      `trace ${cmd}`,
       `'trace ${cmd}' takes ${n === 1 ? "one file" : `${n} files`}, got ${positionals.length}`,
-      HELP[cmd],
     );
   }
   return positionals;
@@ -125,10 +119,7 @@ function openTrace(file: string): Reader {
 /** `--max-output CHARS`: undefined for the default budget, Infinity for 0. */
 function maxOutput(value: string | boolean | undefined): number | undefined {
   if (value === undefined || typeof value === "boolean") return undefined;
-  if (!/^[0-9]+$/.test(value)) {
-    throw new UsageError(`--max-output takes a number of characters, got '${value}'`, HELP.dump);
-  }
-  const n = Number(value);
+  const n = parseInteger("trace dump", "--max-output", value);
   return n === 0 ? Infinity : n;
 }
 
@@ -252,6 +243,22 @@ export async function run(args: string[]): Promise<number> {
   }
 }
 
+/** The commands of `trace`, for suggestions. */
+const TRACE_COMMANDS = [
+  "dump",
+  "copy",
+  "info",
+  "flamegraph",
+  "hotspots",
+  "identify",
+  "subsample",
+  "strip-names",
+  "top",
+  "diff",
+  "export",
+  "report",
+];
+
 function dispatch(args: string[]): void | Promise<void> {
   const [cmd, ...rest] = args;
   switch (cmd) {
@@ -280,7 +287,7 @@ function dispatch(args: string[]): void | Promise<void> {
       writeStdout(HELP.main + "\n");
       return;
     default:
-      throw new UsageError(`unknown command '${cmd}'`, HELP.main);
+      throw usageError("trace", unknownCommandMessage(cmd, TRACE_COMMANDS));
   }
 }
 

@@ -49,7 +49,35 @@ Deno.test("memprof-lab trace, events, sampler and ocaml without arguments exit 2
   }
 });
 
-Deno.test("every memprof-lab command exits 2 for an unknown option", async () => {
+Deno.test("every memprof-lab command refuses a mistyped option in one line, with a suggestion", async () => {
+  // [arguments, the option typed, the option suggested, the help pointed to]
+  const cases: [string[], string, string, string][] = [
+    [["scenario", "--chek"], "--chek", "--check", "scenario"],
+    [["diff", "--jsn"], "--jsn", "--json", "diff"],
+    [["trace", "top", "in.ctf", "--limt", "3"], "--limt", "--limit", "trace top"],
+    [
+      ["trace", "dump", "in.ctf", "--no-backtrace"],
+      "--no-backtrace",
+      "--no-backtraces",
+      "trace dump",
+    ],
+    [["trace", "hotspots", "in.ctf", "--hlep"], "--hlep", "--help", "trace hotspots"],
+    [["events", "stats", "r.events", "--jsno"], "--jsno", "--json", "events stats"],
+    [["sampler", "--rat", "0.1"], "--rat", "--rate", "sampler"],
+    [["ocaml", "status", "--prefx", "p"], "--prefx", "--prefix", "ocaml"],
+  ];
+  const ran = await Promise.all(cases.map(([args]) => memprofLab(args)));
+  for (const [k, [args, typed, meant, command]] of cases.entries()) {
+    const r = ran[k];
+    assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+    assert.equal(r.stdout, "", args.join(" "));
+    assert.equal(
+      r.stderr,
+      `error: unknown option ${typed} (did you mean ${meant}?)\n` +
+        `Run 'memprof-lab ${command} --help' for usage.\n`,
+    );
+  }
+  // Nothing close: no suggestion, the same two lines.
   for (const name of NAMES) {
     const args = name === "trace" || name === "events"
       ? [name, "dump", "--frob"]
@@ -57,7 +85,10 @@ Deno.test("every memprof-lab command exits 2 for an unknown option", async () =>
     const r = await memprofLab(args);
     assert.equal(r.code, 2, `${name}: ${r.stderr}`);
     assert.equal(r.stdout, "", name);
-    assert.match(r.stderr, /frob/, name);
+    assert.match(
+      r.stderr,
+      /^error: unknown option --frob\nRun 'memprof-lab [a-z ]+ --help' for usage\.\n$/,
+    );
   }
 });
 

@@ -54,11 +54,11 @@ Deno.test("--random options that do not fit are usage errors", async () => {
     const [args, text] of [
       [["--seed", "3"], "--seed goes with --random N"],
       [["--random", "5", "ref_loop"], "name no scenario with it"],
-      [["--random", "0"], "--random must be a positive whole number"],
+      [["--random", "0"], "--random must be an integer ≥ 1, got '0'"],
       [["--random", "5", "--shard", "3/2"], "--shard must be I/K"],
       [["--random", "5", "--shard", "x"], "--shard must be I/K"],
-      [["--random", "5", "--seed", "x"], "--seed must be a whole number"],
-      [["--random", "9007199254740993"], "--random must be a positive whole number"],
+      [["--random", "5", "--seed", "x"], "--seed must be an integer ≥ 0, got 'x'"],
+      [["--random", "9007199254740993"], "--random must be at most 2^53 - 1"],
     ] as const
   ) {
     const io = stub();

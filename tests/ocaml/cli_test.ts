@@ -38,7 +38,7 @@ Deno.test("ocaml exits 2 on usage errors", async () => {
     [["status", "--frobnicate"], /frobnicate/],
     [["status", "extra"], /unexpected argument 'extra'/],
     [["setup", "--ocamlopt", "a", "--ocamlfind", "b"], /either --ocamlopt or --ocamlfind/],
-    [["setup", "--jobs", "0"], /--jobs must be a positive integer/],
+    [["setup", "--jobs", "0"], /--jobs must be an integer ≥ 1, got '0'/],
     [["setup", "--json"], /--json does not apply to setup/],
     [["status", "--build"], /--build does not apply to status/],
     [["setup", "--prefix"], /--prefix/],

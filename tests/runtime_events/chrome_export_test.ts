@@ -365,7 +365,7 @@ Deno.test("events export writes the JSON to stdout or to -o, with a summary and 
   ) {
     io = stub(files);
     assertEquals(await run(args, io), 2, args.join(" "));
-    assert.match(io.err, /^error: .*\nRun 'memprof-lab events --help' for usage\.\n$/);
+    assert.match(io.err, /^error: .*\nRun 'memprof-lab events( export)? --help' for usage\.\n$/);
   }
   io = stub(files);
   assertEquals(

@@ -81,7 +81,10 @@ Deno.test("--seed and --rate override; bad arguments exit 2 with a message", asy
       [["--seed", "1.5"], /--seed must be an integer/],
       [["--update", "--seed", "3"], /--update records goldens with each scenario's own/],
       [["nope"], /no scenario named "nope"/],
-      [["--frob"], /Unknown option '--frob'/],
+      [
+        ["--frob"],
+        /^error: unknown option --frob\nRun 'memprof-lab scenario --help' for usage\.\n$/,
+      ],
       [["missing.ts"], /cannot load missing\.ts: no such file/],
     ] as const
   ) {
