@@ -9,6 +9,7 @@ import {
   analyzeTrace,
   buildReport,
   diffOf,
+  emptySelectionNote,
   foldedStacksTo,
   formatDiff,
   formatTop,
@@ -41,7 +42,10 @@ const FILTERS = `Filters (all optional; a filter keeps sampled allocations):
                      of at most 128 intervals) or SEC (an exact time)
   --size MIN..MAX    length in words, header excluded (MIN.., ..MAX or N also)
   --function NAME    stacks with a function whose name contains NAME
-  --exclude NAME     drop stacks with a function whose name contains NAME`;
+  --exclude NAME     drop stacks with a function whose name contains NAME
+Filters that select no sample give an empty result, a note saying why (a domain the
+trace does not have, a time after its end…) and what the trace holds: in the table and
+on stderr ('warning: FILE: no sample selected: …'). The exit status is still 0.`;
 
 /** Help of each analysis command. */
 export const ANALYSIS_HELP: Record<string, string> = {
@@ -294,10 +298,21 @@ function top(args: string[]): void {
   const [file] = files(positionals, 1, "top");
   const by: GroupBy = choice(values, "by", BY, "site", "top");
   const limit = limitOf(values, "top");
-  const { data, selector } = analyze(file, filterOf(values, "top"), "top");
+  const filter = filterOf(values, "top");
+  const { data, selector } = analyze(file, filter, "top");
   const result = topOf(data, selector, { by, limit });
+  const note = emptySelectionNote(data, filter);
   if (values.json) printLines([JSON.stringify(result, null, 2)]);
-  else printLines(formatTop(result, file));
+  else printLines(formatTop(result, file, note === undefined ? [] : [note]));
+  warnEmpty([[file, note]]);
+}
+
+/** On stderr, for each trace whose selection is empty, why ({@linkcode emptySelectionNote}).
+ * An empty selection is a valid answer: the exit status stays 0. */
+function warnEmpty(notes: [string, string | undefined][]): void {
+  for (const [file, note] of notes) {
+    if (note !== undefined) writeStderr(`warning: ${file}: ${note}\n`);
+  }
 }
 
 function diff(args: string[]): void {
@@ -317,8 +332,14 @@ function diff(args: string[]): void {
   const a = analyze(fileA, filter, "diff");
   const b = analyze(fileB, filter, "diff");
   const result = diffOf(a.data, b.data, a.selector, b.selector, { by, sort, limit });
+  const noteA = emptySelectionNote(a.data, filter), noteB = emptySelectionNote(b.data, filter);
+  const notes = [
+    ...(noteA === undefined ? [] : [`A: ${noteA}`]),
+    ...(noteB === undefined ? [] : [`B: ${noteB}`]),
+  ];
   if (values.json) printLines([JSON.stringify(result, null, 2)]);
-  else printLines(formatDiff(result, fileA, fileB));
+  else printLines(formatDiff(result, fileA, fileB, notes));
+  warnEmpty([[fileA, noteA], [fileB, noteB]]);
 }
 
 async function exportCommand(args: string[]): Promise<void> {
@@ -345,10 +366,12 @@ async function exportCommand(args: string[]): Promise<void> {
   }
   const filter = filterOf(values, "export");
   const enc = new TextEncoder();
+  let note: string | undefined;
   const produce = (
     { data, selector }: { data: ProfileData; selector: Selector },
     write: (bytes: Uint8Array) => void,
   ) => {
+    note = emptySelectionNote(data, filter);
     if (format === "folded") {
       // Line by line: the lines of a trace can add up to far more than one string can hold.
       const out = new StdoutBuffer((text) => write(enc.encode(text)));
@@ -369,10 +392,12 @@ async function exportCommand(args: string[]): Promise<void> {
     } finally {
       trace.reader.close();
     }
+    warnEmpty([[file, note]]);
     return;
   }
   const { bytes } = await writeAnalysis(file, output, filter, "export", produce);
   writeStderr(`wrote ${output} (${format}, ${bytes} bytes)\n`);
+  warnEmpty([[file, note]]);
 }
 
 async function report(args: string[]): Promise<void> {

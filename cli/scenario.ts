@@ -510,6 +510,12 @@ export const UNTRACED_NOTE =
   "  callbacks), and memtrace's tracer writes only the blocks a callback tracks: not a failure\n" +
   '  (docs/scenarios.md, "The summary table")\n';
 
+/** Below the table when a scenario is marked `0!` in its `samples` column. */
+export const NO_PROFILE_NOTE =
+  "! no profile started: the scenario never calls memprof.start, so memprof samples nothing\n" +
+  "  and its trace and report are empty: not a failure, but probably not what was meant\n" +
+  '  (docs/scenarios.md, "The summary table")\n';
+
 function table(rows: string[][]): string {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   return rows.map((r) =>
@@ -780,6 +786,7 @@ async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
   const out = resolve(io.cwd(), options.out);
   const rows = [COLUMNS];
   let failures = 0, differ = 0, libraryUpdated = false, untraced = false;
+  const unprofiled: string[] = [];
   for (const [k, entry] of list.entries()) {
     const sc = entry.scenario, name = sc.settings.name, place = places[k];
     const fail = (message: string) => {
@@ -868,12 +875,15 @@ async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
     // only what a callback tracks. Not a failure, but it reads as one: marked, explained below.
     const none = s.samples > 0 && s.trace.events === 0 && s.balance.every((b) => b.tracked === 0);
     if (none) untraced = true;
+    // No profile started: nothing can be sampled. Marked, explained below and on stderr.
+    const noProfile = s.balance.length === 0;
+    if (noProfile) unprofiled.push(name);
     rows.push([
       name,
       String(s.steps),
       String(s.allocations),
       String(s.wordsAllocated),
-      String(s.samples),
+      String(s.samples) + (noProfile ? "!" : ""),
       String(callbacks),
       String(s.trace.events) + (none ? "*" : ""),
       String(s.orphansAdopted.entries),
@@ -893,7 +903,14 @@ async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
   }
   io.stdout(table(rows) + "\n");
   if (untraced) io.stdout(UNTRACED_NOTE);
+  if (unprofiled.length > 0) io.stdout(NO_PROFILE_NOTE);
   io.stdout(`\noutputs in ${options.out}/<scenario>/\n`);
+  if (unprofiled.length > 0) {
+    io.stderr(
+      `warning: ${unprofiled.length} scenario(s) never start a profile, so nothing was ` +
+        `sampled: ${unprofiled.join(", ")}\n`,
+    );
+  }
   if (differ > 0) io.stderr(`${differ} scenario(s) differ from their goldens\n`);
   if (failures > 0) io.stderr(`${failures} scenario(s) failed\n`);
   return failures + differ > 0 ? 1 : 0;

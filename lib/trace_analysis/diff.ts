@@ -247,8 +247,13 @@ function signed(b: number): string {
   return (b > 0 ? "+" : "") + formatBytes(b);
 }
 
-/** The table `trace diff` prints. */
-export function formatDiff(r: DiffResult, nameA = "A", nameB = "B"): string[] {
+/** The table `trace diff` prints; each of `notes` is a line after its header (`# note`). */
+export function formatDiff(
+  r: DiffResult,
+  nameA = "A",
+  nameB = "B",
+  notes: readonly string[] = [],
+): string[] {
   const live = r.live.kind === "end"
     ? "live@end"
     : r.live.kind === "peak"
@@ -264,6 +269,7 @@ export function formatDiff(r: DiffResult, nameA = "A", nameB = "B"): string[] {
     `# estimated bytes by ${r.by}, B - A: ${r.rowCount} changed${
       r.rows.length < r.rowCount ? `, top ${r.rows.length} shown` : ""
     }, sorted by |change of ${r.sort === "alloc" ? "allocated" : live}|; live bytes are ${live}`,
+    ...notes.map((n) => `# ${n}`),
   ];
   // The columns are named as the JSON rows' keys (`trace diff --json`).
   const cols = [

@@ -79,6 +79,7 @@ export {
   SOURCES,
   startAnalysis,
 } from "./filter.ts";
+export { emptySelectionNote, traceHoldings } from "./empty.ts";
 export {
   formatBytes,
   formatSeconds,

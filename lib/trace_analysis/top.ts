@@ -173,8 +173,8 @@ function keepEnd(s: string, width: number): string {
   return s.length <= width ? s : "…" + s.slice(s.length - width + 1);
 }
 
-/** The table `trace top` prints. */
-export function formatTop(r: TopResult, name = "trace"): string[] {
+/** The table `trace top` prints; each of `notes` is a line after its header (`# note`). */
+export function formatTop(r: TopResult, name = "trace", notes: readonly string[] = []): string[] {
   const what = r.by === "site" ? "sites" : r.by === "function" ? "functions" : "stacks";
   const measure = r.measure === "allocated"
     ? "allocations"
@@ -194,6 +194,7 @@ export function formatTop(r: TopResult, name = "trace"): string[] {
     `# ${measure} by ${r.by}: ${r.rowCount} ${what}${
       r.rows.length < r.rowCount ? `, top ${r.rows.length} shown` : ""
     }; bytes are estimates (samples / rate x word size)`,
+    ...notes.map((n) => `# ${n}`),
   ];
   // The columns are named as the JSON rows' keys (`trace top --json`).
   const cols = r.by === "function"

@@ -1,6 +1,7 @@
 // The `scenario` command, run in-process with files and consoles stubbed (no permissions).
 import assert from "node:assert/strict";
-import { HELP, run, UNTRACED_NOTE } from "../../cli/scenario.ts";
+import { HELP, NO_PROFILE_NOTE, run, UNTRACED_NOTE } from "../../cli/scenario.ts";
+import { scenario } from "../../lib/scenario/mod.ts";
 import { goldens } from "../golden/index.ts";
 import { GOLDEN_FILES } from "../../lib/scenario/golden.ts";
 import { stub } from "./cli_stub.ts";
@@ -48,6 +49,27 @@ Deno.test("samples without trace events are marked 0* and explained below the ta
   const traced = stub();
   assert.equal(await run(["exception_comballoc", "--out", "/o"], traced), 0);
   assert.ok(!traced.out.includes("*"), traced.out);
+});
+
+Deno.test("a scenario that never starts a profile is marked 0!, explained, and warned about", async () => {
+  const quiet = scenario(
+    { name: "no_profile", description: "allocates, never starts memprof" },
+    (s) => s.main.repeat(10, () => s.main.alloc(4, { at: "No_profile.f@np.ml:1:0-10" })),
+  );
+  const io = stub({ modules: { "./np.ts": { default: quiet } } });
+  assert.equal(await run(["./np.ts", "exception_comballoc", "--out", "/o"], io), 0);
+  assert.match(io.out, /^no_profile +10 +10 +50 +0! +0 +0 /m);
+  assert.match(io.out, /^exception_comballoc +45 +23 +105 +250 +119 /m);
+  assert.ok(io.out.includes("\n" + NO_PROFILE_NOTE + "\noutputs in /o/<scenario>/\n"), io.out);
+  assert.equal(
+    io.err,
+    "warning: 1 scenario(s) never start a profile, so nothing was sampled: no_profile\n",
+  );
+  // Its outputs are written all the same (the report of an empty trace).
+  assert.ok(io.files.has("/o/no_profile/report.html"));
+  const profiled = stub();
+  assert.equal(await run(["exception_comballoc", "--out", "/o"], profiled), 0);
+  assert.ok(!profiled.out.includes("!"), profiled.out);
 });
 
 Deno.test("a golden that differs is reported with its first differing line, and exits 1", async () => {

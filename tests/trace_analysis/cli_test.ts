@@ -195,3 +195,54 @@ Deno.test("every analysis command has --help; the main help lists them", async (
     assert.match(main.stdout, new RegExp(`^  ${cmd} `, "m"));
   }
 });
+
+Deno.test("a filter that selects nothing says why, with what the trace holds, and exits 0", async () => {
+  const holds1 = "the trace holds 3993 samples, of domain 0, from 0 to 0.251825 s";
+  const holds6 = "the trace holds 11367 samples, of domains 0, 1, 2, 3, 4, 5, from 0 to 0.632385 s";
+  for (
+    const [args, note] of [
+      [
+        ["top", SINGLE, "--live-at", "99"],
+        `no sample selected: --live-at 99 s is after the trace's end; ${holds1}`,
+      ],
+      [
+        ["top", MULTI, "--domain", "7"],
+        `no sample selected: --domain 7: no such domain in the trace; ${holds6}`,
+      ],
+      [
+        ["top", SINGLE, "--source", "external"],
+        "no sample selected: --source external: the trace has no such allocation (only minor, " +
+        `major); ${holds1}`,
+      ],
+      [
+        ["top", SINGLE, "--function", "no_such_function"],
+        `no sample selected: no sampled allocation matches the filters; ${holds1}`,
+      ],
+    ] as const
+  ) {
+    const r = await trace(...args);
+    assert.equal(r.code, 0, r.stderr);
+    // In the table, after its header, and on stderr.
+    assert.equal(r.stdout.split("\n")[2], `# ${note}`, args.join(" "));
+    assert.equal(r.stderr, `warning: ${args[1]}: ${note}\n`, args.join(" "));
+    // JSON output stays the result alone; the warning still goes to stderr.
+    const json = await trace(...args, "--json");
+    assert.equal(json.code, 0);
+    assert.equal(JSON.parse(json.stdout).totals.samples, 0);
+    assert.equal(json.stderr, r.stderr);
+  }
+  // diff: per trace; export: on stderr.
+  const d = await trace("diff", SINGLE, MULTI, "--domain", "3");
+  assert.equal(d.code, 0, d.stderr);
+  assert.match(d.stdout, /^# A: no sample selected: --domain 3: no such domain in the trace; /m);
+  assert.doesNotMatch(d.stdout, /^# B: no sample/m);
+  assert.match(d.stderr, /^warning: .*single_1e-4\.ctf: no sample selected: --domain 3: /);
+  const e = await trace("export", SINGLE, "--format", "folded", "--from", "5");
+  assert.equal(e.code, 0, e.stderr);
+  assert.equal(e.stdout, "");
+  assert.match(e.stderr, /^warning: .*: no sample selected: --from 5 s is after the trace's end; /);
+  // A selection with samples has no note.
+  const some = await trace("top", SINGLE, "--domain", "0", "--limit", "1");
+  assert.equal(some.stderr, "");
+  assert.doesNotMatch(some.stdout, /no sample selected/);
+});
