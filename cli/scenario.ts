@@ -856,15 +856,16 @@ async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
         if (diff !== undefined) {
           differ++;
           io.stderr(
-            `${name}: ${diff}\n  (if the change is intended: deno task scenario ${
-              entry.module ?? name
-            } --update, then review the diff)\n`,
+            `${name}: ${diff}\n  (if the change is intended: ${
+              rerun(io, entry, options, "--update")
+            }, then review the diff)\n`,
           );
         }
       }
       if (options.check && (golden === "none" || golden === "foreign")) {
         fail(
-          `scenario ${name} has no goldens at ${place.dir} to check (write them with --update)`,
+          `scenario ${name} has no goldens at ${place.dir} to check (write them with ` +
+            `${rerun(io, entry, options, "--update")})`,
         );
       }
     }
@@ -916,6 +917,35 @@ async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
   return failures + differ > 0 ? 1 : 0;
 }
 
+/** `word` as one shell word: as it is when it has only characters a shell leaves alone, else
+ * in single quotes. */
+export function shellWord(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The command that runs scenario `entry` again with `flag` (`--update`, `--check`) as this run
+ * did, to be followed as printed from the same folder: its module path (or library name), and
+ * the options that decide where its goldens and outputs go and whether it runs at all
+ * (`--golden-dir` for a module, `--out`, `--max-steps`, `--no-check`). `deno task scenario` from
+ * inside the repository, else `memprof-lab scenario` (`deno task` finds no task elsewhere).
+ */
+function rerun(io: ScenarioCliIO, entry: LoadedScenario, options: Options, flag: string): string {
+  const root = resolve(io.goldenDir, "..", "..");
+  const words = [
+    isWithin(root, resolve(io.cwd())) ? "deno task scenario" : "memprof-lab scenario",
+    shellWord(entry.module ?? entry.scenario.settings.name),
+  ];
+  if (entry.module !== undefined && !entry.library && options.goldenDir !== undefined) {
+    words.push("--golden-dir", shellWord(options.goldenDir));
+  }
+  if (options.out !== "out") words.push("--out", shellWord(options.out));
+  if (options.maxSteps !== DEFAULT_MAX_STEPS) words.push("--max-steps", String(options.maxSteps));
+  if (entry.module !== undefined && !options.typeCheck) words.push("--no-check");
+  words.push(flag);
+  return words.join(" ");
+}
+
 /** What `--update` wrote for a scenario outside the library, and how to make it one. */
 function reportUnregistered(
   io: ScenarioCliIO,
@@ -925,14 +955,13 @@ function reportUnregistered(
 ): void {
   const name = entry.scenario.settings.name;
   const files = [...GOLDEN_FILE_NAMES, MODULE_RECORD].join(", ");
-  const dirArg = options.goldenDir === undefined ? "" : ` --golden-dir ${options.goldenDir}`;
   const taken = registered.some((s) => s.settings.name === name)
     ? `  (The library has a scenario named ${name} already: rename this one first.)\n`
     : "";
   io.stderr(
     `${name}: wrote ${place.dir}/ (${files}).\n` +
       `  ${entry.module} is not a library scenario, so deno test does not check it; compare ` +
-      `with:\n    deno task scenario ${entry.module}${dirArg} --check\n` +
+      `with:\n    ${rerun(io, entry, options, "--check")}\n` +
       `  To make it one: move it into scenarios/, import it in scenarios/index.ts, then run\n` +
       `    deno task scenario ${name} --update\n` +
       `  (which writes tests/golden/${name}/ and tests/golden/index.ts; review the diff).\n` +

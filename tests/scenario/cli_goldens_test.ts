@@ -55,7 +55,7 @@ Deno.test("a module outside the library named like a library scenario never touc
       io.err,
       /\.\/ext\/ref_loop\.ts is not a library scenario, so deno test does not check it/,
     );
-    assert.match(io.err, /deno task scenario \.\/ext\/ref_loop\.ts --check/);
+    assert.match(io.err, /deno task scenario \.\/ext\/ref_loop\.ts --out \/o --check/);
     assert.match(
       io.err,
       /move it into scenarios\/, import it in scenarios\/index\.ts, then run\n +deno task scenario ref_loop --update/,
