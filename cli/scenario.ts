@@ -902,6 +902,9 @@ async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
     );
     io.writeFileAtomic(join(io.goldenDir, "index.ts"), goldenIndexSource(names));
   }
+  // A row is a scenario that ran and whose outputs were written: without any, the errors
+  // said it all (no empty table, no "outputs in" where nothing was written, no tally).
+  if (rows.length === 1) return failures + differ > 0 ? 1 : 0;
   io.stdout(table(rows) + "\n");
   if (untraced) io.stdout(UNTRACED_NOTE);
   if (unprofiled.length > 0) io.stdout(NO_PROFILE_NOTE);

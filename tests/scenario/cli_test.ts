@@ -72,6 +72,28 @@ Deno.test("a scenario that never starts a profile is marked 0!, explained, and w
   assert.ok(!profiled.out.includes("!"), profiled.out);
 });
 
+Deno.test("a scenario refused by --max-steps prints its error only: no table, no outputs line", async () => {
+  const io = stub();
+  assert.equal(await run(["ref_loop", "--max-steps", "10", "--out", "/o"], io), 1);
+  assert.equal(io.out, "");
+  assert.equal(
+    io.err,
+    "error: scenario ref_loop would run about 20,004 steps, more than --max-steps 10 (raise " +
+      "--max-steps to run it anyway)\n",
+  );
+  assert.equal(io.kind("/o/ref_loop"), undefined, "nothing written");
+  // With another scenario that ran, the table has its row and the tally counts the refusal.
+  const two = stub();
+  assert.equal(
+    await run(["ref_loop", "alloc_counts", "--max-steps", "20000", "--out", "/o"], two),
+    1,
+  );
+  assert.match(two.out, /^alloc_counts /m);
+  assert.doesNotMatch(two.out, /^ref_loop /m);
+  assert.match(two.out, /outputs in \/o\/<scenario>\//);
+  assert.match(two.err, /^error: scenario ref_loop would run .*\n1 scenario\(s\) failed\n$/s);
+});
+
 Deno.test("a golden that differs is reported with its first differing line, and exits 1", async () => {
   const io = stub();
   const path = `/golden/ref_loop/${GOLDEN_FILES.callbackLog}`;
