@@ -212,6 +212,9 @@ export class LoopIndex {
   every(period: number, body: () => void, offset = 0): void {
     const at = this.#r.nextAt();
     if (!this.#open) this.#r.fail(at, "a loop index used outside its loop");
+    for (const [v, what] of [[period, "every"], [offset, "every's offset"]] as const) {
+      if (typeof v !== "number") this.#r.fail(at, `${what} must be a number, got ${describe(v)}`);
+    }
     if (!(Number.isInteger(period) && period >= 1)) {
       this.#r.fail(at, `every needs a whole number ≥ 1, got ${period}`);
     }

@@ -139,6 +139,15 @@ class Validator {
     throw new ScenarioError(this.#name, at, problem, within);
   }
 
+  /** Fails unless `v` is a number: every numeric field is checked for its type first, so that
+   * a number written as a string (`samplingRate: "0.01"`, which a plain-JavaScript or unchecked
+   * module can pass) is said to be a string, not a number out of range. */
+  #number(at: string, v: unknown, what: string, within = ""): void {
+    if (typeof v !== "number") {
+      this.#fail(at, `${what} must be a number, got ${describe(v)}`, within);
+    }
+  }
+
   run(): void {
     this.#shape();
     this.#settings();
@@ -187,6 +196,7 @@ class Validator {
       this.#fail("settings", `description must be a string, got ${describe(s.description)}`);
     }
     const int = (v: number, what: string, min: number, max = Number.MAX_SAFE_INTEGER) => {
+      this.#number("settings", v, what);
       if (!Number.isInteger(v) || v < min || v > max) {
         this.#fail("settings", `${what} must be an integer in [${min}, ${max}], got ${v}`);
       }
@@ -253,6 +263,7 @@ class Validator {
       if (!known.includes(k)) {
         this.#fail("settings", `gcTime has no key \`${k}\` (known: ${known.join(", ")})`);
       }
+      this.#number("settings", v, `gcTime.${k}`);
       if (typeof v !== "number" || !Number.isFinite(v) || v < 0) {
         this.#fail("settings", `gcTime.${k} must be a finite number of nanoseconds >= 0, got ${v}`);
       }
@@ -277,6 +288,9 @@ class Validator {
     if (bad !== undefined) this.#fail("settings", bad);
     if (format !== "default" && typeof log.program !== "string") {
       this.#fail("settings", `log ${format} needs a program name (a string)`);
+    }
+    if (format === "memprof_lifecycle") {
+      this.#number("settings", log.keep, "log memprof_lifecycle: keep");
     }
     if (format === "memprof_lifecycle" && !isCount(log.keep, 0)) {
       this.#fail(
@@ -315,6 +329,7 @@ class Validator {
   }
 
   #rate(at: string, r: unknown, what = "", within = ""): void {
+    this.#number(at, r, `${what}sampling rate`, within);
     if (typeof r !== "number" || !(r >= 0 && r <= 1)) {
       this.#fail(at, `${what}sampling rate must be within [0, 1], got ${r}`, within);
     }
@@ -348,13 +363,20 @@ class Validator {
     if ("uniform" in s) {
       const u = s.uniform as unknown;
       const [a, b] = Array.isArray(u) && u.length === 2 ? u : [NaN, NaN];
+      for (const x of [a, b]) {
+        if (typeof x !== "number") bad(`uniform's bounds must be numbers, got ${describe(x)}`);
+      }
       if (!ok(a) || !ok(b) || a > b) {
         bad(`uniform(${a}, ${b}) needs integers ${min} ≤ min ≤ max ≤ ${max}`);
       }
     } else if ("choice" in s) {
       const c = s.choice as unknown;
       if (!Array.isArray(c) || c.length === 0 || c.length > 1 << 20 || !c.every(ok)) {
-        bad(`choice needs one or more integers in [${min}, ${max}]`);
+        const wrong = Array.isArray(c) ? c.find((x) => !ok(x)) : c;
+        bad(
+          `choice needs one or more integers in [${min}, ${max}]` +
+            (wrong === undefined ? "" : `, got ${describe(wrong)}`),
+        );
       }
     } else {
       const g = s.geometric as unknown;
@@ -362,6 +384,8 @@ class Validator {
       const k = unknownKey(g as object, ["mean", "max"], "sizes.geometric");
       if (k !== undefined) bad(k);
       const { mean, max: cap } = g as { mean: unknown; max?: unknown };
+      this.#number(at, mean, `${what}: geometric mean`, within);
+      if (cap !== undefined) this.#number(at, cap, `${what}: geometric max`, within);
       if (typeof mean !== "number" || !(mean >= 1 && mean <= max)) {
         bad(`geometric mean must be a number in [1, ${max}], got ${mean}`);
       }
@@ -409,6 +433,7 @@ class Validator {
     };
     switch (l.kind) {
       case "steps":
+        this.#number(at, l.steps, "keep.steps", within);
         if (!isCount(l.steps, 1)) {
           this.#fail(at, `keep.steps needs a whole number ≥ 1, got ${l.steps}`, within);
         }
@@ -423,6 +448,7 @@ class Validator {
         this.#untilNames.add(l.name);
         break;
       case "ring":
+        this.#number(at, l.slots, "keep.ring's slots", within);
         if (!isCount(l.slots, 1) || l.slots > MAX_WORDS) {
           this.#fail(
             at,
@@ -463,6 +489,7 @@ class Validator {
       );
     }
     this.#rate(at, p.samplingRate, "", within);
+    this.#number(at, p.callstackSize, "callstack size", within);
     if (!isCount(p.callstackSize, 0) || p.callstackSize > 1 << 20) {
       this.#fail(
         at,
@@ -512,6 +539,11 @@ class Validator {
     }
     const bad = unknownKey(when, TRIGGER_KEYS[when.kind], `trigger ${when.kind}`);
     if (bad !== undefined) this.#fail(at, bad, within);
+    if (when.kind === "nth") this.#number(at, when.n, "on: call number", within);
+    if (when.kind === "every") {
+      this.#number(at, when.period, "every(): period", within);
+      this.#number(at, when.offset, "every(): offset", within);
+    }
     if (when.kind === "nth" && !isCount(when.n, 1)) {
       this.#fail(at, `on: call number must be a whole number ≥ 1, got ${when.n}`, within);
     }
@@ -704,6 +736,7 @@ class Validator {
     }
     const bad = unknownKey(ev, EVENT_KEYS[ev.type], `userEvent ${ev.type}`);
     if (bad !== undefined) this.#fail(at, bad);
+    if (ev.type === "int") this.#number(at, ev.value, "an int user event's value");
     if (ev.type === "int" && !Number.isSafeInteger(ev.value)) {
       this.#fail(at, `an int user event needs a safe integer value, got ${ev.value}`);
     }
@@ -715,9 +748,13 @@ class Validator {
         !Array.isArray(ev.bytes) || ev.bytes.length > MAX_CUSTOM_PAYLOAD ||
         !ev.bytes.every((b) => Number.isInteger(b) && b >= 0 && b <= 255)
       ) {
+        const wrong = Array.isArray(ev.bytes)
+          ? ev.bytes.find((b) => !(Number.isInteger(b) && b >= 0 && b <= 255))
+          : ev.bytes;
         this.#fail(
           at,
-          `custom user event bytes must be at most ${MAX_CUSTOM_PAYLOAD} integers in [0, 255]`,
+          `custom user event bytes must be at most ${MAX_CUSTOM_PAYLOAD} integers in [0, 255]` +
+            (wrong === undefined ? "" : `, got ${describe(wrong)}`),
         );
       }
     }
@@ -825,11 +862,14 @@ class Validator {
           this.#profile(at, st.profile, "");
           break;
         case "repeat":
+          this.#number(at, st.count, "repeat count");
           if (!isCount(st.count, 0)) {
             this.#fail(at, `repeat count must be a whole number ≥ 0, got ${st.count}`);
           }
           break;
         case "when":
+          this.#number(at, st.every, "every");
+          this.#number(at, st.offset, "every's offset");
           if (!isCount(st.every, 1)) {
             this.#fail(at, `every needs a whole number ≥ 1, got ${st.every}`);
           }

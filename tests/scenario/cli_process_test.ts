@@ -67,6 +67,19 @@ Deno.test("a scenario module is type-checked before it runs; --no-check leaves i
     );
     assert.deepEqual(hidden(dir), []);
     assert.throws(() => Deno.statSync(`${dir}/out`), Deno.errors.NotFound);
+    // A number written as a string: said to be a string, not a rate out of range.
+    await Deno.writeTextFile(
+      `${dir}/rate.ts`,
+      `import { scenario } from "${LIB}";\n\n` +
+        'export default scenario({ name: "rate", samplingRate: "0.01" }, () => {});\n',
+    );
+    const rate = await runCli([`${dir}/rate.ts`, "--no-check", "--out", `${dir}/out`]);
+    assert.equal(rate.code, 1);
+    assert.equal(
+      rate.stderr,
+      `error: ${dir}/rate.ts: scenario rate, settings: sampling rate must be a number, got ` +
+        'string "0.01"\n',
+    );
     const fine = await runCli([`${dir}/fine.ts`, "--out", `${dir}/out`]);
     assert.equal(fine.code, 0, fine.stderr);
     assert.match(fine.stdout, /^typo +\d+ .* ok +none +\d+$/m);

@@ -216,6 +216,80 @@ Deno.test("every numeric argument of the DSL refuses NaN, infinities, negatives 
   refused({}, (s) => s.main.alloc(sizes.geometric(Infinity)), /geometric mean must be a number/);
 });
 
+Deno.test("a number written as a string is said to be a string, in every numeric field", () => {
+  // What a plain-JavaScript module (or one run with --no-check) can pass: the type comes first
+  // in the message, not "must be within [0, 1], got 0.01".
+  const settings: [string, string][] = [
+    ["seed", "3"],
+    ["samplingRate", "0.01"],
+    ["externalSamplingRate", "0.01"],
+    ["callstackSize", "4"],
+    ["minorHeapWords", "8192"],
+    ["ringLog2", "12"],
+    ["clockTickNs", "1"],
+    ["maxDomains", "4"],
+    ["pid", "7"],
+  ];
+  for (const [key, v] of settings) {
+    refused(
+      { [key]: v },
+      () => {},
+      new RegExp(`^scenario hostile, settings: .*must be a number, got string "${v}"$`),
+      key,
+    );
+  }
+  assert.throws(
+    () => scenario({ name: "hostile", samplingRate: "0.01" as Loose }, () => {}),
+    (e: unknown) =>
+      e instanceof ScenarioError &&
+      e.message === 'scenario hostile, settings: sampling rate must be a number, got string "0.01"',
+  );
+  refused(
+    { gcTime: { minorFixedNs: "5" } },
+    () => {},
+    /gcTime\.minorFixedNs must be a number, got string "5"/,
+  );
+  refused(
+    { log: { format: "memprof_lifecycle", program: "p", keep: "3" } },
+    () => {},
+    /keep must be a number, got string "3"/,
+  );
+  const builds: [string, (v: Loose) => (s: Loose) => void][] = [
+    ["alloc size", (v) => (s) => s.main.alloc(v)],
+    ["sizes.uniform", (v) => (s) => s.main.alloc(sizes.uniform(v, 3))],
+    ["sizes.choice", (v) => (s) => s.main.alloc(sizes.choice(2, v))],
+    ["sizes.geometric mean", (v) => (s) => s.main.alloc(sizes.geometric(v))],
+    ["sizes.geometric max", (v) => (s) => s.main.alloc(sizes.geometric(2, v))],
+    ["customMem", (v) => (s) => s.main.alloc(2, { source: "custom", customMem: v })],
+    ["allocCombined", (v) => (s) => s.main.allocCombined([2, v])],
+    ["unmarshal", (v) => (s) => s.main.unmarshal([2, v])],
+    ["extAlloc", (v) => (s) => s.main.extAlloc(v)],
+    ["repeat", (v) => (s) => s.main.repeat(v, () => s.main.alloc(1))],
+    ["every", (v) => (s) => s.main.repeat(2, (i: Loose) => i.every(v, () => s.main.alloc(1)))],
+    ["keep.steps", (v) => (s) => s.main.alloc(1, { lifetime: keep.steps(v) })],
+    ["keep.ring", (v) => (s) => s.main.alloc(1, { lifetime: keep.ring(v) })],
+    ["memprof.start rate", (v) => (s) => s.main.memprof.start({ samplingRate: v })],
+    ["memprof.start callstack", (v) => (s) => s.main.memprof.start({ callstackSize: v })],
+    [
+      "cb.on",
+      (v) => (s) => s.main.memprof.start({ tracker: { promote: cb.track().on(v, act.stop()) } }),
+    ],
+    [
+      "cb.every",
+      (v) => (s) => s.main.memprof.start({ tracker: { promote: cb.track().every(v, act.stop()) } }),
+    ],
+    [
+      "act.alloc",
+      (v) => (s) => s.main.memprof.start({ tracker: { promote: cb.track().always(act.alloc(v)) } }),
+    ],
+    ["int user event", (v) => (s) => s.main.userEvent("e", { type: "int", value: v })],
+    ["custom user event", (v) => (s) => s.main.userEvent("e", { type: "custom", bytes: [1, v] })],
+  ];
+  for (const [what, build] of builds) {
+    refused({}, build("1"), /^scenario hostile, step 1.*, got string "1"$/, what);
+  }
+});
+
 Deno.test("ringLog2 below what the ring writer accepts is refused; its minimum runs", () => {
   for (const ringLog2 of [5, 6, 7, 8]) {
     refused(
