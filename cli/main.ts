@@ -42,7 +42,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     run: async (args) => (await import("./sampler.ts")).run(args),
   },
   ocaml: {
-    summary: "the OCaml 5.3 toolchain real programs are compiled with: setup, status",
+    summary: "the OCaml 5.3 toolchain real programs are compiled with: setup, status, exec",
     run: async (args) => (await import("./ocaml.ts")).runProcess(args),
   },
 };

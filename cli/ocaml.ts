@@ -3,6 +3,7 @@
  *
  *   memprof-lab ocaml setup [--prefix DIR] [--build] [--jobs N]
  *   memprof-lab ocaml status [--json]
+ *   memprof-lab ocaml exec TOOL [ARG ...]
  *
  * @module
  */
@@ -10,19 +11,23 @@
 import {
   type CacheStatus,
   type CommandRunner,
+  findToolchain,
   OCAML_NPM_PACKAGE,
   OCAML_VERSION,
   PREFIX_ENV_VAR,
   setupToolchain,
+  type ToolchainOptions,
   type ToolchainStatus,
   toolchainStatus,
 } from "../lib/ocaml/mod.ts";
 import { exitStatusOf, UsageError, writeStderr, writeStdout } from "./_io.ts";
 import { commandName, helpHint, usageLines } from "./_usage.ts";
 import { parseCommandLine, parseInteger, unknownCommandMessage } from "./_args.ts";
+import { parseArgs } from "node:util";
+import { dirname, join } from "node:path";
 
 /** Usage text printed by --help. */
-export const USAGE = `${usageLines("ocaml", "<command> [options]")}
+export const USAGE = `${usageLines("ocaml", "<command> [options]", "exec [options] TOOL [ARG ...]")}
 
 Manages the OCaml 5.3 toolchain memprof-lab compiles real OCaml programs with.
 
@@ -32,6 +37,9 @@ Commands:
            gcc, make, npm and tar
   status   show the cache prefix and whether it is built, any OCaml of your own, and
            which toolchain would be used
+  exec     run TOOL (ocamlopt, ocamlc, ocaml, ocamldep…) of the toolchain memprof-lab
+           uses, with ARGs, and exit with its status: the toolchain 'setup' builds is not
+           on PATH ('${commandName("ocaml exec")} ocamlopt -g x.ml -o x')
 
 Options:
   --prefix DIR      cache prefix; default $XDG_CACHE_HOME/memprof-lab/ocaml-${OCAML_VERSION},
@@ -66,7 +74,33 @@ export interface OCamlCliIO {
   readonly runner?: CommandRunner;
   /** Interrupts a setup (Ctrl-C). */
   readonly signal?: AbortSignal;
+  /** Runs a tool for `exec`, with the standard streams of this process; its exit status
+   * (default: a real process; 128 + the signal's number when a signal ended it). */
+  readonly exec?: (command: string, args: readonly string[]) => Promise<number>;
 }
+
+/** Runs `command args…` with this process's standard streams; its exit status. */
+async function execInherited(command: string, args: readonly string[]): Promise<number> {
+  const status = await new Deno.Command(command, {
+    args: [...args],
+    stdin: "inherit",
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn().status;
+  return status.signal === null ? status.code : 128 + (SIGNAL_NUMBERS[status.signal] ?? 0);
+}
+
+/** Numbers of the signals that commonly end a tool, for its exit status (128 + N). */
+const SIGNAL_NUMBERS: Partial<Record<Deno.Signal, number>> = {
+  SIGHUP: 1,
+  SIGINT: 2,
+  SIGQUIT: 3,
+  SIGABRT: 6,
+  SIGKILL: 9,
+  SIGSEGV: 11,
+  SIGPIPE: 13,
+  SIGTERM: 15,
+};
 
 /** The real process: stdio and its environment. */
 export function denoIO(signal?: AbortSignal): OCamlCliIO {
@@ -135,19 +169,46 @@ export function formatStatus(s: ToolchainStatus): string {
   return lines.join("\n") + "\n";
 }
 
-async function main(argv: string[], io: OCamlCliIO): Promise<number> {
-  const { values, positionals } = parseCommandLine("ocaml", argv, {
+/** The options of every `ocaml` command. */
+const OPTIONS = {
+  prefix: { type: "string" },
+  ocamlopt: { type: "string" },
+  ocamlfind: { type: "string" },
+  build: { type: "boolean" },
+  jobs: { type: "string" },
+  wait: { type: "string" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** The commands, for suggestions. */
+const COMMANDS = ["setup", "status", "exec"];
+
+/**
+ * For `exec`, the command line split at the tool: this command's own arguments (options and
+ * `exec`), then the tool and its arguments, passed on as they are (`exec ocamlopt -g x.ml` needs
+ * no `--`). Undefined when the command is not `exec`.
+ */
+function splitExec(argv: string[]): { own: string[]; tool: string[] } | undefined {
+  const { tokens } = parseArgs({
+    args: argv,
+    options: OPTIONS,
+    strict: false,
     allowPositionals: true,
-    options: {
-      prefix: { type: "string" },
-      ocamlopt: { type: "string" },
-      ocamlfind: { type: "string" },
-      build: { type: "boolean" },
-      jobs: { type: "string" },
-      wait: { type: "string" },
-      json: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
+    tokens: true,
+  });
+  const positionals = tokens.filter((t) => t.kind === "positional");
+  if (positionals[0]?.value !== "exec") return undefined;
+  const tool = positionals[1];
+  if (tool === undefined) return { own: argv, tool: [] };
+  return { own: argv.slice(0, tool.index), tool: argv.slice(tool.index) };
+}
+
+async function main(argv: string[], io: OCamlCliIO): Promise<number> {
+  const exec = splitExec(argv);
+  const { values, positionals } = parseCommandLine("ocaml", exec?.own ?? argv, {
+    allowPositionals: true,
+    options: OPTIONS,
   });
   if (values.help) {
     io.stdout(USAGE);
@@ -155,17 +216,22 @@ async function main(argv: string[], io: OCamlCliIO): Promise<number> {
   }
   const [command, ...extra] = positionals;
   if (command === undefined) {
-    throw new UsageError("missing command (setup or status)", USAGE.trimEnd());
+    throw new UsageError("missing command (setup, status or exec)", USAGE.trimEnd());
   }
-  if (command !== "setup" && command !== "status") {
-    throw new UsageError(unknownCommandMessage(command, ["setup", "status"]));
+  if (!COMMANDS.includes(command)) {
+    throw new UsageError(unknownCommandMessage(command, COMMANDS));
   }
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
   if (values.ocamlopt !== undefined && values.ocamlfind !== undefined) {
     throw new UsageError("give either --ocamlopt or --ocamlfind, not both");
   }
   const setupOnly = ["build", "jobs", "wait"] as const;
-  for (const name of command === "status" ? setupOnly : ["json"] as const) {
+  const refused = command === "status"
+    ? setupOnly
+    : command === "exec"
+    ? [...setupOnly, "json"] as const
+    : ["json"] as const;
+  for (const name of refused) {
     if (values[name] !== undefined) throw new UsageError(`--${name} does not apply to ${command}`);
   }
   const opts = {
@@ -174,6 +240,8 @@ async function main(argv: string[], io: OCamlCliIO): Promise<number> {
     ...(values.ocamlopt !== undefined ? { ocamlopt: values.ocamlopt } : {}),
     ...(values.ocamlfind !== undefined ? { ocamlfind: values.ocamlfind } : {}),
   };
+
+  if (command === "exec") return await execTool(exec?.tool ?? [], opts, io);
 
   if (command === "status") {
     const status = await toolchainStatus(opts);
@@ -202,6 +270,49 @@ async function main(argv: string[], io: OCamlCliIO): Promise<number> {
   });
   io.stdout(`ocamlopt: ${tc.ocamlopt.join(" ")} (OCaml ${tc.version})\n`);
   return 0;
+}
+
+/** `exec TOOL ARG…`: runs TOOL of the toolchain `status` selects, with its exit status. The tool
+ * is the one beside the selected ocamlopt (`<prefix>/bin/TOOL` for a cache build), or
+ * `ocamlfind TOOL` when the toolchain is ocamlfind's. */
+async function execTool(
+  tool: readonly string[],
+  opts: ToolchainOptions & { env: Record<string, string | undefined> },
+  io: OCamlCliIO,
+): Promise<number> {
+  const [name, ...args] = tool;
+  if (name === undefined) {
+    throw new UsageError("exec needs a tool to run (such as ocamlopt)");
+  }
+  if (name.includes("/") || name === "." || name === "..") {
+    throw new UsageError(
+      `exec runs a tool of the toolchain by name (such as ocamlopt), got '${name}'`,
+    );
+  }
+  const tc = await findToolchain(opts);
+  if (tc === undefined) {
+    io.stderr(
+      `error: no OCaml ${OCAML_VERSION} toolchain found: run '${
+        commandName("ocaml setup")
+      }' (about 3 minutes), or give --prefix DIR or --ocamlopt PATH\n`,
+    );
+    return 1;
+  }
+  let command: string, commandArgs: string[];
+  if (tc.ocamlopt.length > 1) {
+    // ocamlfind's: `ocamlfind ocamlopt` becomes `ocamlfind TOOL`.
+    [command, commandArgs] = [tc.ocamlopt[0], [name, ...args]];
+  } else {
+    command = join(dirname(tc.ocamlopt[0]), name);
+    commandArgs = args;
+    try {
+      Deno.statSync(command);
+    } catch {
+      io.stderr(`error: no ${name} beside ${tc.ocamlopt[0]} (OCaml ${tc.version})\n`);
+      return 1;
+    }
+  }
+  return await (io.exec ?? execInherited)(command, commandArgs);
 }
 
 /**

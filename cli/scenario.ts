@@ -49,7 +49,9 @@ import {
 } from "./_io.ts";
 import { usageLines } from "./_usage.ts";
 import { parseCommandLine, parseInteger } from "./_args.ts";
-import { exportOCaml } from "../lib/export/mod.ts";
+import { isPlainShellWord, shellWord } from "../lib/util/shell.ts";
+import { findToolchain } from "../lib/ocaml/mod.ts";
+import { DEFAULT_BUILD_COMMAND, exportOCaml } from "../lib/export/mod.ts";
 import { Reader } from "../lib/memtrace/mod.ts";
 import { aggregateTrace, buildReport } from "../lib/trace_analysis/mod.ts";
 
@@ -71,8 +73,10 @@ Options:
   --list        list the registered scenarios and exit
   --export-ocaml DIR
                 write DIR/<name>.ml, a standalone OCaml 5.3 program doing what each
-                scenario declares (its header gives the ocamlopt and run commands), instead
-                of running the scenarios; see docs/differential.md
+                scenario declares, instead of running the scenarios; its header and this
+                command print how to build it (with the full path of the toolchain's
+                ocamlopt when one is found, else through 'ocaml exec') and run it; see
+                docs/differential.md
   --update      rewrite the goldens from this run (review the diff!): tests/golden/<name>/
                 and tests/golden/index.ts for library scenarios; for a PATH outside the
                 library, <golden dir>/<file name>/; not with --seed or --rate
@@ -143,6 +147,10 @@ export interface ScenarioCliIO {
   /** The real path of `path`: symbolic links resolved in the part of it that exists (default:
    * `path` as it is). */
   realPath?(path: string): string;
+  /** The command that runs the ocamlopt of the OCaml 5.3 toolchain memprof-lab uses (its full
+   * path), for the build commands of `--export-ocaml`; undefined when none is found (default:
+   * none). */
+  ocamlopt?(): Promise<readonly string[] | undefined>;
 }
 
 const encoder = new TextEncoder();
@@ -220,6 +228,13 @@ export const denoIO: ScenarioCliIO = {
   typeCheck: denoCheck,
   goldenDir: new URL("../tests/golden", import.meta.url).pathname,
   realPath: realPathOfExisting,
+  async ocamlopt() {
+    try {
+      return (await findToolchain())?.ocamlopt;
+    } catch {
+      return undefined; // no permission to read the environment or run ocamlopt: no path known
+    }
+  },
 };
 
 function moduleUrl(cwd: string, path: string): string {
@@ -547,14 +562,34 @@ function tooBig(sc: Scenario, maxSteps: number): string | undefined {
     `--max-steps ${formatCount(maxSteps)} (raise --max-steps to run it anyway)`;
 }
 
+/** The folder of the memprof-lab checkout this command runs from (tests/golden's grandparent). */
+function checkoutRoot(io: ScenarioCliIO): string {
+  return resolve(io.goldenDir, "..", "..");
+}
+
+/**
+ * The words that run ocamlopt in the build commands of programs exported to `dir`, such that
+ * the command works as printed from there: the full path of the toolchain's ocamlopt when it is
+ * found; else `deno task ocaml exec ocamlopt` inside the checkout, `memprof-lab ocaml exec
+ * ocamlopt` outside it (where `deno task` finds no task).
+ */
+async function buildCommandFor(io: ScenarioCliIO, dir: string): Promise<readonly string[]> {
+  const found = await io.ocamlopt?.();
+  if (found !== undefined && found.length > 0 && found.every(isPlainShellWord)) return found;
+  return isWithin(checkoutRoot(io), resolve(io.cwd(), dir))
+    ? DEFAULT_BUILD_COMMAND
+    : ["memprof-lab", "ocaml", "exec", "ocamlopt"];
+}
+
 /** `--export-ocaml DIR`: one program per scenario; refusals are reported, the rest written. */
-function exportAll(
+async function exportAll(
   io: ScenarioCliIO,
   list: readonly Scenario[],
   dir: string,
   maxSteps: number,
-): number {
+): Promise<number> {
   io.mkdirAll(dir);
+  const buildCommand = await buildCommandFor(io, dir);
   let failures = 0;
   for (const sc of list) {
     const name = sc.settings.name;
@@ -564,17 +599,20 @@ function exportAll(
       // Room in the program's callback log for twice the simulation's callbacks.
       const counts = runScenario(sc).summary.callbacks;
       const callbacks = Object.values(counts).reduce((a, b) => a + b, 0);
-      const program = exportOCaml(sc, { logCapacity: Math.max(65_536, 2 * callbacks + 1024) });
+      const program = exportOCaml(sc, {
+        logCapacity: Math.max(65_536, 2 * callbacks + 1024),
+        buildCommand,
+      });
       const path = join(dir, program.fileName);
       if (!inside(resolve(dir), resolve(path))) {
         throw new Error(`cannot write ${path}: outside ${dir}`);
       }
       io.writeFileAtomic(path, program.source);
       const exe = program.fileName.replace(/\.ml$/, "");
+      const cd = `cd ${shellWord(dir)}`;
       io.stdout(
-        `${name}: ${path}\n  build: (cd ${dir} && ocamlopt ${
-          program.compileArgs.join(" ")
-        } -o ${exe})\n  run:   (cd ${dir} && OCAMLRUNPARAM=${program.env.OCAMLRUNPARAM} ./${exe})\n`,
+        `${name}: ${path}\n  build: (${cd} && ${program.build})\n` +
+          `  run:   (${cd} && OCAMLRUNPARAM=${program.env.OCAMLRUNPARAM} ./${exe})\n`,
       );
     } catch (e) {
       failures++;
@@ -769,7 +807,7 @@ async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
   }
   const exportDir = values["export-ocaml"];
   if (exportDir !== undefined) {
-    return exportAll(io, list.map((e) => e.scenario), exportDir, options.maxSteps);
+    return await exportAll(io, list.map((e) => e.scenario), exportDir, options.maxSteps);
   }
   const compare = options.seed === undefined && options.rate === undefined;
   // Where goldens are compared or written (checked before anything runs).
@@ -920,12 +958,6 @@ async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
   return failures + differ > 0 ? 1 : 0;
 }
 
-/** `word` as one shell word: as it is when it has only characters a shell leaves alone, else
- * in single quotes. */
-export function shellWord(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
-}
-
 /**
  * The command that runs scenario `entry` again with `flag` (`--update`, `--check`) as this run
  * did, to be followed as printed from the same folder: its module path (or library name), and
@@ -934,9 +966,8 @@ export function shellWord(word: string): string {
  * inside the repository, else `memprof-lab scenario` (`deno task` finds no task elsewhere).
  */
 function rerun(io: ScenarioCliIO, entry: LoadedScenario, options: Options, flag: string): string {
-  const root = resolve(io.goldenDir, "..", "..");
   const words = [
-    isWithin(root, resolve(io.cwd())) ? "deno task scenario" : "memprof-lab scenario",
+    isWithin(checkoutRoot(io), resolve(io.cwd())) ? "deno task scenario" : "memprof-lab scenario",
     shellWord(entry.module ?? entry.scenario.settings.name),
   ];
   if (entry.module !== undefined && !entry.library && options.goldenDir !== undefined) {

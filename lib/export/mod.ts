@@ -20,6 +20,7 @@
  * @module
  */
 export {
+  DEFAULT_BUILD_COMMAND,
   DEFAULT_CALLBACK_KEEP_CAPACITY,
   DEFAULT_LOG_CAPACITY,
   defName,

@@ -26,6 +26,7 @@ import type {
 } from "../scenario/spec.ts";
 import { forEachStep, hasBody, someAction, usesThreadPrograms } from "../scenario/walk.ts";
 import { ocamlHexFloat } from "../util/ocaml_printf.ts";
+import { isPlainShellWord } from "../util/shell.ts";
 import { ExportError } from "./errors.ts";
 import { ocamlCommentString, ocamlString } from "./_ocaml_text.ts";
 import { validateScenario } from "../scenario/validate.ts";
@@ -54,8 +55,23 @@ export const DEFAULT_LOG_CAPACITY = 65_536;
 /** Slots of each keep site inside a callback unless told otherwise. */
 export const DEFAULT_CALLBACK_KEEP_CAPACITY = 4_096;
 
+/** The command the header of an exported program builds it with unless told otherwise: the
+ * OCaml 5.3 that `deno task ocaml setup` built is not on PATH, and `ocaml exec` runs it. */
+export const DEFAULT_BUILD_COMMAND: readonly string[] = [
+  "deno",
+  "task",
+  "ocaml",
+  "exec",
+  "ocamlopt",
+];
+
 /** Options of {@linkcode exportOCaml}. */
 export interface ExportOptions {
+  /** The words that run `ocamlopt` in the build command of the program's header comment, such as
+   * the full path of the toolchain's (default {@linkcode DEFAULT_BUILD_COMMAND}). Only words a
+   * shell takes as they are (letters, digits, `_@%+=:,./-`) are used: with any other, the
+   * default is. It changes the program's text in its header comment only. */
+  readonly buildCommand?: readonly string[];
   /** Records the program's callback log can hold (default
    * {@linkcode DEFAULT_LOG_CAPACITY}). A run that would log more reports `log_overflow true`. */
   readonly logCapacity?: number;
@@ -80,8 +96,11 @@ export interface ExportedProgram {
   readonly frames: ReadonlyMap<string, string>;
   /** Exceptions callbacks raise, by the number the log gives them. */
   readonly exceptions: readonly string[];
-  /** `ocamlopt` arguments that build it (source first; add `-o EXE`). */
+  /** `ocamlopt` arguments that build it (`-g` first, the source last; add `-o EXE`). */
   readonly compileArgs: readonly string[];
+  /** The command that builds it, run from its folder, as its header says: the build command
+   * ({@linkcode ExportOptions.buildCommand}), the arguments and `-o <file name without .ml>`. */
+  readonly build: string;
   /** Environment the program must run with (`OCAMLRUNPARAM`). */
   readonly env: Readonly<Record<string, string>>;
   /** Its major heap when the scenario starts, for the simulation's major GC pacing. */
@@ -183,6 +202,7 @@ class Exporter {
   readonly #userEvents = new Map<string, { id: number; type: string }>();
   readonly #logCapacity: number;
   readonly #callbackKeepCapacity: number;
+  readonly #buildCommand: readonly string[];
   #counter = 0;
   #maxDepth = 0;
   #usesEvents = false;
@@ -200,6 +220,10 @@ class Exporter {
     this.#moduleName = moduleNameOf(this.#name);
     this.#logCapacity = options.logCapacity ?? DEFAULT_LOG_CAPACITY;
     this.#callbackKeepCapacity = options.callbackKeepCapacity ?? DEFAULT_CALLBACK_KEEP_CAPACITY;
+    const given = options.buildCommand;
+    this.#buildCommand = given !== undefined && given.length > 0 && given.every(isPlainShellWord)
+      ? given
+      : DEFAULT_BUILD_COMMAND;
     sc.domains.forEach((d, i) => this.#domainOrd.set(d, i));
   }
 
@@ -333,6 +357,7 @@ class Exporter {
       frames: this.#frames,
       exceptions: this.#exceptions,
       compileArgs: this.#compileArgs(),
+      build: this.#build(),
       env: this.#env(),
       majorHeap: harnessMajorHeap(
         harnessBlocks(params, this.#initBlocks, { threadsLibrary: this.#usesThreadLib() }),
@@ -364,9 +389,17 @@ class Exporter {
     return { OCAMLRUNPARAM: `s=${s.minorHeapWords},e=${s.ringLog2}` };
   }
 
+  /** The command that builds the program, from its folder, as the header prints it. */
+  #build(): string {
+    return `${this.#buildCommand.join(" ")} ${
+      this.#compileArgs().join(" ")
+    } -o ${this.#fileBase()}`;
+  }
+
   #header(): string {
     const base = this.#fileBase();
     const env = this.#env().OCAMLRUNPARAM;
+    const usesDefault = this.#buildCommand === DEFAULT_BUILD_COMMAND;
     return [
       `(* Scenario ${
         ocamlCommentString(this.#name)
@@ -375,9 +408,16 @@ class Exporter {
         ? []
         : [`   ${ocamlCommentString(this.#sc.settings.description)}`]),
       "",
-      "   Build and run:",
-      `     ocamlopt ${this.#compileArgs().join(" ")} -o ${base}`,
+      "   Build and run, from this file's folder:",
+      `     ${this.#build()}`,
       `     OCAMLRUNPARAM=${env} ./${base}`,
+      ...(usesDefault
+        ? [
+          "   (`deno task ocaml exec` runs the tools of the OCaml 5.3 toolchain memprof-lab uses,",
+          "   which `deno task ocaml setup` builds, from inside a memprof-lab checkout; elsewhere",
+          "   `memprof-lab ocaml exec ocamlopt …`, or an ocamlopt 5.3 of your own.)",
+        ]
+        : []),
       "",
       "   It prints its callback log (see docs/differential.md); `deno task diff` compares it",
       "   with the simulation's. *)",

@@ -194,6 +194,24 @@ Deno.test("exportOCaml sets OCAMLRUNPARAM from minorHeapWords and ringLog2", () 
   assert.ok(exportOCaml(tiny).source.includes("ocamlopt -g tiny.ml -o tiny"));
 });
 
+Deno.test("the header builds with the toolchain memprof-lab uses: ocaml exec, or the command given", () => {
+  const dflt = exportOCaml(tiny);
+  assert.equal(dflt.build, "deno task ocaml exec ocamlopt -g tiny.ml -o tiny");
+  assert.ok(dflt.source.includes(`\n     ${dflt.build}\n     OCAMLRUNPARAM=s=8192,e=10 ./tiny\n`));
+  assert.ok(dflt.source.includes("`memprof-lab ocaml exec ocamlopt …`"));
+  const path = exportOCaml(tiny, { buildCommand: ["/opt/ocaml-5.3.0/bin/ocamlopt"] });
+  assert.equal(path.build, "/opt/ocaml-5.3.0/bin/ocamlopt -g tiny.ml -o tiny");
+  assert.ok(path.source.includes(`\n     ${path.build}\n`));
+  assert.ok(!path.source.includes("ocaml exec"));
+  // A word a shell (or the OCaml comment) would not take as it is: the default instead.
+  for (const bad of [["/opt/my ocaml/bin/ocamlopt"], ["ocamlopt*)"], ['"x"'], []]) {
+    assert.equal(exportOCaml(tiny, { buildCommand: bad }).build, dflt.build, bad.join(" "));
+  }
+  // Only the header comment differs.
+  const body = (source: string) => source.slice(source.indexOf("*)"));
+  assert.equal(body(path.source), body(dflt.source));
+});
+
 Deno.test("exportOCaml links runtime_events only when the scenario uses events", () => {
   assert.deepEqual(exportOCaml(tiny).compileArgs, ["-g", "tiny.ml"]);
   assert.ok(!exportOCaml(tiny).source.includes("Runtime_events"));

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type OCamlCliIO, run, USAGE } from "../../cli/ocaml.ts";
 import type { CommandRunner } from "../../lib/ocaml/mod.ts";
-import { fakeOcamlopt, fakeRunner, fakeToolsDir, testEnv, withTemp } from "./helpers.ts";
+import { fakeOcamlopt, fakeRunner, fakeToolsDir, script, testEnv, withTemp } from "./helpers.ts";
 
 function stub(env: Record<string, string | undefined>, runner?: CommandRunner) {
   const io = {
@@ -52,7 +52,7 @@ Deno.test("ocaml exits 2 on usage errors", async () => {
   } // No command at all: the usage itself, on stderr.
   const none = stub({});
   assert.equal(await run([], none), 2);
-  assert.equal(none.err, `error: missing command (setup or status)\n${USAGE}`);
+  assert.equal(none.err, `error: missing command (setup, status or exec)\n${USAGE}`);
   assert.equal(none.out, "");
 });
 
@@ -154,5 +154,57 @@ Deno.test("ocaml status with a refused --ocamlopt prints the status and exits 1"
     assert.equal(await run(["status", "--ocamlopt", old], io), 1);
     assert.match(io.out, /^selected: +nothing/m);
     assert.match(io.err, /^error: .*OCaml 5\.2\.1/);
+  });
+});
+
+Deno.test("ocaml exec runs a tool of the selected toolchain with its arguments, and its status", async () => {
+  await withTemp(async (dir) => {
+    const prefix = join(dir, "built");
+    await fakeOcamlopt(join(prefix, "bin", "ocamlopt"), "5.3.0");
+    await script(join(prefix, "bin", "ocamlc"), "exit 0");
+    const calls: [string, readonly string[]][] = [];
+    const exec = (command: string, args: readonly string[]) => {
+      calls.push([command, args]);
+      return Promise.resolve(7);
+    };
+    const io = Object.assign(stub(testEnv(dir, [])), { exec });
+    // The tool's own options pass through, with or without `--`.
+    assert.equal(
+      await run(["exec", "--prefix", prefix, "ocamlopt", "-g", "x.ml", "-o", "x"], io),
+      7,
+    );
+    assert.equal(await run(["--prefix", prefix, "exec", "--", "ocamlc", "-version"], io), 7);
+    assert.deepEqual(calls, [
+      [join(prefix, "bin", "ocamlopt"), ["-g", "x.ml", "-o", "x"]],
+      [join(prefix, "bin", "ocamlc"), ["-version"]],
+    ]);
+    assert.equal(io.err, "");
+    // A tool the toolchain does not have, a path, no tool: refused.
+    const missing = Object.assign(stub(testEnv(dir, [])), { exec });
+    assert.equal(await run(["exec", "--prefix", prefix, "ocamlfoo"], missing), 1);
+    assert.match(missing.err, /^error: no ocamlfoo beside .*\/bin\/ocamlopt \(OCaml 5\.3\.0\)\n$/);
+    for (
+      const [args, message] of [
+        [["exec"], /exec needs a tool to run/],
+        [["exec", "--prefix", prefix, "/bin/sh"], /by name .*got '\/bin\/sh'/],
+        [["exec", "--json", "ocamlopt"], /--json does not apply to exec/],
+      ] as const
+    ) {
+      const u = Object.assign(stub(testEnv(dir, [])), { exec });
+      assert.equal(await run([...args], u), 2, args.join(" "));
+      assert.match(u.err, message);
+    }
+    assert.equal(calls.length, 2, "nothing else ran");
+    // Run for real: the fake ocamlopt exits 3 for anything but -version.
+    const real = stub(testEnv(dir, []));
+    assert.equal(await run(["exec", "--prefix", prefix, "ocamlopt", "x.ml"], real), 3);
+  });
+});
+
+Deno.test("ocaml exec without a toolchain says how to get one and exits 1", async () => {
+  await withTemp(async (dir) => {
+    const io = stub(testEnv(dir, []));
+    assert.equal(await run(["exec", "ocamlopt", "-version"], io), 1);
+    assert.match(io.err, /^error: no OCaml 5\.3\.0 toolchain found: run 'memprof-lab ocaml setup'/);
   });
 });
