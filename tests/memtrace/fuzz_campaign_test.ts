@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { exercise, mutant, seedFor, seeds } from "./fuzz_harness.ts";
+import { statistics } from "../verbose.ts";
 
 const SEED = 0x6d656d74; // "memt"
 const CASES = 20_000;
@@ -56,7 +57,7 @@ Deno.test("memtrace fuzz campaign: 20,000 structure-aware mutants end cleanly or
   }
   assert.ok(byCheck.size >= 20, `only ${byCheck.size} distinct checks`);
   assert.ok(maxFrames > 1000, `longest backtrace ${maxFrames}`);
-  console.log(
+  statistics(
     `memtrace campaign: ${CASES} cases, ${clean} clean, ${rejected} rejected, ` +
       `${byCheck.size} checks; longest backtrace ${maxFrames} frames; ` +
       `dump ≤ ${maxDumpRatio.toFixed(0)} chars/byte, copy ≤ ${maxCopyRatio.toFixed(1)} bytes/byte`,

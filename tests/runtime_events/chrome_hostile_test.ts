@@ -17,6 +17,7 @@ import { refCustomDecoder } from "./fixture_decoders.ts";
 import { ringCase } from "./fuzz_harness.ts";
 import { validateChromeTrace } from "./chrome_validate.ts";
 import { measureCli } from "../trace_analysis/_hostile.ts";
+import { statistics } from "../verbose.ts";
 
 const decoders = new DecoderRegistry().register("ref.custom", refCustomDecoder);
 
@@ -131,7 +132,7 @@ Deno.test("export: for any mutated ring, B/E nest on every track and dur >= 0", 
   }
   assert.ok(exported > 1000 && refused > 100, `${exported} exported, ${refused} refused`);
   assert.ok(clamped > 20, `only ${clamped} cases had times going back`);
-  console.log(`${exported} exported (${clamped} with times clamped), ${refused} refused`);
+  statistics(`${exported} exported (${clamped} with times clamped), ${refused} refused`);
 });
 
 Deno.test("gc-stats and export of an empty 2 GiB sparse ring read it window by window", async () => {
@@ -161,7 +162,7 @@ Deno.test("gc-stats and export of an empty 2 GiB sparse ring read it window by w
       // Before: gc-stats and export read the whole file, 4.2 GB resident and 43 s each.
       const out = await measureCli("events.ts", args, 120_000);
       assertEquals(out.code, 0, out.stderr);
-      console.log(
+      statistics(
         `events ${args[0]} on a 2 GiB sparse ring: peak RSS ${
           (out.peakKiB / 1024).toFixed(0)
         } MiB, ${(out.ms / 1000).toFixed(1)} s`,

@@ -7,6 +7,7 @@
  */
 import { assert } from "./assert.ts";
 import { exerciseRing, ringCase, ringSeeds } from "./fuzz_harness.ts";
+import { statistics } from "../verbose.ts";
 
 const SEED = 0x72696e67; // "ring"
 const CASES = 20_000;
@@ -53,7 +54,7 @@ Deno.test("runtime_events fuzz campaign: 20,000 structure-aware mutants read the
     assert.ok(n > 0, `no case failed "${reason}"`);
   }
   assert.ok(reasons.size >= 15, `only ${reasons.size} distinct reasons`);
-  console.log(
+  statistics(
     `runtime_events campaign: ${CASES} cases, ${clean} clean, ${reasons.size} reasons, ` +
       `up to ${maxLines} lines`,
   );

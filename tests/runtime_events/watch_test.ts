@@ -18,6 +18,7 @@ import {
 } from "../../lib/runtime_events/mod.ts";
 import type { WriterConfig, WriterReport } from "./ring_writer.ts";
 import { REAL_OCAML, skipNotice } from "../real_toolchain.ts";
+import { statistics } from "../verbose.ts";
 
 const writerScript = new URL("./ring_writer.ts", import.meta.url).pathname;
 const cliScript = new URL("../../cli/events.ts", import.meta.url).pathname;
@@ -455,7 +456,7 @@ Deno.test({
         assertEquals(r.position, r.tail, `ring ${r.domain} read to its tail`);
         assertEquals(d.words.get(r.domain), r.tail, `ring ${r.domain}: words read + lost`);
       }
-      console.log(
+      statistics(
         `  real OCaml: ${result.events} events in ${result.polls} polls, ` +
           `${result.lostWords} ring words lost, ${g.collections.minor} minor collections`,
       );

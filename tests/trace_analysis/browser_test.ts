@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { Reader } from "../../lib/memtrace/mod.ts";
 import { aggregateTrace } from "../../lib/trace_analysis/mod.ts";
+import { statistics } from "../verbose.ts";
 
 const CLI = new URL("../../cli/trace.ts", import.meta.url).pathname;
 const TRACE = new URL("../fixtures/memtrace/multi_mdtrace_3e-4.renumbered.ctf", import.meta.url)
@@ -39,7 +40,7 @@ function whySkipped(): string | undefined {
 }
 
 const skip = whySkipped();
-if (skip !== undefined) console.warn(`\n*** browser tests SKIPPED: ${skip} ***\n`);
+if (skip !== undefined) console.log(`SKIPPED: the HTML report in headless Chromium — ${skip}`);
 
 async function trace(...args: string[]) {
   const out = await new Deno.Command(Deno.execPath(), {
@@ -344,7 +345,7 @@ Deno.test({
       assert.deepEqual(errors, []);
       const shot = `${OUT}report.png`;
       await page.screenshot({ path: shot, fullPage: true });
-      console.log(`screenshot: ${shot}`);
+      statistics(`screenshot: ${shot}`);
     } finally {
       await browser.close();
     }

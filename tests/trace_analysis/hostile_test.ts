@@ -11,6 +11,7 @@ import {
   samplesTrace,
   undefinedCodeTrace,
 } from "./_hostile.ts";
+import { statistics } from "../verbose.ts";
 
 function tempDir(): string {
   return Deno.makeTempDirSync({ prefix: "memprof-lab-hostile-" });
@@ -127,7 +128,7 @@ Deno.test("stack and name bombs: top, export folded and diff by stack in bounded
       const out = await measureTrace(args, 120_000);
       assert.equal(out.code, 0, `${what}: ${out.stderr}`);
       check(out.stdout);
-      console.log(
+      statistics(
         `${what} on a ${size}-byte bomb: peak RSS ${(out.peakKiB / 1024).toFixed(0)} MiB, ` +
           `${(out.ms / 1000).toFixed(1)} s, ${out.stdout.length} bytes out`,
       );
