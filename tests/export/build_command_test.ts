@@ -29,12 +29,21 @@ function toolchainEnv(): Record<string, string> {
   };
 }
 
+/** This process's environment, without what `deno task` set for the task running the tests (a
+ * `deno task` started inside it would take its INIT_CWD for the caller's folder). */
+function userEnv(): Record<string, string> {
+  const env = Deno.env.toObject();
+  delete env.INIT_CWD;
+  return env;
+}
+
 /** Runs `line` in a shell in `cwd`, as a user pasting it. */
 async function sh(line: string, cwd: string) {
   const out = await new Deno.Command("sh", {
     args: ["-c", line],
     cwd,
-    env: toolchainEnv(),
+    clearEnv: true,
+    env: { ...userEnv(), ...toolchainEnv() },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

@@ -25,10 +25,15 @@ async function scenario(args: string[]) {
 
 /** Runs a printed command line as a user pastes it into a shell, from the repository. */
 async function follow(line: string) {
+  // As from a user's shell: without the INIT_CWD of the `deno task` running the tests, which a
+  // `deno task` started inside it would take for the caller's folder.
+  const env = Deno.env.toObject();
+  delete env.INIT_CWD;
   const out = await new Deno.Command("sh", {
     args: ["-c", line],
     cwd: ROOT,
-    env: { NO_COLOR: "1", PATH },
+    clearEnv: true,
+    env: { ...env, NO_COLOR: "1", PATH },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
