@@ -25,6 +25,8 @@ import {
   SliceKind,
 } from "../runtime/major_gc.ts";
 import type { PreludeParams } from "./_prelude.ts";
+import type { ProgramMarkLayout } from "../runtime/_mark.ts";
+import { FIXED_PLAIN, FIXED_THREADS, FIXED_THREADS_EVENTS } from "../runtime/_mark_fixed.ts";
 
 /** One block the harness allocates at initialisation and keeps. */
 export interface HarnessBlock {
@@ -238,4 +240,77 @@ export function harnessMajorHeap(
   promote(); // Gc.minor (), then its slice
   gc.slice(d, SliceKind.AUTO);
   return gc.state();
+}
+
+/**
+ * What the major GC's marking reaches in an exported program (lib/runtime/_mark.ts): the
+ * runtime's and standard library's part as captured from OCaml 5.3.0 for the libraries the
+ * program links, and the program module's globals as the prelude (lib/export/_prelude.ts) and
+ * the scenario's own values define them, in the module's field order (the order `caml_darken`
+ * meets them when a cycle starts, and the reverse of the order marking pops them). Only blocks
+ * whose darkening pushes fields matter: arrays of more than eight immediates (pushed from their
+ * ninth field), blocks holding pointers. Approximations: profile slots are filled in the order
+ * the scenario starts profiles, the other domains' handles are taken as marked.
+ */
+export function harnessMarkLayout(
+  p:
+    & Pick<PreludeParams, "domains" | "maxDepth" | "profiles" | "sites" | "exceptions">
+    & Partial<Pick<PreludeParams, "threads" | "fifoSites">>,
+  extra: readonly HarnessBlock[] = [],
+  opts: { readonly threadsLibrary?: boolean; readonly events?: boolean } = {},
+): ProgramMarkLayout {
+  const globals: string[] = [];
+  const blocks: string[] = [];
+  const ints = (n: number) => `${n} 0 0 | i*${n}`;
+  const block = (text: string) => {
+    blocks.push(text);
+    return `b${blocks.length - 1}`;
+  };
+  const threads = p.threads ?? 0;
+  globals.push(ints((p.domains + threads) * (p.maxDepth + 1))); // loops
+  globals.push(ints(256)); // ord_of_index
+  const ns = p.sites.length;
+  if (ns > 0) {
+    globals.push(ints(ns)); // site_capacity
+    globals.push(`${ns} 0 0 | ${p.sites.map((_, s) => `k${s}`).join(" ")}`); // ks
+    globals.push(`${ns} 0 0 | ${p.sites.map((n) => block(ints(Math.max(n, 1)))).join(" ")}`); // kd
+  }
+  globals.push(ints(ns + 1), ints(ns + 1)); // kh, kt
+  const fifo = p.fifoSites?.length ?? 0;
+  if (fifo > 0) globals.push(ints(fifo)); // fifo_sites
+  const slots = Math.max(1, p.profiles);
+  // prof: each slot the config block of its profile once started (taken in the order the
+  // scenario starts them).
+  globals.push(`${slots} 0 0 | ${Array.from({ length: slots }, (_, j) => `p${j}`).join(" ")}`);
+  globals.push(ints(slots * 5)); // calls
+  // doms: the main domain's slot holds 0, the others' handles.
+  globals.push(`${p.domains} 0 0 | i${p.domains > 1 ? ` s*${p.domains - 1}` : ""}`);
+  globals.push(ints(p.domains), ints(p.domains)); // started, released
+  if (opts.threadsLibrary) {
+    // th_cond: the conditions; thread k's own (k >= 1), and its descriptor in th_handle (which
+    // holds its status), are marked from its stack while it lives.
+    const n = threads + 1;
+    const cond = () => block("2 255 0");
+    const conds = Array.from({ length: n }, (_, k) => k === 0 ? cond() : `t${k}.${cond()}`);
+    globals.push(`${n} 0 0 | ${conds.join(" ")}`);
+    for (let k = 0; k < 6; k++) globals.push(ints(n)); // th_handed_by … th_parked
+    const handles = Array.from(
+      { length: n - 1 },
+      (_, k) => `t${k + 1}.${block(`3 0 0 | i i ${cond()}`)}`,
+    );
+    globals.push(`${n} 0 0 | i${n > 1 ? " " + handles.join(" ") : ""}`);
+    globals.push(ints(n)); // th_ctx
+    globals.push(ints(256)); // th_of_id
+  }
+  for (let i = 0; i < p.exceptions; i++) globals.push("2 248 0 | s i"); // exception constructors
+  for (const b of extra) {
+    if (b.fields === "noscan") globals.push(`${b.wosize} 252 0`);
+    else globals.push(`${b.wosize} 0 0 | ${b.fields === "ints" ? "i" : "s"}*${b.wosize}`);
+  }
+  globals.push(`${slots} 0 0 | s*${slots}`); // start_fns: static closures
+  for (let i = 0; i < p.profiles; i++) globals.push("5 0 0 | s*5"); // trackers
+  const fixed = opts.threadsLibrary
+    ? (opts.events ? FIXED_THREADS_EVENTS : FIXED_THREADS)
+    : FIXED_PLAIN;
+  return { fixed, globals, blocks, sites: p.sites };
 }

@@ -31,6 +31,7 @@ export {
   MAX_YOUNG_WOSIZE,
   type Resumable,
   Root,
+  type RootOptions,
   RootSet,
   Runtime,
   type RuntimeOptions,
@@ -66,6 +67,8 @@ export {
   TimedSink,
 } from "./gc_time.ts";
 export type { PoolState } from "./_major_heap.ts";
+export type { MemprofMarkRoots, ProgramMarkLayout } from "./_mark.ts";
+export type { FixedMarkGraph } from "./_mark_fixed.ts";
 // The memprof types the runtime's API takes or gives, from the module that defines them.
 export type {
   AllocationInfo,

@@ -34,8 +34,8 @@ import {
   type SliceReport,
 } from "./major_gc.ts";
 import { DEFAULT_GC_TIME, GcClock, type GcTimeModel, TimedSink } from "./gc_time.ts";
-import { Root, RootSet } from "./roots.ts";
-export { Root, RootSet } from "./roots.ts";
+import { Root, type RootOptions, RootSet } from "./roots.ts";
+export { Root, type RootOptions, RootSet } from "./roots.ts";
 
 /** Largest block (in words, excluding header) allocated in the minor heap. */
 export const MAX_YOUNG_WOSIZE = 256;
@@ -982,10 +982,11 @@ export class Domain implements MemprofHost {
       // of memprof's roots, darkened from its second field (the sampling rate, a static float
       // in the exported program): 8 words, and 1 for the harness's slot holding the profile.
       const lambda = this.allocFromRuntime(1);
-      this.runtime.root(lambda, 1);
-      this.runtime.root(this.allocShr(9), 9, { local: true, darken: 9 });
+      this.runtime.root(lambda, 1, { viaMemprof: true });
+      this.runtime.root(this.allocShr(9), 9, { local: true, darken: 9, viaMemprof: true });
       this.rememberStore(lambda, -1);
     });
+    this.runtime.profilesStarted.push(profile);
     this.returnFromC();
     return profile;
   }
@@ -1015,6 +1016,7 @@ export class Domain implements MemprofHost {
     const t = new Thread(this.runtime.nextThreadId++, this, this.memprof.newThread());
     t.callstack = callstack;
     this.threads.push(t);
+    this.runtime.threadsCreated.push(t);
     return t;
   }
 
@@ -1189,6 +1191,11 @@ export class Runtime {
   readonly majorGc: MajorGc;
   /** `caml_major_slice_epoch`. */
   majorSliceEpoch: number = 0;
+  /** @internal The profiles started, in order (the exported program's profile slots, for the
+   * major GC's marking). */
+  readonly profilesStarted: Profile[] = [];
+  /** @internal The systhreads created, in order (the exported program's threads 1, 2, …). */
+  readonly threadsCreated: Thread[] = [];
   /** `caml_minor_collections_count`, counted from the harness's own `Gc.minor ()` (the
    * scenario starts one collection after the epoch was last moved). */
   #minorCount = 1;
@@ -1219,6 +1226,19 @@ export class Runtime {
     this.majorGc = new MajorGc({
       endCycle: () => this.#endCycle(),
       roots: () => this.roots,
+      siteSlot: (site, slot) => this.roots.siteSlot(site, slot),
+      memprofRoots: () => {
+        const started = this.profilesStarted;
+        const roots: number[] = [];
+        for (const d of [this.#slicing ?? this.mainDomain, ...this.domains]) {
+          for (const c of d.memprof.rootConfigs()) {
+            const j = started.indexOf(c);
+            if (j >= 0 && !roots.includes(j)) roots.push(j);
+          }
+        }
+        return { started: started.length, roots };
+      },
+      threadAlive: (k) => this.threadsCreated[k - 1]?.alive ?? false,
       sliceBegin: (r) => this.#sliceBegin(r),
       sliceEnd: (r) => this.#sliceEnd(r),
     }, { initial: opts.majorHeap });
@@ -1252,13 +1272,10 @@ export class Runtime {
   /**
    * Creates a root pointing at `addr` (or empty): a slot of the program's global data, or with
    * `local`, a local root (see {@linkcode Root}); `darken` overrides the marking work of its
-   * block when darkened directly.
+   * block when darkened directly; `site` and `slot` place a global slot in the exported
+   * program's keep sites, `link` is the block its block's first field links.
    */
-  root(
-    addr = -1,
-    wosize = 0,
-    opts: { readonly local?: boolean; readonly darken?: number } = {},
-  ): Root {
+  root(addr = -1, wosize = 0, opts: RootOptions = {}): Root {
     const r = new Root(this.roots, addr, wosize, opts);
     this.roots.add(r);
     return r;
