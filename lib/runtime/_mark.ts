@@ -276,14 +276,24 @@ export class Marker {
     if (this.#count === 0) this.done = true;
   }
 
-  /** A profile's config block as the real runtime shows it: eight fields, one of them the boxed
-   * sampling rate (a float block), the others static data (the tracker's closures) or an
-   * immediate. */
+  /** A profile's config block as the real runtime shows it (memprof.c's 9-field config): its
+   * status (an immediate), static data, the boxed sampling rate (a float block), the callstack
+   * size, the tracker's five closures (static). Darkened, it pushes its fields from the second. */
   #newConfig(): number {
     const g = this.#g;
     const rate = g.add(1, true, 0, new Int32Array(0));
-    const f = Int32Array.from([F_FREE, rate, F_IMM, F_FREE, F_FREE, F_FREE, F_FREE, F_FREE]);
-    const id = g.add(8, false, 0, f);
+    const f = Int32Array.from([
+      F_IMM,
+      F_FREE,
+      rate,
+      F_IMM,
+      F_FREE,
+      F_FREE,
+      F_FREE,
+      F_FREE,
+      F_FREE,
+    ]);
+    const id = g.add(9, false, 0, f);
     if (this.#marked.length < g.wosize.length) {
       const m = new Int32Array(g.wosize.length * 2).fill(-1);
       m.set(this.#marked);
