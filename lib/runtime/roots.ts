@@ -36,7 +36,8 @@ export class Root {
    * that memprof's roots reach first), or -1: what its size and contents give. */
   readonly darken: number;
   /** The keep site (an array of the exported program's global data) whose slot this root is,
-   * or -1; with {@linkcode slot}, where the major GC's marking finds its block. */
+   * or -1; with {@linkcode slot}, where the major GC's marking finds its block. -2: a block
+   * that another kept block holds (no slot; releasing it writes nothing). */
   readonly site: number;
   /** The slot of {@linkcode site}. */
   readonly slot: number;
@@ -87,7 +88,7 @@ export class Root {
   }
   /** Removes the root from the runtime. */
   release(): void {
-    const slot = this.site < 0 || this.#set.holds(this);
+    const slot = this.site === -1 || this.#set.holds(this);
     if (this.#set.delete(this) && slot) this.#overwrite();
     this.addr = -1;
   }

@@ -24,6 +24,11 @@ export interface KeepSite {
   readonly capacity: number;
 }
 
+/** The keep site of a block kept because another kept block holds it (a block of an
+ * unmarshalled value other than its root): no slot of the program's, and no write barrier when
+ * it goes (lib/runtime/roots.ts). */
+const REACHED = -2;
+
 /** The roots of one run and when they go. */
 export class Lifetimes {
   readonly #due = new ReleaseQueue();
@@ -150,20 +155,41 @@ export class Lifetimes {
         };
       }
       case "ring": {
+        // The program stores a value's root block in the slot (keep_ring); the other blocks of
+        // an unmarshalled value live as long as it does, reached through it.
         const slots: (Root | undefined)[] = new Array(l.slots);
+        const reachedOf: (Root[] | undefined)[] = new Array(l.slots);
         let k = 0;
+        let held = -1; // the slot of the value whose blocks come now
+        const dropReached = (j: number) => {
+          for (const r of reachedOf[j] ?? []) r.release();
+          reachedOf[j] = undefined;
+        };
         if (l.name !== undefined) {
           this.#onEveryRelease(l.name, () => {
-            for (const r of slots) r?.clear();
+            slots.forEach((r, j) => {
+              r?.clear();
+              dropReached(j);
+            });
           });
         }
         return (addr, wosize, reached) => {
+          if (reached && held >= 0) {
+            const r = this.#rt.root(addr, wosize, { site: REACHED });
+            (reachedOf[held] ??= []).push(r);
+            linked(r, reached);
+            return;
+          }
           let r = slots[k];
           const old = r === undefined ? -1 : r.addr;
           if (r === undefined) r = slots[k] = this.#rt.root(addr, wosize, { site, slot: k });
           else r.set(addr, wosize); // the block stored there before is released
+          dropReached(k);
+          r.link = null;
+          linked(r, false);
+          held = k;
           k = k + 1 === l.slots ? 0 : k + 1;
-          if (!reached) this.#store(addr, old);
+          this.#store(addr, old);
         };
       }
       case "cycle": {
