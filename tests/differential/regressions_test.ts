@@ -42,7 +42,17 @@
 //    do_at_exit's poll (worker_end_pending), and a systhread's end ran its pending callbacks in
 //    Thread.create's wrapper, which swallows their exceptions (thread_end_pending): the program
 //    drains them first; and the program's recording code polled inside callbacks, doing the GC
-//    work due there (record_without_polls).
+//    work due there (record_without_polls);
+// 12. marking was an amount taken min(budget, left) a slice; OCaml 5.3's mark loop drains its
+//    prefetch buffer once a slice's budget is spent (major_gc.c, do_some_marking), marking every
+//    string of a keep site it holds far past the budget, and its order decides which blocks a
+//    site loses before marking scans it (ring_bytes_drain, steps_bytes_drain); a stopped
+//    profile's config block is reached through the program's profile slot, not memprof's roots
+//    (profile_config_marking). The simulation now runs the mark loop over the exported program's
+//    data (lib/runtime/_mark.ts);
+// 13. an unmarshalled value kept in a keep.ring took a slot per block in the simulation, one per
+//    value in the program (unmarshal_ring); a callback's act.alloc made a new keeper at each
+//    run, where the program has one keep site per action.
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -91,6 +101,10 @@ import switchBeforeAlloc from "./regressions/switch_before_alloc.ts";
 import workerEndPending from "./regressions/worker_end_pending.ts";
 import recordWithoutPolls from "./regressions/record_without_polls.ts";
 import threadEndPending from "./regressions/thread_end_pending.ts";
+import ringBytesDrain from "./regressions/ring_bytes_drain.ts";
+import stepsBytesDrain from "./regressions/steps_bytes_drain.ts";
+import profileConfigMarking from "./regressions/profile_config_marking.ts";
+import unmarshalRing from "./regressions/unmarshal_ring.ts";
 import { backEdgePolls } from "../../lib/scenario/polling.ts";
 
 const regressions: readonly Scenario[] = [
@@ -118,6 +132,10 @@ const regressions: readonly Scenario[] = [
   workerEndPending,
   recordWithoutPolls,
   threadEndPending,
+  ringBytesDrain,
+  stepsBytesDrain,
+  profileConfigMarking,
+  unmarshalRing,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */
