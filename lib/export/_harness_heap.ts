@@ -26,7 +26,12 @@ import {
 } from "../runtime/major_gc.ts";
 import type { PreludeParams } from "./_prelude.ts";
 import type { ProgramMarkLayout } from "../runtime/_mark.ts";
-import { FIXED_PLAIN, FIXED_THREADS, FIXED_THREADS_EVENTS } from "../runtime/_mark_fixed.ts";
+import {
+  FIXED_EVENTS,
+  FIXED_PLAIN,
+  FIXED_THREADS,
+  FIXED_THREADS_EVENTS,
+} from "../runtime/_mark_fixed.ts";
 
 /** One block the harness allocates at initialisation and keeps. */
 export interface HarnessBlock {
@@ -257,7 +262,11 @@ export function harnessMarkLayout(
     & Pick<PreludeParams, "domains" | "maxDepth" | "profiles" | "sites" | "exceptions">
     & Partial<Pick<PreludeParams, "threads" | "fifoSites">>,
   extra: readonly HarnessBlock[] = [],
-  opts: { readonly threadsLibrary?: boolean; readonly events?: boolean } = {},
+  opts: {
+    readonly threadsLibrary?: boolean;
+    readonly events?: boolean;
+    readonly userEvents?: number;
+  } = {},
 ): ProgramMarkLayout {
   const globals: string[] = [];
   const blocks: string[] = [];
@@ -303,6 +312,11 @@ export function harnessMarkLayout(
     globals.push(ints(256)); // th_of_id
   }
   for (let i = 0; i < p.exceptions; i++) globals.push("2 248 0 | s i"); // exception constructors
+  // User events: the constructor added to Runtime_events.User.tag (a block like an exception's),
+  // then the event Runtime_events.User.register returns, whose type is a block of its own.
+  for (let i = 0; i < (opts.userEvents ?? 0); i++) {
+    globals.push("2 248 0 | s i", `3 0 0 | s i ${block("1 0 0 | s")}`);
+  }
   for (const b of extra) {
     if (b.fields === "noscan") globals.push(`${b.wosize} 252 0`);
     else globals.push(`${b.wosize} 0 0 | ${b.fields === "ints" ? "i" : "s"}*${b.wosize}`);
@@ -311,6 +325,6 @@ export function harnessMarkLayout(
   for (let i = 0; i < p.profiles; i++) globals.push("5 0 0 | s*5"); // trackers
   const fixed = opts.threadsLibrary
     ? (opts.events ? FIXED_THREADS_EVENTS : FIXED_THREADS)
-    : FIXED_PLAIN;
+    : (opts.events ? FIXED_EVENTS : FIXED_PLAIN);
   return { fixed, globals, blocks, sites: p.sites };
 }

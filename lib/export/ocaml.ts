@@ -343,6 +343,7 @@ class Exporter {
         layout: harnessMarkLayout(params, this.#initBlocks, {
           threadsLibrary: this.#usesThreadLib(),
           events: this.#usesEvents,
+          userEvents: this.#userEvents.size,
         }),
       },
       keepSites: this.#keepSites,

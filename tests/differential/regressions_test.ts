@@ -48,8 +48,9 @@
 //    string of a keep site it holds far past the budget, and its order decides which blocks a
 //    site loses before marking scans it (ring_bytes_drain, steps_bytes_drain); a stopped
 //    profile's config block is reached through the program's profile slot, not memprof's roots
-//    (profile_config_marking). The simulation now runs the mark loop over the exported program's
-//    data (lib/runtime/_mark.ts);
+//    (profile_config_marking); a program writing user events links runtime_events.cmxa, whose
+//    data and the events' own add to what every cycle marks (events_harness_marking). The
+//    simulation now runs the mark loop over the exported program's data (lib/runtime/_mark.ts);
 // 13. an unmarshalled value kept in a keep.ring took a slot per block in the simulation, one per
 //    value in the program (unmarshal_ring); a callback's act.alloc made a new keeper at each
 //    run, where the program has one keep site per action.
@@ -105,6 +106,7 @@ import ringBytesDrain from "./regressions/ring_bytes_drain.ts";
 import stepsBytesDrain from "./regressions/steps_bytes_drain.ts";
 import profileConfigMarking from "./regressions/profile_config_marking.ts";
 import unmarshalRing from "./regressions/unmarshal_ring.ts";
+import eventsHarnessMarking from "./regressions/events_harness_marking.ts";
 import { backEdgePolls } from "../../lib/scenario/polling.ts";
 
 const regressions: readonly Scenario[] = [
@@ -136,6 +138,7 @@ const regressions: readonly Scenario[] = [
   stepsBytesDrain,
   profileConfigMarking,
   unmarshalRing,
+  eventsHarnessMarking,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */
