@@ -5,7 +5,7 @@
  * to the next is reported as a nondeterministic export (a bug of the export, not a difference).
  * @module
  */
-import { runScenario, type Scenario } from "../scenario/mod.ts";
+import { type RunOptions, runScenario, type Scenario } from "../scenario/mod.ts";
 import {
   DEFAULT_LOG_CAPACITY,
   type ExportedProgram,
@@ -16,7 +16,6 @@ import {
 import { canonicalLine, type CanonicalLog, parseRealLog, RealLogError } from "./canonical.ts";
 import { compareLogs, type Comparison } from "./compare.ts";
 import type { RunEvent } from "../scenario/mod.ts";
-import type { MajorGcInitialState } from "../runtime/major_gc.ts";
 import { processAlive } from "../ocaml/_process.ts";
 
 /** How to build and run the real programs. */
@@ -63,7 +62,7 @@ export type DiffResult =
  * harness does with several domains (RunOptions.exportHarness). */
 export function simulateCanonical(
   sc: Scenario,
-  opts: { readonly majorHeap?: MajorGcInitialState } = {},
+  opts: Pick<RunOptions, "majorHeap" | "keepSites"> = {},
 ): CanonicalLog {
   const events: RunEvent[] = [];
   const result = runScenario(sc, {
@@ -71,6 +70,7 @@ export function simulateCanonical(
     harnessFrames: HARNESS_FRAMES,
     exportHarness: true,
     majorHeap: opts.majorHeap,
+    keepSites: opts.keepSites,
   });
   return {
     lines: events.map(canonicalLine),
@@ -94,7 +94,7 @@ export async function diffScenario(sc: Scenario, opts: DiffOptions): Promise<Dif
   }
   let sim: CanonicalLog;
   try {
-    sim = simulateCanonical(sc, { majorHeap: program.majorHeap });
+    sim = simulateCanonical(sc, { majorHeap: program.majorHeap, keepSites: program.keepSites });
   } catch (e) {
     return { scenario, status: "error", message: `simulation failed: ${(e as Error).message}` };
   }

@@ -25,6 +25,13 @@ import {
   SliceKind,
 } from "../runtime/major_gc.ts";
 import type { PreludeParams } from "./_prelude.ts";
+import type { ProgramMarkLayout } from "../runtime/_mark.ts";
+import {
+  FIXED_EVENTS,
+  FIXED_PLAIN,
+  FIXED_THREADS,
+  FIXED_THREADS_EVENTS,
+} from "../runtime/_mark_fixed.ts";
 
 /** One block the harness allocates at initialisation and keeps. */
 export interface HarnessBlock {
@@ -269,4 +276,102 @@ export function harnessMajorHeap(
   promote(); // Gc.minor (), then its slice
   gc.slice(d, SliceKind.AUTO);
   return gc.state();
+}
+
+/**
+ * What the major GC's marking reaches in an exported program (lib/runtime/_mark.ts): the
+ * runtime's and standard library's part as captured from OCaml 5.3.0 for the libraries the
+ * program links, and the program module's globals as the prelude (lib/export/_prelude.ts) and
+ * the scenario's own values define them, in the module's field order (the order `caml_darken`
+ * meets them when a cycle starts, and the reverse of the order marking pops them). Only blocks
+ * whose darkening pushes fields matter: arrays of more than eight immediates (pushed from their
+ * ninth field), blocks holding pointers. The `prof` array's slots are read when marking scans
+ * them (the runtime knows each profile's slot: lib/scenario/walk.ts, `profileSlots`); a value
+ * built at initialisation and dropped (`via: "dead"`) is not the program's. Approximation: the
+ * other domains' handles are taken as marked.
+ */
+export function harnessMarkLayout(
+  p:
+    & Pick<PreludeParams, "domains" | "maxDepth" | "profiles" | "sites" | "exceptions">
+    & Partial<Pick<PreludeParams, "threads" | "fifoSites">>,
+  extra: readonly HarnessBlock[] = [],
+  opts: {
+    readonly threadsLibrary?: boolean;
+    readonly events?: boolean;
+    readonly userEvents?: number;
+  } = {},
+): ProgramMarkLayout {
+  const globals: string[] = [];
+  const blocks: string[] = [];
+  const ints = (n: number) => `${n} 0 0 | i*${n}`;
+  const block = (text: string) => {
+    blocks.push(text);
+    return `b${blocks.length - 1}`;
+  };
+  const threads = p.threads ?? 0;
+  globals.push(ints((p.domains + threads) * (p.maxDepth + 1))); // loops
+  globals.push(ints(256)); // ord_of_index
+  const ns = p.sites.length;
+  if (ns > 0) {
+    globals.push(ints(ns)); // site_capacity
+    globals.push(`${ns} 0 0 | ${p.sites.map((_, s) => `k${s}`).join(" ")}`); // ks
+    globals.push(`${ns} 0 0 | ${p.sites.map((n) => block(ints(Math.max(n, 1)))).join(" ")}`); // kd
+  }
+  globals.push(ints(ns + 1), ints(ns + 1)); // kh, kt
+  const fifo = p.fifoSites?.length ?? 0;
+  if (fifo > 0) globals.push(ints(fifo)); // fifo_sites
+  const slots = Math.max(1, p.profiles);
+  // prof: each slot the config block of the profile the program keeps there, if any.
+  globals.push(`${slots} 0 0 | ${Array.from({ length: slots }, (_, j) => `p${j}`).join(" ")}`);
+  globals.push(ints(slots * 5)); // calls
+  // doms: the main domain's slot holds 0, the others' handles.
+  globals.push(`${p.domains} 0 0 | i${p.domains > 1 ? ` s*${p.domains - 1}` : ""}`);
+  globals.push(ints(p.domains), ints(p.domains)); // started, released
+  const threadBlocks: { descriptor: number; cond: number }[] = [];
+  if (opts.threadsLibrary) {
+    // th_cond: the threads' conditions (custom blocks), the main thread's first; th_handle: from
+    // its second slot, each systhread's descriptor [id; closure; status] (st_stubs.c,
+    // caml_thread_new_descriptor), its closure field cleared by caml_thread_start, its status a
+    // custom block. While a systhread lives, its descriptor and its condition are marked from
+    // the roots (lib/runtime/_mark.ts: `threads`); once it ended, by scanning these arrays.
+    const n = threads + 1;
+    const conds = Array.from({ length: n }, () => blocks.push("2 255 0") - 1);
+    globals.push(`${n} 0 0 | ${conds.map((b) => `b${b}`).join(" ")}`);
+    for (let k = 0; k < 6; k++) globals.push(ints(n)); // th_handed_by … th_parked
+    for (let k = 1; k < n; k++) {
+      const status = blocks.push("2 255 0") - 1;
+      const descriptor = blocks.push(`3 0 0 | i i b${status}`) - 1;
+      threadBlocks.push({ descriptor, cond: conds[k] });
+    }
+    const handles = threadBlocks.map((t) => ` b${t.descriptor}`).join("");
+    globals.push(`${n} 0 0 | i${handles}`);
+    globals.push(ints(n)); // th_ctx
+    globals.push(ints(256)); // th_of_id
+  }
+  for (let i = 0; i < p.exceptions; i++) globals.push("2 248 0 | s i"); // exception constructors
+  // User events: the constructor added to Runtime_events.User.tag (a block like an exception's),
+  // then the event Runtime_events.User.register returns ({id; name; typ; tag}, its tag field
+  // `Some` of the constructor, a block of its own). The runtime keeps the events registered in
+  // a list (runtime_events.c, `user_events`, a generational global root), the last registered
+  // first; the events in it are the globals here, marked when the list is scanned.
+  const userEvents = opts.userEvents ?? 0;
+  for (let i = 0; i < userEvents; i++) {
+    globals.push("2 248 0 | s i", `3 0 0 | s i ${block("1 0 0 | s")}`);
+  }
+  const globalRoots: number[] = [];
+  for (let i = 0; i < userEvents; i++) {
+    const next = i === 0 ? "i" : `b${blocks.length - 1}`;
+    globalRoots[0] = blocks.push(`2 0 0 | s ${next}`) - 1;
+  }
+  for (const b of extra) {
+    if (b.via === "dead") continue; // dropped at initialisation
+    if (b.fields === "noscan") globals.push(`${b.wosize} 252 0`);
+    else globals.push(`${b.wosize} 0 0 | ${b.fields === "ints" ? "i" : "s"}*${b.wosize}`);
+  }
+  globals.push(`${slots} 0 0 | s*${slots}`); // start_fns: static closures
+  for (let i = 0; i < p.profiles; i++) globals.push("5 0 0 | s*5"); // trackers
+  const fixed = opts.threadsLibrary
+    ? (opts.events ? FIXED_THREADS_EVENTS : FIXED_THREADS)
+    : (opts.events ? FIXED_EVENTS : FIXED_PLAIN);
+  return { fixed, globals, blocks, sites: p.sites, threads: threadBlocks, globalRoots };
 }

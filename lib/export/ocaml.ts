@@ -31,7 +31,12 @@ import { ExportError } from "./errors.ts";
 import { ocamlCommentString, ocamlString } from "./_ocaml_text.ts";
 import { validateScenario } from "../scenario/validate.ts";
 import { epilogue, prelude, threadsPrelude } from "./_prelude.ts";
-import { type HarnessBlock, harnessBlocks, harnessMajorHeap } from "./_harness_heap.ts";
+import {
+  type HarnessBlock,
+  harnessBlocks,
+  harnessMajorHeap,
+  harnessMarkLayout,
+} from "./_harness_heap.ts";
 import type { MajorGcInitialState } from "../runtime/major_gc.ts";
 
 /** Callstack frames the program's harness adds below the scenario's own: the function running
@@ -103,8 +108,12 @@ export interface ExportedProgram {
   readonly build: string;
   /** Environment the program must run with (`OCAMLRUNPARAM`). */
   readonly env: Readonly<Record<string, string>>;
-  /** Its major heap when the scenario starts, for the simulation's major GC pacing. */
+  /** Its major heap when the scenario starts, for the simulation's major GC pacing (with
+   * its layout, for the marking). */
   readonly majorHeap: MajorGcInitialState;
+  /** The keep sites of each lifetime of the scenario, one per keep statement, in the order of
+   * the program's statements (`RunOptions.keepSites`). */
+  readonly keepSites: ReadonlyMap<Lifetime, readonly { site: number; capacity: number }[]>;
 }
 
 /**
@@ -194,6 +203,7 @@ class Exporter {
   /** Position of the step that starts each profile (directly or through its callbacks). */
   readonly #profileAt: string[] = [];
   readonly #sites: number[] = [];
+  readonly #keepSites = new Map<Lifetime, { site: number; capacity: number }[]>();
   readonly #fifoSites: number[] = [];
   readonly #releaseSites = new Map<
     string,
@@ -359,11 +369,19 @@ class Exporter {
       compileArgs: this.#compileArgs(),
       build: this.#build(),
       env: this.#env(),
-      majorHeap: harnessMajorHeap(
-        harnessBlocks(params, this.#initBlocks, { threadsLibrary: this.#usesThreadLib() }),
-        this.#sc.settings.minorHeapWords,
-        { threadsLibrary: this.#usesThreadLib() },
-      ),
+      majorHeap: {
+        ...harnessMajorHeap(
+          harnessBlocks(params, this.#initBlocks, { threadsLibrary: this.#usesThreadLib() }),
+          this.#sc.settings.minorHeapWords,
+          { threadsLibrary: this.#usesThreadLib() },
+        ),
+        layout: harnessMarkLayout(params, this.#initBlocks, {
+          threadsLibrary: this.#usesThreadLib(),
+          events: this.#usesEvents,
+          userEvents: this.#userEvents.size,
+        }),
+      },
+      keepSites: this.#keepSites,
     };
   }
 
@@ -1277,15 +1295,15 @@ let[@inline never] run_thread_${k} () =
         return "ignore blk";
       case "forever":
         return `keep_slot ${
-          this.#site(ctx.inCallback ? this.#callbackKeepCapacity : ctx.bound, ctx)
+          this.#siteOf(l, ctx.inCallback ? this.#callbackKeepCapacity : ctx.bound, ctx)
         } blk`;
       case "until": {
-        const s = this.#site(ctx.inCallback ? this.#callbackKeepCapacity : ctx.bound, ctx);
+        const s = this.#siteOf(l, ctx.inCallback ? this.#callbackKeepCapacity : ctx.bound, ctx);
         this.#releaseOf(l.name).slots.push(s);
         return `keep_slot ${s} blk`;
       }
       case "steps": {
-        const s = this.#site(ctx.inCallback ? this.#callbackKeepCapacity : l.steps + 1, ctx);
+        const s = this.#siteOf(l, ctx.inCallback ? this.#callbackKeepCapacity : l.steps + 1, ctx);
         this.#fifoSites.push(s);
         if (l.until !== undefined) this.#releaseOf(l.until).fifo.push(s);
         return `keep_steps ${s} ${l.steps} blk`;
@@ -1299,7 +1317,7 @@ let[@inline never] run_thread_${k} () =
           `match k with ${arms.join(" ")} | _ -> ())`;
       }
       case "ring": {
-        const s = this.#site(l.slots, ctx);
+        const s = this.#siteOf(l, l.slots, ctx);
         if (l.name !== undefined) this.#releaseOf(l.name).rings.push(s);
         return `keep_ring ${s} blk`;
       }
@@ -1311,11 +1329,20 @@ let[@inline never] run_thread_${k} () =
               "blocks of at most 256 words allocated by OCaml code or Array.make can be linked",
           );
         }
-        const s = this.#site(1, ctx);
+        const s = this.#siteOf(l, 1, ctx);
         this.#releaseOf(l.name).rings.push(s);
         return `keep_list ${s} blk`;
       }
     }
+  }
+
+  /** {@linkcode #site} for the keep statement of lifetime `l`, recorded as its next site. */
+  #siteOf(l: Lifetime, capacity: number, ctx: Ctx): number {
+    const s = this.#site(capacity, ctx);
+    let list = this.#keepSites.get(l);
+    if (list === undefined) this.#keepSites.set(l, list = []);
+    list.push({ site: s, capacity });
+    return s;
   }
 
   #site(capacity: number, ctx: Ctx): number {

@@ -410,6 +410,17 @@ export class MemprofDomain {
     return r;
   }
 
+  /** The profiles whose config blocks {@linkcode scanRoots} darkens (`entries_finish_scan`),
+   * each once, in the order it visits its tables. */
+  rootConfigs(): Profile[] {
+    const out: Profile[] = [];
+    for (const es of this.#allTables()) {
+      const c = es.validatedConfig();
+      if (c !== null && !out.includes(c)) out.push(c);
+    }
+    return out;
+  }
+
   /**
    * `caml_memprof_scan_roots`: adopts global orphans, then visits the roots. With `weak` (for
    * compaction) block pointers are updated through `host.compactedTo`. Returns the number of
@@ -433,17 +444,6 @@ export class MemprofDomain {
       }
     }
     return n;
-  }
-
-  /**
-   * Adds to `out` the configs that {@linkcode scanRoots} darkens: those of this domain's tables
-   * (its own, its threads', its orphans') whose profile is not discarded (`validated_config`).
-   */
-  configRoots(out: Set<Profile>): void {
-    for (const es of this.#allTables()) {
-      const config = es.validatedConfig();
-      if (config !== null) out.add(config);
-    }
   }
 
   /** `caml_memprof_after_minor_gc`: notice promotions and deaths of young tracked blocks. */

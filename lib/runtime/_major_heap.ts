@@ -132,6 +132,9 @@ export class MajorBlock {
   /** The cycle (`MajorGc.cycles`) whose marking is still to reach this block through the
    * global slot holding it, or -1. */
   scanPending = -1;
+  /** The cycle (`MajorGc.cycles`) in which marking marked this block, or allocated it (OCaml 5
+   * allocates blocks marked); -1 before. Used by the marking model (lib/runtime/_mark.ts). */
+  markedIn = -1;
   /** A block at `addr` of `whsize` words, of colour `colour`, in `pool` (null: large). */
   constructor(
     addr: number,

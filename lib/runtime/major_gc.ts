@@ -15,7 +15,12 @@
  *
  * What the simulation does not know exactly is the program's fixed part: the runtime's and the
  * harness's own data. {@linkcode MajorGcInitialState} describes it, calibrated against the real
- * runtime for the exported harness (docs/memprof.md, "Major GC pacing").
+ * runtime for the exported harness (docs/memprof.md, "Major GC pacing"). Marking is then an
+ * amount of work taken `min(budget, left)` a slice — unless the state has a layout (an exported
+ * program's, lib/export/_harness_heap.ts): then each slice runs 5.3's mark loop over it
+ * (lib/runtime/_mark.ts), which can do more than the slice's budget (major_gc.c,
+ * `do_some_marking` drains its prefetch buffer) and reads the keep sites' slots when it scans
+ * them, so that the write barrier spares exactly the blocks marking had not reached.
  *
  * One heap and one sweeping/marking state serve all domains (5.3 has one heap per domain and
  * each domain sweeps its own): with several domains, which domain does which work depends on
@@ -25,6 +30,12 @@
  */
 
 import { Colour, MajorBlock, MajorHeap, type PoolState } from "./_major_heap.ts";
+import {
+  type LocalMarkRoot,
+  Marker,
+  type MemprofMarkRoots,
+  type ProgramMarkLayout,
+} from "./_mark.ts";
 
 /** `caml_percent_free` default (`space_overhead`). */
 export const PERCENT_FREE_DEFAULT = 120;
@@ -68,6 +79,10 @@ export interface MajorGcInitialState {
   readonly fixedMark?: number;
   /** Ephemerons (each costs a little marking and sweeping work per cycle). */
   readonly ephemerons: number;
+  /** What marking reaches, block by block (an exported program's): marking then runs 5.3's
+   * mark loop over it (lib/runtime/_mark.ts) instead of taking {@linkcode markWork} and
+   * {@linkcode fixedMark} as amounts; the roots' blocks are found through their keep sites. */
+  readonly layout?: ProgramMarkLayout;
 }
 
 /**
@@ -117,6 +132,12 @@ export interface MajorRoot {
   readonly local: boolean;
   /** Marking work when darkened directly, or -1. */
   readonly darken: number;
+  /** Its keep site, or -1 (marking by layout). */
+  readonly site?: number;
+  /** The root whose block its block's first field links, or null (marking by layout). */
+  readonly link?: MajorRoot | null;
+  /** Reached from memprof's roots: a profile's config block, or what it holds. */
+  readonly viaMemprof?: boolean;
 }
 
 /**
@@ -181,6 +202,15 @@ export interface MajorGcHost {
   endCycle(): void;
   /** Roots now: the blocks the program holds, and how. */
   roots(): Iterable<MajorRoot>;
+  /** The address of the block in slot `slot` of keep site `site`, or -1 (marking by layout). */
+  siteSlot?(site: number, slot: number): number;
+  /** The profiles whose config blocks memprof's roots hold (marking by layout). */
+  memprofRoots?(): MemprofMarkRoots;
+  /** The profile (by number among those started) whose config block slot `j` of the
+   * program's `prof` array holds, or -1 (marking by layout). */
+  profileSlot?(j: number): number;
+  /** Whether systhread `k` (1: the first created) lives (marking by layout). */
+  threadAlive?(k: number): boolean;
   /** A slice computed its work (`update_major_slice_work`) and is about to do it. */
   sliceBegin?(report: SliceReport): void;
   /** A slice did its work; if it ends the cycle, {@linkcode endCycle} follows. */
@@ -220,6 +250,11 @@ export class MajorGc {
   #epheSwept = false;
   /** Cycles completed by slices. */
   cycles = 0;
+  /** 5.3's mark loop over the program's layout, if the initial state has one. */
+  readonly #marker: Marker | null = null;
+  /** The block each keep.list block's first field links, by address (built when a cycle
+   * starts: marking reads it for blocks already major then). */
+  #links = new Map<number, number>();
   /** The last slice's report. */
   readonly report: SliceReport = new SliceReport();
 
@@ -233,6 +268,19 @@ export class MajorGc {
     this.#ephemerons = init.ephemerons;
     this.#markLeft = init.markWork;
     this.workCounter = init.workAhead;
+    if (init.layout !== undefined) {
+      const blocks = this.#blocks;
+      this.#marker = new Marker(init.layout, {
+        siteSlot: (site, slot) => host.siteSlot?.(site, slot) ?? -1,
+        block: (addr) => blocks.get(addr),
+        link: (addr) => this.#links.get(addr) ?? -1,
+        threadAlive: (k) => host.threadAlive?.(k) ?? false,
+        profileSlot: (j) => host.profileSlot?.(j) ?? -1,
+      });
+      // The scenario starts in a cycle whose roots are the harness's: no block of its own, no
+      // profile, not yet the Gc.quick_stat record, and every systhread waiting for its turn.
+      this.#marker.startCycle(0, [], { roots: [] }, false, true);
+    }
   }
 
   /** A block allocated in the major heap: by `caml_alloc_shr` (`direct`) or by promotion;
@@ -244,7 +292,9 @@ export class MajorGc {
     direct: boolean,
     noScan = false,
   ): void {
-    this.#blocks.set(addr, this.heap.allocate(addr, whsize, noScan));
+    const b = this.heap.allocate(addr, whsize, noScan);
+    b.markedIn = this.cycles;
+    this.#blocks.set(addr, b);
     d.allocatedWords += whsize;
     if (direct) d.allocatedDirect += whsize;
   }
@@ -261,7 +311,8 @@ export class MajorGc {
   }
 
   /** The marking work of the program's own data changes by `words` from the next cycle on
-   * (data of the program that marking now reaches another way). */
+   * (data of the program that marking now reaches another way). Marking by layout ignores it:
+   * it finds that data itself (lib/runtime/_mark.ts). */
   addFixedMark(words: number): void {
     this.#fixedMark += words;
   }
@@ -290,11 +341,47 @@ export class MajorGc {
    * than its size. Once marking has begun, the slots are taken as scanned already.
    */
   darken(addr: number): void {
+    if (this.#marker !== null) {
+      this.#marker.darken(addr);
+      this.#markingDone = this.#marker.done;
+      return;
+    }
     if (this.#markingStarted) return;
     const b = this.#blocks.get(addr);
     if (b === undefined || b.scanPending !== this.cycles) return;
     b.scanPending = -1;
     this.#markLeft -= b.whsize - darkenWork(b.whsize, b.noScan);
+  }
+
+  /**
+   * `caml_modify`'s write barrier on a store that no root models (a keep.list's new head,
+   * replacing the block the site held, which stays reachable through the new one): the block
+   * at `addr` is darkened. Only with marking by layout (the amounts of the other model were
+   * calibrated without it).
+   */
+  writeBarrier(addr: number): void {
+    if (this.#marker === null) return;
+    this.#marker.darken(addr);
+    this.#markingDone = this.#marker.done;
+  }
+
+  /**
+   * Profile `j` (by number among those started) was started: its config block and boxed rate
+   * are allocated marked in the cycle running (marking by layout; the other model counts their
+   * roots, lib/runtime/runtime.ts).
+   */
+  profileStarted(j: number): void {
+    this.#marker?.configAllocated(j);
+  }
+
+  /**
+   * The program's `prof` slot holding profile `j`'s config block got another profile's:
+   * `caml_modify`'s write barrier darkens the block it held (marking by layout only).
+   */
+  profileOverwritten(j: number): void {
+    if (this.#marker === null) return;
+    this.#marker.darkenConfig(j);
+    this.#markingDone = this.#marker.done;
   }
 
   /** A major block moved (compaction): same block, new address. */
@@ -304,6 +391,7 @@ export class MajorGc {
     this.#blocks.delete(from);
     const moved = new MajorBlock(to, b.whsize, b.colour, b.pool, b.noScan);
     moved.scanPending = b.scanPending;
+    moved.markedIn = b.markedIn;
     this.#blocks.set(to, moved);
   }
 
@@ -372,7 +460,18 @@ export class MajorGc {
       r.swept += done;
       if (done === 0) this.#sweepingDone = true;
     }
+    const marker = this.#marker;
     for (;;) {
+      if (marker !== null) {
+        // major_collection_slice's marking: mark() may do more than its budget (the prefetch
+        // buffer's drain), and all of it is committed.
+        while (!this.#markingDone && (budget = this.#work(d)) > 0) {
+          const done = budget - marker.mark(budget);
+          this.#commit(d, done);
+          r.marked += done;
+          this.#markingDone = marker.done;
+        }
+      }
       while (!this.#markingDone && (budget = this.#work(d)) > 0) {
         this.#markingStarted = true;
         const done = Math.min(budget, this.#markLeft);
@@ -407,6 +506,22 @@ export class MajorGc {
       return true;
     }
     return false;
+  }
+
+  /** The mark stack of a new cycle, for the marking by layout. */
+  #startMarking(roots: Iterable<MajorRoot>): void {
+    const locals: LocalMarkRoot[] = [];
+    const links = new Map<number, number>();
+    for (const r of roots) {
+      if (r.addr < 0 || r.viaMemprof) continue;
+      if (r.local) locals.push(r);
+      const l = r.link;
+      if (l !== null && l !== undefined && l.addr >= 0) links.set(r.addr, l.addr);
+    }
+    this.#links = links;
+    const memprof = this.#host.memprofRoots?.() ?? { roots: [] };
+    this.#marker!.startCycle(this.cycles, locals, memprof, true);
+    this.#markingDone = this.#marker!.done;
   }
 
   /**
@@ -453,5 +568,6 @@ export class MajorGc {
     this.#markingDone = false;
     this.#epheMarked = false;
     this.#epheSwept = false;
+    if (this.#marker !== null) this.#startMarking(roots);
   }
 }

@@ -32,6 +32,7 @@ export {
   type ProfilePlace,
   type Resumable,
   Root,
+  type RootOptions,
   RootSet,
   Runtime,
   type RuntimeOptions,
@@ -67,6 +68,8 @@ export {
   TimedSink,
 } from "./gc_time.ts";
 export type { PoolState } from "./_major_heap.ts";
+export type { MemprofMarkRoots, ProgramMarkLayout } from "./_mark.ts";
+export type { FixedMarkGraph } from "./_mark_fixed.ts";
 // The memprof types the runtime's API takes or gives, from the module that defines them.
 export type {
   AllocationInfo,

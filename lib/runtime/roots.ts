@@ -36,6 +36,18 @@ export class Root {
    * that memprof's roots reach first), or -1: what its size and contents give. The runtime
    * updates it for blocks whose cost changes (a profile's config block). */
   darken: number;
+  /** The keep site (an array of the exported program's global data) whose slot this root is,
+   * or -1; with {@linkcode slot}, where the major GC's marking finds its block. -2: a block
+   * that another kept block holds (no slot; releasing it writes nothing). */
+  readonly site: number;
+  /** The slot of {@linkcode site}. */
+  readonly slot: number;
+  /** The root whose block the first field of this root's block links (a keep.list's previous
+   * block, a block of an unmarshalled value), or null. */
+  link: Root | null;
+  /** A block that marking reaches from memprof's roots (a profile's config block, and what it
+   * holds), not through the program's data. */
+  readonly viaMemprof: boolean;
   readonly #set: RootSet;
   /** Index in the set's slots while the root is in it, else -1. */
   #slot = -1;
@@ -52,13 +64,17 @@ export class Root {
     set: RootSet,
     addr: number,
     wosize: number,
-    opts: { readonly local?: boolean; readonly darken?: number } = {},
+    opts: RootOptions = {},
   ) {
     this.#set = set;
     this.addr = addr;
     this.wosize = wosize;
     this.local = opts.local ?? false;
     this.darken = opts.darken ?? -1;
+    this.site = opts.site ?? -1;
+    this.slot = opts.slot ?? 0;
+    this.link = opts.link ?? null;
+    this.viaMemprof = opts.viaMemprof ?? false;
   }
   /** Points the root at another block (OCaml's `caml_modify` of a root slot). */
   set(addr: number, wosize = 0): void {
@@ -73,13 +89,35 @@ export class Root {
   }
   /** Removes the root from the runtime. */
   release(): void {
-    if (this.#set.delete(this)) this.#overwrite();
+    const slot = this.site === -1 || this.#set.holds(this);
+    if (this.#set.delete(this) && slot) this.#overwrite();
     this.addr = -1;
   }
-  /** The write barrier of a global slot losing its block (`caml_modify`'s `caml_darken`). */
+  /** The write barrier of a global slot losing its block (`caml_modify`'s `caml_darken`). A
+   * root of a keep site that its slot no longer holds (a keep.list's older block, reached
+   * through the newer one) is no slot: nothing is written; nor is a block memprof's roots
+   * reach (the program's `prof` slots are the runtime's concern: `MajorGc.profileOverwritten`). */
   #overwrite(): void {
-    if (this.addr >= 0 && !this.local) this.#set.onOverwrite?.(this.addr);
+    if (this.addr < 0 || this.local || this.viaMemprof) return;
+    if (this.site >= 0 && this.#set.has(this) && !this.#set.holds(this)) return;
+    this.#set.onOverwrite?.(this.addr);
   }
+}
+
+/** Options of a {@linkcode Root} (see its fields). */
+export interface RootOptions {
+  /** {@linkcode Root.local} (default false). */
+  readonly local?: boolean;
+  /** {@linkcode Root.darken} (default -1). */
+  readonly darken?: number;
+  /** {@linkcode Root.site} (default -1). */
+  readonly site?: number;
+  /** {@linkcode Root.slot} (default 0). */
+  readonly slot?: number;
+  /** {@linkcode Root.link} (default null). */
+  readonly link?: Root | null;
+  /** {@linkcode Root.viaMemprof} (default false). */
+  readonly viaMemprof?: boolean;
 }
 
 /** The roots of a runtime, in creation order (see the module doc). */
@@ -90,6 +128,19 @@ export class RootSet implements Iterable<Root> {
   #slots: (Root | null)[] = [];
   #live = 0;
   #walking = 0;
+  /** The root in each slot of each keep site (the last one added there). */
+  readonly #sites: (Root | null)[][] = [];
+
+  /** Whether `r` is the root its keep site's slot holds. */
+  holds(r: Root): boolean {
+    return this.#sites[r.site]?.[r.slot] === r;
+  }
+
+  /** The address of the block in slot `slot` of keep site `site`, or -1. */
+  siteSlot(site: number, slot: number): number {
+    const r = this.#sites[site]?.[slot];
+    return r === null || r === undefined ? -1 : r.addr;
+  }
 
   /** How many roots the set holds. */
   get size(): number {
@@ -104,6 +155,7 @@ export class RootSet implements Iterable<Root> {
     setSlot(r, this.#slots.length);
     this.#slots.push(r);
     this.#live++;
+    if (r.site >= 0) (this.#sites[r.site] ??= [])[r.slot] = r;
   }
 
   /** Removes `r`; says whether it was in the set. */
@@ -112,6 +164,7 @@ export class RootSet implements Iterable<Root> {
     this.#slots[slotOf(r)] = null;
     setSlot(r, -1);
     this.#live--;
+    if (r.site >= 0 && this.#sites[r.site][r.slot] === r) this.#sites[r.site][r.slot] = null;
     return true;
   }
 

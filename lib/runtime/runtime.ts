@@ -34,8 +34,9 @@ import {
   type SliceReport,
 } from "./major_gc.ts";
 import { DEFAULT_GC_TIME, GcClock, type GcTimeModel, TimedSink } from "./gc_time.ts";
-import { Root, RootSet } from "./roots.ts";
-export { Root, RootSet } from "./roots.ts";
+import type { MemprofMarkRoots } from "./_mark.ts";
+import { Root, type RootOptions, RootSet } from "./roots.ts";
+export { Root, type RootOptions, RootSet } from "./roots.ts";
 
 /** Largest block (in words, excluding header) allocated in the minor heap. */
 export const MAX_YOUNG_WOSIZE = 256;
@@ -984,9 +985,14 @@ export class Domain implements MemprofHost {
       // caml_copy_double, then caml_initialize into the config block (caml_alloc_shr of 9
       // fields): a young value stored in the major heap, one remembered-set entry. The program
       // keeps the profile (the config block, holding the boxed float) in its `prof` array.
+      // Memprof's roots reach both (`viaMemprof`: the marking by layout models them itself).
       const l = this.allocFromRuntime(1);
-      lambda = this.runtime.root(l, 1);
-      config = this.runtime.root(this.allocShr(9), 9, { local: true, darken: CONFIG_DARKEN });
+      lambda = this.runtime.root(l, 1, { viaMemprof: true });
+      config = this.runtime.root(this.allocShr(9), 9, {
+        local: true,
+        darken: CONFIG_DARKEN,
+        viaMemprof: true,
+      });
       this.rememberStore(l, -1);
     });
     this.runtime.keepProfile(profile, config!, lambda!, place);
@@ -1019,6 +1025,7 @@ export class Domain implements MemprofHost {
     const t = new Thread(this.runtime.nextThreadId++, this, this.memprof.newThread());
     t.callstack = callstack;
     this.threads.push(t);
+    this.runtime.threadsCreated.push(t);
     return t;
   }
 
@@ -1164,6 +1171,8 @@ interface KeptProfile {
   readonly config: Root;
   readonly lambda: Root;
   readonly slot: number;
+  /** Its number among the profiles started (its config block in the marking by layout). */
+  readonly index: number;
   /** A later profile took its slot: only memprof's roots may still hold it. */
   superseded: boolean;
 }
@@ -1219,6 +1228,8 @@ export class Runtime {
   readonly majorGc: MajorGc;
   /** `caml_major_slice_epoch`. */
   majorSliceEpoch: number = 0;
+  /** @internal The systhreads created, in order (the exported program's threads 1, 2, …). */
+  readonly threadsCreated: Thread[] = [];
   /** `caml_minor_collections_count`, counted from the harness's own `Gc.minor ()` (the
    * scenario starts one collection after the epoch was last moved). */
   #minorCount = 1;
@@ -1231,6 +1242,8 @@ export class Runtime {
   #compactAtCycleEnd = false;
   /** The profiles the program keeps (see {@linkcode keepProfile}). */
   #kept: KeptProfile[] = [];
+  /** Profiles started so far. */
+  #profilesStarted = 0;
   /** The length of the program's `prof` array. */
   #profSlots = 0;
 
@@ -1253,6 +1266,10 @@ export class Runtime {
     this.majorGc = new MajorGc({
       endCycle: () => this.#endCycle(),
       roots: () => this.roots,
+      siteSlot: (site, slot) => this.roots.siteSlot(site, slot),
+      memprofRoots: () => this.#profileMarkRoots(),
+      profileSlot: (j) => this.#profileSlot(j),
+      threadAlive: (k) => this.threadsCreated[k - 1]?.alive ?? false,
       sliceBegin: (r) => this.#sliceBegin(r),
       sliceEnd: (r) => this.#sliceEnd(r),
     }, { initial: opts.majorHeap });
@@ -1269,8 +1286,43 @@ export class Runtime {
   keepProfile(profile: Profile, config: Root, lambda: Root, place?: ProfilePlace): void {
     const slot = place?.slot ?? this.#kept.length;
     this.#profSlots = Math.max(this.#profSlots, place?.slots ?? 0, slot + 1);
-    for (const k of this.#kept) if (k.slot === slot) k.superseded = true;
-    this.#kept.push({ profile, config, lambda, slot, superseded: false });
+    const index = this.#profilesStarted++;
+    this.majorGc.profileStarted(index);
+    for (const k of this.#kept) {
+      if (k.slot !== slot || k.superseded) continue;
+      k.superseded = true;
+      this.majorGc.profileOverwritten(k.index); // `prof.(slot) <- ...`
+    }
+    this.#kept.push({ profile, config, lambda, slot, index, superseded: false });
+  }
+
+  /** The profiles whose config blocks memprof's roots darken when a cycle starts
+   * (`caml_memprof_scan_roots`: the config of each table of entries whose profile is not
+   * discarded), each once, in the order the roots are visited: the slicing domain's first. */
+  #memprofConfigs(): Profile[] {
+    const out: Profile[] = [];
+    for (const d of [this.#slicing ?? this.mainDomain, ...this.domains]) {
+      for (const c of d.memprof.rootConfigs()) if (!out.includes(c)) out.push(c);
+    }
+    return out;
+  }
+
+  /** The config blocks memprof's roots darken when a cycle starts (after `#markProfiles`), by
+   * number among the profiles started, for the marking by layout. */
+  #profileMarkRoots(): MemprofMarkRoots {
+    const roots: number[] = [];
+    for (const p of this.#memprofConfigs()) {
+      const k = this.#kept.find((k) => k.profile === p);
+      if (k !== undefined) roots.push(k.index);
+    }
+    return { roots };
+  }
+
+  /** The profile (by number among those started) that slot `j` of the program's `prof` array
+   * holds, or -1. */
+  #profileSlot(j: number): number {
+    for (const k of this.#kept) if (k.slot === j && !k.superseded) return k.index;
+    return -1;
   }
 
   /**
@@ -1287,8 +1339,7 @@ export class Runtime {
    */
   #markProfiles(): void {
     if (this.#kept.length === 0) return;
-    const held = new Set<Profile>();
-    for (const d of this.domains) d.memprof.configRoots(held);
+    const held = new Set<Profile>(this.#memprofConfigs());
     this.#kept = this.#kept.filter((k) => {
       if (!k.superseded || held.has(k.profile)) return true;
       k.config.release();
@@ -1336,13 +1387,10 @@ export class Runtime {
   /**
    * Creates a root pointing at `addr` (or empty): a slot of the program's global data, or with
    * `local`, a local root (see {@linkcode Root}); `darken` overrides the marking work of its
-   * block when darkened directly.
+   * block when darkened directly; `site` and `slot` place a global slot in the exported
+   * program's keep sites, `link` is the block its block's first field links.
    */
-  root(
-    addr = -1,
-    wosize = 0,
-    opts: { readonly local?: boolean; readonly darken?: number } = {},
-  ): Root {
+  root(addr = -1, wosize = 0, opts: RootOptions = {}): Root {
     const r = new Root(this.roots, addr, wosize, opts);
     this.roots.add(r);
     return r;

@@ -17,6 +17,18 @@ export type Keeper = (addr: number, wosize: number, reached?: boolean) => void;
  * at `old` (-1: nothing, or an immediate), for the remembered set. */
 export type StoreHook = (addr: number, old: number) => void;
 
+/** Where an exported program keeps the blocks of one keep statement: its keep site (an array
+ * of the program's global data, lib/export/ocaml.ts) and the site's slots. */
+export interface KeepSite {
+  readonly site: number;
+  readonly capacity: number;
+}
+
+/** The keep site of a block kept because another kept block holds it (a block of an
+ * unmarshalled value other than its root): no slot of the program's, and no write barrier when
+ * it goes (lib/runtime/roots.ts). */
+const REACHED = -2;
+
 /** The roots of one run and when they go. */
 export class Lifetimes {
   readonly #due = new ReleaseQueue();
@@ -30,13 +42,22 @@ export class Lifetimes {
   readonly #rt: Runtime;
   readonly #now: () => number;
   readonly #store: StoreHook;
+  readonly #sites: ((l: Lifetime) => KeepSite | undefined) | undefined;
 
   /** `now()` is the number of the step being executed; `store` learns of every store a keep
-   * makes in the program's global slots. */
-  constructor(rt: Runtime, now: () => number, store: StoreHook = () => {}) {
+   * makes in the program's global slots; `sites` gives the keep site of each keeper's lifetime
+   * (in the exported program: its roots then say which slot holds their block, for the major
+   * GC's marking). */
+  constructor(
+    rt: Runtime,
+    now: () => number,
+    store: StoreHook = () => {},
+    sites?: (l: Lifetime) => KeepSite | undefined,
+  ) {
     this.#rt = rt;
     this.#now = now;
     this.#store = store;
+    this.#sites = sites;
   }
 
   /**
@@ -81,58 +102,112 @@ export class Lifetimes {
   /** A function keeping blocks alive as `l` says, or undefined for `drop`. A `cycle` keeper
    * takes its lifetimes in turn, one per call. */
   keeper(l: Lifetime): Keeper | undefined {
+    const at = l.kind === "drop" || l.kind === "cycle" ? undefined : this.#sites?.(l);
+    const site = at?.site ?? -1;
+    const cap = Math.max(1, at?.capacity ?? 1);
+    // The block each kept block links, for an unmarshalled value's blocks: the value's root
+    // block holds the others, taken here as a chain through first fields.
+    let last: Root | undefined;
+    const linked = (r: Root, reached: boolean | undefined) => {
+      if (reached && last !== undefined) last.link = r;
+      last = r;
+    };
     switch (l.kind) {
       case "drop":
         return undefined;
-      case "forever":
+      case "forever": {
+        let kt = 0; // keep_slot: the next free slot
         return (addr, wosize, reached) => {
-          this.#forever.push(this.#rt.root(addr, wosize));
+          const r = this.#rt.root(addr, wosize, reached ? {} : { site, slot: kt++ });
+          this.#forever.push(r);
+          linked(r, reached);
           if (!reached) this.#store(addr, -1);
         };
+      }
       case "steps":
         if (l.until === undefined) {
           // As below, the root itself in the release queue (no closure per block).
           const after = l.steps + 1;
+          let kt = 0; // keep_steps: slots used in turn
           return (addr, wosize, reached) => {
-            const r = this.#rt.root(addr, wosize);
+            const r = this.#rt.root(addr, wosize, reached ? {} : { site, slot: kt++ % cap });
             this.#at(this.#now() + after, r);
+            linked(r, reached);
             if (!reached) this.#store(addr, -1);
           };
         }
       // falls through
-      case "until":
-        // A fresh global slot per block, emptied (an immediate stored) at the release.
+      case "until": {
+        // A fresh global slot per block, emptied (an immediate stored) at the release: in the
+        // program, keep_steps' slots in turn, or keep_slot's from the first after each release.
+        let kt = 0;
+        const fifo = l.kind === "steps";
+        if (!fifo && site >= 0) this.#onEveryRelease(l.name, () => kt = 0);
         return (addr, wosize, reached) => {
-          const r = this.#rt.root(addr, wosize);
+          const r = this.#rt.root(
+            addr,
+            wosize,
+            reached ? {} : { site, slot: fifo ? kt++ % cap : kt++ },
+          );
           this.end(l, () => r.release());
+          linked(r, reached);
           if (!reached) this.#store(addr, -1);
         };
+      }
       case "list": {
-        // Each block links the one kept before it; the newest is stored in a global.
+        // Each block links the one kept before it; the newest is stored in a global (slot 0 of
+        // its site), whose write barrier darkens the block it held.
         let head: Root | undefined;
         return (addr, wosize, reached) => {
-          const r = this.#rt.root(addr, wosize);
+          const r = this.#rt.root(
+            addr,
+            wosize,
+            reached ? {} : { site, slot: 0, link: head ?? null },
+          );
           this.#waitFor(l.name, () => r.release());
+          linked(r, reached);
           if (reached) return;
           this.#store(addr, head === undefined ? -1 : head.addr);
+          if (head !== undefined && site >= 0) this.#rt.majorGc.writeBarrier(head.addr);
           head = r;
         };
       }
       case "ring": {
+        // The program stores a value's root block in the slot (keep_ring); the other blocks of
+        // an unmarshalled value live as long as it does, reached through it.
         const slots: (Root | undefined)[] = new Array(l.slots);
+        const reachedOf: (Root[] | undefined)[] = new Array(l.slots);
         let k = 0;
+        let held = -1; // the slot of the value whose blocks come now
+        const dropReached = (j: number) => {
+          for (const r of reachedOf[j] ?? []) r.release();
+          reachedOf[j] = undefined;
+        };
         if (l.name !== undefined) {
           this.#onEveryRelease(l.name, () => {
-            for (const r of slots) r?.clear();
+            slots.forEach((r, j) => {
+              r?.clear();
+              dropReached(j);
+            });
           });
         }
         return (addr, wosize, reached) => {
+          if (reached && held >= 0) {
+            const r = this.#rt.root(addr, wosize, { site: REACHED });
+            (reachedOf[held] ??= []).push(r);
+            linked(r, reached);
+            return;
+          }
           let r = slots[k];
           const old = r === undefined ? -1 : r.addr;
-          if (r === undefined) r = slots[k] = this.#rt.root(addr, wosize);
+          if (r === undefined) r = slots[k] = this.#rt.root(addr, wosize, { site, slot: k });
           else r.set(addr, wosize); // the block stored there before is released
+          dropReached(k);
+          r.link = null;
+          linked(r, false);
+          held = k;
           k = k + 1 === l.slots ? 0 : k + 1;
-          if (!reached) this.#store(addr, old);
+          this.#store(addr, old);
         };
       }
       case "cycle": {

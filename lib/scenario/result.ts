@@ -3,7 +3,7 @@
  * @module
  */
 import type { TracerStats } from "../tracer/mod.ts";
-import type { Scenario } from "./spec.ts";
+import type { Lifetime, Scenario } from "./spec.ts";
 import type { MajorGcInitialState } from "../runtime/major_gc.ts";
 import type { GcTimeModel } from "../runtime/gc_time.ts";
 
@@ -45,6 +45,14 @@ export interface RunOptions {
   /** The program's own major heap when the scenario starts (the major GC's pacing depends on
    * it). Default: that of a minimal exported program (see lib/runtime/major_gc.ts). */
   majorHeap?: MajorGcInitialState;
+  /** Where the exported program keeps the blocks of each lifetime of the scenario: its keep
+   * sites, one per keep statement, in the order the lifetime's statements come in the program
+   * (lib/export/ocaml.ts, `ExportedProgram.keepSites`). With {@linkcode majorHeap}'s layout,
+   * the major GC's marking finds kept blocks in their sites' slots. */
+  keepSites?: ReadonlyMap<
+    Lifetime,
+    readonly { readonly site: number; readonly capacity: number }[]
+  >;
   /** Costs of collections in virtual time (default: lib/runtime/gc_time.ts's fitted ones). */
   gcTime?: Partial<GcTimeModel>;
   /** @internal Whether a loop whose body only allocates small blocks it drops runs the

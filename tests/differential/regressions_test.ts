@@ -61,7 +61,25 @@
 //    lib/export/ocaml.ts);
 // 16. a callback raising in Thread.create's wrapper, at the thread's end (`check_memprof_cb`),
 //    was logged as an escape; the wrapper's handler prints it on stderr, and the program logs
-//    nothing (thread_wrapper_raise; seed 3, scenario 227).
+//    nothing (thread_wrapper_raise; seed 3, scenario 227);
+// 17. marking was an amount taken min(budget, left) a slice; OCaml 5.3's mark loop drains its
+//    prefetch buffer once a slice's budget is spent (major_gc.c, do_some_marking), marking every
+//    string of a keep site it holds far past the budget, and its order decides which blocks a
+//    site loses before marking scans it (ring_bytes_drain, steps_bytes_drain); a stopped
+//    profile's config block is reached through the program's profile slot, not memprof's roots
+//    (profile_config_marking); a program writing user events links runtime_events.cmxa, whose
+//    data and the events' own add to what every cycle marks (events_harness_marking). The
+//    simulation now runs the mark loop over the exported program's data (lib/runtime/_mark.ts).
+//    Its model derives the costs of entries 13 to 15 from the blocks (lib/export/_harness_heap.ts,
+//    harnessMarkLayout; tests/runtime/mark_test.ts): the config blocks through memprof's roots and
+//    the prof slots, the systhreads' descriptors and conditions darkened while their thread lives
+//    (no longer in the capture of the threads library's data), no global for a value built only
+//    to be marshalled; and the runtime's list of registered user events, which the capture of
+//    runtime_events.cmxa's data held for two events (events_harness_marking, one event, marked
+//    3 words a cycle too many);
+// 18. an unmarshalled value kept in a keep.ring took a slot per block in the simulation, one per
+//    value in the program (unmarshal_ring); a callback's act.alloc made a new keeper at each
+//    run, where the program has one keep site per action.
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -115,6 +133,12 @@ import customCyclesThread from "./regressions/custom_cycles_thread.ts";
 import customCyclesThreadEnd from "./regressions/custom_cycles_thread_end.ts";
 import customCyclesStoppedProfiles from "./regressions/custom_cycles_stopped_profiles.ts";
 import customCyclesMarshalBuild from "./regressions/custom_cycles_marshal_build.ts";
+import threadWrapperRaise from "./regressions/thread_wrapper_raise.ts";
+import ringBytesDrain from "./regressions/ring_bytes_drain.ts";
+import stepsBytesDrain from "./regressions/steps_bytes_drain.ts";
+import profileConfigMarking from "./regressions/profile_config_marking.ts";
+import unmarshalRing from "./regressions/unmarshal_ring.ts";
+import eventsHarnessMarking from "./regressions/events_harness_marking.ts";
 import { backEdgePolls } from "../../lib/scenario/polling.ts";
 import { Lifetimes } from "../../lib/scenario/lifetimes.ts";
 import { profileSlots } from "../../lib/scenario/walk.ts";
@@ -150,6 +174,12 @@ const regressions: readonly Scenario[] = [
   customCyclesThreadEnd,
   customCyclesStoppedProfiles,
   customCyclesMarshalBuild,
+  threadWrapperRaise,
+  ringBytesDrain,
+  stepsBytesDrain,
+  profileConfigMarking,
+  unmarshalRing,
+  eventsHarnessMarking,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */

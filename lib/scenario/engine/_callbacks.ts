@@ -26,6 +26,7 @@ import type { CallbackAction, CallbackSpec, ProfileSpec, TrackerSpec, Trigger } 
 import { ActionError } from "./_action_error.ts";
 import type { ProfileState, RunContext, Tracked } from "./_context.ts";
 import type { Baton } from "./_threads.ts";
+import type { Keeper } from "../lifetimes.ts";
 import { runGc } from "./_compile_runtime.ts";
 import { profileSlots } from "../walk.ts";
 
@@ -67,6 +68,10 @@ export class Callbacks {
   readonly #baton: Baton | undefined;
   /** The exported program's slot of each named profile. */
   readonly #slots: ReadonlyMap<string, number>;
+  /** The keeper of each `act.alloc` action, made at its first run: the exported program has
+   * one keep site per action (its ring's slots, its list's head, its cycle's turn), which every
+   * run of the action shares. */
+  readonly #keepers = new Map<CallbackAction, Keeper | undefined>();
 
   /** The callbacks of `run`; `baton` passes the baton in resumable runs. */
   constructor(run: RunContext, baton: Baton | undefined) {
@@ -354,7 +359,12 @@ export class Callbacks {
       case "alloc": {
         run.log.line(`${head} : alloc ${a.words}`);
         const addr = d.alloc(a.words);
-        run.lifetimes.keeper(a.lifetime)?.(addr, a.words);
+        let keep = this.#keepers.get(a);
+        if (keep === undefined && !this.#keepers.has(a)) {
+          keep = run.lifetimes.keeper(a.lifetime);
+          this.#keepers.set(a, keep);
+        }
+        keep?.(addr, a.words);
         return;
       }
       case "gc":

@@ -27,7 +27,7 @@ import type { CallbackKind, RunEvent, RunOptions } from "../result.ts";
 import { ScenarioError } from "../errors.ts";
 import { ScenarioRng } from "../rng.ts";
 import { Lifetimes } from "../lifetimes.ts";
-import type { ProfileSpec, Scenario } from "../spec.ts";
+import type { Lifetime, ProfileSpec, Scenario } from "../spec.ts";
 import { countLeafSteps, findStep } from "../walk.ts";
 import { ActionError } from "./_action_error.ts";
 import { Frames } from "./_frames.ts";
@@ -168,10 +168,18 @@ export class RunContext {
       clock: () => EPOCH_US + Math.floor(this.clockNs / 1000),
       externalSamplingRate: s.externalSamplingRate ?? firstRate,
     });
+    const keepSites = opts.keepSites;
+    const taken = new Map<Lifetime, number>();
     this.lifetimes = new Lifetimes(
       this.rt,
       () => this.step,
       (addr, old) => this.cur.rememberStore(addr, old),
+      keepSites === undefined ? undefined : (l) => {
+        // The lifetime's keep statements in the program's order, one per keeper.
+        const k = taken.get(l) ?? 0;
+        taken.set(l, k + 1);
+        return keepSites.get(l)?.[k];
+      },
     );
     const main = this.rt.mainDomain;
     this.frames = new Frames(main, opts.harnessFrames);

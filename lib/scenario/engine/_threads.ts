@@ -319,7 +319,9 @@ export class Baton {
     // Off the ring, its descriptor is no longer darkened by the systhreads' roots hook (1 word:
     // the status field), nor its condition with its stack (nothing to scan): marking reaches
     // both by scanning the harness's th_handle and th_cond, 4 and 3 words in every cycle
-    // (lib/export/_harness_heap.ts).
+    // (lib/export/_harness_heap.ts). The marking by layout of an exported program finds this
+    // itself (lib/runtime/_mark.ts, the thread no longer alive); this is the amount for the
+    // other model.
     run.rt.majorGc.addFixedMark(ENDED_THREAD_MARK);
     return next;
   }
