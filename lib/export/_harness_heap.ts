@@ -46,6 +46,32 @@ export interface HarnessBlock {
   /** Marking work of the block in every cycle, when not what `fields` and `via` give (a root
    * whose first fields are immediates). */
   readonly mark?: number;
+  /** A block of a registered user event ({@linkcode userEventBlocks}), which
+   * {@linkcode harnessMarkLayout} lays out itself. */
+  readonly userEvent?: true;
+  /** A `dead` block of at most {@linkcode MAX_YOUNG_WOSIZE} words that the next minor
+   * collection promotes all the same (a major block's field, in the remembered set, holds it):
+   * garbage of the major heap, which later cycles sweep. */
+  readonly promoted?: true;
+}
+
+/**
+ * What registering a user event allocates and keeps (a `type Runtime_events.User.tag += Ev`
+ * and a `Runtime_events.User.register` at the program's initialisation): the extension
+ * constructor (its name, static, and its id: a global darkened from its first field), the
+ * `Some tag` that `register` passes, the event record `{id; name; typ; tag}` that
+ * caml_runtime_events_user_register allocates (a global, pushed from its name), and the cell
+ * it adds to the runtime's list of user events (runtime_events.c, `user_events`, a global
+ * root: its first cell darkened, 2 words, the others scanned, 3; the 2 words are counted on
+ * the `first` event's cell, the same sum).
+ */
+export function userEventBlocks(first: boolean): HarnessBlock[] {
+  return [
+    { wosize: 2, fields: "pointers", via: "root", userEvent: true },
+    { wosize: 1, fields: "pointers", via: "scan", userEvent: true },
+    { wosize: 4, fields: "pointers", via: "root", mark: 3, userEvent: true },
+    { wosize: 2, fields: "pointers", via: "scan", mark: first ? 2 : 3, userEvent: true },
+  ];
 }
 
 /** Marking work of one block (see the module doc). */
@@ -196,6 +222,27 @@ const THREADS_TABLES_START: MajorGcInitialState = {
 };
 /** {@linkcode RUNTIME_MARK} with the threads library and Unix. */
 const THREADS_RUNTIME_MARK = RUNTIME_MARK + THREADS_MARK;
+
+/** Marking work of runtime_events.cmxa's data in every cycle: 16 words (its capture,
+ * lib/runtime/_mark_fixed.ts: 312 words without the program's own part, 296 without the
+ * library). */
+const EVENTS_MARK = 16;
+/** Work further behind at the harness's tables' allocation in a program linked with
+ * runtime_events.cmxa (its modules' initialisation allocates before the program's): with
+ * {@linkcode EVENTS_MARK} words more marked in each of the initialisation's cycles, its scenario
+ * starts 68 words of work behind a program without the library, as the debug runtime's `Updated
+ * major work` lines (`OCAMLRUNPARAM=v=0x800`) showed for programs alike but for the library
+ * (and 34, then 32 more per user event, which {@linkcode userEventBlocks} gives). */
+const EVENTS_WORK_BEHIND = 116;
+
+/** `start` of a program linked with runtime_events.cmxa too. */
+function withEvents(start: MajorGcInitialState): MajorGcInitialState {
+  return {
+    ...start,
+    workAhead: start.workAhead - EVENTS_WORK_BEHIND,
+    markWork: start.markWork + EVENTS_MARK,
+  };
+}
 /** The rest of the harness's initialisation allocates 29 words of small blocks (references,
  * mutexes, condition variables) that stay. */
 const OTHER_INIT_BLOCKS = [...Array(11).fill(2), 3];
@@ -217,12 +264,19 @@ const QUICK_STAT_BLOCKS = [
 export function harnessMajorHeap(
   blocks: readonly HarnessBlock[],
   minorHeapWords: number,
-  opts: { readonly threadsLibrary?: boolean } = {},
+  opts: { readonly threadsLibrary?: boolean; readonly events?: boolean } = {},
 ): MajorGcInitialState {
   const d = new DomainMajorState();
-  let young: { whsize: number; mark: number }[] = [];
+  const start = opts.threadsLibrary ? THREADS_TABLES_START : TABLES_START;
+  const fixedMark = (opts.threadsLibrary ? THREADS_RUNTIME_MARK : RUNTIME_MARK) +
+    (opts.events ? EVENTS_MARK : 0);
+  let young: { whsize: number; mark: number; dead?: boolean }[] = [];
+  let deadAddr = 0;
   const promote = () => {
-    for (const b of young) gc.allocatePermanent(d, b.whsize, b.mark, false);
+    for (const b of young) {
+      if (b.dead) gc.allocate(d, ++deadAddr, b.whsize, false);
+      else gc.allocatePermanent(d, b.whsize, b.mark, false);
+    }
     young = [];
   };
   const gc: MajorGc = new MajorGc({
@@ -232,8 +286,8 @@ export function harnessMajorHeap(
     },
     roots: () => [],
   }, {
-    initial: opts.threadsLibrary ? THREADS_TABLES_START : TABLES_START,
-    fixedMark: opts.threadsLibrary ? THREADS_RUNTIME_MARK : RUNTIME_MARK,
+    initial: opts.events ? withEvents(start) : start,
+    fixedMark,
   });
   // A direct allocation past a fifth of the minor heap asks for a global slice, which the
   // allocation's pending actions run (caml_make_vect ends with them). As caml_poll_gc_work: one
@@ -250,11 +304,14 @@ export function harnessMajorHeap(
     gc.slice(d, SliceKind.AUTO);
   };
   for (const w of OTHER_INIT_BLOCKS) young.push({ whsize: w, mark: 0 });
-  let deadAddr = 0;
   for (const b of blocks) {
     if (b.via === "dead") {
-      // caml_alloc's caml_alloc_shr, then caml_check_urgent_gc; a young one dies young.
-      if (b.wosize <= MAX_YOUNG_WOSIZE) continue;
+      // caml_alloc's caml_alloc_shr, then caml_check_urgent_gc; a young one dies young, unless
+      // promoted.
+      if (b.wosize <= MAX_YOUNG_WOSIZE) {
+        if (b.promoted) young.push({ whsize: b.wosize + 1, mark: 0, dead: true });
+        continue;
+      }
       gc.allocate(d, ++deadAddr, b.wosize + 1, true, b.fields === "noscan");
       if (d.allocatedDirect > minorHeapWords / 5) d.requestedGlobal = true;
       slicesAsked();
@@ -364,7 +421,7 @@ export function harnessMarkLayout(
     globalRoots[0] = blocks.push(`2 0 0 | s ${next}`) - 1;
   }
   for (const b of extra) {
-    if (b.via === "dead") continue; // dropped at initialisation
+    if (b.via === "dead" || b.userEvent) continue; // dropped at initialisation; laid out above
     if (b.fields === "noscan") globals.push(`${b.wosize} 252 0`);
     else globals.push(`${b.wosize} 0 0 | ${b.fields === "ints" ? "i" : "s"}*${b.wosize}`);
   }

@@ -36,6 +36,7 @@ import {
   harnessBlocks,
   harnessMajorHeap,
   harnessMarkLayout,
+  userEventBlocks,
 } from "./_harness_heap.ts";
 import type { MajorGcInitialState } from "../runtime/major_gc.ts";
 
@@ -373,7 +374,7 @@ class Exporter {
         ...harnessMajorHeap(
           harnessBlocks(params, this.#initBlocks, { threadsLibrary: this.#usesThreadLib() }),
           this.#sc.settings.minorHeapWords,
-          { threadsLibrary: this.#usesThreadLib() },
+          { threadsLibrary: this.#usesThreadLib(), events: this.#usesEvents },
         ),
         layout: harnessMarkLayout(params, this.#initBlocks, {
           threadsLibrary: this.#usesThreadLib(),
@@ -1071,6 +1072,7 @@ let[@inline never] run_thread_${k} () =
             ocamlString(name)
           } Ev_${e.id} Runtime_events.Type.${t}`,
       );
+      this.#initBlocks.push(...userEventBlocks(e.id === 0));
     } else if (e.type !== type) {
       this.#refuse(at, `user event "${name}" is written with two types`);
     }
@@ -1260,8 +1262,15 @@ let[@inline never] run_thread_${k} () =
         "  in\n  Marshal.to_string (build 0) []",
     );
     // Blocks over Max_young_wosize words are built in the major heap (Obj.new_block's
-    // caml_alloc_shr), and dropped once marshalled.
-    for (const n of blocks) this.#initBlocks.push({ wosize: n, fields: "ints", via: "dead" });
+    // caml_alloc_shr), and dropped once marshalled. A young block that such a block links,
+    // directly or through young ones, is in the remembered set (Obj.set_field's caml_modify):
+    // the next minor collection promotes it, garbage.
+    let major = false;
+    for (const n of blocks) {
+      const promoted = major && n <= MAX_YOUNG_WOSIZE ? { promoted: true as const } : {};
+      this.#initBlocks.push({ wosize: n, fields: "ints", via: "dead", ...promoted });
+      if (n > MAX_YOUNG_WOSIZE) major = true;
+    }
     // The string stays in the heap: Marshal's 20-byte header, then per block a 1-byte header
     // (fewer than 8 fields, tag 0) or a 5-byte one, and one byte per integer field (a block's
     // first field holds the next block, written in place).
