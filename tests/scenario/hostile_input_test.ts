@@ -173,38 +173,42 @@ Deno.test("every numeric setting refuses NaN, infinities, negatives and fraction
   );
 });
 
+/** The DSL's numeric arguments, each as a scenario body taking the value to try (the mean of
+ * sizes.geometric only in the type test: a fractional mean is valid). */
+const NUMERIC_ARGUMENTS: [string, (v: Loose) => (s: Loose) => void][] = [
+  ["alloc size", (v) => (s) => s.main.alloc(v)],
+  ["sizes.uniform", (v) => (s) => s.main.alloc(sizes.uniform(v, 3))],
+  ["sizes.choice", (v) => (s) => s.main.alloc(sizes.choice(2, v))],
+  ["sizes.geometric max", (v) => (s) => s.main.alloc(sizes.geometric(2, v))],
+  ["customMem", (v) => (s) => s.main.alloc(2, { source: "custom", customMem: v })],
+  ["allocCombined", (v) => (s) => s.main.allocCombined([2, v])],
+  ["unmarshal", (v) => (s) => s.main.unmarshal([2, v])],
+  ["extAlloc", (v) => (s) => s.main.extAlloc(v)],
+  ["repeat", (v) => (s) => s.main.repeat(v, () => s.main.alloc(1))],
+  ["every", (v) => (s) => s.main.repeat(2, (i: Loose) => i.every(v, () => s.main.alloc(1)))],
+  ["keep.steps", (v) => (s) => s.main.alloc(1, { lifetime: keep.steps(v) })],
+  ["keep.ring", (v) => (s) => s.main.alloc(1, { lifetime: keep.ring(v) })],
+  ["memprof.start rate", (v) => (s) => s.main.memprof.start({ samplingRate: v })],
+  ["memprof.start callstack", (v) => (s) => s.main.memprof.start({ callstackSize: v })],
+  [
+    "cb.on",
+    (v) => (s) => s.main.memprof.start({ tracker: { promote: cb.track().on(v, act.stop()) } }),
+  ],
+  [
+    "cb.every",
+    (v) => (s) => s.main.memprof.start({ tracker: { promote: cb.track().every(v, act.stop()) } }),
+  ],
+  [
+    "act.alloc",
+    (v) => (s) => s.main.memprof.start({ tracker: { promote: cb.track().always(act.alloc(v)) } }),
+  ],
+  ["int user event", (v) => (s) => s.main.userEvent("e", { type: "int", value: v })],
+  ["custom user event", (v) => (s) => s.main.userEvent("e", { type: "custom", bytes: [1, v] })],
+];
+
 Deno.test("every numeric argument of the DSL refuses NaN, infinities, negatives and fractions", () => {
   const bad = [NaN, Infinity, -Infinity, -1, 1.5];
-  const builds: [string, (v: Loose) => (s: Loose) => void][] = [
-    ["alloc size", (v) => (s) => s.main.alloc(v)],
-    ["sizes.uniform", (v) => (s) => s.main.alloc(sizes.uniform(v, 3))],
-    ["sizes.choice", (v) => (s) => s.main.alloc(sizes.choice(2, v))],
-    ["sizes.geometric max", (v) => (s) => s.main.alloc(sizes.geometric(2, v))],
-    ["customMem", (v) => (s) => s.main.alloc(2, { source: "custom", customMem: v })],
-    ["allocCombined", (v) => (s) => s.main.allocCombined([2, v])],
-    ["unmarshal", (v) => (s) => s.main.unmarshal([2, v])],
-    ["extAlloc", (v) => (s) => s.main.extAlloc(v)],
-    ["repeat", (v) => (s) => s.main.repeat(v, () => s.main.alloc(1))],
-    ["every", (v) => (s) => s.main.repeat(2, (i: Loose) => i.every(v, () => s.main.alloc(1)))],
-    ["keep.steps", (v) => (s) => s.main.alloc(1, { lifetime: keep.steps(v) })],
-    ["keep.ring", (v) => (s) => s.main.alloc(1, { lifetime: keep.ring(v) })],
-    ["memprof.start rate", (v) => (s) => s.main.memprof.start({ samplingRate: v })],
-    ["memprof.start callstack", (v) => (s) => s.main.memprof.start({ callstackSize: v })],
-    [
-      "cb.on",
-      (v) => (s) => s.main.memprof.start({ tracker: { promote: cb.track().on(v, act.stop()) } }),
-    ],
-    [
-      "cb.every",
-      (v) => (s) => s.main.memprof.start({ tracker: { promote: cb.track().every(v, act.stop()) } }),
-    ],
-    [
-      "act.alloc",
-      (v) => (s) => s.main.memprof.start({ tracker: { promote: cb.track().always(act.alloc(v)) } }),
-    ],
-    ["int user event", (v) => (s) => s.main.userEvent("e", { type: "int", value: v })],
-    ["custom user event", (v) => (s) => s.main.userEvent("e", { type: "custom", bytes: [1, v] })],
-  ];
+  const builds = NUMERIC_ARGUMENTS;
   for (const [what, build] of builds) {
     for (const v of bad) {
       // -1 and 1.5 are valid user event ints; the others are not.
@@ -254,37 +258,10 @@ Deno.test("a number written as a string is said to be a string, in every numeric
     () => {},
     /keep must be a number, got string "3"/,
   );
-  const builds: [string, (v: Loose) => (s: Loose) => void][] = [
-    ["alloc size", (v) => (s) => s.main.alloc(v)],
-    ["sizes.uniform", (v) => (s) => s.main.alloc(sizes.uniform(v, 3))],
-    ["sizes.choice", (v) => (s) => s.main.alloc(sizes.choice(2, v))],
-    ["sizes.geometric mean", (v) => (s) => s.main.alloc(sizes.geometric(v))],
-    ["sizes.geometric max", (v) => (s) => s.main.alloc(sizes.geometric(2, v))],
-    ["customMem", (v) => (s) => s.main.alloc(2, { source: "custom", customMem: v })],
-    ["allocCombined", (v) => (s) => s.main.allocCombined([2, v])],
-    ["unmarshal", (v) => (s) => s.main.unmarshal([2, v])],
-    ["extAlloc", (v) => (s) => s.main.extAlloc(v)],
-    ["repeat", (v) => (s) => s.main.repeat(v, () => s.main.alloc(1))],
-    ["every", (v) => (s) => s.main.repeat(2, (i: Loose) => i.every(v, () => s.main.alloc(1)))],
-    ["keep.steps", (v) => (s) => s.main.alloc(1, { lifetime: keep.steps(v) })],
-    ["keep.ring", (v) => (s) => s.main.alloc(1, { lifetime: keep.ring(v) })],
-    ["memprof.start rate", (v) => (s) => s.main.memprof.start({ samplingRate: v })],
-    ["memprof.start callstack", (v) => (s) => s.main.memprof.start({ callstackSize: v })],
-    [
-      "cb.on",
-      (v) => (s) => s.main.memprof.start({ tracker: { promote: cb.track().on(v, act.stop()) } }),
-    ],
-    [
-      "cb.every",
-      (v) => (s) => s.main.memprof.start({ tracker: { promote: cb.track().every(v, act.stop()) } }),
-    ],
-    [
-      "act.alloc",
-      (v) => (s) => s.main.memprof.start({ tracker: { promote: cb.track().always(act.alloc(v)) } }),
-    ],
-    ["int user event", (v) => (s) => s.main.userEvent("e", { type: "int", value: v })],
-    ["custom user event", (v) => (s) => s.main.userEvent("e", { type: "custom", bytes: [1, v] })],
-  ];
+  const builds = [
+    ...NUMERIC_ARGUMENTS,
+    ["sizes.geometric mean", (v: Loose) => (s: Loose) => s.main.alloc(sizes.geometric(v))],
+  ] as const;
   for (const [what, build] of builds) {
     refused({}, build("1"), /^scenario hostile, step 1.*, got string "1"$/, what);
   }
