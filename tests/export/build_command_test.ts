@@ -51,6 +51,16 @@ async function sh(line: string, cwd: string) {
   return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
 }
 
+/** Runs the printed build command, then the printed run command, as a shell would in `dir`:
+ * both succeed and the program prints its log. */
+async function buildAndRun(build: string, run: string, dir: string): Promise<void> {
+  const built = await sh(build, dir);
+  assert.equal(built.code, 0, built.stderr);
+  const ran = await sh(run, dir);
+  assert.equal(ran.code, 0, ran.stderr);
+  assert.match(ran.stdout, /^memprof-lab differential log 1\n/);
+}
+
 /** The build and run lines of a program's header. */
 function headerCommands(source: string): { build: string; run: string } {
   const m = /Build and run, from this file's folder:\n {5}(.*)\n {5}(.*)\n/.exec(source);
@@ -82,11 +92,7 @@ Deno.test({
       const header = headerCommands(Deno.readTextFileSync(join(dir, "ml", "ref_loop.ml")));
       assert.equal(build, `cd ml && ${header.build}`);
       assert.ok(header.build.startsWith(REAL_OCAML.toolchain!.ocamlopt.join(" ") + " "), build);
-      const built = await sh(build, dir);
-      assert.equal(built.code, 0, built.stderr);
-      const ran = await sh(run, dir);
-      assert.equal(ran.code, 0, ran.stderr);
-      assert.match(ran.stdout, /^memprof-lab differential log 1\n/);
+      await buildAndRun(build!, run!, dir);
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
@@ -106,11 +112,7 @@ Deno.test({
       Deno.writeTextFileSync(join(dir, program.fileName), program.source);
       const { build, run } = headerCommands(program.source);
       assert.match(build, /^deno task ocaml exec ocamlopt /);
-      const built = await sh(build, dir);
-      assert.equal(built.code, 0, built.stderr);
-      const ran = await sh(run, dir);
-      assert.equal(ran.code, 0, ran.stderr);
-      assert.match(ran.stdout, /^memprof-lab differential log 1\n/);
+      await buildAndRun(build!, run!, dir);
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
