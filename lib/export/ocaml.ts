@@ -1060,12 +1060,12 @@ let[@inline never] run_thread_${k} () =
         } else if (st.frames.length === 0) {
           pre = `let n = ${n.draw} in `;
           code = this.#keepCode(camlBlockMatch(n.values, "n"), st.lifetime, ctx, {
-            linkable: Math.max(...n.values) <= MAX_YOUNG_WOSIZE,
+            linkable: largest(n.values) <= MAX_YOUNG_WOSIZE,
           });
         } else {
           code = `let n = ${n.draw} in ${
             this.#keepCode(camlBlockMatch(n.values, "n"), st.lifetime, ctx, {
-              linkable: Math.max(...n.values) <= MAX_YOUNG_WOSIZE,
+              linkable: largest(n.values) <= MAX_YOUNG_WOSIZE,
             })
           }`;
         }
@@ -1075,17 +1075,17 @@ let[@inline never] run_thread_${k} () =
       case "array":
       case "major": {
         const n = this.#sizeCode(st.size, at);
-        if (st.source === "major" && Math.min(...n.values) <= MAX_YOUNG_WOSIZE) {
+        if (st.source === "major" && smallest(n.values) <= MAX_YOUNG_WOSIZE) {
           this.#refuse(
             at,
-            `a direct major allocation of ${Math.min(...n.values)} words: no OCaml primitive ` +
+            `a direct major allocation of ${smallest(n.values)} words: no OCaml primitive ` +
               `allocates a block of at most ${MAX_YOUNG_WOSIZE} words with caml_alloc_shr`,
           );
         }
         const expr = st.source === "array" ? "Array.make n z" : "Bytes.create (8 * n - 1)";
         code = `let n = ${n.draw} in ${
           this.#keepCode(`Obj.repr (${expr})`, st.lifetime, ctx, {
-            linkable: st.source === "array" && Math.max(...n.values) <= MAX_YOUNG_WOSIZE,
+            linkable: st.source === "array" && largest(n.values) <= MAX_YOUNG_WOSIZE,
           })
         }`;
         break;
@@ -1378,4 +1378,19 @@ function triggerCode(t: Trigger): string {
     case "every":
       return `(n >= ${t.offset} && (n - ${t.offset}) mod ${t.period} = 0)`;
   }
+}
+
+/** The largest of `values` (-Infinity for none), without spreading them as arguments: a size
+ * choice of a scenario made by hand can be longer than a call's arguments may be. */
+function largest(values: readonly number[]): number {
+  let m = -Infinity;
+  for (const v of values) if (v > m) m = v;
+  return m;
+}
+
+/** The smallest of `values` (Infinity for none); see {@linkcode largest}. */
+function smallest(values: readonly number[]): number {
+  let m = Infinity;
+  for (const v of values) if (v < m) m = v;
+  return m;
 }

@@ -31,6 +31,7 @@ import type {
 
 import { maxSize } from "./polling.ts";
 import {
+  BODY_KINDS,
   countLeafSteps,
   findStep,
   forEachStep,
@@ -596,7 +597,10 @@ class Validator {
   #programs(): ReadonlySet<string> {
     if (this.#programNames === undefined) {
       const names = new Set<string>();
-      for (const st of this.#sc.steps) if (st.kind === "threadSpawn") names.add(st.thread);
+      for (const st of this.#sc.steps) {
+        // Called while the steps are being checked: a later one may not be a step yet.
+        if (isObject(st) && st.kind === "threadSpawn") names.add(st.thread);
+      }
       this.#programNames = names;
     }
     return this.#programNames;
@@ -741,9 +745,12 @@ class Validator {
         );
       }
       this.#step(st);
-      if (!hasBody(st)) return undefined;
+      // A kind that holds a body must have one (a step made by hand, or altered, may not).
+      if (!hasBody(st) && !BODY_KINDS.has(st.kind)) return undefined;
       if (depth + 1 > MAX_NESTING) this.#fail(st.at, NESTING_PROBLEM);
-      if (!Array.isArray(st.body)) this.#fail(st.at, "a body must be an array of steps");
+      if (!Array.isArray((st as { body?: unknown }).body)) {
+        this.#fail(st.at, "a body must be an array of steps");
+      }
       return { depth: depth + 1, parent: st.at };
     });
   }
