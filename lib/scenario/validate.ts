@@ -791,11 +791,30 @@ class Validator {
               } words with headers; this one may take ${whsize}`,
             );
           }
+          // One lifetime and one frame list per component, as the builder makes them.
+          if (!Array.isArray(st.lifetimes)) {
+            this.#fail(
+              at,
+              `lifetimes must be one lifetime per component, got ${describe(st.lifetimes)}`,
+            );
+          }
+          if (st.lifetimes.length !== st.sizes.length) {
+            this.#fail(
+              at,
+              `allocCombined has ${st.sizes.length} sizes but ${st.lifetimes.length} lifetimes`,
+            );
+          }
           for (const l of st.lifetimes) this.#lifetime(at, l);
           if (!Array.isArray(st.frames)) {
             this.#fail(
               at,
               `frames must be one array of frames per component, got ${describe(st.frames)}`,
+            );
+          }
+          if (st.frames.length !== st.sizes.length) {
+            this.#fail(
+              at,
+              `allocCombined has ${st.sizes.length} sizes but ${st.frames.length} frame lists`,
             );
           }
           for (const fl of st.frames) this.#frames(at, fl);

@@ -2,10 +2,12 @@
 // its cause: validating or exporting these scenarios ends with a program or a ScenarioError /
 // ExportError, never a TypeError or a RangeError.
 import assert from "node:assert/strict";
-import { exportOCaml } from "../../lib/export/mod.ts";
+import { ExportError, exportOCaml } from "../../lib/export/mod.ts";
+import { MAX_PROGRAM_CHARS } from "../../lib/export/ocaml.ts";
 import { keep, type Scenario, scenario, ScenarioError } from "../../lib/scenario/mod.ts";
 import threadExit from "../../scenarios/thread_exit_in_callback.ts";
 import refLoop from "../../scenarios/ref_loop.ts";
+import service from "../../scenarios/service.ts";
 
 // deno-lint-ignore no-explicit-any
 type Loose = any;
@@ -47,16 +49,36 @@ Deno.test("a step that is not an object among the top-level steps is refused, ev
   }
 });
 
-Deno.test("40,000 unmarshal steps export (was RangeError: Maximum call stack size exceeded)", () => {
-  // Each unmarshal leaves its blocks among the harness's initial blocks: 160,000 of them, once
+Deno.test("30,000 unmarshal steps export (was RangeError: Maximum call stack size exceeded)", () => {
+  // Each unmarshal leaves its blocks among the harness's initial blocks: 150,000 of them, once
   // spread as the arguments of one push.
   const sc = scenario({ name: "many_unmarshals" }, (s) => {
     s.main.memprof.start({ samplingRate: 0.01, callstackSize: 4 });
-    for (let i = 0; i < 40_000; i++) s.main.unmarshal([3, 2, 2, 2], { lifetime: keep.steps(3) });
+    for (let i = 0; i < 30_000; i++) {
+      s.main.unmarshal([3, 2, 2, 2, 2], { lifetime: keep.steps(3) });
+    }
     s.main.memprof.stop();
   });
   const p = exportOCaml(sc);
-  assert.ok(p.source.length > 40_000);
+  assert.ok(p.source.length > 30_000 && p.source.length <= MAX_PROGRAM_CHARS);
+});
+
+Deno.test("a scenario whose program would exceed MAX_PROGRAM_CHARS is refused with ExportError, early (was 228 MB of program, 3 GB resident)", () => {
+  // The scenario campaign's case: 3,112 copies of service's main call, 4 MB of JSON, whose
+  // program (a match over 257 sizes at each drawn allocation) came to 228 M characters.
+  const main = service.steps.find((st) => st.kind === "call")!;
+  const steps = [...service.steps];
+  const at = steps.indexOf(main);
+  steps.splice(at, 0, ...Array.from({ length: 3_112 }, () => main));
+  const t0 = performance.now();
+  assert.throws(
+    () => exportOCaml(withSteps(service, steps)),
+    (e: unknown) =>
+      e instanceof ExportError &&
+      /the program would be more than 16777216 characters/.test(e.reason),
+  );
+  // Refused as the bound is crossed, not after writing it all (which took seconds).
+  assert.ok(performance.now() - t0 < 5_000);
 });
 
 Deno.test("a size choice of 200,000 values validates and exports (was RangeError: Maximum call stack size exceeded)", () => {
@@ -80,4 +102,28 @@ Deno.test("a size choice of 200,000 values validates and exports (was RangeError
     () => exportOCaml(withSteps(base, small)),
     /a direct major allocation of 3 words/,
   );
+});
+
+Deno.test("a combined allocation whose lifetimes or frames are not one per size is refused (was TypeError: st.lifetimes is not iterable)", () => {
+  const sc = scenario({ name: "comb" }, (s) => {
+    s.main.memprof.start({ samplingRate: 1, callstackSize: 4 });
+    s.main.allocCombined([1, 2, 3]);
+    s.main.memprof.stop();
+  });
+  const comb = sc.steps.find((st) => st.kind === "allocCombined")!;
+  const bad: [string, Loose, RegExp][] = [
+    ["lifetimes", true, /lifetimes must be one lifetime per component, got/],
+    ["lifetimes", undefined, /lifetimes must be one lifetime per component, got/],
+    ["lifetimes", { kind: "x" }, /lifetimes must be one lifetime per component, got/],
+    ["lifetimes", [{ kind: "drop" }], /has 3 sizes but 1 lifetimes/],
+    ["frames", [[]], /has 3 sizes but 1 frame lists/],
+  ];
+  for (const [key, value, want] of bad) {
+    const steps = sc.steps.map((st) => st === comb ? { ...st, [key]: value } : st);
+    assert.throws(
+      () => exportOCaml(withSteps(sc, steps)),
+      (e: unknown) => e instanceof ScenarioError && want.test(e.message),
+      `${key} = ${JSON.stringify(value)}`,
+    );
+  }
 });
