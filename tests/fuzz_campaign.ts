@@ -1,7 +1,8 @@
 /**
  * The long fuzz campaign: `deno task fuzz [--cases N] [--seed S] [--target T] [--shard I/K]
- * [--json]`, T one of memtrace, ring, scenario or all (default). Each target runs in a process of
- * its own (in parallel), over cases 0 … N − 1 (those ≡ I − 1 mod K with `--shard`):
+ * [--heap-mib M] [--json]`, T one of memtrace, ring, scenario or all (default). Each target runs
+ * in a process of its own (in parallel; a V8 heap of M MiB, default {@linkcode HEAP_MIB}), over
+ * cases 0 … N − 1 (default 20,000; those ≡ I − 1 mod K with `--shard`):
  *
  * - memtrace: a structure-aware mutant of a trace (tests/memtrace/fuzz_harness.ts) read four ways
  *   (iterate, dump, copy and read back, iterate without backtraces), then through every `trace`
@@ -32,6 +33,11 @@ import { parseArgs } from "node:util";
 export const CASE_HANG_MS = 30_000;
 /** A target process that reports nothing for this long is stopped, and counted as a hang. */
 export const SILENT_MS = 120_000;
+/** V8 heap (old space) of each target process, MiB (`--heap-mib`): the peak resident memory
+ * then measures what the cases need, not how lazily V8 collects (without a limit it lets garbage
+ * grow towards its default of several GiB); a case needing more crashes its process, which the
+ * campaign reports. */
+export const HEAP_MIB = 256;
 
 const TARGETS = ["memtrace", "ring", "scenario"] as const;
 type Target = typeof TARGETS[number];
@@ -65,6 +71,8 @@ export interface TargetReport {
   slowestMs: number;
   slowestCase: string;
   peakRssBytes: number | null;
+  /** The process's V8 heap limit, MiB. */
+  heapMib: number;
   elapsedMs: number;
 }
 
@@ -93,6 +101,7 @@ async function runTarget(
   cases: number,
   seed: number,
   shard: [number, number],
+  heapMib: number,
 ): Promise<TargetReport> {
   const r: TargetReport = {
     target,
@@ -110,6 +119,7 @@ async function runTarget(
     slowestMs: 0,
     slowestCase: "",
     peakRssBytes: null,
+    heapMib,
     elapsedMs: 0,
   };
   const enc = new TextEncoder();
@@ -240,13 +250,14 @@ async function runTarget(
 
 function spawnTarget(
   target: Target,
-  args: { cases: number; seed: number; shard: string },
+  args: { cases: number; seed: number; shard: string; heapMib: number },
   onProgress: (done: number) => void,
 ): Promise<TargetReport | string> {
   const cmd = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "-A",
+      `--v8-flags=--max-old-space-size=${args.heapMib}`,
       import.meta.filename!,
       "--child",
       target,
@@ -256,6 +267,8 @@ function spawnTarget(
       String(args.seed),
       "--shard",
       args.shard,
+      "--heap-mib",
+      String(args.heapMib),
     ],
     stdout: "piped",
     stderr: "inherit",
@@ -323,7 +336,7 @@ async function* linesOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<stri
 function printReport(r: TargetReport): void {
   const mib = (n: number | null) => n === null ? "?" : `${(n / 2 ** 20).toFixed(0)} MiB`;
   console.log(
-    `${r.target} (seed ${r.seed}, shard ${r.shard}): ${r.cases} cases in ${
+    `${r.target} (seed ${r.seed}, shard ${r.shard}, heap ${r.heapMib} MiB): ${r.cases} cases in ${
       (r.elapsedMs / 1000).toFixed(1)
     } s — ${r.clean} clean, ${r.rejected} rejected with the typed errors, ${r.escapes} escapes, ` +
       `${r.failures} broken bounds, ${r.hangs.length} hangs; slowest case ` +
@@ -359,6 +372,7 @@ async function main(): Promise<number> {
         seed: { type: "string", default: "20240611" },
         target: { type: "string", default: "all" },
         shard: { type: "string", default: "1/1" },
+        "heap-mib": { type: "string", default: String(HEAP_MIB) },
         child: { type: "string" },
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },
@@ -371,22 +385,26 @@ async function main(): Promise<number> {
   if (values.help) {
     console.log(
       "Usage: deno task fuzz [--cases N] [--seed S] [--target memtrace|ring|scenario|all] " +
-        "[--shard I/K] [--json]",
+        "[--shard I/K] [--heap-mib M] [--json]",
     );
     return 0;
   }
   const cases = Number(values.cases), seed = Number(values.seed);
+  const heapMib = Number(values["heap-mib"]);
   const m = /^(\d+)\/(\d+)$/.exec(values.shard);
   const shard: [number, number] | undefined = m === null ? undefined : [Number(m[1]), Number(m[2])];
   if (
     !Number.isSafeInteger(cases) || cases < 1 || !Number.isSafeInteger(seed) ||
+    !Number.isSafeInteger(heapMib) || heapMib < 16 ||
     shard === undefined || shard[0] < 1 || shard[0] > shard[1]
   ) {
-    console.error("error: --cases and --seed take integers, --shard I/K with 1 <= I <= K");
+    console.error(
+      "error: --cases, --seed and --heap-mib (>= 16) take integers, --shard I/K with 1 <= I <= K",
+    );
     return 2;
   }
   if (values.child !== undefined) {
-    const report = await runTarget(values.child as Target, cases, seed >>> 0, shard);
+    const report = await runTarget(values.child as Target, cases, seed >>> 0, shard, heapMib);
     Deno.stdout.writeSync(
       new TextEncoder().encode(JSON.stringify({ kind: "done", report }) + "\n"),
     );
@@ -408,7 +426,11 @@ async function main(): Promise<number> {
   const t0 = performance.now();
   const results = await Promise.all(
     targets.map((t) =>
-      spawnTarget(t, { cases, seed: seed >>> 0, shard: values.shard }, (d) => progress[t] = d)
+      spawnTarget(
+        t,
+        { cases, seed: seed >>> 0, shard: values.shard, heapMib },
+        (d) => progress[t] = d,
+      )
     ),
   );
   clearInterval(ticker);

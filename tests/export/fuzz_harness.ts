@@ -16,17 +16,23 @@
  * Every case must end with a program or with `ScenarioError` / `ExportError` (anything else is an
  * escape, {@linkcode ScenarioFuzzFailure}); a program must lex as OCaml (tests/export/ocaml_lexer.ts)
  * with every hostile text inside a literal or a comment (a marker of them never reaches the code),
- * and its size is bounded per byte of the scenario's JSON ({@linkcode PROGRAM_BOUND}).
+ * and its size is bounded per byte of the scenario's JSON and in all ({@linkcode programBound}).
  * @module
  */
 import { ExportError, exportOCaml } from "../../lib/export/mod.ts";
+import { MAX_PROGRAM_CHARS } from "../../lib/export/ocaml.ts";
 import { type Scenario, ScenarioError, validateScenario } from "../../lib/scenario/mod.ts";
 import { scenarios } from "../../scenarios/index.ts";
 import { mulberry32 } from "../prng.ts";
 import { scanOCaml } from "./ocaml_lexer.ts";
 
-/** Most program characters: `[base, per byte of the scenario's JSON]`. */
-export const PROGRAM_BOUND: [number, number] = [1 << 17, 64];
+/** Most program characters: `[base, per byte of the scenario's JSON]`, and at most
+ * `MAX_PROGRAM_CHARS` of steps' code plus {@linkcode PRELUDE_CHARS} whatever the size. A drawn
+ * size is a `match` over up to 257 sizes where the block is allocated: about 110 KB of OCaml for
+ * a geometric allocation step of 140 characters of JSON. */
+export const PROGRAM_BOUND: [number, number] = [1 << 18, 4096];
+/** Room for what the program holds besides the steps' code (prelude, harness, tables). */
+export const PRELUDE_CHARS = 1 << 20;
 
 /** The marker hostile strings hold: it may appear in the program only inside literals or
  * comments (no identifier can hold its space and brackets, so it is never a name made safe). */
@@ -470,7 +476,7 @@ export function exerciseScenario(json: Json, where: string, logCapacity: number)
     // diffScenario's second export, its callback log sized from the simulation.
     // (The same program but for its log's capacity: its size is checked, not its text again.)
     const bigger = exportOCaml(sc, { logCapacity });
-    const bound = PROGRAM_BOUND[0] + PROGRAM_BOUND[1] * jsonChars;
+    const bound = programBound(jsonChars);
     if (bigger.source.length > bound) {
       fail(`a program of ${bigger.source.length} characters, bound ${bound}`);
     }
@@ -488,8 +494,16 @@ export function exerciseScenario(json: Json, where: string, logCapacity: number)
   return out;
 }
 
+/** The most characters a program of a scenario of `jsonChars` characters of JSON may have. */
+export function programBound(jsonChars: number): number {
+  return Math.min(
+    PROGRAM_BOUND[0] + PROGRAM_BOUND[1] * jsonChars,
+    MAX_PROGRAM_CHARS + PRELUDE_CHARS,
+  );
+}
+
 function check(source: string, jsonChars: number, fail: (what: string) => never): void {
-  const bound = PROGRAM_BOUND[0] + PROGRAM_BOUND[1] * jsonChars;
+  const bound = programBound(jsonChars);
   if (source.length > bound) fail(`a program of ${source.length} characters, bound ${bound}`);
   let code: string;
   try {
