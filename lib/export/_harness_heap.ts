@@ -138,7 +138,7 @@ export function harnessBlocks(
     out.push(root(256, "ints")); // th_of_id
   }
   for (let i = 0; i < p.exceptions; i++) out.push(root(2, "pointers")); // exception constructors
-  out.push(...extra);
+  for (const b of extra) out.push(b);
   out.push(root(slots, "pointers")); // start_fns: static closures
   for (let i = 0; i < p.profiles; i++) out.push(root(5, "pointers")); // trackers
   if (opts.threadsLibrary) {

@@ -156,6 +156,15 @@ const JOIN_RACE = "Domain.join waits for the domain's termination only if it has
   "yet, which depends on timing, and the two paths allocate differently (seen: loop_indices " +
   "drew its next sample one iteration earlier in 2 of 40 real runs)";
 
+/**
+ * Programs longer than this many characters are refused: 16 Mi, about 190 times the largest
+ * library scenario's program. Each step's code is a few hundred characters to a few kilobytes (a
+ * drawn size is a `match` over up to 257 sizes, written where the block is allocated), so a
+ * scenario of a few megabytes could ask for hundreds of megabytes of program, beyond what ocamlopt
+ * compiles in reasonable time, and held in memory while it is written.
+ */
+export const MAX_PROGRAM_CHARS = 16 * 1024 * 1024;
+
 /** Sites whose capacity would exceed this many slots are refused (memory of the program). */
 const MAX_SITE_CAPACITY = 50_000_000;
 
@@ -902,6 +911,34 @@ let[@inline never] run_thread_${k} () =
   }
 
   #stepCode(st: Step, ctx: Ctx): string {
+    const outer = this.#stepAt;
+    this.#stepAt = st.at;
+    const code = this.#stepCodeOf(st, ctx);
+    this.#stepAt = outer;
+    // The code of steps without a body, and the functions of frames, are what the program is made
+    // of (a body's code is in its step's, or in its frame's function).
+    if (!("body" in st)) this.#grow(code.length, st.at);
+    return code;
+  }
+  /** The step whose code is being written. */
+  #stepAt = "settings";
+  /** Characters of code written so far (see {@linkcode MAX_PROGRAM_CHARS}). */
+  #codeChars = 0;
+
+  /** Counts `n` more characters of code written for step `at`; refuses the scenario once the
+   * program would be longer than {@linkcode MAX_PROGRAM_CHARS}, before it is all held. */
+  #grow(n: number, at: string): void {
+    this.#codeChars += n;
+    if (this.#codeChars > MAX_PROGRAM_CHARS) {
+      this.#refuse(
+        at,
+        `the program would be more than ${MAX_PROGRAM_CHARS} characters (its code reaches ` +
+          `${this.#codeChars} here), more than ocamlopt compiles in reasonable time`,
+      );
+    }
+  }
+
+  #stepCodeOf(st: Step, ctx: Ctx): string {
     switch (st.kind) {
       case "alloc": {
         const { pre, code } = this.#allocSite(st, ctx);
@@ -1083,11 +1120,11 @@ let[@inline never] run_thread_${k} () =
   #frameFunction(frame: Frame, body: string): string {
     const fn = this.#fresh("f");
     this.#frames.set(`${this.#moduleName}.${fn}`, defName(frame));
-    this.#defs.push(
-      `(* ${
-        ocamlCommentString(frame)
-      } *)\nlet[@inline never] ${fn} () =\n  ${body}\n  Sys.opaque_identity ()`,
-    );
+    const def = `(* ${
+      ocamlCommentString(frame)
+    } *)\nlet[@inline never] ${fn} () =\n  ${body}\n  Sys.opaque_identity ()`;
+    this.#grow(def.length, this.#stepAt);
+    this.#defs.push(def);
     return fn;
   }
 
@@ -1120,12 +1157,12 @@ let[@inline never] run_thread_${k} () =
         } else if (st.frames.length === 0) {
           pre = `let n = ${n.draw} in `;
           code = this.#keepCode(camlBlockMatch(n.values, "n"), st.lifetime, ctx, {
-            linkable: Math.max(...n.values) <= MAX_YOUNG_WOSIZE,
+            linkable: largest(n.values) <= MAX_YOUNG_WOSIZE,
           });
         } else {
           code = `let n = ${n.draw} in ${
             this.#keepCode(camlBlockMatch(n.values, "n"), st.lifetime, ctx, {
-              linkable: Math.max(...n.values) <= MAX_YOUNG_WOSIZE,
+              linkable: largest(n.values) <= MAX_YOUNG_WOSIZE,
             })
           }`;
         }
@@ -1135,17 +1172,17 @@ let[@inline never] run_thread_${k} () =
       case "array":
       case "major": {
         const n = this.#sizeCode(st.size, at);
-        if (st.source === "major" && Math.min(...n.values) <= MAX_YOUNG_WOSIZE) {
+        if (st.source === "major" && smallest(n.values) <= MAX_YOUNG_WOSIZE) {
           this.#refuse(
             at,
-            `a direct major allocation of ${Math.min(...n.values)} words: no OCaml primitive ` +
+            `a direct major allocation of ${smallest(n.values)} words: no OCaml primitive ` +
               `allocates a block of at most ${MAX_YOUNG_WOSIZE} words with caml_alloc_shr`,
           );
         }
         const expr = st.source === "array" ? "Array.make n z" : "Bytes.create (8 * n - 1)";
         code = `let n = ${n.draw} in ${
           this.#keepCode(`Obj.repr (${expr})`, st.lifetime, ctx, {
-            linkable: st.source === "array" && Math.max(...n.values) <= MAX_YOUNG_WOSIZE,
+            linkable: st.source === "array" && largest(n.values) <= MAX_YOUNG_WOSIZE,
           })
         }`;
         break;
@@ -1454,4 +1491,19 @@ function triggerCode(t: Trigger): string {
     case "every":
       return `(n >= ${t.offset} && (n - ${t.offset}) mod ${t.period} = 0)`;
   }
+}
+
+/** The largest of `values` (-Infinity for none), without spreading them as arguments: a size
+ * choice of a scenario made by hand can be longer than a call's arguments may be. */
+function largest(values: readonly number[]): number {
+  let m = -Infinity;
+  for (const v of values) if (v > m) m = v;
+  return m;
+}
+
+/** The smallest of `values` (Infinity for none); see {@linkcode largest}. */
+function smallest(values: readonly number[]): number {
+  let m = Infinity;
+  for (const v of values) if (v < m) m = v;
+  return m;
 }

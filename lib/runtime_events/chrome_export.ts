@@ -46,7 +46,7 @@
  * @module
  */
 
-import { type CursorOptions, RuntimeEventsCursor } from "./consumer.ts";
+import { type CursorOptions, RuntimeEventsCursor, type UserEventInfo } from "./consumer.ts";
 import { counterName, Lifecycle, lifecycleName, phaseName } from "./enums.ts";
 import { hexBytes } from "./dump.ts";
 
@@ -165,6 +165,14 @@ interface Ring {
   stack: Open[];
   lastNs: bigint | null;
   pendingLost: number;
+}
+
+/**
+ * The name a user event is exported under: its name, or `(unnamed user event <id>)` for an empty
+ * name slot (a wiped or corrupt name table), since a trace event needs a non-empty name.
+ */
+function userName(ev: UserEventInfo): string {
+  return ev.name === "" ? `(unnamed user event ${ev.id})` : ev.name;
 }
 
 /**
@@ -325,14 +333,14 @@ export function exportChromeTrace(
     },
     userUnit: (d, raw, ev) => {
       const tsNs = at(d, raw).lastNs!;
-      instant(d, tsNs, ev.name, "user");
+      instant(d, tsNs, userName(ev), "user");
     },
     userInt: (d, raw, ev, value) => {
       const tsNs = at(d, raw).lastNs!;
       s.counters++;
       emit({
         ph: "C",
-        name: `${ev.name} (domain ${d})`,
+        name: `${userName(ev)} (domain ${d})`,
         cat: "user",
         tsNs,
         tid: d,
@@ -341,14 +349,14 @@ export function exportChromeTrace(
     },
     userSpan: (d, raw, ev, span) => {
       if (span === "end") {
-        end(d, raw, "span", ev.id, ev.name);
+        end(d, raw, "span", ev.id, userName(ev));
         return;
       }
       const r = at(d, raw);
       const tsNs = r.lastNs!;
-      const o: Open = { kind: "span", id: ev.id, name: ev.name, tsNs, seq: seq++ };
+      const o: Open = { kind: "span", id: ev.id, name: userName(ev), tsNs, seq: seq++ };
       r.stack.push(o);
-      emit({ ph: "B", name: ev.name, cat: "user", tsNs, tid: d }, o.seq);
+      emit({ ph: "B", name: o.name, cat: "user", tsNs, tid: d }, o.seq);
     },
     userCustom: (d, raw, ev, payload, decoded) => {
       const tsNs = at(d, raw).lastNs!;
@@ -356,7 +364,7 @@ export function exportChromeTrace(
       const args: Record<string, unknown> = decoder === undefined
         ? { payload: hexBytes(payload) }
         : { value: decoder.format ? decoder.format(decoded) : decoded };
-      instant(d, tsNs, ev.name, "user", args);
+      instant(d, tsNs, userName(ev), "user", args);
     },
   });
 

@@ -229,7 +229,7 @@ export class Lifetimes {
       case "steps":
         return l.steps;
       case "cycle":
-        return Math.min(...l.lifetimes.map((x) => this.delayOf(x)));
+        return l.lifetimes.reduce((m, x) => Math.min(m, this.delayOf(x)), Infinity);
       default:
         return Infinity;
     }

@@ -31,7 +31,7 @@ import { MAX_YOUNG_WOSIZE } from "../runtime/mod.ts";
 export function maxSize(s: SizeSpec): number {
   if (typeof s === "number") return s;
   if ("uniform" in s) return s.uniform[1];
-  if ("choice" in s) return Math.max(...s.choice);
+  if ("choice" in s) return s.choice.reduce((m, v) => Math.max(m, v), -Infinity);
   return s.geometric.max ?? Infinity;
 }
 

@@ -31,6 +31,7 @@ import type {
 
 import { maxSize } from "./polling.ts";
 import {
+  BODY_KINDS,
   countLeafSteps,
   findStep,
   forEachStep,
@@ -628,7 +629,10 @@ class Validator {
   #programs(): ReadonlySet<string> {
     if (this.#programNames === undefined) {
       const names = new Set<string>();
-      for (const st of this.#sc.steps) if (st.kind === "threadSpawn") names.add(st.thread);
+      for (const st of this.#sc.steps) {
+        // Called while the steps are being checked: a later one may not be a step yet.
+        if (isObject(st) && st.kind === "threadSpawn") names.add(st.thread);
+      }
       this.#programNames = names;
     }
     return this.#programNames;
@@ -778,9 +782,12 @@ class Validator {
         );
       }
       this.#step(st);
-      if (!hasBody(st)) return undefined;
+      // A kind that holds a body must have one (a step made by hand, or altered, may not).
+      if (!hasBody(st) && !BODY_KINDS.has(st.kind)) return undefined;
       if (depth + 1 > MAX_NESTING) this.#fail(st.at, NESTING_PROBLEM);
-      if (!Array.isArray(st.body)) this.#fail(st.at, "a body must be an array of steps");
+      if (!Array.isArray((st as { body?: unknown }).body)) {
+        this.#fail(st.at, "a body must be an array of steps");
+      }
       return { depth: depth + 1, parent: st.at };
     });
   }
@@ -821,11 +828,30 @@ class Validator {
               } words with headers; this one may take ${whsize}`,
             );
           }
+          // One lifetime and one frame list per component, as the builder makes them.
+          if (!Array.isArray(st.lifetimes)) {
+            this.#fail(
+              at,
+              `lifetimes must be one lifetime per component, got ${describe(st.lifetimes)}`,
+            );
+          }
+          if (st.lifetimes.length !== st.sizes.length) {
+            this.#fail(
+              at,
+              `allocCombined has ${st.sizes.length} sizes but ${st.lifetimes.length} lifetimes`,
+            );
+          }
           for (const l of st.lifetimes) this.#lifetime(at, l);
           if (!Array.isArray(st.frames)) {
             this.#fail(
               at,
               `frames must be one array of frames per component, got ${describe(st.frames)}`,
+            );
+          }
+          if (st.frames.length !== st.sizes.length) {
+            this.#fail(
+              at,
+              `allocCombined has ${st.sizes.length} sizes but ${st.frames.length} frame lists`,
             );
           }
           for (const fl of st.frames) this.#frames(at, fl);

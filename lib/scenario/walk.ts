@@ -54,6 +54,16 @@ export const STEP_FAMILIES: { readonly [K in StepKind]: StepFamily } = {
   blocking: "control",
 };
 
+/** The step kinds that hold a body: a step of one of them must have one, an array of steps. */
+export const BODY_KINDS: ReadonlySet<StepKind> = new Set<StepKind>([
+  "call",
+  "attempt",
+  "repeat",
+  "when",
+  "blocking",
+  "threadSpawn",
+]);
+
 /** Whether `kind` names a step kind (the object may come from anywhere). */
 export function isStepKind(kind: unknown): kind is StepKind {
   return typeof kind === "string" && Object.hasOwn(STEP_FAMILIES, kind);

@@ -290,7 +290,8 @@ export function formatDiff(
     printable(x.key),
   ];
   const all = [[...cols, r.by], ...r.rows.map(cells), cells(r.totals)];
-  const widths = cols.map((_, c) => Math.max(...all.map((row) => row[c].length)));
+  // Folded, not spread: with --limit 0 the rows can be more than a call's arguments may be.
+  const widths = cols.map((_, c) => all.reduce((w, row) => Math.max(w, row[c].length), 0));
   return [
     ...head,
     ...all.map((row) =>

@@ -220,7 +220,8 @@ export function formatTop(r: TopResult, name = "trace", notes: readonly string[]
   ) => [...cells(row, row.selfBytes), keepEnd(printable(row.key), 120)]);
   const total = [...cells(r.totals), "(total)"];
   const all = [[...cols, r.by], ...body, total];
-  const widths = cols.map((_, c) => Math.max(...all.map((row) => row[c].length)));
+  // Folded, not spread: with --limit 0 the rows can be more than a call's arguments may be.
+  const widths = cols.map((_, c) => all.reduce((w, row) => Math.max(w, row[c].length), 0));
   const line = (row: string[]) =>
     row.slice(0, cols.length).map((cell, c) => cell.padStart(widths[c])).join("  ") + "  " +
     row[cols.length];

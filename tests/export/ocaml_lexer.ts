@@ -190,7 +190,18 @@ function charLiteralAt(src: Uint8Array, i: number): number {
  * unterminated comment or literal. */
 export function scanOCaml(source: string): OCamlScan {
   const src = enc.encode(source);
-  const code: number[] = [];
+  // The code's bytes, in a buffer that grows (a program can be megabytes long).
+  let code = new Uint8Array(src.length + 64);
+  let codeLen = 0;
+  const emit = (bytes: ArrayLike<number>) => {
+    if (codeLen + bytes.length > code.length) {
+      const bigger = new Uint8Array(2 * (codeLen + bytes.length));
+      bigger.set(code.subarray(0, codeLen));
+      code = bigger;
+    }
+    code.set(bytes, codeLen);
+    codeLen += bytes.length;
+  };
   const literals: OCamlLiteral[] = [];
   const placeholder = enc.encode('"…"');
   let i = 0;
@@ -231,18 +242,18 @@ export function scanOCaml(source: string): OCamlScan {
           i += charLiteralAt(src, i) || 1;
         }
       }
-      code.push(c(" "));
+      emit([c(" ")]);
       continue;
     }
     const before = i;
     if (literal(false)) {
-      code.push(...placeholder);
+      emit(placeholder);
       continue;
     }
     i = before;
     const n = charLiteralAt(src, i) || 1;
-    code.push(...src.subarray(i, i + n));
+    emit(src.subarray(i, i + n));
     i += n;
   }
-  return { code: dec.decode(Uint8Array.from(code)), literals };
+  return { code: dec.decode(code.subarray(0, codeLen)), literals };
 }

@@ -843,6 +843,9 @@ export interface Outcome {
   copyBytes: number;
   /** Longest backtrace seen, in frames. */
   maxFrames: number;
+  /** How each pass ended: null when cleanly, else its check (`open` when the trace could not be
+   * opened, and no pass ran). */
+  passes: Record<string, string | null>;
 }
 
 /** Thrown for anything the campaign counts as a failure: an escape or a bound exceeded. */
@@ -883,6 +886,7 @@ export function exercise(bytes: Uint8Array, where: string): Outcome {
     dumpChars: 0,
     copyBytes: 0,
     maxFrames: 0,
+    passes: {},
   };
   const options = {
     onWarning: (m: string) => {
@@ -894,7 +898,9 @@ export function exercise(bytes: Uint8Array, where: string): Outcome {
     try {
       return Reader.fromBytes(bytes, options);
     } catch (e) {
-      out.errors.push(typed(e, size, `${where} [open]`));
+      const check = typed(e, size, `${where} [open]`);
+      out.errors.push(check);
+      out.passes.open = check;
       return undefined;
     }
   };
@@ -965,8 +971,11 @@ export function exercise(bytes: Uint8Array, where: string): Outcome {
     try {
       pass(r);
       out.clean++;
+      out.passes[name] = null;
     } catch (e) {
-      out.errors.push(typed(e, size, `${where} [${name}]`));
+      const check = typed(e, size, `${where} [${name}]`);
+      out.errors.push(check);
+      out.passes[name] = check;
     }
   }
   return out;

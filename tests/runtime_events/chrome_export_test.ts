@@ -406,3 +406,53 @@ Deno.test("the structural check rejects what viewers reject", () => {
   const ok = wrap([ev("X", 0, { dur: 2 }), ev("X", 2, { dur: 0 }), ev("X", 2, { dur: 1 })]);
   assertEquals(validateChromeTrace(ok).errors, []);
 });
+
+Deno.test("the validator reads times exactly beyond 2^53 ns: spans ending at one time nest", () => {
+  // Found by the fuzz campaign (issue 23): a corrupt ring's time of ~2^61 ns, to which the
+  // times after it are clamped; as doubles, the two ends differ by rounding and seemed to cross.
+  const wrap = (events: unknown[]) => JSON.stringify({ traceEvents: events });
+  const x = (ts: string, dur: string) =>
+    `{"name":"a","ph":"X","ts":${ts},"dur":${dur},"pid":1,"tid":0}`;
+  const text = `{"traceEvents":[${x("744649020.878", "2305843009213992.216")},${
+    x("744649302.317", "2305843009213710.777")
+  }]}`;
+  assertEquals(validateChromeTrace(text).errors, []);
+  // …and still sees a crossing of one nanosecond there.
+  const crossing = `{"traceEvents":[${x("744649020.878", "2305843009213992.216")},${
+    x("744649302.317", "2305843009213710.778")
+  }]}`;
+  assert.ok(validateChromeTrace(crossing).errors.some((e) => /crosses/.test(e)));
+  assertEquals(validateChromeTrace(wrap([])).errors, []);
+});
+
+Deno.test("user events of an empty name slot are exported under a name (found by fuzzing)", () => {
+  // Issue 23: a wiped or corrupt name table made `"name":""` events, which trace viewers need
+  // named. Each kind of user event, with its slot emptied, gets `(unnamed user event <id>)`.
+  const p = new RuntimeEventsProducer({
+    maxDomains: 1,
+    logWsize: 10,
+    pid: 7,
+    clock: counterClock(),
+  });
+  const unit = p.registerUserEvent("u", Type.unit);
+  const int = p.registerUserEvent("i", Type.int);
+  const span = p.registerUserEvent("s", Type.span);
+  p.start();
+  p.writeUser(0, unit);
+  p.writeUser(0, int, 5);
+  p.writeUser(0, span, "begin");
+  p.writeUser(0, span, "end");
+  p.writeUser(0, span, "end");
+  const bytes = p.bytes;
+  bytes.fill(0, p.layout.customEventsOffset, p.layout.customEventsOffset + 3 * 128);
+  const events = exported(bytes);
+  const user = events.filter((e) => e.cat === "user");
+  assertEquals(user.map((e) => `${e.ph} ${e.name}`), [
+    "i (unnamed user event 0)",
+    "C (unnamed user event 1) (domain 0)",
+    "B (unnamed user event 2)",
+    "E (unnamed user event 2)",
+    // the second end, unmatched, an instant of that name
+    "i (unnamed user event 2)",
+  ]);
+});

@@ -14,8 +14,10 @@
  * - the spans of a track (`X` intervals and `B`–`E` pairs) nest: two spans
  *   are either disjoint (touching allowed) or one contains the other.
  *
- * Times are compared as integer nanoseconds (`round(µs · 1000)`), which is
- * exact for the exporter's three-decimal microseconds.
+ * Times are compared as integer nanoseconds, read exactly from the JSON text
+ * of `ts` and `dur` (the exporter's microseconds with up to three decimals):
+ * beyond 2^53 ns (a corrupt ring's times), a double would round them, and
+ * spans ending at one time could seem to cross.
  *
  * @module
  */
@@ -52,7 +54,20 @@ export function validateChromeTrace(text: string): Validation {
   const fail = (i: number, what: string) => {
     if (errors.length < 20) errors.push(`event ${i}: ${what}`);
   };
-  const top = JSON.parse(text);
+  // Exact nanoseconds of each event's `ts` and `dur`, from their text.
+  const exact = new WeakMap<object, { ts?: bigint; dur?: bigint }>();
+  const top = JSON.parse(
+    text,
+    function (this: object, key: string, value: unknown, context?: { source?: string }) {
+      if ((key === "ts" || key === "dur") && typeof value === "number") {
+        const ns = exactNs(context?.source, value);
+        const e = exact.get(this) ?? {};
+        e[key] = ns;
+        exact.set(this, e);
+      }
+      return value;
+    },
+  );
   if (top === null || typeof top !== "object" || !Array.isArray(top.traceEvents)) {
     return { events: [], errors: ["top level is not {traceEvents: [...]}"] };
   }
@@ -60,11 +75,10 @@ export function validateChromeTrace(text: string): Validation {
     errors.push(`displayTimeUnit ${top.displayTimeUnit}`);
   }
   const events = top.traceEvents as TraceEventJson[];
-  const lastTs = new Map<string, number>();
-  const open = new Map<string, { name: string; start: number }[]>();
-  const spans = new Map<string, [number, number][]>();
-  const ns = (us: number) => Math.round(us * 1000);
-  const addSpan = (key: string, start: number, end: number) => {
+  const lastTs = new Map<string, bigint>();
+  const open = new Map<string, { name: string; start: bigint }[]>();
+  const spans = new Map<string, [bigint, bigint][]>();
+  const addSpan = (key: string, start: bigint, end: bigint) => {
     let l = spans.get(key);
     if (l === undefined) spans.set(key, l = []);
     l.push([start, end]);
@@ -84,14 +98,14 @@ export function validateChromeTrace(text: string): Validation {
       }
       return;
     }
-    const t = ns(e.ts);
+    const t = exact.get(e)!.ts!;
     const prev = lastTs.get(key);
     if (prev !== undefined && t < prev) fail(i, `ts ${e.ts} goes back on track ${key}`);
     lastTs.set(key, t);
     switch (e.ph) {
       case "X":
         if (typeof e.dur !== "number" || !(e.dur >= 0)) return fail(i, "X without dur >= 0");
-        addSpan(key, t, t + ns(e.dur));
+        addSpan(key, t, t + exact.get(e)!.dur!);
         break;
       case "B": {
         let st = open.get(key);
@@ -125,8 +139,8 @@ export function validateChromeTrace(text: string): Validation {
     if (st.length > 0) errors.push(`track ${key}: ${st.length} B without E (${st[0].name})`);
   }
   for (const [key, list] of spans) {
-    list.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
-    const stack: [number, number][] = [];
+    list.sort((a, b) => cmp(a[0], b[0]) || cmp(b[1], a[1]));
+    const stack: [bigint, bigint][] = [];
     for (const s of list) {
       while (stack.length > 0 && stack[stack.length - 1][1] <= s[0]) stack.pop();
       const top = stack[stack.length - 1];
@@ -138,4 +152,17 @@ export function validateChromeTrace(text: string): Validation {
     }
   }
   return { events, errors };
+}
+
+function cmp(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Nanoseconds of a JSON number of microseconds, exactly from its text `source` (digits with an
+ * optional sign and up to three decimals), else rounded from `us`. */
+function exactNs(source: string | undefined, us: number): bigint {
+  const m = source === undefined ? null : /^(-?)(\d+)(?:\.(\d{1,3}))?$/.exec(source);
+  if (m === null) return BigInt(Math.round(us * 1000));
+  const v = BigInt(m[2]) * 1000n + BigInt((m[3] ?? "").padEnd(3, "0"));
+  return m[1] === "-" ? -v : v;
 }

@@ -6,6 +6,8 @@ import {
   aggregateTrace,
   type AnalysisFilter,
   analyzeTrace,
+  type DiffRow,
+  formatDiff,
   formatTop,
   type GroupBy,
   SOURCES,
@@ -224,4 +226,52 @@ Deno.test("bad filters are refused with a TraceAnalysisError naming the option",
       JSON.stringify(filter),
     );
   }
+});
+
+Deno.test("top and diff tables of 300,000 rows (--limit 0) print (was RangeError: Maximum call stack size exceeded)", () => {
+  // Issue 23: the column widths were Math.max(...cells), one argument per row; a trace of some
+  // 150,000 sites (a few MB) printed with --limit 0 went beyond what a call's arguments may be.
+  const n = 300_000;
+  const rows = Array.from({ length: n }, (_, i) => ({
+    key: `S.f${i}@s.ml:${i}:0-1`,
+    samples: 1,
+    bytes: 8,
+    selfBytes: 8,
+    liveEndBytes: 0,
+    promotedSamples: 0,
+    promotedShare: 0,
+  }));
+  const info = { executableName: "x", sampleRate: 1, events: n, durationUs: 1 };
+  const top = formatTop({
+    trace: { ...info, wordSize: 64, bytesPerSample: 8, samples: n, peak: null },
+    by: "site",
+    measure: "allocated",
+    liveAt: null,
+    totals: { samples: n, bytes: 8 * n, liveEndBytes: 0, promotedSamples: 0, promotedShare: 0 },
+    rowCount: n,
+    rows,
+  });
+  assert.equal(top.length, n + 4);
+  const row = (i: number): DiffRow => ({
+    key: `k${i}`,
+    allocBytesA: 8,
+    allocBytesB: 16,
+    allocDelta: 8,
+    liveBytesA: 0,
+    liveBytesB: 0,
+    liveDelta: 0,
+    samplesA: 1,
+    samplesB: 2,
+  });
+  const diff = formatDiff({
+    a: info,
+    b: info,
+    by: "site",
+    live: { kind: "end", timeUsA: null, timeUsB: null },
+    sort: "alloc",
+    totals: row(-1),
+    rowCount: n,
+    rows: Array.from({ length: n }, (_, i) => row(i)),
+  });
+  assert.equal(diff.length, n + 5);
 });

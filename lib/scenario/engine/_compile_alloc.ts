@@ -278,7 +278,7 @@ function registerCombined(
     fixedWords: plan.fixed === undefined ? 0 : maxWords,
     maxWords,
     keeps: plan.anyKept ? plan.keeps : [],
-    delay: Math.min(...st.lifetimes.map((l) => run.lifetimes.delayOf(l))),
+    delay: st.lifetimes.reduce((m, l) => Math.min(m, run.lifetimes.delayOf(l)), Infinity),
     stackOf: undefined,
   });
   return op;
