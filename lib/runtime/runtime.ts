@@ -151,6 +151,9 @@ export class Domain implements MemprofHost {
   current: Thread;
   /** Per-component callstacks of the combined allocation in progress, if any. */
   #comballocStacks: readonly (readonly string[])[] | null = null;
+  /** The thread whose combined allocation `#comballocStacks` belongs to: a callback of that
+   * allocation may switch to another thread, whose own allocations have their own stacks. */
+  #comballocThread: Thread | null = null;
   /** The remembered set (`minor_tables->major_ref`): entries since the last minor collection,
    * the table's size and its current limit (size, then size + reserve once a collection was
    * requested). */
@@ -325,7 +328,8 @@ export class Domain implements MemprofHost {
   /** `caml_get_callstack`: the current thread's frames (or a comballoc component's). */
   captureCallstack(max: number, allocIdx: number): readonly string[] {
     const cs = this.#comballocStacks;
-    const frames = cs !== null && allocIdx >= 0 && allocIdx < cs.length
+    const frames = cs !== null && allocIdx >= 0 && allocIdx < cs.length &&
+        this.#comballocThread === this.current
       ? cs[allocIdx]
       : this.current.callstack;
     if (frames.length === 0 || max === 0) return NO_FRAMES;
@@ -478,10 +482,12 @@ export class Domain implements MemprofHost {
     }
     this.youngPtr = p;
     this.#comballocStacks = callstacks ?? null;
+    this.#comballocThread = this.current;
     try {
       this.#dispatch(whsize - 1, FROM_OCAML, lens);
     } finally {
       this.#comballocStacks = null;
+      this.#comballocThread = null;
     }
     return this.youngPtr;
   }
@@ -501,10 +507,12 @@ export class Domain implements MemprofHost {
     }
     this.youngPtr = p;
     this.#comballocStacks = callstacks ?? null;
+    this.#comballocThread = this.current;
     try {
       yield* this.#dispatchG(whsize - 1, lens);
     } finally {
       this.#comballocStacks = null;
+      this.#comballocThread = null;
     }
     return this.youngPtr;
   }

@@ -86,6 +86,11 @@
 //    user_events_init_work, from rnd-3-4); a young block that a value's block of more than 256
 //    words links, built to be marshalled, is promoted through the remembered set
 //    (custom_cycles_marshal_promoted, from rnd-3-60: 7,591 words of work behind).
+// 20. (random campaign, seed 5) a callback of a combined allocation that hands the baton to
+//    another thread: that thread's sampled blocks took the combined allocation's component
+//    callstack, which the runtime kept while the callbacks ran; OCaml 5.3 captured those stacks
+//    before the first callback, and the other thread's block has its own (comballoc_switch_callstack;
+//    lib/runtime/runtime.ts, captureCallstack).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -140,6 +145,7 @@ import customCyclesThreadEnd from "./regressions/custom_cycles_thread_end.ts";
 import customCyclesStoppedProfiles from "./regressions/custom_cycles_stopped_profiles.ts";
 import customCyclesMarshalBuild from "./regressions/custom_cycles_marshal_build.ts";
 import threadWrapperRaise from "./regressions/thread_wrapper_raise.ts";
+import comballocSwitchCallstack from "./regressions/comballoc_switch_callstack.ts";
 import ringBytesDrain from "./regressions/ring_bytes_drain.ts";
 import stepsBytesDrain from "./regressions/steps_bytes_drain.ts";
 import profileConfigMarking from "./regressions/profile_config_marking.ts";
@@ -194,6 +200,7 @@ const regressions: readonly Scenario[] = [
   eventsHarnessMarking,
   userEventsInitWork,
   customCyclesMarshalPromoted,
+  comballocSwitchCallstack,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */
@@ -816,6 +823,23 @@ Deno.test("a young block that a built value's major block links is promoted, the
   assert.equal(heap(true).fixedMark, heap(false).fixedMark);
   const { source } = exportOCaml(customCyclesMarshalPromoted);
   assert.match(source, /let sizes = \[\| 294; 99 \|\] in/);
+});
+
+// ---- 20. a combined allocation's callback switching threads ----------------------------------
+
+Deno.test("a thread run from a combined allocation's callback samples with its own callstack", () => {
+  const allocs = events(comballocSwitchCallstack).filter((e) => e.kind === "allocMinor");
+  // The fourth callback is the thread's block of 7 words, made while the main thread's third
+  // component's callback waits; the main thread's blocks keep their site.
+  const top = allocs.map((e) => "callstack" in e ? e.callstack[0] : "");
+  assert.ok(allocs.length > 5, `${allocs.length} allocation callbacks`);
+  assert.equal("size" in allocs[3] ? allocs[3].size : 0, 7);
+  assert.equal(top[3], "Gen.site8@gen.ml:28:4-20");
+  // The thread's keep.steps cell, allocated by the harness below the thread's program.
+  assert.equal(top[4], "<harness>");
+  for (const k of [0, 1, 2, ...top.keys().drop(5)]) {
+    assert.equal(top[k], "Gen.site5@gen.ml:25:4-20", `callback ${k + 1}`);
+  }
 });
 
 // ---- the real runtime ---------------------------------------------------------------------------
