@@ -18,6 +18,7 @@ import {
   type DiffResult,
   diffScenario,
   judge,
+  judgeRefusal,
   type KnownDifference,
   parseKnownDifferences,
   removeOwnRunFolders,
@@ -50,8 +51,11 @@ A PATH is a module whose default export is a scenario.
 
 Options:
   --known FILE      known differences (default: scenarios/known_differences.json); a listed
-                    scenario must differ exactly where the list says
+                    scenario must differ exactly where the list says, and a scenario of the
+                    library the export refuses must be listed as "not exportable" with why
   --no-known        tolerate no difference
+  --allow-refused   tolerate scenarios the export refuses, and a run that compares no
+                    callback (both fail the run otherwise: nothing was judged)
   --json            print the results as JSON
   --context N       callback lines shown around a difference (default 3)
   --cache DIR       where compiled programs are kept (default: $MEMPROF_LAB_DIFF_CACHE,
@@ -80,9 +84,9 @@ Random campaign (generated scenarios instead of named ones; docs/differential.md
   --scenario-timeout S
                     longest time one scenario may take, shrinking included (default 900)
 
-Exit status: 0 when every exportable scenario agrees or differs exactly as listed,
-1 otherwise (a difference, an error, a scenario module that cannot be loaded, or an
-outdated list), 2 for a wrong command line (an unknown option or scenario name, a
+Exit status: 0 when every scenario agrees or differs exactly as listed, 1 otherwise (a
+difference, an error, a scenario the export refuses, no callback compared, a scenario
+module that cannot be loaded, or an outdated list), 2 for a wrong command line (an unknown option or scenario name, a
 missing file), 130 and 143 when stopped by SIGINT and SIGTERM.
 `;
 
@@ -208,17 +212,33 @@ interface Row {
 function failed(row: Row): boolean {
   const r = row.result;
   if (r.status === "error") return true;
-  if (r.status === "not exportable") return false;
   return row.verdict !== undefined &&
     (row.verdict.kind === "unexpected" || row.verdict.kind === "now agrees" ||
-      row.verdict.kind === "moved");
+      row.verdict.kind === "moved" || row.verdict.kind === "now exportable");
 }
 
-function lineOf(row: Row): string {
+/** What a refused scenario's line says to do, by how it was named. */
+function refusalAdvice(row: Row, named: boolean): string {
+  const v = row.verdict;
+  if (v === undefined || v.kind === "known") return "";
+  if (v.kind === "moved") {
+    return `; the known differences list it at ${v.entry.at}: update the list`;
+  }
+  return named
+    ? '; nothing was judged: make it exportable (docs/differential.md, "What the export ' +
+      'refuses"), or pass --allow-refused to tolerate it'
+    : '; list it in the known differences ("at": "not exportable") with why, or make ' +
+      "it exportable";
+}
+
+function lineOf(row: Row, named: boolean): string {
   const r = row.result;
   switch (r.status) {
     case "not exportable":
-      return `not exportable: ${r.reason}`;
+      if (row.verdict?.kind === "known") {
+        return `not exportable (known: ${row.verdict.entry.reason})`;
+      }
+      return `not exportable: ${r.reason}${refusalAdvice(row, named)}`;
     case "error":
       return `error: ${r.message}`;
     default: {
@@ -231,6 +251,9 @@ function lineOf(row: Row): string {
       }
       if (v?.kind === "moved") {
         return `${s}, but the known differences list it at ${v.entry.at}: update the list`;
+      }
+      if (v?.kind === "now exportable") {
+        return `${s}, but it is listed as not exportable: remove it from the known differences`;
       }
       return s;
     }
@@ -304,6 +327,7 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
       "no-shrink": { type: "boolean" },
       "shrink-time": { type: "string" },
       "scenario-timeout": { type: "string" },
+      "allow-refused": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -375,6 +399,8 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
     });
   }
   const progress = io.isTerminal() && !o.json;
+  // Scenarios named on the command line must be judged; the library's refusals are listed.
+  const named = parsed.positionals.length > 0;
   const rows: Row[] = [];
   for (const [k, sc] of list.entries()) {
     const name = sc.settings.name;
@@ -388,11 +414,13 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
     if (progress) io.stderr("\r\x1b[K");
     const verdict = result.status === "agree" || result.status === "differs"
       ? judge(name, result.comparison, known)
+      : result.status === "not exportable" && o["allow-refused"] !== true
+      ? (named ? { kind: "unexpected" as const } : judgeRefusal(name, known))
       : undefined;
     const row = { result, verdict };
     rows.push(row);
     if (!o.json) {
-      io.stdout(`${name}: ${lineOf(row)}\n`);
+      io.stdout(`${name}: ${lineOf(row, named)}\n`);
       if (result.status === "differs" && result.comparison.difference !== undefined) {
         const ctx = differenceContext(result.comparison.difference);
         if (ctx.length > 0) io.stdout(ctx.join("\n") + "\n");
@@ -415,12 +443,14 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
     scenarios: rows.length,
     agree: count((r) => r.result.status === "agree"),
     differ: count((r) => r.result.status === "differs"),
-    known: count((r) => r.verdict?.kind === "known"),
+    known: count((r) => r.result.status === "differs" && r.verdict?.kind === "known"),
     notExportable: count((r) => r.result.status === "not exportable"),
     errors: count((r) => r.result.status === "error"),
     callbacksCompared: compared,
   };
-  const failures = count(failed) + stale.length;
+  // A run that compared no callback judged nothing a memprof user cares about.
+  const nothingJudged = totals.callbacksCompared === 0 && o["allow-refused"] !== true;
+  const failures = count(failed) + stale.length + (nothingJudged ? 1 : 0);
   if (o.json) {
     io.stdout(
       JSON.stringify(
@@ -448,6 +478,12 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
         `(${totals.known} known), ${totals.notExportable} not exportable, ` +
         `${totals.errors} errors; ${totals.callbacksCompared} callbacks compared\n`,
     );
+    if (nothingJudged) {
+      io.stdout(
+        "no callback was compared, so nothing was judged: give a scenario whose profiles " +
+          "sample (a higher samplingRate, more allocations), or pass --allow-refused\n",
+      );
+    }
   }
   return failures === 0 ? 0 : 1;
 }

@@ -11,7 +11,9 @@ import type { Comparison } from "./compare.ts";
 export interface KnownDifference {
   /** The scenario's name. */
   readonly scenario: string;
-  /** Where it first differs: `callback 12`, `collections`, `minor heap` or `overflow`. */
+  /** Where it first differs: `callback 12`, `collections`, `minor heap` or `overflow`; or
+   * `not exportable` for a scenario the export refuses (the reason then says why it cannot be
+   * judged on the real runtime). */
   readonly at: string;
   /** Why, in one line. */
   readonly reason: string;
@@ -39,7 +41,10 @@ export function differenceKey(c: Comparison): string | undefined {
   }
 }
 
-const KEY = /^(callback [1-9][0-9]*|collections|minor heap|overflow)$/;
+/** The `at` of a scenario the export refuses. */
+export const NOT_EXPORTABLE = "not exportable";
+
+const KEY = /^(callback [1-9][0-9]*|collections|minor heap|overflow|not exportable)$/;
 
 /** Parses the list (JSON: an array of entries), naming `file` in errors. */
 export function parseKnownDifferences(text: string, file: string): KnownDifference[] {
@@ -68,7 +73,8 @@ export function parseKnownDifferences(text: string, file: string): KnownDifferen
     }
     if (typeof at !== "string" || !KEY.test(at)) {
       throw new KnownDifferencesError(
-        `${where}: "at" must be "callback N", "collections", "minor heap" or "overflow"`,
+        `${where}: "at" must be "callback N", "collections", "minor heap", "overflow" or ` +
+          `"not exportable"`,
       );
     }
     if (typeof reason !== "string" || reason.trim() === "" || reason.includes("\n")) {
@@ -88,7 +94,8 @@ export type Verdict =
   | { readonly kind: "known"; readonly entry: KnownDifference }
   | { readonly kind: "unexpected" }
   | { readonly kind: "now agrees"; readonly entry: KnownDifference }
-  | { readonly kind: "moved"; readonly entry: KnownDifference; readonly now: string };
+  | { readonly kind: "moved"; readonly entry: KnownDifference; readonly now: string }
+  | { readonly kind: "now exportable"; readonly entry: KnownDifference };
 
 /** Judges a comparison of `scenario` against the list. */
 export function judge(
@@ -99,7 +106,17 @@ export function judge(
   const entry = known.find((k) => k.scenario === scenario);
   const key = differenceKey(c);
   if (entry === undefined) return key === undefined ? { kind: "ok" } : { kind: "unexpected" };
+  if (entry.at === NOT_EXPORTABLE) return { kind: "now exportable", entry };
   if (key === undefined) return { kind: "now agrees", entry };
   if (key !== entry.at) return { kind: "moved", entry, now: key };
+  return { kind: "known", entry };
+}
+
+/** Judges a scenario the export refused against the list: tolerated only when the list names
+ * it as `not exportable`, with its reason; a listed difference elsewhere has moved. */
+export function judgeRefusal(scenario: string, known: readonly KnownDifference[]): Verdict {
+  const entry = known.find((k) => k.scenario === scenario);
+  if (entry === undefined) return { kind: "unexpected" };
+  if (entry.at !== NOT_EXPORTABLE) return { kind: "moved", entry, now: NOT_EXPORTABLE };
   return { kind: "known", entry };
 }

@@ -32,8 +32,10 @@ export {
 export {
   differenceKey,
   judge,
+  judgeRefusal,
   type KnownDifference,
   KnownDifferencesError,
+  NOT_EXPORTABLE,
   parseKnownDifferences,
   type Verdict,
 } from "./known.ts";

@@ -174,20 +174,74 @@ Deno.test("diff judges listed scenarios only when they run, and stale entries on
   assert.equal(parsed.ok, false);
 });
 
-Deno.test("diff exits 1 on an error and 0 on a scenario it cannot export", async () => {
-  const refused = stub({
-    results: { ref_loop: { scenario: "ref_loop", status: "not exportable", reason: "threads" } },
-  });
-  assert.equal(await run(["ref_loop", "--no-known"], refused), 0);
-  assert.match(refused.out, /^ref_loop: not exportable: threads$/m);
+Deno.test("diff exits 1 on an error, and on a named scenario it cannot export unless --allow-refused", async () => {
+  const results: Record<string, DiffResult> = {
+    ref_loop: { scenario: "ref_loop", status: "not exportable", reason: "threads" },
+  };
+  const refused = stub({ results });
+  assert.equal(await run(["ref_loop", "triple_cons", "--no-known"], refused), 1);
+  assert.match(
+    refused.out,
+    /^ref_loop: not exportable: threads; nothing was judged: make it exportable .*, or pass --allow-refused to tolerate it$/m,
+  );
   assert.match(refused.out, /^ref_loop +not exportable$/m);
-  assert.match(refused.out, /1 not exportable, 0 errors; 0 callbacks compared/);
+  assert.match(refused.out, /1 not exportable, 0 errors; 4 callbacks compared/);
+  const allowed = stub({ results });
+  assert.equal(await run(["ref_loop", "triple_cons", "--allow-refused"], allowed), 0);
+  assert.match(allowed.out, /^ref_loop: not exportable: threads$/m);
   const error = stub({
     results: { ref_loop: { scenario: "ref_loop", status: "error", message: "it crashed" } },
   });
   assert.equal(await run(["ref_loop", "triple_cons", "--no-known"], error), 1);
   assert.match(error.out, /^ref_loop: error: it crashed$/m);
   assert.match(error.out, /0 not exportable, 1 errors/);
+});
+
+Deno.test("diff exits 1 when no callback was compared, unless --allow-refused", async () => {
+  const none = () => stub({ results: { ref_loop: agree("ref_loop", 0) } });
+  const io = none();
+  assert.equal(await run(["ref_loop", "--no-known"], io), 1);
+  assert.match(io.out, /0 callbacks compared\nno callback was compared, so nothing was judged: /);
+  const json = none();
+  assert.equal(await run(["ref_loop", "--no-known", "--json"], json), 1);
+  assert.equal(JSON.parse(json.out).ok, false);
+  assert.equal(await run(["ref_loop", "--no-known", "--allow-refused"], none()), 0);
+});
+
+Deno.test("diff over the library: a refused scenario must be listed as not exportable, with why", async () => {
+  const refusedRef = { ref_loop: { scenario: "ref_loop", status: "not exportable", reason: "x" } };
+  // Unlisted: the run fails and says what to do.
+  const unlisted = stub({ results: refusedRef as Record<string, DiffResult>, files: knownFile() });
+  assert.equal(await run(["--known", KNOWN], unlisted), 1);
+  assert.match(
+    unlisted.out,
+    /^ref_loop: not exportable: x; list it in the known differences \("at": "not exportable"\) with why, or make it exportable$/m,
+  );
+  // Listed: tolerated, with the list's reason.
+  const entry = { scenario: "ref_loop", at: "not exportable", reason: "older-form threads" };
+  const listed = stub({
+    results: refusedRef as Record<string, DiffResult>,
+    files: knownFile(entry),
+  });
+  assert.equal(await run(["--known", KNOWN], listed), 0);
+  assert.match(listed.out, /^ref_loop: not exportable \(known: older-form threads\)$/m);
+  // Listed but exportable now: the list must be brought up to date.
+  const now = stub({ files: knownFile(entry) });
+  assert.equal(await run(["--known", KNOWN], now), 1);
+  assert.match(
+    now.out,
+    /^ref_loop: agree \(4 callbacks\), but it is listed as not exportable: remove it from the known differences$/m,
+  );
+  // Listed at a difference but refused now.
+  const moved = stub({
+    results: refusedRef as Record<string, DiffResult>,
+    files: knownFile({ scenario: "ref_loop", at: "callback 3", reason: "why" }),
+  });
+  assert.equal(await run(["--known", KNOWN], moved), 1);
+  assert.match(
+    moved.out,
+    /^ref_loop: not exportable: x; the known differences list it at callback 3: update the list$/m,
+  );
 });
 
 Deno.test("diff --json prints the results, verdicts and totals as JSON", async () => {
@@ -228,7 +282,7 @@ Deno.test("diff --json prints the results, verdicts and totals as JSON", async (
   });
   assert.deepEqual(out.results[1].verdict, { kind: "unexpected" });
   assert.equal(out.results[1].comparison.difference.index, 5);
-  assert.equal(out.results[2].verdict, undefined);
+  assert.deepEqual(out.results[2].verdict, { kind: "unexpected" });
   assert.deepEqual(out.results[3].verdict, { kind: "ok" });
   assert.deepEqual(out.staleKnownDifferences, []);
   assert.equal(io.err, "");

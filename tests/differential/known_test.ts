@@ -5,6 +5,7 @@ import {
   type Comparison,
   differenceKey,
   judge,
+  judgeRefusal,
   type KnownDifference,
   KnownDifferencesError,
   parseKnownDifferences,
@@ -69,11 +70,20 @@ Deno.test("parseKnownDifferences refuses a bad entry, naming the file and the en
   refused(list({ ...ok, scenario: "" }), `${FILE}, entry 1: "scenario" must be a scenario name`);
 });
 
-Deno.test('parseKnownDifferences refuses an "at" other than callback N, collections, minor heap or overflow', () => {
-  const message =
-    `${FILE}, entry 1: "at" must be "callback N", "collections", "minor heap" or "overflow"`;
+Deno.test('parseKnownDifferences refuses an "at" other than callback N, collections, minor heap, overflow or not exportable', () => {
+  const message = `${FILE}, entry 1: "at" must be "callback N", "collections", "minor heap", ` +
+    `"overflow" or "not exportable"`;
   for (
-    const at of ["callback 0", "callback", "callback 01", "Callback 3", "line 3", "minorHeap", 3]
+    const at of [
+      "callback 0",
+      "callback",
+      "callback 01",
+      "Callback 3",
+      "line 3",
+      "minorHeap",
+      "not-exportable",
+      3,
+    ]
   ) {
     refused(list({ ...ok, at }), message);
   }
@@ -122,4 +132,19 @@ Deno.test("judge says ok, known, unexpected, now agrees or moved", () => {
   assert.deepEqual(judge("s", at1, [entry]), { kind: "moved", entry, now: "callback 1" });
   const collections = compareLogs(canonical([]), canonical([], { majorCycles: 1 }));
   assert.deepEqual(judge("s", collections, [entry]), { kind: "moved", entry, now: "collections" });
+});
+
+Deno.test("a scenario listed as not exportable: its refusal is known; exportable again, it is not", () => {
+  const refusal: KnownDifference = { scenario: "s", at: "not exportable", reason: "threads" };
+  const other: KnownDifference = { scenario: "s", at: "callback 2", reason: "why" };
+  assert.deepEqual(judgeRefusal("s", [refusal]), { kind: "known", entry: refusal });
+  assert.deepEqual(judgeRefusal("s", []), { kind: "unexpected" });
+  assert.deepEqual(judgeRefusal("s", [{ ...refusal, scenario: "t" }]), { kind: "unexpected" });
+  assert.deepEqual(judgeRefusal("s", [other]), {
+    kind: "moved",
+    entry: other,
+    now: "not exportable",
+  });
+  assert.deepEqual(judge("s", agree, [refusal]), { kind: "now exportable", entry: refusal });
+  assert.deepEqual(judge("s", at2, [refusal]), { kind: "now exportable", entry: refusal });
 });
