@@ -12,6 +12,7 @@
 import { resolve } from "node:path";
 import { scenarios as registered } from "../scenarios/index.ts";
 import {
+  DEFAULT_RACY_RUNS,
   defaultDiffCacheDir,
   differenceContext,
   differenceSummary,
@@ -65,6 +66,8 @@ Options:
   --ocamlopt PATH   use this OCaml 5.3.x ocamlopt
   --ocamlfind PATH  use ocamlfind ocamlopt
   --timeout S       longest a real program may run, in seconds (default 300)
+  --runs K          runs of a program whose simulation meets race points (default 20); each
+                    distinct real log must be reproduced under a resolution read from it
   -h, --help        show this help
 
 Random campaign (generated scenarios instead of named ones; docs/differential.md):
@@ -75,7 +78,7 @@ Random campaign (generated scenarios instead of named ones; docs/differential.md
                     across machines or CI jobs)
   --jobs J          scenarios judged at once (default 2)
   --runs K          runs of each generated program that must print the same log
-                    (default 10)
+                    (default 10; a program with race points runs at least 20 times)
   --stats           print how many scenarios had each step kind and option
   --out DIR         where failing scenarios are written as modules (default
                     out/diff-random; never in tests/golden, even through a link)
@@ -225,8 +228,8 @@ function refusalAdvice(row: Row, named: boolean): string {
     return `; the known differences list it at ${v.entry.at}: update the list`;
   }
   return named
-    ? '; nothing was judged: make it exportable (docs/differential.md, "What the export ' +
-      'refuses"), or pass --allow-refused to tolerate it'
+    ? '; nothing was judged: make it exportable (docs/differential.md, "What is refused, ' +
+      'and why"), or pass --allow-refused to tolerate it'
     : '; list it in the known differences ("at": "not exportable") with why, or make ' +
       "it exportable";
 }
@@ -242,7 +245,7 @@ function lineOf(row: Row, named: boolean): string {
     case "error":
       return `error: ${r.message}`;
     default: {
-      const s = differenceSummary(r.comparison);
+      const s = differenceSummary(r.comparison) + racesNote(r);
       const v = row.verdict;
       if (v?.kind === "known") return `${s} (known: ${v.entry.reason})`;
       if (v?.kind === "now agrees") {
@@ -258,6 +261,19 @@ function lineOf(row: Row, named: boolean): string {
       return s;
     }
   }
+}
+
+/** For a scenario with race points: its runs and distinct outcomes, and whether each was
+ * reproduced. */
+function racesNote(r: DiffResult): string {
+  if (r.status !== "agree" && r.status !== "differs") return "";
+  const races = r.races;
+  if (races === undefined) return "";
+  const n = races.outcomes.length;
+  const all = races.outcomes.every((o) => o.reproduced);
+  return ` [race points: ${races.runs} runs, ${n} distinct outcome${n === 1 ? "" : "s"}${
+    all ? `, ${n === 1 ? "" : "each "}reproduced` : ""
+  }]`;
 }
 
 function table(rows: readonly Row[]): string[] {
@@ -356,7 +372,6 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
       "seed",
       "shard",
       "jobs",
-      "runs",
       "stats",
       "out",
       "no-shrink",
@@ -409,6 +424,7 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
       cacheDir: cache,
       context,
       timeoutMs,
+      racyRuns: positiveInt("--runs", o.runs, DEFAULT_RACY_RUNS),
       onProgress: progress ? (m) => io.stderr(`\r\x1b[K[${k + 1}/${list.length}] ${m}`) : undefined,
     });
     if (progress) io.stderr("\r\x1b[K");

@@ -41,12 +41,15 @@ export {
 } from "./known.ts";
 export {
   buildProgram,
+  DEFAULT_RACY_RUNS,
   type DiffOptions,
   type DiffResult,
   DiffRunError,
   diffScenario,
   judgedResult,
+  type RaceOutcome,
   removeOwnRunFolders,
+  resolveRaces,
   simulateCanonical,
   sweepRunFolders,
 } from "./run.ts";

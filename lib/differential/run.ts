@@ -2,7 +2,9 @@
  * One differential run: a scenario is simulated and, exported to OCaml, compiled (binaries are
  * cached by content hash) and run on the real runtime; both canonical logs are compared. The
  * first time a binary runs it runs three times, and a program whose output changes from one run
- * to the next is reported as a nondeterministic export (a bug of the export, not a difference).
+ * to the next is reported as a nondeterministic export (a bug of the export, not a difference) —
+ * unless the simulation met race points (RacePoint): then the program runs `racyRuns` times and
+ * each distinct log must be reproduced by the simulation under a resolution read from it.
  * @module
  */
 import { type RunOptions, runScenario, type Scenario } from "../scenario/mod.ts";
@@ -15,7 +17,7 @@ import {
 } from "../export/mod.ts";
 import { canonicalLine, type CanonicalLog, parseRealLog, RealLogError } from "./canonical.ts";
 import { compareLogs, type Comparison } from "./compare.ts";
-import type { RunEvent } from "../scenario/mod.ts";
+import type { RacePoint, RunEvent } from "../scenario/mod.ts";
 import { processAlive } from "../ocaml/_process.ts";
 
 /** How to build and run the real programs. */
@@ -26,6 +28,9 @@ export interface DiffOptions {
   readonly cacheDir: string;
   /** Runs of a new binary that must print the same log (default 3). */
   readonly firstRuns?: number;
+  /** Runs of a program with race points, each log explained by a resolution of the races
+   * (default 20). */
+  readonly racyRuns?: number;
   /** Longest a real program may run, in ms (default 300,000). */
   readonly timeoutMs?: number;
   /** Lines of context around a difference (default 3). */
@@ -35,6 +40,20 @@ export interface DiffOptions {
   /** The environment the compiler runs in (default: this process's, which needs env
    * permission); OCAMLLIB, CAMLLIB and OCAMLPARAM are always removed from it. */
   readonly env?: Readonly<Record<string, string>>;
+}
+
+/** Runs of a program with race points (`DiffOptions.racyRuns`). */
+export const DEFAULT_RACY_RUNS = 20;
+
+/** One distinct real log of a program with race points. */
+export interface RaceOutcome {
+  /** How many runs printed it. */
+  readonly runs: number;
+  /** The resolution read from it: the tracked blocks (allocation numbers) reported dead at a
+   * promotion race. */
+  readonly deadAtPromotion: readonly number[];
+  /** Whether the simulation with that resolution printed the same log. */
+  readonly reproduced: boolean;
 }
 
 /** What happened to one scenario. */
@@ -53,6 +72,10 @@ export type DiffResult =
       };
       /** The binary was new and ran `firstRuns` times with identical output. */
       readonly verifiedNow: boolean;
+      /** For a scenario with race points: its runs, and each distinct real outcome with the
+       * resolution of the races that reproduced it (or did not: then the comparison is that
+       * outcome's). */
+      readonly races?: { readonly runs: number; readonly outcomes: readonly RaceOutcome[] };
     }
     | { readonly status: "not exportable"; readonly reason: string }
     | { readonly status: "error"; readonly message: string }
@@ -62,8 +85,16 @@ export type DiffResult =
  * harness does with several domains (RunOptions.exportHarness). */
 export function simulateCanonical(
   sc: Scenario,
-  opts: Pick<RunOptions, "majorHeap" | "keepSites"> = {},
+  opts: Pick<RunOptions, "majorHeap" | "keepSites" | "races"> = {},
 ): CanonicalLog {
+  return simulateWithRaces(sc, opts).log;
+}
+
+/** {@linkcode simulateCanonical}, with the race points the run met. */
+function simulateWithRaces(
+  sc: Scenario,
+  opts: Pick<RunOptions, "majorHeap" | "keepSites" | "races">,
+): { log: CanonicalLog; racePoints: readonly RacePoint[] } {
   const events: RunEvent[] = [];
   const result = runScenario(sc, {
     onEvent: (e) => events.push(e),
@@ -71,14 +102,59 @@ export function simulateCanonical(
     exportHarness: true,
     majorHeap: opts.majorHeap,
     keepSites: opts.keepSites,
+    races: opts.races,
   });
   return {
-    lines: events.map(canonicalLine),
-    minorCollections: result.summary.minorCollections,
-    majorCycles: result.summary.majorCycles,
-    minorHeapWords: sc.settings.minorHeapWords,
-    overflow: false,
+    log: {
+      lines: events.map(canonicalLine),
+      minorCollections: result.summary.minorCollections,
+      majorCycles: result.summary.majorCycles,
+      minorHeapWords: sc.settings.minorHeapWords,
+      overflow: false,
+    },
+    racePoints: result.racePoints,
   };
+}
+
+/** The allocation number of a canonical `promote` or `dealloc_minor` line, with its kind. */
+function promotionLine(line: string | undefined): { kind: string; id: string } | undefined {
+  const m = line === undefined ? null : /^(promote|dealloc_minor) .* id=([0-9]+)( |$)/.exec(line);
+  return m === null ? undefined : { kind: m[1], id: m[2] };
+}
+
+/**
+ * The resolution of the race points that explains the real log `real`, read from it: starting
+ * with every racing block promoted, each time the first difference is a racing block the real
+ * run reported dead (`dealloc_minor` where the simulation has `promote`, same block), that race
+ * is resolved as a death and the scenario simulated again. Stops at agreement or at a difference
+ * no race explains; returns the last simulation and the blocks reported dead.
+ */
+export function resolveRaces(
+  sc: Scenario,
+  real: CanonicalLog,
+  opts: Pick<RunOptions, "majorHeap" | "keepSites"> & { readonly context?: number } = {},
+): { sim: CanonicalLog; dead: readonly number[]; racePoints: number } {
+  const dead = new Set<number>();
+  for (;;) {
+    const { log, racePoints } = simulateWithRaces(sc, {
+      ...opts,
+      races: { deadAtPromotion: dead },
+    });
+    const d = compareLogs(log, real, { context: 0 }).difference;
+    if (d !== undefined && d.kind === "callback") {
+      const ours = promotionLine(log.lines[d.index - 1]);
+      const theirs = promotionLine(real.lines[d.index - 1]);
+      const id = ours === undefined ? NaN : Number(ours.id);
+      if (
+        ours?.kind === "promote" && theirs?.kind === "dealloc_minor" && ours.id === theirs.id &&
+        racePoints.some((p) => p.id === id && !p.dead)
+      ) {
+        dead.add(id);
+        continue;
+      }
+    }
+    return { sim: log, dead: [...dead].sort((a, b) => a - b), racePoints: racePoints.length };
+  }
 }
 
 /** Exports, builds, runs and compares scenario `sc`. Never throws for a scenario's problem:
@@ -93,8 +169,12 @@ export async function diffScenario(sc: Scenario, opts: DiffOptions): Promise<Dif
     throw e;
   }
   let sim: CanonicalLog;
+  let racy: boolean;
+  const model = { majorHeap: program.majorHeap, keepSites: program.keepSites };
   try {
-    sim = simulateCanonical(sc, { majorHeap: program.majorHeap, keepSites: program.keepSites });
+    const first = simulateWithRaces(sc, model);
+    sim = first.log;
+    racy = first.racePoints.length > 0;
   } catch (e) {
     return { scenario, status: "error", message: `simulation failed: ${(e as Error).message}` };
   }
@@ -103,6 +183,7 @@ export async function diffScenario(sc: Scenario, opts: DiffOptions): Promise<Dif
   if (capacity > DEFAULT_LOG_CAPACITY) program = exportOCaml(sc, { logCapacity: capacity });
   try {
     const exe = await buildProgram(program, opts);
+    if (racy) return await judgeRacy(sc, exe, program, opts);
     const { output, verifiedNow } = await runVerified(exe, program, opts);
     const real = parseRealLog(output, program);
     return judgedResult(scenario, sim, real, { context: opts.context, verifiedNow });
@@ -112,6 +193,44 @@ export async function diffScenario(sc: Scenario, opts: DiffOptions): Promise<Dif
     }
     throw e;
   }
+}
+
+/**
+ * A scenario with race points: its program runs `opts.racyRuns` times (default 20); each
+ * distinct log is explained by a resolution of the races read from it ({@linkcode resolveRaces})
+ * and must then agree exactly. The result is that of the first distinct log that does not, else
+ * of the last one, with every outcome listed.
+ */
+async function judgeRacy(
+  sc: Scenario,
+  exe: string,
+  program: ExportedProgram,
+  opts: DiffOptions,
+): Promise<DiffResult> {
+  const runs = opts.racyRuns ?? DEFAULT_RACY_RUNS;
+  const seen = new Map<string, number>();
+  for (let k = 1; k <= runs; k++) {
+    opts.onProgress?.(`running ${program.scenario} (${k}/${runs}, race points)`);
+    const out = await runOnce(exe, program, opts);
+    seen.set(out, (seen.get(out) ?? 0) + 1);
+  }
+  const outcomes: RaceOutcome[] = [];
+  let last: DiffResult | undefined;
+  for (const [output, count] of seen) {
+    const real = parseRealLog(output, program);
+    const { sim, dead } = resolveRaces(sc, real, {
+      majorHeap: program.majorHeap,
+      keepSites: program.keepSites,
+    });
+    const r = judgedResult(program.scenario, sim, real, {
+      context: opts.context,
+      verifiedNow: false,
+    });
+    outcomes.push({ runs: count, deadAtPromotion: dead, reproduced: r.status === "agree" });
+    last = r;
+    if (r.status !== "agree") break;
+  }
+  return { ...last!, races: { runs, outcomes } } as DiffResult;
 }
 
 /** The result of comparing the canonical logs `sim` and `real` of scenario `scenario`. */

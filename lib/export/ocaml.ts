@@ -271,20 +271,6 @@ class Exporter {
       );
     }
     this.#collectProfiles();
-    if (this.#sc.domains.length > 1) {
-      for (const [slot, p] of this.#profileSpecs.entries()) {
-        for (const k of CALLBACK_KINDS) {
-          for (const { action } of p.tracker[k]?.actions ?? []) {
-            if (action.kind === "alloc" && action.lifetime.kind !== "drop") {
-              this.#refuse(
-                this.#profileAt[slot],
-                `a callback keeps the block it allocates, in a scenario with several domains: ${RACE}`,
-              );
-            }
-          }
-        }
-      }
-    }
     this.#canRaise = this.#profileSpecs.some((p) =>
       someAction(p.tracker, (a) => a.kind === "raise")
     );
@@ -687,7 +673,6 @@ class Exporter {
         segs.push(cur);
       }
       this.#checkNesting(st, domain);
-      if (alive.size > 1) this.#checkNoKeeps(st, alive);
       cur.steps.push(st);
       if (st.kind === "spawn") alive.add(this.#domainOrd.get(st.child)!);
       if (st.kind === "terminate" || st.kind === "join") {
@@ -713,24 +698,6 @@ class Exporter {
       }
     }
     return segs;
-  }
-
-  /** Refuses blocks kept (stored in the harness's global slots) while several domains run. */
-  #checkNoKeeps(st: Step, alive: ReadonlySet<number>): void {
-    const kept = (l: Lifetime): boolean =>
-      l.kind === "cycle" ? l.lifetimes.some(kept) : l.kind !== "drop";
-    forEachStep([st], true, (s) => {
-      const lifetimes = s.kind === "alloc" || s.kind === "unmarshal"
-        ? [s.lifetime]
-        : s.kind === "allocCombined"
-        ? s.lifetimes
-        : [];
-      if (lifetimes.some(kept)) {
-        const names = [...alive].map((o) => `"${this.#sc.domains[o]}"`).join(", ");
-        this.#refuse(s.at, `a block kept while domains ${names} run: ${RACE}`);
-      }
-      return true;
-    });
   }
 
   /** Compound steps run on one domain only; spawn and terminate stay at the top level. */
@@ -1412,12 +1379,6 @@ let[@inline never] run_thread_${k} () =
     return r;
   }
 }
-
-/** Why blocks kept while several domains run make the real run irreproducible. */
-const RACE = "OCaml 5.3 shares the promotion of every domain's remembered set among the " +
-  "domains of a minor collection and does not wait for it before memprof checks its tracked " +
-  "blocks (minor_gc.c: caml_empty_minor_heap_promote, then caml_memprof_after_minor_gc), so a " +
-  "kept tracked block may be reported deallocated in some runs and promoted in others";
 
 /** Frames recorded per allocation callback, at most. */
 const MAX_FRAMES_RECORDED = 1024;

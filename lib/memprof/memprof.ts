@@ -85,6 +85,14 @@ export interface MemprofHost {
    * promoted (memprof.c reads its forwarding pointer), or -1 if it died.
    */
   promotedTo(addr: number): number;
+  /**
+   * A race point of OCaml 5.3 (docs/differential.md, "Race points"): the block at `addr`, which
+   * the minor GC just promoted, was reached through a remembered set that several domains shared
+   * the promotion of, so its domain's memprof may find it not yet forwarded and report it dead.
+   * Returns true when this run resolves the race that way. `userData` is the entry's tracker
+   * value. Absent: promoted.
+   */
+  promotionRaceDead?(addr: number, userData: unknown): boolean;
   /** `is_unmarked` after a major cycle: the block is dead. */
   isUnmarked(addr: number): boolean;
   /** Emit a runtime_events counter (e.g. EV_C_FORCE_MINOR_MEMPROF). */
@@ -458,7 +466,7 @@ export class MemprofDomain {
         const b = block[i];
         if (!(meta[i] & F_OFFSET) && b !== NO_BLOCK && host.isYoung(b)) {
           const to = host.promotedTo(b);
-          if (to >= 0) {
+          if (to >= 0 && !(host.promotionRaceDead?.(b, es.userData[i]) ?? false)) {
             block[i] = to;
             meta[i] |= F_PROMOTED;
           } else {

@@ -348,6 +348,13 @@ export class Domain implements MemprofHost {
     return this.runtime.forwardedTo(addr);
   }
 
+  /** Whether this run resolves the promotion race of `addr` as a death
+   * ({@linkcode Runtime.promotionRace}). */
+  promotionRaceDead(addr: number, userData: unknown): boolean {
+    const rt = this.runtime;
+    return rt.promotionRace !== null && rt.isPromotionRace(addr) && rt.promotionRace(userData);
+  }
+
   /** After a major cycle's marking: is the block dead? */
   isUnmarked(addr: number): boolean {
     return this.runtime.isUnmarked(addr);
@@ -1209,6 +1216,15 @@ export class Runtime {
   readonly domains: Domain[] = [];
   /** The caller's roots. */
   readonly roots: RootSet = new RootSet();
+  /**
+   * How this run resolves the promotion race (docs/differential.md, "Race points"): called with
+   * the memprof entry's tracker value of each tracked block promoted through a remembered set
+   * shared by several domains; true makes its domain's memprof report it dead (it stays alive,
+   * untracked). Null: every such block is promoted.
+   */
+  promotionRace: ((userData: unknown) => boolean) | null = null;
+  /** Young blocks the minor collection in progress promoted through a shared remembered set. */
+  readonly #promotionRaces = new Set<number>();
   /** Forwarding of young blocks promoted by the minor collection in progress. */
   readonly forwarding: Map<number, number> = new Map();
   /** A filter of {@linkcode forwarding}'s keys (by their low bits): most blocks memprof asks
@@ -1457,10 +1473,22 @@ export class Runtime {
     for (const d of order) d.minorScanRoots();
     const fwd = this.forwarding;
     this.#clearForwarding();
+    // With several domains, the remembered sets' promotion is shared among them (minor_gc.c,
+    // caml_empty_minor_heap_promote): a block a global slot holds may be promoted by another
+    // domain than its own, racing with its domain's memprof check. Local roots are promoted by
+    // their own domain, before that check.
+    const races = this.#promotionRaces;
+    races.clear();
+    const shared = this.domains.length > 1;
+    let local: Set<number> | null = null;
     let promoted = 0;
     for (const r of this.roots) {
       const a = r.addr;
       if (a >= 0 && this.isYoung(a)) {
+        if (shared) {
+          if (r.local) (local ??= new Set()).add(a);
+          else races.add(a);
+        }
         let to = fwd.get(a);
         if (to === undefined) {
           to = this.takeAddresses(r.wosize + 1);
@@ -1476,9 +1504,16 @@ export class Runtime {
     }
     this.promotedWords += promoted;
     this.#youngNoScan.clear();
+    if (local !== null) { for (const a of local) races.delete(a); }
     for (const d of order) d.minorFinish();
     this.#clearForwarding();
     if (stw) this.events.endPhase(by.id, RuntimePhase.EV_STW_LEADER);
+  }
+
+  /** @internal During a minor collection: whether young block `addr` was promoted through a
+   * remembered set whose promotion several domains shared (a race point). */
+  isPromotionRace(addr: number): boolean {
+    return this.#promotionRaces.has(addr);
   }
 
   /** @internal During a minor collection: where young block `addr` was promoted, or -1 if it

@@ -80,6 +80,8 @@ export {
 export { countLeafSteps, runScenario } from "./engine.ts";
 export type {
   CallbackKind,
+  RacePoint,
+  RaceResolution,
   RunEvent,
   RunOptions,
   RunResult,

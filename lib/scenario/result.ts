@@ -55,11 +55,40 @@ export interface RunOptions {
   >;
   /** Costs of collections in virtual time (default: lib/runtime/gc_time.ts's fitted ones). */
   gcTime?: Partial<GcTimeModel>;
+  /** How this run resolves OCaml 5.3's race points ({@linkcode RacePoint}; docs/differential.md,
+   * "Race points"). Default: every tracked block promoted. */
+  races?: RaceResolution;
   /** @internal Whether a loop whose body only allocates small blocks it drops runs the
    * iterations before the next thing that can happen (a sample, a collection, a release, a
    * progress report, the loop's end) at once, moving only the counters (default true). The
    * tests run scenarios both ways and compare every output. */
   skipQuietIterations?: boolean;
+}
+
+/**
+ * A point of a run whose outcome on the real OCaml 5.3 runtime depends on timing, and how this
+ * run resolved it. `promotion`: a tracked young block that a global slot holds was promoted by
+ * a minor collection that several domains shared; the remembered set's promotion is split among
+ * them (minor_gc.c, caml_empty_minor_heap_promote) and its domain's memprof checks its tracked
+ * blocks without waiting for the others (caml_memprof_after_minor_gc), so it reports the block
+ * promoted, or dead (the block lives on, untracked). `id` is the block's allocation callback
+ * number, as in the callback log.
+ */
+export interface RacePoint {
+  /** The kind of race. */
+  readonly kind: "promotion";
+  /** The tracked block's allocation callback number. */
+  readonly id: number;
+  /** Whether this run reported the block dead (a `deallocMinor` callback instead of
+   * `promote`). */
+  readonly dead: boolean;
+}
+
+/** A resolution of a run's race points ({@linkcode RacePoint}). */
+export interface RaceResolution {
+  /** The tracked blocks (allocation callback numbers) whose promotion race ends in a reported
+   * death. */
+  readonly deadAtPromotion?: ReadonlySet<number>;
 }
 
 /** One callback or exception of a run, as {@linkcode RunOptions.onEvent} receives it. */
@@ -149,6 +178,8 @@ export interface RunResult {
   eventsDump: string;
   /** Every callback with its arguments and result. */
   callbackLog: string;
+  /** The race points the run met, in order, with how it resolved each. */
+  racePoints: readonly RacePoint[];
   /** Hands one of the text outputs to `write` in chunks of about 64 Ki characters, whose
    * concatenation is that output, without building it as one string. The three text outputs
    * above are made when first read (then kept), so that a caller streaming them instead

@@ -23,7 +23,7 @@ import { RuntimeEventsProducer, type UserEvent } from "../../runtime_events/mod.
 import { MemorySink } from "../../memtrace/mod.ts";
 import { Tracer } from "../../tracer/mod.ts";
 import { CallbackLog } from "../callback_log.ts";
-import type { CallbackKind, RunEvent, RunOptions } from "../result.ts";
+import type { CallbackKind, RacePoint, RunEvent, RunOptions } from "../result.ts";
 import { ScenarioError } from "../errors.ts";
 import { ScenarioRng } from "../rng.ts";
 import { Lifetimes } from "../lifetimes.ts";
@@ -54,6 +54,12 @@ export interface Tracked {
   readonly profile: ProfileState;
 }
 
+/** Whether a memprof entry's tracker value is an engine's tracked block (not a callstack
+ * stashed until its allocation callback runs). */
+function isTracked(ud: unknown): ud is Tracked {
+  return typeof ud === "object" && ud !== null && !Array.isArray(ud) && "serial" in ud;
+}
+
 /** A profile the run started, and its counts. */
 export interface ProfileState {
   readonly name: string;
@@ -82,6 +88,8 @@ export class RunContext {
   readonly traceSink: MemorySink = new MemorySink();
   readonly tracer: Tracer;
   readonly log: CallbackLog;
+  /** The race points met, in order (RunResult.racePoints). */
+  readonly racePoints: RacePoint[] = [];
   readonly lifetimes: Lifetimes;
   /** The trace's sample rate: the first profile's (or the overriding) rate. */
   readonly traceRate: number;
@@ -149,6 +157,18 @@ export class RunContext {
       gcTime: { ...s.gcTime, ...opts.gcTime },
       pid: s.pid,
     });
+    const dead = opts.races?.deadAtPromotion;
+    this.rt.promotionRace = (ud) => {
+      // A block whose allocation callback has not run yet has no number: promoted.
+      if (!isTracked(ud)) return false;
+      const point = {
+        kind: "promotion" as const,
+        id: ud.serial,
+        dead: dead?.has(ud.serial) ?? false,
+      };
+      this.racePoints.push(point);
+      return point.dead;
+    };
     const firstStart = findStep(sc.steps, (st) => st.kind === "memprofStart");
     const firstRate = opts.samplingRate ??
       (firstStart?.kind === "memprofStart" ? firstStart.profile.samplingRate : s.samplingRate);

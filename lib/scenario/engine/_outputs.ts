@@ -65,6 +65,7 @@ export function runOutputs(run: RunContext): RunResult {
       return text("callbackLog");
     },
     writeText,
+    racePoints: run.racePoints,
     summary: summary(run, { traceEvents, traceBytes: ctf.length, ringBytes: eventsImage.length }),
   };
 }
