@@ -48,6 +48,7 @@ export {
   diffScenario,
   judgedResult,
   type RaceOutcome,
+  type ReadResolution,
   removeOwnRunFolders,
   resolveRaces,
   simulateCanonical,

@@ -52,6 +52,9 @@ export interface RaceOutcome {
   /** The resolution read from it: the tracked blocks (allocation numbers) reported dead at a
    * promotion race. */
   readonly deadAtPromotion: readonly number[];
+  /** The resolution read from it: adoption races (by id) whose orphans another domain than the
+   * collecting one adopted, with that domain. */
+  readonly adopter: readonly (readonly [number, number])[];
   /** Whether the simulation with that resolution printed the same log. */
   readonly reproduced: boolean;
 }
@@ -116,44 +119,76 @@ function simulateWithRaces(
   };
 }
 
-/** The allocation number of a canonical `promote` or `dealloc_minor` line, with its kind. */
-function promotionLine(line: string | undefined): { kind: string; id: string } | undefined {
-  const m = line === undefined ? null : /^(promote|dealloc_minor) .* id=([0-9]+)( |$)/.exec(line);
-  return m === null ? undefined : { kind: m[1], id: m[2] };
+/** A canonical callback line's kind, domain and allocation number (undefined for lines
+ * without one: escapes). */
+function callbackOf(
+  line: string | undefined,
+): { kind: string; domain: number; id: number } | undefined {
+  const m = line === undefined ? null : /^([a-z_]+) d([0-9]+) .* id=([0-9]+)( |$)/.exec(line);
+  return m === null ? undefined : { kind: m[1], domain: Number(m[2]), id: Number(m[3]) };
+}
+
+/** What a run of a scenario with race points must reproduce: the resolution read from its log. */
+export interface ReadResolution {
+  /** The tracked blocks reported dead at a promotion race. */
+  readonly deadAtPromotion: readonly number[];
+  /** The adopter of each adoption race's orphans (race `id` → domain), where it was not the
+   * collecting domain. */
+  readonly adopter: readonly (readonly [number, number])[];
 }
 
 /**
  * The resolution of the race points that explains the real log `real`, read from it: starting
- * with every racing block promoted, each time the first difference is a racing block the real
- * run reported dead (`dealloc_minor` where the simulation has `promote`, same block), that race
- * is resolved as a death and the scenario simulated again. Stops at agreement or at a difference
- * no race explains; returns the last simulation and the blocks reported dead.
+ * with the default resolution (every racing block promoted, orphans adopted by the collecting
+ * domain), each time the first difference is explained by a race point — a racing block the real
+ * run reported dead (`dealloc_minor` where the simulation has `promote`, same block), or an
+ * orphaned block's callback run on another participant of its adoption race — that race is
+ * resolved that way and the scenario simulated again. Stops at agreement or at a difference no
+ * race explains; returns the last simulation and the resolution.
  */
 export function resolveRaces(
   sc: Scenario,
   real: CanonicalLog,
-  opts: Pick<RunOptions, "majorHeap" | "keepSites"> & { readonly context?: number } = {},
-): { sim: CanonicalLog; dead: readonly number[]; racePoints: number } {
+  opts: Pick<RunOptions, "majorHeap" | "keepSites"> = {},
+): { sim: CanonicalLog; resolution: ReadResolution; racePoints: number } {
   const dead = new Set<number>();
+  const adopter = new Map<number, number>();
   for (;;) {
     const { log, racePoints } = simulateWithRaces(sc, {
       ...opts,
-      races: { deadAtPromotion: dead },
+      races: { deadAtPromotion: dead, adopter },
     });
     const d = compareLogs(log, real, { context: 0 }).difference;
     if (d !== undefined && d.kind === "callback") {
-      const ours = promotionLine(log.lines[d.index - 1]);
-      const theirs = promotionLine(real.lines[d.index - 1]);
-      const id = ours === undefined ? NaN : Number(ours.id);
-      if (
-        ours?.kind === "promote" && theirs?.kind === "dealloc_minor" && ours.id === theirs.id &&
-        racePoints.some((p) => p.id === id && !p.dead)
-      ) {
-        dead.add(id);
-        continue;
+      const ours = callbackOf(log.lines[d.index - 1]);
+      const theirs = callbackOf(real.lines[d.index - 1]);
+      if (ours !== undefined && theirs !== undefined && ours.id === theirs.id) {
+        const id = ours.id;
+        if (
+          ours.kind === "promote" && theirs.kind === "dealloc_minor" &&
+          racePoints.some((p) => p.kind === "promotion" && p.id === id && !p.dead)
+        ) {
+          dead.add(id);
+          continue;
+        }
+        const adoption = racePoints.find((p) =>
+          p.kind === "adoption" && p.ids.includes(id) && !adopter.has(p.id) &&
+          p.participants.includes(theirs.domain) && p.domain === ours.domain
+        );
+        if (ours.kind === theirs.kind && ours.domain !== theirs.domain && adoption) {
+          adopter.set(adoption.id, theirs.domain);
+          continue;
+        }
       }
     }
-    return { sim: log, dead: [...dead].sort((a, b) => a - b), racePoints: racePoints.length };
+    return {
+      sim: log,
+      resolution: {
+        deadAtPromotion: [...dead].sort((a, b) => a - b),
+        adopter: [...adopter].sort((a, b) => a[0] - b[0]),
+      },
+      racePoints: racePoints.length,
+    };
   }
 }
 
@@ -218,7 +253,7 @@ async function judgeRacy(
   let last: DiffResult | undefined;
   for (const [output, count] of seen) {
     const real = parseRealLog(output, program);
-    const { sim, dead } = resolveRaces(sc, real, {
+    const { sim, resolution } = resolveRaces(sc, real, {
       majorHeap: program.majorHeap,
       keepSites: program.keepSites,
     });
@@ -226,7 +261,7 @@ async function judgeRacy(
       context: opts.context,
       verifiedNow: false,
     });
-    outcomes.push({ runs: count, deadAtPromotion: dead, reproduced: r.status === "agree" });
+    outcomes.push({ runs: count, ...resolution, reproduced: r.status === "agree" });
     last = r;
     if (r.status !== "agree") break;
   }

@@ -680,17 +680,6 @@ class Exporter {
         if (ending === 0) this.#refuse(st.at, "the main domain cannot terminate");
         if (st.kind === "join") this.#joined.add(ending);
         alive.delete(ending);
-        const others = [...alive].filter((o) => o !== 0).map((o) => this.#sc.domains[o]);
-        if (others.length > 0) {
-          this.#refuse(
-            st.at,
-            `domain "${this.#sc.domains[ending]}" terminates while ${
-              others.map((d) => `"${d}"`).join(", ")
-            } still run${others.length === 1 ? "s" : ""}: OCaml 5.3 lets whichever domain first ` +
-              "reaches its part of the next collection adopt the orphaned tracked blocks " +
-              "(memprof.c, orphans_adopt), so the real run is not deterministic",
-          );
-        }
         if (st.kind === "terminate") {
           cur.terminates = true;
           pendingJoins.push(ord);

@@ -15,7 +15,13 @@
  */
 
 import { discard as memprofDiscard, MemprofDomain, MemprofShared } from "../memprof/memprof.ts";
-import type { MemprofHost, MemprofThread, Resumable, StartOptions } from "../memprof/memprof.ts";
+import type {
+  MemprofHost,
+  MemprofThread,
+  OrphanTable,
+  Resumable,
+  StartOptions,
+} from "../memprof/memprof.ts";
 export type { Resumable } from "../memprof/memprof.ts";
 import type { Profile } from "../memprof/profile.ts";
 import { AllocationSource } from "../memprof/profile.ts";
@@ -1225,6 +1231,30 @@ export class Runtime {
   promotionRace: ((userData: unknown) => boolean) | null = null;
   /** Young blocks the minor collection in progress promoted through a shared remembered set. */
   readonly #promotionRaces = new Set<number>();
+  /**
+   * How this run resolves the adoption race (docs/differential.md, "Race points"): when orphaned
+   * memprof tables wait in the global list and several domains take part in a collection, each
+   * of them scans memprof's roots and the first one adopts them all (memprof.c, orphans_adopt).
+   * Called with the tracker values of the orphaned entries, the participants' ids and the
+   * collecting domain's; returns the adopter's id. Null: the collecting domain adopts.
+   */
+  adoptionRace:
+    | ((userData: readonly unknown[], participants: readonly number[], by: number) => number)
+    | null = null;
+
+  /** Before the participants of a collection scan memprof's roots: the adoption race, resolved
+   * by letting the adopter take the global orphans first. */
+  #adoptOrphans(order: readonly Domain[]): void {
+    const orphans = this.memprofShared.orphans;
+    if (orphans === null || order.length < 2 || this.adoptionRace === null) return;
+    const userData: unknown[] = [];
+    for (let t: OrphanTable | null = orphans; t !== null; t = t.next) {
+      const e = t.entries;
+      for (let i = 0; i < e.size; i++) userData.push(e.userData[i]);
+    }
+    const id = this.adoptionRace(userData, order.map((d) => d.id), order[0].id);
+    (order.find((d) => d.id === id) ?? order[0]).memprof.orphansAdopt();
+  }
   /** Forwarding of young blocks promoted by the minor collection in progress. */
   readonly forwarding: Map<number, number> = new Map();
   /** A filter of {@linkcode forwarding}'s keys (by their low bits): most blocks memprof asks
@@ -1470,6 +1500,7 @@ export class Runtime {
     this.minorCollections++;
     this.#minorCount++;
     const order = [by, ...this.domains.filter((d) => d !== by)];
+    this.#adoptOrphans(order);
     for (const d of order) d.minorScanRoots();
     const fwd = this.forwarding;
     this.#clearForwarding();
@@ -1648,6 +1679,7 @@ export class Runtime {
     const marked = new Set(this.#snapshot);
     for (const r of this.roots) if (r.addr >= 0) marked.add(r.addr);
     this.#marked = marked;
+    this.#adoptOrphans(order);
     for (const d of order) d.memprof.scanRoots();
     for (const d of order) {
       ev.beginPhase(d.id, RuntimePhase.EV_MAJOR_MEMPROF_CLEAN);

@@ -67,28 +67,50 @@ export interface RunOptions {
 
 /**
  * A point of a run whose outcome on the real OCaml 5.3 runtime depends on timing, and how this
- * run resolved it. `promotion`: a tracked young block that a global slot holds was promoted by
- * a minor collection that several domains shared; the remembered set's promotion is split among
- * them (minor_gc.c, caml_empty_minor_heap_promote) and its domain's memprof checks its tracked
- * blocks without waiting for the others (caml_memprof_after_minor_gc), so it reports the block
- * promoted, or dead (the block lives on, untracked). `id` is the block's allocation callback
- * number, as in the callback log.
+ * run resolved it (docs/differential.md, "Race points").
+ *
+ * - `promotion`: a tracked young block that a global slot holds was promoted by a minor
+ *   collection that several domains shared; the remembered set's promotion is split among them
+ *   (minor_gc.c, caml_empty_minor_heap_promote) and its domain's memprof checks its tracked
+ *   blocks without waiting for the others (caml_memprof_after_minor_gc), so it reports the block
+ *   promoted, or dead (the block lives on, untracked). `id` is the block's allocation callback
+ *   number, as in the callback log.
+ * - `adoption`: the tracked blocks of a terminated domain (orphans) were waiting when several
+ *   domains took part in a collection; whichever scans memprof's roots first adopts them all
+ *   (memprof.c, orphans_adopt), and their later callbacks run on it. `id` is the smallest
+ *   allocation number among them, `ids` all of them.
  */
-export interface RacePoint {
-  /** The kind of race. */
-  readonly kind: "promotion";
-  /** The tracked block's allocation callback number. */
-  readonly id: number;
-  /** Whether this run reported the block dead (a `deallocMinor` callback instead of
-   * `promote`). */
-  readonly dead: boolean;
-}
+export type RacePoint =
+  | {
+    /** The kind of race. */
+    readonly kind: "promotion";
+    /** The tracked block's allocation callback number. */
+    readonly id: number;
+    /** Whether this run reported the block dead (a `deallocMinor` callback instead of
+     * `promote`). */
+    readonly dead: boolean;
+  }
+  | {
+    /** The kind of race. */
+    readonly kind: "adoption";
+    /** The smallest allocation number among the orphaned blocks (the race's key). */
+    readonly id: number;
+    /** The allocation numbers of the orphaned blocks. */
+    readonly ids: readonly number[];
+    /** The domains taking part in the collection. */
+    readonly participants: readonly number[];
+    /** The domain that adopted them in this run. */
+    readonly domain: number;
+  };
 
 /** A resolution of a run's race points ({@linkcode RacePoint}). */
 export interface RaceResolution {
   /** The tracked blocks (allocation callback numbers) whose promotion race ends in a reported
    * death. */
   readonly deadAtPromotion?: ReadonlySet<number>;
+  /** For adoption races (by their `id`): the domain that adopts the orphans. Default: the
+   * domain that started the collection. */
+  readonly adopter?: ReadonlyMap<number, number>;
 }
 
 /** One callback or exception of a run, as {@linkcode RunOptions.onEvent} receives it. */

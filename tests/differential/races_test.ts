@@ -15,6 +15,7 @@ import {
 } from "../../lib/differential/mod.ts";
 import { REAL_OCAML, skipNotice } from "../real_toolchain.ts";
 import sharedCache from "./shared_cache.ts";
+import orphansRace from "./orphans_race.ts";
 
 const program = exportOCaml(sharedCache);
 const model = { majorHeap: program.majorHeap, keepSites: program.keepSites };
@@ -32,6 +33,7 @@ Deno.test("the shared cache meets promotion races: tracked blocks the cache hold
   const points = racePoints();
   assert.ok(points.length >= 8, `${points.length} race points`);
   assert.ok(points.every((p) => p.kind === "promotion" && !p.dead));
+  // No domain ends while another runs: no adoption race.
   // Each block races once (promoted, it is no longer young; reported dead, it is untracked).
   assert.equal(new Set(points.map((p) => p.id)).size, points.length);
 });
@@ -52,7 +54,7 @@ Deno.test("a block resolved dead gets a deallocMinor callback instead of its pro
   assert.ok(
     !log.lines.some((l) => new RegExp(`^(promote|dealloc_major) .* id=${id}( |$)`).test(l)),
   );
-  assert.ok(racePoints(new Set([id])).some((p) => p.id === id && p.dead));
+  assert.ok(racePoints(new Set([id])).some((p) => p.kind === "promotion" && p.id === id && p.dead));
 });
 
 Deno.test("resolveRaces reads back the resolution that made a log, for many resolutions", () => {
@@ -65,7 +67,8 @@ Deno.test("resolveRaces reads back the resolution that made a log, for many reso
     const dead = new Set<number>();
     for (const id of ids) if (next() < 0.4) dead.add(id);
     const made = simulateCanonical(sharedCache, { ...model, races: { deadAtPromotion: dead } });
-    const { sim, dead: read } = resolveRaces(sharedCache, made, model);
+    const { sim, resolution } = resolveRaces(sharedCache, made, model);
+    const read = resolution.deadAtPromotion;
     assert.equal(compareLogs(sim, made).difference, undefined, `trial ${trial}`);
     // Only the races the made run met count: a dead block's later events never happen.
     const met = new Set(
@@ -74,7 +77,7 @@ Deno.test("resolveRaces reads back the resolution that made a log, for many reso
         exportHarness: true,
         ...model,
         races: { deadAtPromotion: dead },
-      }).racePoints.filter((p) => p.dead).map((p) => p.id),
+      }).racePoints.filter((p) => p.kind === "promotion" && p.dead).map((p) => p.id),
     );
     assert.deepEqual(read, [...met].sort((a, b) => a - b), `trial ${trial}`);
   }
@@ -86,9 +89,42 @@ Deno.test("resolveRaces does not explain a difference that is no race", () => {
     ...made,
     lines: made.lines.map((l, i) => i === 5 ? l.replace("size=", "size=9") : l),
   };
-  const { sim, dead } = resolveRaces(sharedCache, changed, model);
-  assert.deepEqual(dead, []);
+  const { sim, resolution } = resolveRaces(sharedCache, changed, model);
+  assert.deepEqual(resolution, { deadAtPromotion: [], adopter: [] });
   assert.equal(compareLogs(sim, changed).difference?.kind, "callback");
+});
+
+Deno.test("orphans adopted while another domain runs: an adoption race, its adopter chosen by the resolution", () => {
+  const exported = exportOCaml(orphansRace);
+  const m = { majorHeap: exported.majorHeap, keepSites: exported.keepSites };
+  const run = (adopter?: ReadonlyMap<number, number>) =>
+    runScenario(orphansRace, {
+      harnessFrames: HARNESS_FRAMES,
+      exportHarness: true,
+      ...m,
+      races: { adopter },
+    });
+  const points = run().racePoints.filter((p) => p.kind === "adoption");
+  assert.equal(points.length, 1);
+  const point = points[0];
+  assert.ok(point.kind === "adoption");
+  assert.deepEqual([...point.participants].sort(), [0, 2]);
+  assert.equal(point.domain, 0); // the collecting domain, by default
+  // Resolved the other way, the orphans' callbacks run on domain 2, and resolveRaces reads that
+  // back from the log.
+  const other = new Map([[point.id, 2]]);
+  const made = simulateCanonical(orphansRace, { ...m, races: { adopter: other } });
+  const base = simulateCanonical(orphansRace, m);
+  const moved = made.lines.filter((l, k) => l !== base.lines[k]);
+  assert.ok(moved.length > 0 && moved.every((l) => / d2 /.test(l)), moved.join("\n"));
+  const { sim, resolution } = resolveRaces(orphansRace, made, m);
+  assert.equal(compareLogs(sim, made).difference, undefined);
+  assert.deepEqual(resolution.adopter, [[point.id, 2]]);
+  // A domain that takes no part in the collection cannot adopt.
+  assert.equal(
+    run(new Map([[point.id, 1]])).racePoints.find((p) => p.kind === "adoption")?.domain,
+    0,
+  );
 });
 
 const cacheDir = REAL_OCAML.toolchain === undefined
@@ -99,7 +135,9 @@ const skip = REAL_OCAML.toolchain === undefined
   : cacheDir === undefined
   ? `no folder for compiled programs: set ${DIFF_CACHE_ENV_VAR}, XDG_CACHE_HOME or HOME`
   : undefined;
-if (skip !== undefined) skipNotice("the shared cache's 50 runs on the real OCaml 5.3", skip);
+if (skip !== undefined) {
+  skipNotice("the shared cache's and the orphans' 50 runs on the real OCaml 5.3", skip);
+}
 
 Deno.test({
   name: "shared cache, 50 runs on OCaml 5.3: several distinct outcomes, each reproduced",
@@ -117,5 +155,23 @@ Deno.test({
     assert.ok(races.outcomes.every((o) => o.reproduced));
     // The race shows: more than one outcome in 50 runs (20 runs gave 9 when it was written).
     assert.ok(races.outcomes.length > 1, `${races.outcomes.length} outcome(s)`);
+  },
+});
+
+Deno.test({
+  name: "orphans adopted while another domain runs, 50 runs on OCaml 5.3: each adopter reproduced",
+  ignore: skip !== undefined,
+  async fn() {
+    const r = await diffScenario(orphansRace, {
+      ocamlopt: REAL_OCAML.toolchain!.ocamlopt,
+      cacheDir: cacheDir!,
+      racyRuns: 50,
+    });
+    assert.ok(r.status === "agree", r.status === "differs" ? JSON.stringify(r.races) : r.status);
+    const outcomes = r.races!.outcomes;
+    assert.equal(outcomes.reduce((n, o) => n + o.runs, 0), 50);
+    assert.ok(outcomes.every((o) => o.reproduced));
+    // Both adopters show (28 and 22 of 50 runs when this was written).
+    assert.equal(outcomes.length, 2, JSON.stringify(outcomes));
   },
 });

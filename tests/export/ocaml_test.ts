@@ -466,22 +466,15 @@ Deno.test("exportOCaml refuses another domain's step inside a compound step, nam
   });
 });
 
-Deno.test("exportOCaml refuses a termination while another spawned domain runs, naming the step", () => {
-  refuses("orphans", "3", /domain "w1" terminates while "w2" still runs/, (s) => {
+Deno.test("exportOCaml exports a termination while another spawned domain runs (orphan adoption is a race point)", () => {
+  const p = exportOCaml(scenario({ name: "orphans" }, (s) => {
     const w1 = s.main.spawn("w1");
     const w2 = s.main.spawn("w2");
     w1.terminate();
     w2.terminate();
-  });
-  // One after the other is fine.
-  assert.doesNotThrow(() =>
-    exportOCaml(scenario({ name: "in_turn" }, (s) => {
-      const w1 = s.main.spawn("w1");
-      w1.terminate();
-      const w2 = s.main.spawn("w2");
-      w2.terminate();
-    }))
-  );
+  }));
+  assert.match(p.source, /Domain\.spawn run_1/);
+  assert.match(p.source, /Domain\.spawn run_2/);
 });
 
 Deno.test("exportOCaml refuses an unnamed profile started by a callback, naming the step", () => {

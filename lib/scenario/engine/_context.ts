@@ -169,6 +169,15 @@ export class RunContext {
       this.racePoints.push(point);
       return point.dead;
     };
+    const adopter = opts.races?.adopter;
+    this.rt.adoptionRace = (userData, participants, by) => {
+      const ids = userData.filter(isTracked).map((v) => v.serial).sort((a, b) => a - b);
+      if (ids.length === 0) return by;
+      const chosen = adopter?.get(ids[0]);
+      const domain = chosen !== undefined && participants.includes(chosen) ? chosen : by;
+      this.racePoints.push({ kind: "adoption", id: ids[0], ids, participants, domain });
+      return domain;
+    };
     const firstStart = findStep(sc.steps, (st) => st.kind === "memprofStart");
     const firstRate = opts.samplingRate ??
       (firstStart?.kind === "memprofStart" ? firstStart.profile.samplingRate : s.samplingRate);
