@@ -70,7 +70,10 @@ export class Condenser {
     }
     f.lines.push(raw);
     if (!this.#output && !marker) {
-      const result = /^\S.* \.\.\. (ok|FAILED|ignored)\b/.exec(line);
+      // A test running for over a minute has deno's notices after its name, and its result
+      // on a line of its own (` ok (2m34s)`).
+      const result = /^\S.* \.\.\. (ok|FAILED|ignored)\b/.exec(line) ??
+        /^\s+(ok|FAILED|ignored) \(/.exec(line);
       if (result?.[1] === "ok") f.passed++;
       else if (result?.[1] === "FAILED") f.failed++;
       else if (result?.[1] === "ignored") f.ignored++;

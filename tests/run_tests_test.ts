@@ -91,3 +91,24 @@ Deno.test("a failed step fails its file; colors do not change what is read", () 
   assert.equal(out.length, 5);
   assert.equal(out[0], "running 1 test from ./tests/s_test.ts");
 });
+
+Deno.test("a test running for over a minute: its result on a line of its own is counted", () => {
+  const name = "speedscope imports the exports";
+  const report = (result: string) =>
+    [
+      "running 2 tests from ./tests/slow_test.ts",
+      `${name} ...'${name}' has been running for over (1m0s)`,
+      `'${name}' has been running for over (2m0s)`,
+      ` ${result} (2m34s)`,
+      "quick ... ok (1ms)",
+      "",
+      "ok | 2 passed | 0 failed (2m35s)",
+    ].join("\n");
+  assert.deepEqual(condense(report("ok")).slice(0, 1), [
+    "./tests/slow_test.ts ... ok | 2 passed (1.5 s)",
+  ]);
+  // Failed, the file is reported whole.
+  const failed = condense(report("FAILED"));
+  assert.ok(failed.includes(" FAILED (2m34s)"), failed.join("\n"));
+  assert.ok(!failed.some((l) => /slow_test\.ts \.\.\. ok/.test(l)));
+});
