@@ -579,6 +579,7 @@ export class Domain implements MemprofHost {
     const m = this.major;
     this.runtime.majorGc.allocate(m, addr, wosize + 1, true, noScan);
     if (m.allocatedDirect > this.runtime.minorHeapWords / 5) {
+      this.#events.counter(this.id, RuntimeCounter.EV_C_REQUEST_MAJOR_ALLOC_SHR, 1);
       m.requestedGlobal = true;
       this.youngLimit = Infinity;
     }
@@ -627,6 +628,7 @@ export class Domain implements MemprofHost {
     if (res > max) res = max;
     this.major.extraResources += res / max;
     if (this.major.extraResources > 0.2) {
+      this.#events.counter(this.id, RuntimeCounter.EV_C_REQUEST_MAJOR_ADJUST_GC_SPEED, 1);
       this.major.requestedGlobal = true;
       this.youngLimit = Infinity;
     }
@@ -1578,18 +1580,24 @@ export class Runtime {
     const t = this.gcClock;
     const m = t.model;
     t.spend(m.sliceFixedNs);
-    if (r.swept > 0) t.phase(d, RuntimePhase.EV_MAJOR_SWEEP, r.swept * m.perSweptWordNs);
-    if (r.marked > 0) t.phase(d, RuntimePhase.EV_MAJOR_MARK, r.marked * m.perMarkedWordNs);
+    // As major_collection_slice: sweeping is entered whenever it is not done, marking whenever
+    // it is not done and work is left.
+    if (r.sweepEntered) t.phase(d, RuntimePhase.EV_MAJOR_SWEEP, r.swept * m.perSweptWordNs);
+    if (r.markEntered) t.phase(d, RuntimePhase.EV_MAJOR_MARK, r.marked * m.perMarkedWordNs);
+    if (r.epheMarkEntered) t.phase(d, RuntimePhase.EV_MAJOR_EPHE_MARK, 0);
     for (let k = 0; k < r.phaseChanges; k++) {
-      ev.beginPhase(d, RuntimePhase.EV_STW_LEADER);
+      // A slice run inside a stop-the-world section (finishing a cycle) completes the phase
+      // there; otherwise through a stop-the-world section of its own.
+      if (!this.#inStw) ev.beginPhase(d, RuntimePhase.EV_STW_LEADER);
       t.phase(d, RuntimePhase.EV_MAJOR_GC_PHASE_CHANGE, m.phaseChangeNs);
-      ev.endPhase(d, RuntimePhase.EV_STW_LEADER);
+      if (!this.#inStw) ev.endPhase(d, RuntimePhase.EV_STW_LEADER);
       t.phase(
         d,
         k === 0 ? RuntimePhase.EV_FINALISE_UPDATE_FIRST : RuntimePhase.EV_FINALISE_UPDATE_LAST,
         m.memprofPhaseNs,
       );
     }
+    if (r.epheSweepEntered) t.phase(d, RuntimePhase.EV_MAJOR_EPHE_SWEEP, 0);
     ev.endPhase(d, RuntimePhase.EV_MAJOR_SLICE);
   }
 
