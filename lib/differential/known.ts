@@ -41,8 +41,25 @@ export function differenceKey(c: Comparison): string | undefined {
 
 const KEY = /^(callback [1-9][0-9]*|collections|minor heap|overflow)$/;
 
-/** Parses the list (JSON: an array of entries), naming `file` in errors. */
-export function parseKnownDifferences(text: string, file: string): KnownDifference[] {
+/** The places a list names: `at` must match `pattern`, which `description` says in words. */
+export interface KnownKeys {
+  readonly pattern: RegExp;
+  readonly description: string;
+}
+
+/** The places of `known_differences.json`: the callback logs'. */
+export const CALLBACK_KEYS: KnownKeys = {
+  pattern: KEY,
+  description: '"callback N", "collections", "minor heap" or "overflow"',
+};
+
+/** Parses the list (JSON: an array of entries), naming `file` in errors; `keys` are the places
+ * it may name (default {@linkcode CALLBACK_KEYS}). */
+export function parseKnownDifferences(
+  text: string,
+  file: string,
+  keys: KnownKeys = CALLBACK_KEYS,
+): KnownDifference[] {
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -66,10 +83,8 @@ export function parseKnownDifferences(text: string, file: string): KnownDifferen
     if (typeof scenario !== "string" || scenario === "") {
       throw new KnownDifferencesError(`${where}: "scenario" must be a scenario name`);
     }
-    if (typeof at !== "string" || !KEY.test(at)) {
-      throw new KnownDifferencesError(
-        `${where}: "at" must be "callback N", "collections", "minor heap" or "overflow"`,
-      );
+    if (typeof at !== "string" || !keys.pattern.test(at)) {
+      throw new KnownDifferencesError(`${where}: "at" must be ${keys.description}`);
     }
     if (typeof reason !== "string" || reason.trim() === "" || reason.includes("\n")) {
       throw new KnownDifferencesError(`${where}: "reason" must be one line of text`);
@@ -96,8 +111,16 @@ export function judge(
   c: Comparison,
   known: readonly KnownDifference[],
 ): Verdict {
+  return judgeKey(scenario, differenceKey(c), known);
+}
+
+/** Judges where `scenario` differs (`key`, undefined when it agrees) against the list. */
+export function judgeKey(
+  scenario: string,
+  key: string | undefined,
+  known: readonly KnownDifference[],
+): Verdict {
   const entry = known.find((k) => k.scenario === scenario);
-  const key = differenceKey(c);
   if (entry === undefined) return key === undefined ? { kind: "ok" } : { kind: "unexpected" };
   if (key === undefined) return { kind: "now agrees", entry };
   if (key !== entry.at) return { kind: "moved", entry, now: key };

@@ -30,13 +30,50 @@ export {
   differenceSummary,
 } from "./compare.ts";
 export {
+  CALLBACK_KEYS,
   differenceKey,
   judge,
+  judgeKey,
   type KnownDifference,
   KnownDifferencesError,
+  type KnownKeys,
   parseKnownDifferences,
   type Verdict,
 } from "./known.ts";
+export {
+  canonicalLines,
+  compareRings,
+  HISTORY_COUNTERS,
+  nestingProblem,
+  phaseDurations,
+  readRings,
+  realRunWindow,
+  type RingComparison,
+  type RingDifference,
+  ringDifferenceAt,
+  ringDifferenceContext,
+  ringDifferenceSummary,
+  type RingEvent,
+  type RingRecord,
+  type RingWindow,
+  RingWindowError,
+  simulatedRunWindow,
+  UNMODELLED_COUNTERS,
+} from "./rings.ts";
+export {
+  judgeRings,
+  MAX_RING_LOG2,
+  MIN_RING_LOG2,
+  RING_KEYS,
+  ringEnv,
+  type RingExec,
+  type RingJudgement,
+  ringKey,
+  type RingMode,
+  ringProblem,
+  type RingSimulation,
+} from "./ring_run.ts";
+export { Calibration, formatCalibration, type PhaseCalibration } from "./calibration.ts";
 export {
   buildProgram,
   type DiffOptions,
@@ -46,6 +83,7 @@ export {
   judgedResult,
   removeOwnRunFolders,
   simulateCanonical,
+  simulateRing,
   sweepRunFolders,
 } from "./run.ts";
 export {

@@ -17,6 +17,7 @@ import { canonicalLine, type CanonicalLog, parseRealLog, RealLogError } from "./
 import { compareLogs, type Comparison } from "./compare.ts";
 import type { RunEvent } from "../scenario/mod.ts";
 import { processAlive } from "../ocaml/_process.ts";
+import { judgeRings, type RingJudgement, type RingMode } from "./ring_run.ts";
 
 /** How to build and run the real programs. */
 export interface DiffOptions {
@@ -35,6 +36,9 @@ export interface DiffOptions {
   /** The environment the compiler runs in (default: this process's, which needs env
    * permission); OCAMLLIB, CAMLLIB and OCAMLPARAM are always removed from it. */
   readonly env?: Readonly<Record<string, string>>;
+  /** Whether the runtime_events rings are compared too (default `auto`: when the scenario
+   * starts runtime_events; `always` is `deno task diff --rings`). See lib/differential/rings.ts. */
+  readonly rings?: RingMode;
 }
 
 /** What happened to one scenario. */
@@ -53,6 +57,8 @@ export type DiffResult =
       };
       /** The binary was new and ran `firstRuns` times with identical output. */
       readonly verifiedNow: boolean;
+      /** The rings' comparison, when they were compared ({@linkcode DiffOptions.rings}). */
+      readonly rings?: RingJudgement;
     }
     | { readonly status: "not exportable"; readonly reason: string }
     | { readonly status: "error"; readonly message: string }
@@ -81,6 +87,31 @@ export function simulateCanonical(
   };
 }
 
+/** The simulation's run of `sc` with its ring started from the first step, `ringLog2` words
+ * per domain, and the harness of `program`: its callback lines, ring and collections. */
+export function simulateRing(
+  sc: Scenario,
+  ringLog2: number,
+  program: Pick<ExportedProgram, "majorHeap" | "keepSites">,
+): { lines: string[]; image: Uint8Array; minor: number; major: number } {
+  const events: RunEvent[] = [];
+  const resized: Scenario = { ...sc, settings: { ...sc.settings, ringLog2 } };
+  const result = runScenario(resized, {
+    onEvent: (e) => events.push(e),
+    harnessFrames: HARNESS_FRAMES,
+    exportHarness: true,
+    majorHeap: program.majorHeap,
+    keepSites: program.keepSites,
+    ringFromStart: true,
+  });
+  return {
+    lines: events.map(canonicalLine),
+    image: result.eventsImage,
+    minor: result.summary.minorCollections,
+    major: result.summary.majorCycles,
+  };
+}
+
 /** Exports, builds, runs and compares scenario `sc`. Never throws for a scenario's problem:
  * those are results. */
 export async function diffScenario(sc: Scenario, opts: DiffOptions): Promise<DiffResult> {
@@ -105,7 +136,28 @@ export async function diffScenario(sc: Scenario, opts: DiffOptions): Promise<Dif
     const exe = await buildProgram(program, opts);
     const { output, verifiedNow } = await runVerified(exe, program, opts);
     const real = parseRealLog(output, program);
-    return judgedResult(scenario, sim, real, { context: opts.context, verifiedNow });
+    const result = judgedResult(scenario, sim, real, { context: opts.context, verifiedNow });
+    const mode = opts.rings ?? "auto";
+    const usesEvents = program.compileArgs.includes("runtime_events.cmxa");
+    if (result.status === "error" || result.status === "not exportable") return result;
+    if (mode === "never" || (mode === "auto" && !usesEvents)) return result;
+    const rings = await judgeRings(sc, {
+      logCapacity: Math.max(capacity, DEFAULT_LOG_CAPACITY),
+      simLines: sim.lines,
+      realOutput: output,
+      context: opts.context,
+      exec: async (ringProgram, env) => {
+        const exe = await buildProgram(ringProgram, opts);
+        opts.onProgress?.(`running ${scenario} with its ring`);
+        const run = await runInFolder(exe, env, opts, (cwd) => {
+          const file = [...Deno.readDirSync(cwd)].find((e) => /^[0-9]+\.events$/.test(e.name));
+          return file === undefined ? undefined : Deno.readFileSync(`${cwd}/${file.name}`);
+        });
+        return { stdout: run.stdout, stderr: run.stderr, ring: run.collected };
+      },
+      simulate: (s, ringLog2) => simulateRing(s, ringLog2, program),
+    });
+    return { ...result, rings };
   } catch (e) {
     if (e instanceof DiffRunError || e instanceof RealLogError) {
       return { scenario, status: "error", message: e.message };
@@ -334,6 +386,25 @@ export function removeOwnRunFolders(root = RUN_ROOT): void {
  * major cycles end (seen: a CI checkout's longer path moved a difference by 41 callbacks).
  */
 async function runOnce(exe: string, program: ExportedProgram, opts: DiffOptions): Promise<string> {
+  return (await runInFolder(exe, program.env, opts)).stdout;
+}
+
+/** What a program run in its folder printed, and what `collect` took from the folder before it
+ * was removed. */
+interface FolderRun<T> {
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly collected: T | undefined;
+}
+
+/** Runs `exe` once in a run folder (see {@linkcode runOnce}) with environment `env`; `collect`
+ * reads what it needs from the folder (given its path) once the program has ended well. */
+async function runInFolder<T = never>(
+  exe: string,
+  env: Readonly<Record<string, string>>,
+  opts: DiffOptions,
+  collect?: (cwd: string) => T,
+): Promise<FolderRun<T>> {
   const cwd = fixedLengthTempDir();
   const timeoutMs = opts.timeoutMs ?? 300_000;
   try {
@@ -342,7 +413,7 @@ async function runOnce(exe: string, program: ExportedProgram, opts: DiffOptions)
     const child = await spawnRetrying(
       new Deno.Command(`${cwd}/program`, {
         cwd,
-        env: { ...program.env },
+        env: { ...env },
         stdin: "null",
         stdout: "piped",
         stderr: "piped",
@@ -374,7 +445,11 @@ async function runOnce(exe: string, program: ExportedProgram, opts: DiffOptions)
         }: ${err}`,
       );
     }
-    return new TextDecoder().decode(out.stdout);
+    return {
+      stdout: new TextDecoder().decode(out.stdout),
+      stderr: new TextDecoder().decode(out.stderr),
+      collected: collect?.(cwd),
+    };
   } finally {
     Deno.removeSync(cwd, { recursive: true });
   }
