@@ -87,6 +87,22 @@ export function simulateCanonical(
   };
 }
 
+/** {@linkcode judgeRings}, a failure of the ring side (a ring program that does not build or
+ * crashes, a simulation that throws) being the ring's error, not the scenario's. */
+async function judgeRingsSafely(
+  sc: Scenario,
+  io: Parameters<typeof judgeRings>[1],
+): Promise<RingJudgement> {
+  try {
+    return await judgeRings(sc, io);
+  } catch (e) {
+    if (e instanceof Error) {
+      return { status: "error", message: `the ring run failed: ${e.message}` };
+    }
+    throw e;
+  }
+}
+
 /** The simulation's run of `sc` with its ring started from the first step, `ringLog2` words
  * per domain, and the harness of `program`: its callback lines, ring and collections. */
 export function simulateRing(
@@ -141,7 +157,7 @@ export async function diffScenario(sc: Scenario, opts: DiffOptions): Promise<Dif
     const usesEvents = program.compileArgs.includes("runtime_events.cmxa");
     if (result.status === "error" || result.status === "not exportable") return result;
     if (mode === "never" || (mode === "auto" && !usesEvents)) return result;
-    const rings = await judgeRings(sc, {
+    const rings = await judgeRingsSafely(sc, {
       logCapacity: Math.max(capacity, DEFAULT_LOG_CAPACITY),
       simLines: sim.lines,
       realOutput: output,
