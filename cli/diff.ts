@@ -12,17 +12,26 @@
 import { resolve } from "node:path";
 import { scenarios as registered } from "../scenarios/index.ts";
 import {
+  Calibration,
   DEFAULT_RACY_RUNS,
   defaultDiffCacheDir,
   differenceContext,
   differenceSummary,
   type DiffResult,
   diffScenario,
+  formatCalibration,
   judge,
+  judgeKey,
   judgeRefusal,
   type KnownDifference,
   parseKnownDifferences,
   removeOwnRunFolders,
+  RING_KEYS,
+  ringDifferenceContext,
+  ringDifferenceSummary,
+  type RingJudgement,
+  ringKey,
+  ringProblem,
   runCampaign,
   type Verdict,
 } from "../lib/differential/mod.ts";
@@ -54,9 +63,16 @@ Options:
   --known FILE      known differences (default: scenarios/known_differences.json); a listed
                     scenario must differ exactly where the list says, and a scenario of the
                     library the export refuses must be listed as "not exportable" with why
-  --no-known        tolerate no difference
+  --no-known        tolerate no difference (nor ring difference)
   --allow-refused   tolerate scenarios the export refuses, and a run that compares no
                     callback (both fail the run otherwise: nothing was judged)
+  --rings           compare the runtime_events rings too, for every scenario (by default,
+                    only those that start runtime_events): the real program runs with its
+                    ring on from its start and OCAMLRUNPARAM=v=0x400; events, counters,
+                    lifecycle and user events are compared ring by ring, gc-stats of the
+                    real ring against the runtime's own statistics, and a table compares
+                    the phases' durations (known ring differences:
+                    scenarios/known_ring_differences.json)
   --json            print the results as JSON
   --context N       callback lines shown around a difference (default 3)
   --cache DIR       where compiled programs are kept (default: $MEMPROF_LAB_DIFF_CACHE,
@@ -149,6 +165,8 @@ export const denoIO: DiffCliIO = {
 };
 
 const DEFAULT_KNOWN = new URL("../scenarios/known_differences.json", import.meta.url).pathname;
+const DEFAULT_KNOWN_RINGS =
+  new URL("../scenarios/known_ring_differences.json", import.meta.url).pathname;
 const LIBRARY_GOLDENS = new URL("../tests/golden", import.meta.url).pathname;
 
 /** Refuses a `--out` folder that is the library's goldens or inside them, by real path too (a
@@ -210,14 +228,55 @@ function wholeNumber(name: string, text: string): number {
 interface Row {
   readonly result: DiffResult;
   readonly verdict: Verdict | undefined;
+  /** The rings' verdict against the known ring differences, when rings were compared. */
+  readonly ringVerdict?: Verdict;
+}
+
+function badVerdict(v: Verdict | undefined): boolean {
+  return v !== undefined &&
+    (v.kind === "unexpected" || v.kind === "now agrees" || v.kind === "moved" ||
+      v.kind === "now exportable");
 }
 
 function failed(row: Row): boolean {
   const r = row.result;
   if (r.status === "error") return true;
-  return row.verdict !== undefined &&
-    (row.verdict.kind === "unexpected" || row.verdict.kind === "now agrees" ||
-      row.verdict.kind === "moved" || row.verdict.kind === "now exportable");
+  if (
+    r.status !== "not exportable" && r.rings !== undefined && ringProblem(r.rings) !== undefined
+  ) {
+    return true;
+  }
+  return badVerdict(row.verdict) || badVerdict(row.ringVerdict);
+}
+
+/** The lines saying how the rings compared. */
+function ringLines(j: RingJudgement, v: Verdict | undefined): string[] {
+  if (j.status !== "compared") {
+    const known = v?.kind === "known" ? ` (known: ${v.entry.reason})` : "";
+    return [`  rings: ${j.status === "error" ? "error: " : ""}${j.message}${known}`];
+  }
+  let s = ringDifferenceSummary(j.comparison);
+  if (v?.kind === "known") s += ` (known: ${v.entry.reason})`;
+  if (v?.kind === "now agrees") {
+    s += `, but it is listed as a known ring difference at ${v.entry.at}: remove it from the list`;
+  }
+  if (v?.kind === "moved") {
+    s += `, but the known ring differences list it at ${v.entry.at}: update the list`;
+  }
+  const out = [`  rings (e=${j.ringLog2}): ${s.replace(/^rings /, "")}`];
+  if (j.comparison.difference !== undefined && v?.kind !== "known") {
+    out.push(...ringDifferenceContext(j.comparison.difference));
+  }
+  const problem = ringProblem(j);
+  const g = j.gcStats.real.runtime;
+  out.push(
+    problem !== undefined
+      ? `  ${problem}`
+      : `  gc-stats: the real ring's equal OCAMLRUNPARAM=v=0x400 (${g.minor_collections} minor, ` +
+        `${g.major_collections} major, ${g.minor_words} minor words, ${g.promoted_words} promoted, ` +
+        `${g.major_words} major); the simulated ring's equal its counters`,
+  );
+  return out;
 }
 
 /** What a refused scenario's line says to do, by how it was named. */
@@ -305,6 +364,17 @@ function differenceAt(r: Extract<DiffResult, { status: "agree" | "differs" }>): 
   return d.kind === "callback" ? `callback ${d.index}` : d.kind;
 }
 
+function ringsOf(row: Row): RingJudgement | undefined {
+  const r = row.result;
+  return r.status === "agree" || r.status === "differs" ? r.rings : undefined;
+}
+
+function withoutDurations(j: RingJudgement): unknown {
+  if (j.status !== "compared") return j;
+  const { durations: _durations, ...rest } = j;
+  return rest;
+}
+
 /** Runs the command; returns its exit status. */
 export async function run(args: string[], io: DiffCliIO = denoIO): Promise<number> {
   // Stopped by a signal, the command removes the folders its real programs run in (its
@@ -344,6 +414,7 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
       "shrink-time": { type: "string" },
       "scenario-timeout": { type: "string" },
       "allow-refused": { type: "boolean" },
+      rings: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -362,8 +433,18 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
       if (o.known !== undefined) throw new UsageError(`no such file: ${file}`);
     } else known = parseKnownDifferences(text, file);
   }
+  let knownRings: KnownDifference[] = [];
+  if (!o["no-known"]) {
+    const text = io.readTextFile(DEFAULT_KNOWN_RINGS);
+    if (text !== undefined) {
+      knownRings = parseKnownDifferences(text, DEFAULT_KNOWN_RINGS, RING_KEYS);
+    }
+  }
   const random = o.random === undefined ? undefined : randomArgs(o, context, timeoutMs);
   if (random !== undefined) refuseLibraryGoldens(random.out);
+  if (random !== undefined && o.rings === true) {
+    throw new UsageError("--rings compares named or library scenarios, not --random ones");
+  }
   if (random !== undefined && parsed.positionals.length > 0) {
     throw new UsageError("--random judges generated scenarios: name no scenario with it");
   }
@@ -417,6 +498,7 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
   // Scenarios named on the command line must be judged; the library's refusals are listed.
   const named = parsed.positionals.length > 0;
   const rows: Row[] = [];
+  const calibration = new Calibration();
   for (const [k, sc] of list.entries()) {
     const name = sc.settings.name;
     const result = await io.diff(sc, {
@@ -425,15 +507,22 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
       context,
       timeoutMs,
       racyRuns: positiveInt("--runs", o.runs, DEFAULT_RACY_RUNS),
+      rings: o.rings === true ? "always" : "auto",
       onProgress: progress ? (m) => io.stderr(`\r\x1b[K[${k + 1}/${list.length}] ${m}`) : undefined,
     });
     if (progress) io.stderr("\r\x1b[K");
-    const verdict = result.status === "agree" || result.status === "differs"
+    const ran = result.status === "agree" || result.status === "differs";
+    const verdict = ran
       ? judge(name, result.comparison, known)
       : result.status === "not exportable" && o["allow-refused"] !== true
       ? (named ? { kind: "unexpected" as const } : judgeRefusal(name, known))
       : undefined;
-    const row = { result, verdict };
+    const rings = ran ? result.rings : undefined;
+    const ringVerdict = rings === undefined || (rings.status === "error")
+      ? undefined
+      : judgeKey(name, ringKey(rings), knownRings);
+    if (rings?.status === "compared") calibration.add(rings.durations);
+    const row = { result, verdict, ringVerdict };
     rows.push(row);
     if (!o.json) {
       io.stdout(`${name}: ${lineOf(row, named)}\n`);
@@ -441,11 +530,14 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
         const ctx = differenceContext(result.comparison.difference);
         if (ctx.length > 0) io.stdout(ctx.join("\n") + "\n");
       }
+      if (rings !== undefined) io.stdout(ringLines(rings, ringVerdict).join("\n") + "\n");
     }
   }
   // Listed scenarios that were not run are not judged; listed names that do not exist are.
   const names = new Set(registered.map((s) => s.settings.name));
-  const stale = parsed.positionals.length === 0 ? known.filter((k) => !names.has(k.scenario)) : [];
+  const stale = parsed.positionals.length === 0
+    ? [...known, ...knownRings].filter((k) => !names.has(k.scenario))
+    : [];
   const compared = rows.reduce(
     (n, r) =>
       n +
@@ -463,16 +555,34 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
     notExportable: count((r) => r.result.status === "not exportable"),
     errors: count((r) => r.result.status === "error"),
     callbacksCompared: compared,
+    ringsCompared: count((r) => ringsOf(r)?.status === "compared"),
+    ringsAgree: count((r) => {
+      const j = ringsOf(r);
+      return j?.status === "compared" && j.comparison.difference === undefined;
+    }),
+    ringsKnown: count((r) => r.ringVerdict?.kind === "known"),
+    ringEventsCompared: rows.reduce((n, r) => {
+      const j = ringsOf(r);
+      return n + (j?.status === "compared" ? j.comparison.compared : 0);
+    }, 0),
   };
   // A run that compared no callback judged nothing a memprof user cares about.
   const nothingJudged = totals.callbacksCompared === 0 && o["allow-refused"] !== true;
+  const calibrationRows = calibration.table();
   const failures = count(failed) + stale.length + (nothingJudged ? 1 : 0);
   if (o.json) {
     io.stdout(
       JSON.stringify(
         {
           toolchain: { ocamlopt: toolchain.ocamlopt, version: toolchain.version },
-          results: rows.map((r) => ({ ...r.result, verdict: r.verdict })),
+          results: rows.map((r) => ({
+            ...r.result,
+            // The durations are in the calibration table: not repeated per scenario.
+            ...(ringsOf(r) === undefined ? {} : { rings: withoutDurations(ringsOf(r)!) }),
+            verdict: r.verdict,
+            ...(r.ringVerdict === undefined ? {} : { ringVerdict: r.ringVerdict }),
+          })),
+          ...(calibration.scenarios === 0 ? {} : { calibration: calibrationRows }),
           staleKnownDifferences: stale,
           totals,
           ok: failures === 0,
@@ -494,6 +604,17 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
         `(${totals.known} known), ${totals.notExportable} not exportable, ` +
         `${totals.errors} errors; ${totals.callbacksCompared} callbacks compared\n`,
     );
+    if (totals.ringsCompared > 0) {
+      io.stdout(
+        `rings: ${totals.ringsCompared} compared, ${totals.ringsAgree} agree, ` +
+          `${totals.ringsKnown} differ as listed; ${totals.ringEventsCompared} events compared\n`,
+      );
+      io.stdout(
+        `\nphase durations, simulation against real (ns, pooled over ${calibration.scenarios} ` +
+          `scenarios; ratio = median sim / median real):\n` +
+          formatCalibration(calibrationRows).join("\n") + "\n",
+      );
+    }
     if (nothingJudged) {
       io.stdout(
         "no callback was compared, so nothing was judged: give a scenario whose profiles " +

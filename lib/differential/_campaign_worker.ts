@@ -22,6 +22,8 @@ self.onmessage = async (e: MessageEvent<WorkerRequest>) => {
           timeoutMs: config.timeoutMs,
           firstRuns: verify ? config.firstRuns : 1,
           context: config.context,
+          // Random campaigns judge callbacks; rings are `diff --rings`'s, for named scenarios.
+          rings: "never",
         }),
       shrink: config.shrink && !(config.noShrink ?? []).includes(name),
       shrinkMs: config.shrinkMs,

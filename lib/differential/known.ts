@@ -46,8 +46,25 @@ export const NOT_EXPORTABLE = "not exportable";
 
 const KEY = /^(callback [1-9][0-9]*|collections|minor heap|overflow|not exportable)$/;
 
-/** Parses the list (JSON: an array of entries), naming `file` in errors. */
-export function parseKnownDifferences(text: string, file: string): KnownDifference[] {
+/** The places a list names: `at` must match `pattern`, which `description` says in words. */
+export interface KnownKeys {
+  readonly pattern: RegExp;
+  readonly description: string;
+}
+
+/** The places of `known_differences.json`: the callback logs'. */
+export const CALLBACK_KEYS: KnownKeys = {
+  pattern: KEY,
+  description: '"callback N", "collections", "minor heap", "overflow" or "not exportable"',
+};
+
+/** Parses the list (JSON: an array of entries), naming `file` in errors; `keys` are the places
+ * it may name (default {@linkcode CALLBACK_KEYS}). */
+export function parseKnownDifferences(
+  text: string,
+  file: string,
+  keys: KnownKeys = CALLBACK_KEYS,
+): KnownDifference[] {
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -71,11 +88,8 @@ export function parseKnownDifferences(text: string, file: string): KnownDifferen
     if (typeof scenario !== "string" || scenario === "") {
       throw new KnownDifferencesError(`${where}: "scenario" must be a scenario name`);
     }
-    if (typeof at !== "string" || !KEY.test(at)) {
-      throw new KnownDifferencesError(
-        `${where}: "at" must be "callback N", "collections", "minor heap", "overflow" or ` +
-          `"not exportable"`,
-      );
+    if (typeof at !== "string" || !keys.pattern.test(at)) {
+      throw new KnownDifferencesError(`${where}: "at" must be ${keys.description}`);
     }
     if (typeof reason !== "string" || reason.trim() === "" || reason.includes("\n")) {
       throw new KnownDifferencesError(`${where}: "reason" must be one line of text`);
@@ -103,8 +117,16 @@ export function judge(
   c: Comparison,
   known: readonly KnownDifference[],
 ): Verdict {
+  return judgeKey(scenario, differenceKey(c), known);
+}
+
+/** Judges where `scenario` differs (`key`, undefined when it agrees) against the list. */
+export function judgeKey(
+  scenario: string,
+  key: string | undefined,
+  known: readonly KnownDifference[],
+): Verdict {
   const entry = known.find((k) => k.scenario === scenario);
-  const key = differenceKey(c);
   if (entry === undefined) return key === undefined ? { kind: "ok" } : { kind: "unexpected" };
   if (entry.at === NOT_EXPORTABLE) return { kind: "now exportable", entry };
   if (key === undefined) return { kind: "now agrees", entry };

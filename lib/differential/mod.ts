@@ -30,15 +30,52 @@ export {
   differenceSummary,
 } from "./compare.ts";
 export {
+  CALLBACK_KEYS,
   differenceKey,
   judge,
+  judgeKey,
   judgeRefusal,
   type KnownDifference,
   KnownDifferencesError,
+  type KnownKeys,
   NOT_EXPORTABLE,
   parseKnownDifferences,
   type Verdict,
 } from "./known.ts";
+export {
+  canonicalLines,
+  compareRings,
+  HISTORY_COUNTERS,
+  nestingProblem,
+  phaseDurations,
+  readRings,
+  realRunWindow,
+  type RingComparison,
+  type RingDifference,
+  ringDifferenceAt,
+  ringDifferenceContext,
+  ringDifferenceSummary,
+  type RingEvent,
+  type RingRecord,
+  type RingWindow,
+  RingWindowError,
+  simulatedRunWindow,
+  UNMODELLED_COUNTERS,
+} from "./rings.ts";
+export {
+  judgeRings,
+  MAX_RING_LOG2,
+  MIN_RING_LOG2,
+  RING_KEYS,
+  ringEnv,
+  type RingExec,
+  type RingJudgement,
+  ringKey,
+  type RingMode,
+  ringProblem,
+  type RingSimulation,
+} from "./ring_run.ts";
+export { Calibration, formatCalibration, type PhaseCalibration } from "./calibration.ts";
 export {
   buildProgram,
   DEFAULT_RACY_RUNS,
@@ -52,6 +89,7 @@ export {
   removeOwnRunFolders,
   resolveRaces,
   simulateCanonical,
+  simulateRing,
   sweepRunFolders,
 } from "./run.ts";
 export {

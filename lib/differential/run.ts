@@ -19,6 +19,7 @@ import { canonicalLine, type CanonicalLog, parseRealLog, RealLogError } from "./
 import { compareLogs, type Comparison } from "./compare.ts";
 import type { RacePoint, RunEvent } from "../scenario/mod.ts";
 import { processAlive } from "../ocaml/_process.ts";
+import { judgeRings, type RingJudgement, type RingMode } from "./ring_run.ts";
 
 /** How to build and run the real programs. */
 export interface DiffOptions {
@@ -40,6 +41,9 @@ export interface DiffOptions {
   /** The environment the compiler runs in (default: this process's, which needs env
    * permission); OCAMLLIB, CAMLLIB and OCAMLPARAM are always removed from it. */
   readonly env?: Readonly<Record<string, string>>;
+  /** Whether the runtime_events rings are compared too (default `auto`: when the scenario
+   * starts runtime_events; `always` is `deno task diff --rings`). See lib/differential/rings.ts. */
+  readonly rings?: RingMode;
 }
 
 /** Runs of a program with race points (`DiffOptions.racyRuns`). */
@@ -79,6 +83,8 @@ export type DiffResult =
        * resolution of the races that reproduced it (or did not: then the comparison is that
        * outcome's). */
       readonly races?: { readonly runs: number; readonly outcomes: readonly RaceOutcome[] };
+      /** The rings' comparison, when they were compared ({@linkcode DiffOptions.rings}). */
+      readonly rings?: RingJudgement;
     }
     | { readonly status: "not exportable"; readonly reason: string }
     | { readonly status: "error"; readonly message: string }
@@ -192,6 +198,47 @@ export function resolveRaces(
   }
 }
 
+/** {@linkcode judgeRings}, a failure of the ring side (a ring program that does not build or
+ * crashes, a simulation that throws) being the ring's error, not the scenario's. */
+async function judgeRingsSafely(
+  sc: Scenario,
+  io: Parameters<typeof judgeRings>[1],
+): Promise<RingJudgement> {
+  try {
+    return await judgeRings(sc, io);
+  } catch (e) {
+    if (e instanceof Error) {
+      return { status: "error", message: `the ring run failed: ${e.message}` };
+    }
+    throw e;
+  }
+}
+
+/** The simulation's run of `sc` with its ring started from the first step, `ringLog2` words
+ * per domain, and the harness of `program`: its callback lines, ring and collections. */
+export function simulateRing(
+  sc: Scenario,
+  ringLog2: number,
+  program: Pick<ExportedProgram, "majorHeap" | "keepSites">,
+): { lines: string[]; image: Uint8Array; minor: number; major: number } {
+  const events: RunEvent[] = [];
+  const resized: Scenario = { ...sc, settings: { ...sc.settings, ringLog2 } };
+  const result = runScenario(resized, {
+    onEvent: (e) => events.push(e),
+    harnessFrames: HARNESS_FRAMES,
+    exportHarness: true,
+    majorHeap: program.majorHeap,
+    keepSites: program.keepSites,
+    ringFromStart: true,
+  });
+  return {
+    lines: events.map(canonicalLine),
+    image: result.eventsImage,
+    minor: result.summary.minorCollections,
+    major: result.summary.majorCycles,
+  };
+}
+
 /** Exports, builds, runs and compares scenario `sc`. Never throws for a scenario's problem:
  * those are results. */
 export async function diffScenario(sc: Scenario, opts: DiffOptions): Promise<DiffResult> {
@@ -221,7 +268,28 @@ export async function diffScenario(sc: Scenario, opts: DiffOptions): Promise<Dif
     if (racy) return await judgeRacy(sc, exe, program, opts);
     const { output, verifiedNow } = await runVerified(exe, program, opts);
     const real = parseRealLog(output, program);
-    return judgedResult(scenario, sim, real, { context: opts.context, verifiedNow });
+    const result = judgedResult(scenario, sim, real, { context: opts.context, verifiedNow });
+    const mode = opts.rings ?? "auto";
+    const usesEvents = program.compileArgs.includes("runtime_events.cmxa");
+    if (result.status === "error" || result.status === "not exportable") return result;
+    if (mode === "never" || (mode === "auto" && !usesEvents)) return result;
+    const rings = await judgeRingsSafely(sc, {
+      logCapacity: Math.max(capacity, DEFAULT_LOG_CAPACITY),
+      simLines: sim.lines,
+      realOutput: output,
+      context: opts.context,
+      exec: async (ringProgram, env) => {
+        const exe = await buildProgram(ringProgram, opts);
+        opts.onProgress?.(`running ${scenario} with its ring`);
+        const run = await runInFolder(exe, env, opts, (cwd) => {
+          const file = [...Deno.readDirSync(cwd)].find((e) => /^[0-9]+\.events$/.test(e.name));
+          return file === undefined ? undefined : Deno.readFileSync(`${cwd}/${file.name}`);
+        });
+        return { stdout: run.stdout, stderr: run.stderr, ring: run.collected };
+      },
+      simulate: (s, ringLog2) => simulateRing(s, ringLog2, program),
+    });
+    return { ...result, rings };
   } catch (e) {
     if (e instanceof DiffRunError || e instanceof RealLogError) {
       return { scenario, status: "error", message: e.message };
@@ -488,6 +556,25 @@ export function removeOwnRunFolders(root = RUN_ROOT): void {
  * major cycles end (seen: a CI checkout's longer path moved a difference by 41 callbacks).
  */
 async function runOnce(exe: string, program: ExportedProgram, opts: DiffOptions): Promise<string> {
+  return (await runInFolder(exe, program.env, opts)).stdout;
+}
+
+/** What a program run in its folder printed, and what `collect` took from the folder before it
+ * was removed. */
+interface FolderRun<T> {
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly collected: T | undefined;
+}
+
+/** Runs `exe` once in a run folder (see {@linkcode runOnce}) with environment `env`; `collect`
+ * reads what it needs from the folder (given its path) once the program has ended well. */
+async function runInFolder<T = never>(
+  exe: string,
+  env: Readonly<Record<string, string>>,
+  opts: DiffOptions,
+  collect?: (cwd: string) => T,
+): Promise<FolderRun<T>> {
   const cwd = fixedLengthTempDir();
   const timeoutMs = opts.timeoutMs ?? 300_000;
   try {
@@ -496,7 +583,7 @@ async function runOnce(exe: string, program: ExportedProgram, opts: DiffOptions)
     const child = await spawnRetrying(
       new Deno.Command(`${cwd}/program`, {
         cwd,
-        env: { ...program.env },
+        env: { ...env },
         stdin: "null",
         stdout: "piped",
         stderr: "piped",
@@ -528,7 +615,11 @@ async function runOnce(exe: string, program: ExportedProgram, opts: DiffOptions)
         }: ${err}`,
       );
     }
-    return new TextDecoder().decode(out.stdout);
+    return {
+      stdout: new TextDecoder().decode(out.stdout),
+      stderr: new TextDecoder().decode(out.stderr),
+      collected: collect?.(cwd),
+    };
   } finally {
     Deno.removeSync(cwd, { recursive: true });
   }

@@ -85,6 +85,14 @@ export interface ExportOptions {
    * cannot be bounded from the scenario alone (default
    * {@linkcode DEFAULT_CALLBACK_KEEP_CAPACITY}). */
   readonly callbackKeepCapacity?: number;
+  /** For runs whose runtime_events ring is compared (`deno task diff --rings`; default false,
+   * which leaves the program as it is): once the run has ended (after its `Gc.quick_stat`),
+   * the program pauses and resumes the ring through the runtime's own primitives
+   * (`caml_ml_runtime_events_pause`/`resume`, C calls that allocate nothing), a mark in the
+   * ring where the run ends; and after printing its log it runs `Gc.minor ()`, so that every
+   * word it allocated is in the ring's counters when the runtime prints its statistics at exit
+   * (`OCAMLRUNPARAM=v=0x400`). Nothing changes before the run's end. */
+  readonly ringMarks?: boolean;
 }
 
 /** An exported program and what is needed to build, run and read it. */
@@ -221,6 +229,7 @@ class Exporter {
   >();
   readonly #userEvents = new Map<string, { id: number; type: string }>();
   readonly #logCapacity: number;
+  readonly #ringMarks: boolean;
   readonly #callbackKeepCapacity: number;
   readonly #buildCommand: readonly string[];
   #counter = 0;
@@ -239,6 +248,7 @@ class Exporter {
     this.#name = sc.settings.name;
     this.#moduleName = moduleNameOf(this.#name);
     this.#logCapacity = options.logCapacity ?? DEFAULT_LOG_CAPACITY;
+    this.#ringMarks = options.ringMarks === true;
     this.#callbackKeepCapacity = options.callbackKeepCapacity ?? DEFAULT_CALLBACK_KEEP_CAPACITY;
     const given = options.buildCommand;
     this.#buildCommand = given !== undefined && given.length > 0 && given.every(isPlainShellWord)
@@ -808,7 +818,17 @@ let[@inline never] run_thread_${k} () =
     const joins = aliveAtEnd.filter((o) => o !== 0).map((o) =>
       `  Domain.join (Obj.obj doms.(${o}) : unit Domain.t);`
     );
+    const marks = this.#ringMarks;
     return [
+      ...(marks
+        ? [
+          "(* The ring's mark where the run ends (deno task diff --rings). *)",
+          'external ring_pause : unit -> unit = "caml_ml_runtime_events_pause"',
+          'external ring_resume : unit -> unit = "caml_ml_runtime_events_resume"',
+          'external ring_sys_exit : int -> unit = "caml_sys_exit"',
+          "",
+        ]
+        : []),
       "let () =",
       "  ord_of_index.(Domain.self_index ()) <- 0;",
       ...(this.#threadSteps.length === 0 ? [] : [
@@ -827,10 +847,21 @@ let[@inline never] run_thread_${k} () =
       "  run_main ();",
       "  frozen := true;",
       "  let s1 = Gc.quick_stat () in",
+      ...(marks ? ["  ring_pause ();", "  ring_resume ();"] : []),
       ...(multi ? [`  pass_turn ${exitTurn + 1};`] : []),
       ...joins,
       "  print_log ~minors:(s1.Gc.minor_collections - s0.Gc.minor_collections - 1)",
-      "    ~majors:(s1.Gc.major_collections - s0.Gc.major_collections)",
+      "    ~majors:(s1.Gc.major_collections - s0.Gc.major_collections)" + (marks ? ";" : ""),
+      ...(marks
+        ? [
+          "  (* Every word allocated in the ring's counters: the minor heap emptied, a major slice",
+          "     for the words allocated since the last one, and exit without at_exit's work. *)",
+          "  flush stdout;",
+          "  Gc.minor ();",
+          "  ignore (Gc.major_slice 0);",
+          "  ring_sys_exit 0",
+        ]
+        : []),
     ].join("\n");
   }
 

@@ -148,6 +148,14 @@ export class GcClock {
     this.#sink.endPhase(domain, phase);
   }
 
+  /** A phase of `ns` nanoseconds in which `inside` runs (and may write events) first. */
+  phaseAround(domain: number, phase: number, ns: number, inside: () => void): void {
+    this.#sink.beginPhase(domain, phase);
+    inside();
+    this.spend(ns);
+    this.#sink.endPhase(domain, phase);
+  }
+
   /** The share of the minor collection's fixed part spent in `part`. */
   minorShare(part: MinorPart): number {
     return this.model.minorFixedNs * MINOR_SHARES[part];

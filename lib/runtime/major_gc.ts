@@ -190,6 +190,16 @@ export class SliceReport {
   swept = 0;
   /** Words marked by the slice. */
   marked = 0;
+  /** Whether sweeping was not done when the slice began: OCaml then enters EV_MAJOR_SWEEP,
+   * even with no budget (the ring's events only). */
+  sweepEntered = false;
+  /** Whether the slice entered marking (marking not done and work left when it got there):
+   * EV_MAJOR_MARK (the ring's events only). */
+  markEntered = false;
+  /** Whether the slice marked the ephemerons (EV_MAJOR_EPHE_MARK; the ring's events only). */
+  epheMarkEntered = false;
+  /** Whether the slice swept the ephemerons (EV_MAJOR_EPHE_SWEEP; the ring's events only). */
+  epheSweepEntered = false;
   /** Phase changes (`stw_try_complete_gc_phase`) the slice made. */
   phaseChanges = 0;
   /** Whether the slice ends the cycle. */
@@ -452,6 +462,8 @@ export class MajorGc {
     const r = this.report;
     r.swept = r.marked = r.phaseChanges = 0;
     r.endsCycle = false;
+    r.sweepEntered = !this.#sweepingDone;
+    r.markEntered = r.epheMarkEntered = r.epheSweepEntered = false;
     this.#host.sliceBegin?.(r);
     let budget: number;
     while (!this.#sweepingDone && (budget = this.#work(d)) > 0) {
@@ -461,6 +473,7 @@ export class MajorGc {
       if (done === 0) this.#sweepingDone = true;
     }
     const marker = this.#marker;
+    if (!this.#markingDone && this.#work(d) > 0) r.markEntered = true;
     for (;;) {
       if (marker !== null) {
         // major_collection_slice's marking: mark() may do more than its budget (the prefetch
@@ -484,6 +497,7 @@ export class MajorGc {
         if (!this.#epheSwept && this.#work(d) > 0) {
           this.#commit(d, EPHEMERON_WORK * this.#ephemerons);
           this.#epheSwept = true;
+          r.epheSweepEntered = this.#ephemerons > 0;
         }
         break;
       }
@@ -492,6 +506,7 @@ export class MajorGc {
         if (this.#work(d) <= 0) break;
         this.#commit(d, EPHEMERON_WORK * this.#ephemerons);
         this.#epheMarked = true;
+        r.epheMarkEntered = this.#ephemerons > 0;
       }
       if (this.#phase === Phase.SWEEP_AND_MARK_MAIN && !this.#sweepingDone) break;
       // stw_try_complete_gc_phase, then on to the next phase if work is left.

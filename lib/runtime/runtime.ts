@@ -237,6 +237,7 @@ export class Domain implements MemprofHost {
     if (old >= 0 && this.isYoung(old)) return;
     if (this.#refEntries >= this.#refLimit) {
       if (this.#refLimit === this.#refSize) {
+        this.#events.counter(this.id, RuntimeCounter.EV_C_REQUEST_MINOR_REALLOC_REF_TABLE, 1);
         this.#refLimit = this.#refSize + REF_TABLE_RESERVE;
         this.requestedMinorGc = true;
         this.youngLimit = Infinity; // caml_request_minor_gc interrupts the domain
@@ -308,6 +309,9 @@ export class Domain implements MemprofHost {
       // The slice fell short of its target (a cycle ended first): every domain is asked for a
       // slice (stw_global_major_slice), which runs at its next poll.
       this.major.requestedGlobal = false;
+      // caml_try_run_on_all_domains_async: a stop-the-world section of its own.
+      this.#events.beginPhase(this.id, RuntimePhase.EV_STW_LEADER);
+      this.#events.endPhase(this.id, RuntimePhase.EV_STW_LEADER);
       for (const d of this.runtime.domains) {
         d.requestedMajorSlice = true;
         d.youngLimit = Infinity;
@@ -600,6 +604,7 @@ export class Domain implements MemprofHost {
     const m = this.major;
     this.runtime.majorGc.allocate(m, addr, wosize + 1, true, noScan);
     if (m.allocatedDirect > this.runtime.minorHeapWords / 5) {
+      this.#events.counter(this.id, RuntimeCounter.EV_C_REQUEST_MAJOR_ALLOC_SHR, 1);
       m.requestedGlobal = true;
       this.youngLimit = Infinity;
     }
@@ -648,6 +653,7 @@ export class Domain implements MemprofHost {
     if (res > max) res = max;
     this.major.extraResources += res / max;
     if (this.major.extraResources > 0.2) {
+      this.#events.counter(this.id, RuntimeCounter.EV_C_REQUEST_MAJOR_ADJUST_GC_SPEED, 1);
       this.major.requestedGlobal = true;
       this.youngLimit = Infinity;
     }
@@ -849,14 +855,16 @@ export class Domain implements MemprofHost {
   // ---- explicit GC (Gc module) ----
 
   /** Runs `body` between the begin and end events of `phase` on this domain (the end event is
-   * emitted even if `body` throws). */
+   * emitted even if `body` throws, but for `Gc.full_major`: {@linkcode #endsWhenRaising}). */
   #inPhase(phase: RuntimePhase, body: () => void): void {
     this.#events.beginPhase(this.id, phase);
     try {
       body();
-    } finally {
-      this.#events.endPhase(this.id, phase);
+    } catch (e) {
+      if (Domain.#endsWhenRaising(phase)) this.#events.endPhase(this.id, phase);
+      throw e;
     }
+    this.#events.endPhase(this.id, phase);
   }
 
   /** {@linkcode #inPhase}, resumable. */
@@ -864,9 +872,18 @@ export class Domain implements MemprofHost {
     this.#events.beginPhase(this.id, phase);
     try {
       yield* body();
-    } finally {
-      this.#events.endPhase(this.id, phase);
+    } catch (e) {
+      if (Domain.#endsWhenRaising(phase)) this.#events.endPhase(this.id, phase);
+      throw e;
     }
+    this.#events.endPhase(this.id, phase);
+  }
+
+  /** Whether an explicit GC phase ends when a callback run inside it raises: all do but
+   * `Gc.full_major`'s, which returns the exception before its CAML_EV_END (gc_ctrl.c,
+   * `gc_full_major_res`; seen in the real ring of `exception_callback`). */
+  static #endsWhenRaising(phase: RuntimePhase): boolean {
+    return phase !== RuntimePhase.EV_EXPLICIT_GC_FULL_MAJOR;
   }
 
   /** The phase of `Gc.full_major ()`, or of `Gc.compact ()` (whose last cycle compacts). */
@@ -1158,15 +1175,17 @@ export class Domain implements MemprofHost {
     this.promotedWords = 0;
     t.spend(t.minorRest());
     ev.endPhase(this.id, RuntimePhase.EV_MINOR);
-    t.phase(id, RuntimePhase.EV_MINOR_FINALIZED, t.minorShare("finalized"));
+    t.phaseAround(id, RuntimePhase.EV_MINOR_FINALIZED, t.minorShare("finalized"), () => {
+      // custom_finalize_minor, inside EV_MINOR_FINALIZED (minor_gc.c): promoted custom blocks
+      // now count against the major heap.
+      const ct = this.#customTable;
+      for (let k = 0; k < ct.length; k += 2) {
+        if (this.promotedTo(ct[k]) >= 0) this.adjustGcSpeed(ct[k + 1]);
+      }
+      ct.length = 0;
+    });
     t.phase(id, RuntimePhase.EV_MINOR_FINALIZERS_ADMIN, t.minorShare("finalizersAdmin"));
     t.phase(id, RuntimePhase.EV_MINOR_CLEAR, t.minorShare("clear"));
-    // custom_finalize_minor: promoted custom blocks now count against the major heap.
-    const ct = this.#customTable;
-    for (let k = 0; k < ct.length; k += 2) {
-      if (this.promotedTo(ct[k]) >= 0) this.adjustGcSpeed(ct[k + 1]);
-    }
-    ct.length = 0;
   }
 }
 
@@ -1652,18 +1671,24 @@ export class Runtime {
     const t = this.gcClock;
     const m = t.model;
     t.spend(m.sliceFixedNs);
-    if (r.swept > 0) t.phase(d, RuntimePhase.EV_MAJOR_SWEEP, r.swept * m.perSweptWordNs);
-    if (r.marked > 0) t.phase(d, RuntimePhase.EV_MAJOR_MARK, r.marked * m.perMarkedWordNs);
+    // As major_collection_slice: sweeping is entered whenever it is not done, marking whenever
+    // it is not done and work is left.
+    if (r.sweepEntered) t.phase(d, RuntimePhase.EV_MAJOR_SWEEP, r.swept * m.perSweptWordNs);
+    if (r.markEntered) t.phase(d, RuntimePhase.EV_MAJOR_MARK, r.marked * m.perMarkedWordNs);
+    if (r.epheMarkEntered) t.phase(d, RuntimePhase.EV_MAJOR_EPHE_MARK, 0);
     for (let k = 0; k < r.phaseChanges; k++) {
-      ev.beginPhase(d, RuntimePhase.EV_STW_LEADER);
+      // A slice run inside a stop-the-world section (finishing a cycle) completes the phase
+      // there; otherwise through a stop-the-world section of its own.
+      if (!this.#inStw) ev.beginPhase(d, RuntimePhase.EV_STW_LEADER);
       t.phase(d, RuntimePhase.EV_MAJOR_GC_PHASE_CHANGE, m.phaseChangeNs);
-      ev.endPhase(d, RuntimePhase.EV_STW_LEADER);
+      if (!this.#inStw) ev.endPhase(d, RuntimePhase.EV_STW_LEADER);
       t.phase(
         d,
         k === 0 ? RuntimePhase.EV_FINALISE_UPDATE_FIRST : RuntimePhase.EV_FINALISE_UPDATE_LAST,
         m.memprofPhaseNs,
       );
     }
+    if (r.epheSweepEntered) t.phase(d, RuntimePhase.EV_MAJOR_EPHE_SWEEP, 0);
     ev.endPhase(d, RuntimePhase.EV_MAJOR_SLICE);
   }
 

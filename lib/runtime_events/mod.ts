@@ -153,3 +153,12 @@ export {
   watchRing,
 } from "./watch.ts";
 export { ocamlHexFloat, ocamlQuote } from "../util/ocaml_printf.ts";
+export {
+  GC_VERBOSE_FIELDS,
+  gcVerboseDifferences,
+  GcVerboseFormatError,
+  gcVerboseOfRing,
+  type GcVerboseStats,
+  parseGcVerbose,
+  type RingGcVerbose,
+} from "./gc_verbose.ts";

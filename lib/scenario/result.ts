@@ -58,6 +58,12 @@ export interface RunOptions {
   /** How this run resolves OCaml 5.3's race points ({@linkcode RacePoint}; docs/differential.md,
    * "Race points"). Default: every tracked block promoted. */
   races?: RaceResolution;
+  /** Whether the runtime_events ring is started before the first step, as OCaml starts it at
+   * initialisation when `OCAML_RUNTIME_EVENTS_START` is set (default false: only the scenario's
+   * `events.start()` starts it). A started ring makes user-event writes C calls
+   * (`Runtime_events.User.write` calls its primitive only while the ring is active), and the
+   * scenario's own `events.start()` then does nothing, as `Runtime_events.start` does. */
+  ringFromStart?: boolean;
   /** @internal Whether a loop whose body only allocates small blocks it drops runs the
    * iterations before the next thing that can happen (a sample, a collection, a release, a
    * progress report, the loop's end) at once, moving only the counters (default true). The

@@ -7,6 +7,7 @@ import {
   type DiffOptions,
   type DiffResult,
   type KnownDifference,
+  type RingJudgement,
 } from "../../lib/differential/mod.ts";
 import type { Scenario } from "../../lib/scenario/mod.ts";
 import type { Toolchain } from "../../lib/ocaml/mod.ts";
@@ -268,6 +269,10 @@ Deno.test("diff --json prints the results, verdicts and totals as JSON", async (
     notExportable: 1,
     errors: 0,
     callbacksCompared: 3 + 5 + 4,
+    ringsCompared: 0,
+    ringsAgree: 0,
+    ringsKnown: 0,
+    ringEventsCompared: 0,
   });
   assert.equal(out.ok, false);
   assert.deepEqual(out.results.map((r: { scenario: string }) => r.scenario), [
@@ -436,4 +441,106 @@ Deno.test("diff --help prints the usage and exits 0", async () => {
     assert.deepEqual(io.toolchainCalls, []);
   }
   assert.match(USAGE, /^Usage: memprof-lab diff \[options\] \[NAME\|PATH \.\.\.\]/);
+});
+
+/** A ring judgement: agreeing, or differing at event `at` of ring 0; gc-stats equal unless
+ * `gcOff`. */
+function ringJudgement(
+  opts: { at?: number; gcOff?: boolean; durations?: Record<string, number[]> } = {},
+): RingJudgement {
+  const figures = {
+    allocated_words: 90,
+    minor_words: 100,
+    promoted_words: 20,
+    major_words: 10,
+    minor_collections: 3,
+    major_collections: 1,
+    forced_major_collections: 1,
+  };
+  return {
+    status: "compared",
+    ringLog2: 16,
+    comparison: opts.at === undefined ? { compared: 12, rings: 1 } : {
+      compared: opts.at,
+      rings: 1,
+      difference: {
+        kind: "event",
+        ring: 0,
+        index: opts.at,
+        sim: ["begin minor", "counter minor_promoted 8"],
+        real: ["begin minor", "counter minor_promoted 16"],
+        firstLine: opts.at - 1,
+      },
+    },
+    callbacksChanged: { sim: false, real: false },
+    gcStats: {
+      real: {
+        ring: figures,
+        runtime: opts.gcOff ? { ...figures, minor_words: 101 } : figures,
+        differences: opts.gcOff ? ["minor_words: 100 ≠ 101"] : [],
+      },
+      sim: { ring: { minor: 3, major: 1 }, own: { minor: 3, major: 1 }, differences: [] },
+    },
+    durations: {
+      sim: opts.durations ?? { minor: [2000, 2200] },
+      real: opts.durations ?? { minor: [800, 1000] },
+    },
+  };
+}
+
+function withRings(name: string, rings: RingJudgement): DiffResult {
+  const r = agree(name);
+  if (r.status !== "agree") throw new Error("agree() must agree");
+  return { ...r, rings };
+}
+
+Deno.test("diff --rings asks for rings, prints each ring's verdict, gc-stats and the calibration table", async () => {
+  const io = stub({
+    results: {
+      ref_loop: withRings("ref_loop", ringJudgement()),
+      triple_cons: withRings("triple_cons", ringJudgement({ at: 5 })),
+    },
+    files: {
+      "/repo/known.json": "[]",
+      [new URL("../../scenarios/known_ring_differences.json", import.meta.url).pathname]: JSON
+        .stringify([{ scenario: "triple_cons", at: "ring 0 event 5", reason: "a known one" }]),
+    },
+  });
+  const code = await run(["ref_loop", "triple_cons", "--rings", "--known", KNOWN], io);
+  assert.equal(code, 0, io.out);
+  assert.deepEqual(io.calls.map((c) => c.opts.rings), ["always", "always"]);
+  assert.match(io.out, /^ {2}rings \(e=16\): agree \(12 events on 1 ring\(s\)\)$/m);
+  assert.match(io.out, /^ {2}rings \(e=16\): differ at ring 0 event 5 \(known: a known one\)$/m);
+  assert.match(io.out, /gc-stats: the real ring's equal OCAMLRUNPARAM=v=0x400 \(3 minor, 1 major/);
+  assert.match(io.out, /^rings: 2 compared, 1 agree, 1 differ as listed; 17 events compared$/m);
+  // Pooled: sim 2000, 2200, 2000, 2200 → median 2000; real 800, 1000, 800, 1000 → 800.
+  assert.match(io.out, /^minor\s+4\/4\s+2000\s+800\s+2\.50\s+2000–2200\s+800–1000$/m);
+});
+
+Deno.test("diff without --rings leaves rings to the scenarios that start runtime_events", async () => {
+  const io = stub();
+  assert.equal(await run(["ref_loop", "--no-known"], io), 0);
+  assert.deepEqual(io.calls.map((c) => c.opts.rings), ["auto"]);
+  assert.doesNotMatch(io.out, /rings/);
+});
+
+Deno.test("diff --rings fails on an unlisted ring difference, gc-stats that differ, or --random", async () => {
+  const unlisted = stub({ results: { ref_loop: withRings("ref_loop", ringJudgement({ at: 5 })) } });
+  assert.equal(await run(["ref_loop", "--rings", "--no-known"], unlisted), 1);
+  assert.match(unlisted.out, /rings \(e=16\): differ at ring 0 event 5$/m);
+  assert.match(unlisted.out, /^ {2}> 5 counter minor_promoted 8$/m);
+  assert.match(unlisted.out, /^ {2}> 5 counter minor_promoted 16$/m);
+  const gc = stub({ results: { ref_loop: withRings("ref_loop", ringJudgement({ gcOff: true })) } });
+  assert.equal(await run(["ref_loop", "--rings", "--no-known"], gc), 1);
+  assert.match(gc.out, /gc-stats of the real ring ≠ OCAMLRUNPARAM=v=0x400: minor_words: 100 ≠ 101/);
+  const json = stub({ results: { ref_loop: withRings("ref_loop", ringJudgement()) } });
+  assert.equal(await run(["ref_loop", "--rings", "--no-known", "--json"], json), 0);
+  const out = JSON.parse(json.out);
+  assert.equal(out.results[0].rings.durations, undefined);
+  assert.equal(out.results[0].rings.comparison.compared, 12);
+  assert.equal(out.calibration[0].phase, "minor");
+  assert.equal(out.totals.ringsAgree, 1);
+  const random = stub();
+  assert.equal(await run(["--random", "3", "--rings"], random), 2);
+  assert.match(random.err, /--rings compares named or library scenarios/);
 });

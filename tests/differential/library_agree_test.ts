@@ -84,6 +84,8 @@ for (const sc of exportable) {
       const r = await diffScenario(sc, {
         ocamlopt: REAL_OCAML.toolchain!.ocamlopt,
         cacheDir: cacheDir!,
+        // The rings are tests/differential/rings_real_test.ts's.
+        rings: "never",
       });
       if (r.status === "error" || r.status === "not exportable") {
         assert.fail(`${name}: ${r.status === "error" ? r.message : `not exportable: ${r.reason}`}`);

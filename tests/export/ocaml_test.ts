@@ -654,3 +654,32 @@ Deno.test("join is refused inside a compound step", () => {
     /step 2\.1: join inside a repeat/,
   );
 });
+
+Deno.test("ringMarks adds the ring's mark and the exit after the run only; off, nothing", () => {
+  const sc = scenario({ name: "marks" }, (s) => {
+    s.main.memprof.start({ samplingRate: 0.5, callstackSize: 0 });
+    s.main.repeat(10, () => s.main.alloc(3));
+  });
+  const plain = exportOCaml(sc);
+  const marked = exportOCaml(sc, { ringMarks: true });
+  assert.ok(!/ring_pause|ring_resume|ring_sys_exit/.test(plain.source));
+  // Everything up to the run's end is the same text.
+  const runEnd = "  let s1 = Gc.quick_stat () in\n";
+  const cut = (src: string) => src.slice(0, src.indexOf(runEnd) + runEnd.length);
+  const withoutDecls = marked.source.replace(
+    /\(\* The ring's mark[^\n]*\n(external ring_[^\n]*\n)+\n/,
+    "",
+  );
+  assert.equal(cut(withoutDecls), cut(plain.source));
+  const after = marked.source.slice(marked.source.indexOf(runEnd) + runEnd.length);
+  assert.ok(after.startsWith("  ring_pause ();\n  ring_resume ();\n"), after);
+  assert.ok(
+    after.trimEnd().endsWith("Gc.minor ();\n  ignore (Gc.major_slice 0);\n  ring_sys_exit 0"),
+  );
+  assert.match(
+    marked.source,
+    /external ring_pause : unit -> unit = "caml_ml_runtime_events_pause"/,
+  );
+  assert.deepEqual(marked.compileArgs, plain.compileArgs);
+  assert.deepEqual(marked.env, plain.env);
+});

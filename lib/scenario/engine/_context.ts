@@ -218,6 +218,9 @@ export class RunContext {
     this.#totalSteps = countLeafSteps(sc.steps);
     this.#progressEvery = Math.max(1, Math.floor(this.#totalSteps / 100));
     this.#untilProgress = this.#progressEvery;
+    // OCAML_RUNTIME_EVENTS_START: the ring starts at initialisation, once the main domain exists
+    // (its creation is not in the ring).
+    if (opts.ringFromStart === true) this.ring.start();
   }
 
   /** Fails the run at step `at` (`within`: where inside the step). */

@@ -13,7 +13,7 @@
  * back.
  * @module
  */
-import type { Domain, Thread } from "../../runtime/mod.ts";
+import { type Domain, RuntimePhase, type Thread } from "../../runtime/mod.ts";
 import {
   OCamlException,
   OCamlFailure,
@@ -221,6 +221,9 @@ export class Baton {
     const d = this.#run.rt.mainDomain;
     d.returnFromC(); // Mutex.lock
     d.returnFromC(); // Condition.signal
+    // caml_ml_condition_wait (runtime/sync.c): EV_DOMAIN_CONDITION_WAIT around the blocking
+    // section, ended by the thread when it wakes up (resumeThread).
+    this.#run.rt.events.beginPhase(d.id, RuntimePhase.EV_DOMAIN_CONDITION_WAIT);
     d.enterBlockingSection(); // Condition.wait
     to.handedBy = me;
     me.state = joining ? "joining" : "blocked";
@@ -235,6 +238,7 @@ export class Baton {
   #resumeThread(c: ThreadCtx): void {
     const d = this.#run.rt.mainDomain;
     d.switchTo(c.thread!);
+    this.#run.rt.events.endPhase(d.id, RuntimePhase.EV_DOMAIN_CONDITION_WAIT);
     d.returnFromC(); // Condition.wait
     d.returnFromC(); // Mutex.unlock
   }
