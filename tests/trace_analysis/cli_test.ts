@@ -29,11 +29,16 @@ Deno.test("trace top prints the table and, with --json, exactly what topOf retur
   const text = await trace("top", SINGLE, "--limit", "5");
   assert.equal(text.code, 0, text.stderr);
   const lines = text.stdout.trimEnd().split("\n");
-  assert.equal(lines.length, 3 + 5 + 1);
-  assert.match(lines[2], /^samples +bytes +liveEndBytes +promotedShare +site$/);
+  assert.equal(lines.length, 4 + 5 + 1);
   assert.match(
     lines[3],
-    /^ +968 +73\.9 MiB +0 B +2\.0% +Stdlib__Map\.Make\.bal@map\.ml:119:12-67$/,
+    /^samples +bytes +bytesLow\.\.bytesHigh +liveEndBytes +promotedShare +site$/,
+  );
+  // 968 samples at 1e-4 of 8-byte words: the exact 95 % interval of the words is
+  // [9,079,758, 10,309,496] (as Garwood's Poisson interval, 907.98..1030.95, over 1e-4).
+  assert.match(
+    lines[4],
+    /^ +968 +73\.9 MiB +69\.3 MiB\.\.78\.7 MiB +0 B +2\.0% +Stdlib__Map\.Make\.bal@map\.ml:119:12-67$/,
   );
   for (
     const args of [
@@ -81,13 +86,14 @@ Deno.test("trace diff compares two traces; a trace with itself shows no change",
   assert.match(lines[0], /^# A: .*single_1e-4\.ctf \(ocaml-examples\/wl_single, 8073 events/);
   assert.match(
     lines[2],
-    /by function, B - A: \d+ changed, top 4 shown, sorted by \|change of live@end\|; live bytes are live@end/,
+    /by function, B - A: \d+ changed, \d+ significant \(listed\), top 4 shown, sorted by \|change of live@end\|; live bytes are live@end/,
   );
+  assert.match(lines[3], /^# low\.\.high: 95% confidence interval/);
   assert.match(
-    lines[3],
-    /^ *allocBytesA +allocBytesB +allocDelta +liveBytesA +liveBytesB +liveDelta +function$/,
+    lines[4],
+    /^ *allocBytesA +allocBytesB +allocDelta +allocDeltaLow\.\.allocDeltaHigh +liveBytesA +liveBytesB +liveDelta +liveDeltaLow\.\.liveDeltaHigh +q +function$/,
   );
-  assert.equal(lines.length, 4 + 4 + 1);
+  assert.equal(lines.length, 5 + 4 + 1);
   assert.match(lines.at(-1)!, /\(total\)$/);
 });
 
