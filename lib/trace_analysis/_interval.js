@@ -170,3 +170,47 @@ export function wordsInterval(s, rate, confidence) {
 export function whatIfInterval(s, rate, otherRate, confidence) {
   return wordsInterval(Math.round((s / rate) * otherRate), otherRate, confidence);
 }
+
+/**
+ * The exact conditional test that two samples counts stand for the same words per unit: `sA`
+ * at rate `rateA` over `unitsA` units, `sB` at `rateB` over `unitsB` (1 each to compare totals).
+ * Samples are Poisson(λ·words) to within a factor (1 − λ) of the variance, so given
+ * `n = sA + sB`, `sB` is Binomial(n, π) with π = λB·uB / (λA·uA + λB·uB) under the hypothesis.
+ * Returns the two-sided p-value (twice the smaller tail, at most 1; NaN for bad rates).
+ * @param {number} sA
+ * @param {number} sB
+ * @param {number} rateA
+ * @param {number} rateB
+ * @param {number} [unitsA]
+ * @param {number} [unitsB]
+ * @returns {number}
+ */
+export function rateTestPValue(sA, sB, rateA, rateB, unitsA = 1, unitsB = 1) {
+  const n = sA + sB;
+  if (n === 0) return 1;
+  const pi = (rateB * unitsB) / (rateA * unitsA + rateB * unitsB);
+  if (!(pi > 0 && pi < 1)) return NaN;
+  return Math.min(1, 2 * Math.min(binomialCdf(sB, n, pi), binomialUpper(sB, n, pi)));
+}
+
+/**
+ * Benjamini–Hochberg adjusted p-values (q-values): a test is significant at false discovery
+ * rate α when its q-value is at most α. NaN p-values stay NaN and are not counted.
+ * @param {readonly number[]} pValues
+ * @returns {number[]}
+ */
+export function benjaminiHochberg(pValues) {
+  /** @type {number[]} */
+  const idx = [];
+  for (let i = 0; i < pValues.length; i++) if (!Number.isNaN(pValues[i])) idx.push(i);
+  idx.sort((i, j) => pValues[i] - pValues[j] || i - j);
+  const m = idx.length;
+  const q = pValues.map(() => NaN);
+  let running = 1;
+  for (let r = m - 1; r >= 0; r--) {
+    const i = idx[r];
+    running = Math.min(running, (pValues[i] * m) / (r + 1));
+    q[i] = running;
+  }
+  return q;
+}

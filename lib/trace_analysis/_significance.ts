@@ -11,39 +11,21 @@
  * smaller tail, at most 1.
  * @module
  */
-import { binomialCdf, binomialUpper } from "./intervals.ts";
+import * as core from "./_interval.js";
 
 /** The exact conditional test's two-sided p-value for samples `sA`, `sB` at rates `rateA`,
- * `rateB`, comparing words per unit of `unitsA`, `unitsB` (1 each for totals). */
-export function rateTestPValue(
+ * `rateB`, comparing words per unit of `unitsA`, `unitsB` (1 each for totals). Shared with the
+ * HTML report (`_interval.js`). */
+export const rateTestPValue: (
   sA: number,
   sB: number,
   rateA: number,
   rateB: number,
-  unitsA = 1,
-  unitsB = 1,
-): number {
-  const n = sA + sB;
-  if (n === 0) return 1;
-  const pi = (rateB * unitsB) / (rateA * unitsA + rateB * unitsB);
-  if (!(pi > 0 && pi < 1)) return NaN;
-  const p = 2 * Math.min(binomialCdf(sB, n, pi), binomialUpper(sB, n, pi));
-  return Math.min(1, p);
-}
+  unitsA?: number,
+  unitsB?: number,
+) => number = core.rateTestPValue;
 
 /** Benjamini–Hochberg adjusted p-values (q-values): a test is significant at false discovery
- * rate α when its q-value is at most α. NaN p-values stay NaN and are not counted. */
-export function benjaminiHochberg(pValues: readonly number[]): number[] {
-  const idx: number[] = [];
-  for (let i = 0; i < pValues.length; i++) if (!Number.isNaN(pValues[i])) idx.push(i);
-  idx.sort((i, j) => pValues[i] - pValues[j] || i - j);
-  const m = idx.length;
-  const q = pValues.map(() => NaN);
-  let running = 1;
-  for (let r = m - 1; r >= 0; r--) {
-    const i = idx[r];
-    running = Math.min(running, (pValues[i] * m) / (r + 1));
-    q[i] = running;
-  }
-  return q;
-}
+ * rate α when its q-value is at most α. NaN p-values stay NaN and are not counted. Shared with
+ * the HTML report (`_interval.js`). */
+export const benjaminiHochberg: (pValues: readonly number[]) => number[] = core.benjaminiHochberg;

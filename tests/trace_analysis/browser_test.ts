@@ -8,36 +8,12 @@ import assert from "node:assert/strict";
 import { Reader } from "../../lib/memtrace/mod.ts";
 import { aggregateTrace } from "../../lib/trace_analysis/mod.ts";
 import { statistics } from "../verbose.ts";
+import { findChromium, whySkipped } from "./_chromium.ts";
 
 const CLI = new URL("../../cli/trace.ts", import.meta.url).pathname;
 const TRACE = new URL("../fixtures/memtrace/multi_mdtrace_3e-4.renumbered.ctf", import.meta.url)
   .pathname;
 const OUT = new URL("../../out/trace_analysis_browser/", import.meta.url).pathname;
-
-function findChromium(): string | undefined {
-  for (const p of ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/snap/bin/chromium"]) {
-    try {
-      if (Deno.statSync(p).isFile) return p;
-    } catch { /* not there */ }
-  }
-  return undefined;
-}
-
-function whySkipped(): string | undefined {
-  const missing = [
-    ["env", Deno.permissions.querySync({ name: "env" }).state],
-    ["sys=homedir", Deno.permissions.querySync({ name: "sys", kind: "homedir" }).state],
-    ["sys=osRelease", Deno.permissions.querySync({ name: "sys", kind: "osRelease" }).state],
-    ["run", Deno.permissions.querySync({ name: "run" }).state],
-  ].filter(([, s]) => s !== "granted").map(([n]) => n);
-  if (missing.length > 0) {
-    return `playwright-core needs --allow-${missing.join(", --allow-")} (run 'deno task test')`;
-  }
-  if (findChromium() === undefined) {
-    return "no Chromium at /usr/bin/chromium (install it: apt-get update && apt-get install -y chromium)";
-  }
-  return undefined;
-}
 
 const skip = whySkipped();
 if (skip !== undefined) console.log(`SKIPPED: the HTML report in headless Chromium — ${skip}`);
@@ -250,6 +226,7 @@ Deno.test({
         "samples:samples",
         "selfBytes:self",
         "bytes:total",
+        "interval:95% interval",
         "liveEndBytes:live@end",
         "promotedShare:promoted",
       ]);
