@@ -31,6 +31,7 @@ import {
   checkConfidence,
   checkRate,
   DEFAULT_CONFIDENCE,
+  estimateWithInterval,
   parseNumber,
 } from "../lib/trace_analysis/intervals.ts";
 import { StdoutBuffer, writeAll, writeOutput, writeStderr, writeStdout } from "./_io.ts";
@@ -117,7 +118,12 @@ Options:
 
 ${FILTERS}
   (--live-at SEC applies to both traces.)`,
-  export: `${usageLines("trace export", "FILE --format pprof|speedscope|folded [-o OUT] [filters]")}
+  export: `${
+    usageLines(
+      "trace export",
+      "FILE --format pprof|speedscope|folded [-o OUT] [--confidence C] [filters]",
+    )
+  }
 
 Writes the trace in another profiler's format:
   pprof       gzipped profile.proto heap profile: alloc_objects, alloc_space, inuse_objects,
@@ -126,13 +132,16 @@ Writes the trace in another profiler's format:
   speedscope  speedscope JSON: allocated bytes and live bytes by function path
   folded      folded stacks 'outer;...;inner BYTES', allocated bytes (live bytes with
               --live-at), for flamegraph.pl and friends
+pprof's comments and speedscope's profile names give the totals' confidence intervals
+(exact binomial, as 'trace top'); folded stacks have no place for them.
 Without -o the output goes to stdout (pprof only when stdout is not a terminal). OUT is
 written to a temporary file, renamed when complete and removed on error, Ctrl-C or
 SIGTERM (exit status 130, 143); a device or FIFO (/dev/null) is written in place.
 
 Options:
-  --format F     pprof, speedscope or folded
+  --format F       pprof, speedscope or folded
   -o, --output OUT
+  --confidence C   confidence of the intervals in the metadata (default ${DEFAULT_CONFIDENCE})
   -h, --help     show this help
 
 ${FILTERS}`,
@@ -240,6 +249,28 @@ function choice<T extends string>(
     throw usageError(`trace ${cmd}`, `--${name} must be ${allowed.join(", ")}; got '${x}'`);
   }
   return x as T;
+}
+
+/** `trace info`'s fields after its counts: the estimate of the bytes allocated and its
+ * interval at `confidence` ({@linkcode confidenceOption}). */
+export function infoIntervals(
+  samples: number,
+  info: { sampleRate: number; wordSize: number },
+  confidence: number,
+): [string, number | null][] {
+  const e = estimateWithInterval(samples, info.sampleRate, info.wordSize, confidence);
+  return [
+    ["allocated_bytes", e.bytes],
+    ["allocated_bytes_low", e.low],
+    ["allocated_bytes_high", e.high],
+    ["confidence", confidence],
+  ];
+}
+
+/** `--confidence C` of command `cmd`: a number in (0, 1), 0.95 without the option (a usage
+ * error otherwise). */
+export function confidenceOption(text: string | boolean | undefined, cmd: string): number {
+  return confidenceOf({ confidence: text }, cmd);
 }
 
 /** `--confidence C`: a number in (0, 1), 0.95 without the option. */
@@ -409,6 +440,7 @@ async function exportCommand(args: string[]): Promise<void> {
     ...FILTER_OPTIONS,
     format: { type: "string" },
     output: { type: "string", short: "o" },
+    confidence: { type: "string" },
   });
   if (values.help) return writeStdout(ANALYSIS_HELP.export + "\n");
   const [file] = files(positionals, 1, "export");
@@ -427,6 +459,7 @@ async function exportCommand(args: string[]): Promise<void> {
     throw usageError("trace export", "pprof output is binary: give -o FILE or redirect stdout");
   }
   const filter = filterOf(values, "export");
+  const confidence = confidenceOf(values, "export");
   const enc = new TextEncoder();
   let note: string | undefined;
   const produce = (
@@ -442,8 +475,8 @@ async function exportCommand(args: string[]): Promise<void> {
     } else {
       write(
         format === "pprof"
-          ? pprofOf(data, selector)
-          : enc.encode(JSON.stringify(speedscopeOf(data, selector)) + "\n"),
+          ? pprofOf(data, selector, { confidence })
+          : enc.encode(JSON.stringify(speedscopeOf(data, selector, { confidence })) + "\n"),
       );
     }
   };

@@ -112,6 +112,24 @@ export function bytesInterval(
     : { low: null, high: null };
 }
 
+/** The estimate of `samples` samples at `rate` of `wordSize`-bit words, in bytes, with its
+ * interval (nulls when the rate is not in (0, 1], as a hostile trace may say). */
+export function estimateWithInterval(
+  samples: number,
+  rate: number,
+  wordSize: number,
+  confidence: number,
+): { bytes: number | null; low: number | null; high: number | null } {
+  if (!(rate > 0 && rate <= 1) || !Number.isInteger(samples) || samples < 0) {
+    return { bytes: null, low: null, high: null };
+  }
+  const wb = wordSize / 8;
+  const [lo, hi] = wordsInterval(samples, rate, confidence);
+  return Number.isFinite(lo) && Number.isFinite(hi)
+    ? { bytes: (samples / rate) * wb, low: lo * wb, high: hi * wb }
+    : { bytes: (samples / rate) * wb, low: null, high: null };
+}
+
 /** How the intervals are computed, for the outputs' metadata. */
-export const INTERVAL_METHOD =
+export const INTERVAL_METHOD: string =
   "exact binomial: samples ~ Binomial(words, sample rate), words inverted by both tails";

@@ -236,6 +236,15 @@ export function formatInterval(low: number | null, high: number | null): string 
   return low === null || high === null ? "-" : `${formatBytes(low)}..${formatBytes(high)}`;
 }
 
+/** `95% interval 69.3 MiB..78.7 MiB` for `samples` samples of `data` (for the exports'
+ * metadata; `no interval` where the trace's rate allows none). */
+export function intervalText(data: ProfileData, samples: number, confidence: number): string {
+  const iv = bytesInterval(data, samples, confidence);
+  return iv.low === null
+    ? "no interval (sample rate not in (0, 1])"
+    : `${+(confidence * 100).toFixed(4)}% interval ${formatInterval(iv.low, iv.high)}`;
+}
+
 /** The line saying what the intervals are. */
 export function intervalNote(confidence: number): string {
   return `low..high: ${+(confidence * 100).toFixed(
