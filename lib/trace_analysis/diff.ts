@@ -343,7 +343,7 @@ export function diffOf(
 }
 
 /** How `trace diff` computes its intervals and tests. */
-export const DIFF_METHOD =
+export const DIFF_METHOD: string =
   "interval: exact binomial intervals of A and B at confidence sqrt(c) combined; " +
   "test: exact conditional binomial test of the two rates (samples ~ Poisson(rate x words)), " +
   "Benjamini-Hochberg over both tests of every changed row at FDR 1 - c";

@@ -56,6 +56,12 @@ function runWords(c: Cell, groups: number): number {
 
 /** Run `k` of a cell with `groups` groups: its profile (collected, then analysed). */
 export function runProfile(c: Cell, k: number, groups: number): ProfileData {
+  return analyzeTrace(Reader.fromBytes(runTrace(c, k, groups))).data;
+}
+
+/** Run `k` of a cell with `groups` groups: its memtrace trace. With `grow`, the `kept` site of
+ * group 0 allocates `grow` times as many blocks (a real change, for the diff's power). */
+export function runTrace(c: Cell, k: number, groups: number, grow = 1): Uint8Array {
   const n = blocksOf(c);
   const sc = scenario({ name: "coverage", seed: 1 }, (s) => {
     const m = s.main;
@@ -71,7 +77,7 @@ export function runProfile(c: Cell, k: number, groups: number): ProfileData {
     const source = c.words > 256 ? "major" : "caml";
     for (let g = 0; g < groups; g++) {
       m.repeat(
-        n,
+        g === 0 ? Math.round(n * grow) : n,
         () => m.alloc(c.words, { source, lifetime: keep.forever, at: siteName("kept", g) }),
       );
       m.repeat(n, () => m.alloc(c.words, { source, at: siteName("dropped", g) }));
@@ -83,7 +89,7 @@ export function runProfile(c: Cell, k: number, groups: number): ProfileData {
     m.fullMajor();
     m.memprof.stop();
   });
-  return analyzeTrace(Reader.fromBytes(runScenario(sc).ctf)).data;
+  return runScenario(sc).ctf;
 }
 
 /** Per site of each group of a profile: samples allocated and live at the end. */
