@@ -231,6 +231,11 @@ export function diffOf(
     const p = rateTestPValue(sA, sB, a.info.sampleRate, b.info.sampleRate, unitA, unitB);
     return Number.isNaN(p) ? null : p;
   };
+  const withIntervals = (r: DiffRow): DiffRow => {
+    [r.allocDeltaLow, r.allocDeltaHigh] = deltaInterval(r.samplesA, r.samplesB);
+    [r.liveDeltaLow, r.liveDeltaHigh] = deltaInterval(r.liveSamplesA ?? 0, r.liveSamplesB ?? 0);
+    return r;
+  };
   const row = (
     key: string,
     x: { alloc: number; live: number } | undefined,
@@ -240,8 +245,6 @@ export function diffOf(
     const allocBytesB = ((y?.alloc ?? 0) * sb.bps) / unitB;
     const liveBytesA = ((x?.live ?? 0) * sa.bps) / unitA;
     const liveBytesB = ((y?.live ?? 0) * sb.bps) / unitB;
-    const [allocDeltaLow, allocDeltaHigh] = deltaInterval(x?.alloc ?? 0, y?.alloc ?? 0);
-    const [liveDeltaLow, liveDeltaHigh] = deltaInterval(x?.live ?? 0, y?.live ?? 0);
     return {
       key,
       allocBytesA,
@@ -254,10 +257,11 @@ export function diffOf(
       samplesB: y?.alloc ?? 0,
       liveSamplesA: x?.live ?? 0,
       liveSamplesB: y?.live ?? 0,
-      allocDeltaLow,
-      allocDeltaHigh,
-      liveDeltaLow,
-      liveDeltaHigh,
+      // Filled in for the rows returned only (withIntervals).
+      allocDeltaLow: null,
+      allocDeltaHigh: null,
+      liveDeltaLow: null,
+      liveDeltaHigh: null,
       allocPValue: pValue(x?.alloc ?? 0, y?.alloc ?? 0),
       livePValue: pValue(x?.live ?? 0, y?.live ?? 0),
       allocQValue: null,
@@ -316,7 +320,7 @@ export function diffOf(
         r.key = stackLabel(data, node).key;
       }
     }
-    return r;
+    return withIntervals(r);
   });
   const summary = (d: ProfileData) => ({
     executableName: d.info.executableName,
@@ -331,7 +335,7 @@ export function diffOf(
     by,
     live: { kind, timeUsA: liveTime(a, selectorA), timeUsB: liveTime(b, selectorB) },
     sort,
-    totals: totalsRow(row("(total)", sa.totals, sb.totals), alpha),
+    totals: totalsRow(withIntervals(row("(total)", sa.totals, sb.totals)), alpha),
     rowCount: all.length,
     significantCount,
     show,

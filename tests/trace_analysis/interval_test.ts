@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import {
   binomialCdf,
   binomialUpper,
+  EXACT_LIMIT,
   whatIfInterval,
   wordsInterval,
 } from "../../lib/trace_analysis/intervals.ts";
@@ -95,4 +96,20 @@ Deno.test("the diff's test: exact conditional binomial p-values, and Benjamini-H
   const q = benjaminiHochberg([0.03, 0.5, 0.01, 0.02, NaN]);
   assert.deepEqual(q.slice(0, 4).map((x) => +x.toFixed(12)), [0.04, 0.5, 0.04, 0.04]);
   assert.ok(Number.isNaN(q[4]));
+});
+
+Deno.test("past 2^20 samples the normal limit takes over, continuous with the exact interval", () => {
+  for (const rate of [1e-5, 1e-2, 0.3]) {
+    const [l0, h0] = wordsInterval(EXACT_LIMIT, rate, 0.95); // exact: the sums
+    const [l1, h1] = wordsInterval(EXACT_LIMIT + 1, rate, 0.95); // normal limit
+    const width = h0 - l0, step = 1 / rate; // one more sample moves the bounds by about 1/rate
+    assert.ok(Math.abs(l1 - l0 - step) < 1e-3 * width, `low at ${rate}: ${l0} then ${l1}`);
+    assert.ok(Math.abs(h1 - h0 - step) < 1e-3 * width, `high at ${rate}: ${h0} then ${h1}`);
+  }
+  // A hostile trace's counts: bounds at once (the sums would take minutes), around s / rate.
+  const [l, h] = wordsInterval(2 ** 45, 0.5, 0.95);
+  assert.ok(l < 2 ** 46 && 2 ** 46 < h && h - l < 1e-5 * 2 ** 46);
+  assert.deepEqual(wordsInterval(2 ** 52, 1e-4, 0.95).map(Number.isNaN), [true, true]); // > 2^53
+  // The tails too: P(X <= np) of a binomial of variance 2^40 is one half.
+  assert.ok(Math.abs(binomialCdf(2 ** 41, 2 ** 42, 0.5) - 0.5) < 1e-6);
 });
