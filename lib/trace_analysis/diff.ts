@@ -21,6 +21,7 @@ import { checkConfidence, DEFAULT_CONFIDENCE, hasIntervals, wordsInterval } from
 import { benjaminiHochberg, rateTestPValue } from "./_significance.ts";
 import { KeyIndex } from "./_index.ts";
 import { printable } from "../util/printable.ts";
+import { TraceAnalysisError } from "./errors.ts";
 
 /** Options of {@linkcode diffOf}. */
 export interface DiffOptions {
@@ -213,7 +214,13 @@ export function diffOf(
   // Per second: bytes ÷ duration; the test compares words per µs of each trace.
   const unitA = per === "second" ? a.stats.durationUs / 1e6 : 1;
   const unitB = per === "second" ? b.stats.durationUs / 1e6 : 1;
-  const tested = hasIntervals(a) && hasIntervals(b) && unitA > 0 && unitB > 0;
+  if (!(unitA > 0 && unitB > 0)) {
+    throw new TraceAnalysisError(
+      "per-second",
+      `trace ${unitA > 0 ? "B" : "A"} lasts 0 s: it has no bytes per second`,
+    );
+  }
+  const tested = hasIntervals(a) && hasIntervals(b);
   // The change's interval: each side's exact interval at confidence √c, so that both cover
   // (independent traces) with probability c.
   const sideConfidence = Math.sqrt(confidence);
@@ -341,7 +348,7 @@ export function diffOf(
     show,
     per,
     confidence,
-    method: `${DIFF_METHOD}${tested ? "" : " (not computed: a trace's rate or duration is 0)"}`,
+    method: `${DIFF_METHOD}${tested ? "" : " (not computed: a trace's rate is not in (0, 1])"}`,
     rows: shown,
   };
 }

@@ -19,9 +19,9 @@ export const binomialCdf: (s: number, n: number, p: number) => number = core.bin
 /** P(X ≥ s) for X ~ Binomial(n, p), exact. */
 export const binomialUpper: (s: number, n: number, p: number) => number = core.binomialUpper;
 
-/** Counts (and binomial variances) up to which tails are summed exactly: 2^20. Beyond, the
- * normal limit with continuity correction (its error there: about 1/1,000 of the interval's
- * width or less). */
+/** Counts (and binomial variances) up to which tails are summed exactly: 2^16. Beyond, the
+ * normal limit with continuity correction (within about 1/2,000 of the interval's width of the
+ * exact bounds at the switch, closer beyond, for rates up to 0.3). */
 export const EXACT_LIMIT: number = core.EXACT_LIMIT;
 
 /** ln Γ(x) for x ≥ 0.5. */

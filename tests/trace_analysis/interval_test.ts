@@ -98,7 +98,7 @@ Deno.test("the diff's test: exact conditional binomial p-values, and Benjamini-H
   assert.ok(Number.isNaN(q[4]));
 });
 
-Deno.test("past 2^20 samples the normal limit takes over, continuous with the exact interval", () => {
+Deno.test("past 2^16 samples the normal limit takes over, continuous with the exact interval", () => {
   for (const rate of [1e-5, 1e-2, 0.3]) {
     const [l0, h0] = wordsInterval(EXACT_LIMIT, rate, 0.95); // exact: the sums
     const [l1, h1] = wordsInterval(EXACT_LIMIT + 1, rate, 0.95); // normal limit
