@@ -16,7 +16,7 @@ import {
   stackLabel,
 } from "./select.ts";
 import type { GroupBy, GroupRow, ProfileData, Selector } from "./profile.ts";
-import { formatBytes, formatSeconds, intervalNote } from "./top.ts";
+import { alignColumns, formatBytes, formatSeconds, intervalNote } from "./top.ts";
 import { checkConfidence, DEFAULT_CONFIDENCE, hasIntervals, wordsInterval } from "./intervals.ts";
 import { benjaminiHochberg, rateTestPValue } from "./_significance.ts";
 import { KeyIndex } from "./_index.ts";
@@ -445,13 +445,5 @@ export function formatDiff(
     printable(x.key),
   ];
   const all = [[...cols, r.by], ...r.rows.map(cells), cells(r.totals)];
-  // Folded, not spread: with --limit 0 the rows can be more than a call's arguments may be.
-  const widths = cols.map((_, c) => all.reduce((w, row) => Math.max(w, row[c].length), 0));
-  return [
-    ...head,
-    ...all.map((row) =>
-      row.slice(0, cols.length).map((cell, c) => cell.padStart(widths[c])).join("  ") + "  " +
-      row[cols.length]
-    ),
-  ];
+  return [...head, ...alignColumns(all, cols.length)];
 }

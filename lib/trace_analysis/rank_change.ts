@@ -8,7 +8,7 @@
  */
 import type { GroupBy, ProfileData } from "./profile.ts";
 import { emptySelector } from "./profile.ts";
-import { formatBytes, formatInterval, topOf, type TopRow } from "./top.ts";
+import { alignColumns, formatBytes, formatInterval, topOf, type TopRow } from "./top.ts";
 import { bytesInterval, DEFAULT_CONFIDENCE } from "./intervals.ts";
 import { printable } from "../util/printable.ts";
 
@@ -128,13 +128,5 @@ export function formatRankChange(r: RankChangeResult): string[] {
     x.widthRatio === null ? "-" : x.widthRatio.toFixed(1),
     printable(x.key),
   ]);
-  const all = [[...cols, r.by], ...body];
-  const widths = cols.map((_, c) => all.reduce((w, row) => Math.max(w, row[c].length), 0));
-  return [
-    ...head,
-    ...all.map((row) =>
-      row.slice(0, cols.length).map((cell, c) => cell.padStart(widths[c])).join("  ") + "  " +
-      row[cols.length]
-    ),
-  ];
+  return [...head, ...alignColumns([[...cols, r.by], ...body], cols.length)];
 }

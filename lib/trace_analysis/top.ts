@@ -307,11 +307,16 @@ export function formatTop(r: TopResult, name = "trace", notes: readonly string[]
     row,
   ) => [...cells(row, row.selfBytes), keepEnd(printable(row.key), 120)]);
   const total = [...cells(r.totals), "(total)"];
-  const all = [[...cols, r.by], ...body, total];
+  return [...head, ...alignColumns([[...cols, r.by], ...body, total], cols.length)];
+}
+
+/** Table lines: each row's first `n` cells right-aligned in columns two spaces apart, then its
+ * last cell (the key) as it is. */
+export function alignColumns(rows: readonly string[][], n: number): string[] {
   // Folded, not spread: with --limit 0 the rows can be more than a call's arguments may be.
-  const widths = cols.map((_, c) => all.reduce((w, row) => Math.max(w, row[c].length), 0));
-  const line = (row: string[]) =>
-    row.slice(0, cols.length).map((cell, c) => cell.padStart(widths[c])).join("  ") + "  " +
-    row[cols.length];
-  return [...head, ...all.map(line)];
+  const widths: number[] = [];
+  for (let c = 0; c < n; c++) widths.push(rows.reduce((w, row) => Math.max(w, row[c].length), 0));
+  return rows.map((row) =>
+    row.slice(0, n).map((cell, c) => cell.padStart(widths[c])).join("  ") + "  " + row[n]
+  );
 }

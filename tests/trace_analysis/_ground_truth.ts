@@ -9,7 +9,13 @@
 // probability λ).
 import { Reader } from "../../lib/memtrace/mod.ts";
 import { keep, runScenario, scenario } from "../../lib/scenario/mod.ts";
-import { analyzeTrace, diffOf, type ProfileData, topOf } from "../../lib/trace_analysis/mod.ts";
+import {
+  analyzeTrace,
+  diffOf,
+  emptySelector,
+  type ProfileData,
+  topOf,
+} from "../../lib/trace_analysis/mod.ts";
 import { bytesInterval, wordsInterval } from "../../lib/trace_analysis/intervals.ts";
 import { binomialCdf } from "../../lib/trace_analysis/intervals.ts";
 
@@ -100,17 +106,7 @@ export function samplesBySite(data: ProfileData): Map<string, { alloc: number; l
     if (r === undefined) out.set(k, r = { alloc: 0, live: 0 });
     return r;
   };
-  const base = {
-    domains: null,
-    sources: null,
-    sizeMin: null,
-    sizeMax: null,
-    fn: null,
-    exclude: null,
-    fromBucket: null,
-    toBucket: null,
-    liveBucket: null,
-  };
+  const base = emptySelector();
   for (const r of topOf(data, { ...base, live: "alloc" }, { limit: 0 }).rows) {
     get(r.key).alloc = r.samples;
   }
@@ -220,18 +216,8 @@ export function falsePositives(
   first = 0,
 ): FalsePositives {
   const r: FalsePositives = { cell: c, diffs: 0, diffsWithAny: 0, tests: 0, rawRejections: 0 };
-  const sel = {
-    domains: null,
-    sources: null,
-    sizeMin: null,
-    sizeMax: null,
-    fn: null,
-    exclude: "Cov.prefix", // the prefix differs by design: left out of both traces
-    fromBucket: null,
-    toBucket: null,
-    live: "alloc" as const,
-    liveBucket: null,
-  };
+  // The prefix differs by design: left out of both traces.
+  const sel = { ...emptySelector(), exclude: "Cov.prefix" };
   for (let i = 0; i < pairs; i++) {
     const a = runProfile(c, first + 2 * i, groups), b = runProfile(c, first + 2 * i + 1, groups);
     const d = diffOf(a, b, sel, sel, { limit: 0, confidence, show: "all" });

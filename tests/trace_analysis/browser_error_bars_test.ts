@@ -7,26 +7,16 @@
 // from the PNG through a canvas). The screenshots are saved under out/trace_analysis_browser/
 // (git-ignored). Skipped, saying why, without Chromium or the permissions playwright needs.
 import assert from "node:assert/strict";
+import { traceOk as trace } from "./_cli.ts";
 import { benjaminiHochberg, rateTestPValue } from "../../lib/trace_analysis/_significance.ts";
 import { statistics } from "../verbose.ts";
-import { findChromium, whySkipped } from "./_chromium.ts";
+import { openReport, whySkipped } from "./_chromium.ts";
 
-const CLI = new URL("../../cli/trace.ts", import.meta.url).pathname;
 const TRACE = new URL("../fixtures/memtrace/single_1e-4.ctf", import.meta.url).pathname;
 const OUT = new URL("../../out/trace_analysis_browser/", import.meta.url).pathname;
 
 const skip = whySkipped();
 if (skip !== undefined) console.log(`SKIPPED: the report's error bars in Chromium — ${skip}`);
-
-async function trace(...args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-read", "--allow-write", CLI, ...args],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-  return new TextDecoder().decode(out.stdout);
-}
 
 function base64(bytes: Uint8Array): string {
   let s = "";
@@ -42,33 +32,11 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const { chromium } = await import("playwright-core");
     Deno.mkdirSync(OUT, { recursive: true });
     const html = `${OUT}report-error-bars.html`;
     await trace("report", TRACE, "-o", html);
-    const browser = await chromium.launch({
-      executablePath: findChromium(),
-      args: ["--no-sandbox"],
-    });
+    const { browser, page, errors, set } = await openReport(html);
     try {
-      const page = await browser.newPage({ viewport: { width: 1400, height: 1600 } });
-      const errors: string[] = [];
-      page.on("pageerror", (e) => errors.push(String(e)));
-      page.on("console", (m) => {
-        if (m.type() === "error") errors.push(m.text());
-      });
-      await page.goto(`file://${html}`);
-      await page.waitForSelector("body[data-ready='1']", { timeout: 30_000 });
-      let renders = await page.evaluate(() => Number(document.body.dataset.renders));
-      const set = async (id: string, value: string) => {
-        await page.evaluate(([id, value]) => {
-          const el = document.getElementById(id) as HTMLInputElement;
-          el.value = value;
-          el.dispatchEvent(new Event("change"));
-        }, [id, value]);
-        await page.waitForFunction((n) => Number(document.body.dataset.renders) > n, renders);
-        renders = await page.evaluate(() => Number(document.body.dataset.renders));
-      };
       const rows = () =>
         page.evaluate(() =>
           [...document.querySelectorAll<HTMLElement>("#table tbody tr")].map((tr) => {

@@ -1,29 +1,14 @@
 // `deno task trace top|diff|export|report`, run as the task runs them (a child deno process).
 import assert from "node:assert/strict";
+import { trace } from "./_cli.ts";
 import { gunzipSync } from "node:zlib";
 import { Profile } from "pprof-format";
 import { Reader } from "../../lib/memtrace/mod.ts";
 import { analyzeTrace, topOf } from "../../lib/trace_analysis/mod.ts";
 
-const CLI = new URL("../../cli/trace.ts", import.meta.url).pathname;
 const FIXTURES = new URL("../fixtures/memtrace/", import.meta.url).pathname;
 const SINGLE = FIXTURES + "single_1e-4.ctf";
 const MULTI = FIXTURES + "multi_mdtrace_3e-4.renumbered.ctf";
-
-async function trace(...args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-read", "--allow-write", CLI, ...args],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  return {
-    code: out.code,
-    stdout: new TextDecoder().decode(out.stdout),
-    bytes: out.stdout,
-    stderr: new TextDecoder().decode(out.stderr),
-  };
-}
 
 Deno.test("trace top prints the table and, with --json, exactly what topOf returns", async () => {
   const text = await trace("top", SINGLE, "--limit", "5");

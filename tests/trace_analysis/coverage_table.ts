@@ -9,13 +9,17 @@ const GROUPS = 10;
 const trials = Number(Deno.env.get("MEMPROF_LAB_COVERAGE_TRIALS") ?? 1000);
 const pairs = Number(Deno.env.get("MEMPROF_LAB_COVERAGE_PAIRS") ?? 1000);
 const runs = Math.ceil(trials / GROUPS);
+// MEMPROF_LAB_COVERAGE_PARTS: "coverage", "fpr" or both (default), to run them apart.
+const parts = (Deno.env.get("MEMPROF_LAB_COVERAGE_PARTS") ?? "coverage,fpr").split(",");
 const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
 
-console.log(
-  `| rate | block | quantity | intervals | covered | observed | exact-theory | 99.9 % bounds |`,
-);
-console.log(`|---|---|---|---|---|---|---|---|`);
-for (const rate of RATES) {
+if (parts.includes("coverage")) {
+  console.log(
+    `| rate | block | quantity | intervals | covered | observed | exact-theory | 99.9 % bounds |`,
+  );
+  console.log(`|---|---|---|---|---|---|---|---|`);
+}
+for (const rate of parts.includes("coverage") ? RATES : []) {
   for (const [name, words] of Object.entries(BLOCKS)) {
     const t0 = performance.now();
     for (const c of coverage({ rate, words }, runs, GROUPS)) {
@@ -29,16 +33,13 @@ for (const rate of RATES) {
     console.error(`${rate} ${name}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
 }
-console.log();
-console.log(`| rate | block | diffs | with a significant change | tests | raw p ≤ 0.05 |`);
-console.log(`|---|---|---|---|---|---|`);
-for (
-  const [rate, words, name] of [[1e-3, BLOCKS.small, "small"], [
-    1e-4,
-    BLOCKS.large,
-    "large",
-  ]] as const
-) {
+if (parts.includes("fpr")) {
+  console.log();
+  console.log(`| rate | block | diffs | with a significant change | tests | raw p ≤ 0.05 |`);
+  console.log(`|---|---|---|---|---|---|`);
+}
+const FPR_CELLS = [[1e-3, BLOCKS.small, "small"], [1e-4, BLOCKS.large, "large"]] as const;
+for (const [rate, words, name] of parts.includes("fpr") ? FPR_CELLS : []) {
   const t0 = performance.now();
   const f = falsePositives({ rate, words }, pairs, GROUPS);
   console.log(

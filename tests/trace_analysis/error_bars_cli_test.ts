@@ -3,6 +3,7 @@
 // one, the exports carry the totals' intervals, `trace info` the estimate's, and `trace
 // subsample` says how the top sites' intervals and ranks change.
 import assert from "node:assert/strict";
+import { trace } from "./_cli.ts";
 import { gunzipSync } from "node:zlib";
 import { Profile } from "pprof-format";
 import { Reader } from "../../lib/memtrace/mod.ts";
@@ -10,25 +11,9 @@ import { analyzeTrace, formatBytes, topOf } from "../../lib/trace_analysis/mod.t
 import { whatIfInterval, wordsInterval } from "../../lib/trace_analysis/intervals.ts";
 import { BLOCKS, runTrace } from "./_ground_truth.ts";
 
-const CLI = new URL("../../cli/trace.ts", import.meta.url).pathname;
 const FIXTURES = new URL("../fixtures/", import.meta.url).pathname;
 const SINGLE = FIXTURES + "memtrace/single_1e-4.ctf";
 const SINGLE_SUB = FIXTURES + "memtrace-tools/single_1e-4.subsample.ctf";
-
-async function trace(...args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-read", "--allow-write", CLI, ...args],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  return {
-    code: out.code,
-    stdout: new TextDecoder().decode(out.stdout),
-    bytes: out.stdout,
-    stderr: new TextDecoder().decode(out.stderr),
-  };
-}
 
 Deno.test("trace top on the real single-domain trace at 1e-4 prints exact intervals", async () => {
   const text = await trace("top", SINGLE, "--limit", "3");
