@@ -188,7 +188,7 @@ Deno.test({
         "samples:samples",
         "selfBytes:self",
         "bytes:total",
-        "interval:95% interval",
+        "interval:95% interval of total",
         "liveEndBytes:live@end",
         "promotedShare:promoted",
       ]);

@@ -645,7 +645,7 @@
       const text = field === "bytes" && by !== "function"
         ? measure
         : field === "interval"
-        ? `${fmtConfidence()} interval`
+        ? `${fmtConfidence()} interval${by === "function" ? " of total" : ""}`
         : label;
       const th = el("th", { class: field === "key" ? "key" : "", "data-column": field }, text);
       if (field === "liveEndBytes") {
@@ -710,7 +710,9 @@
       td.appendChild(el("span", { class: "ci-text" }, fmtInterval([r.bytesLow, r.bytesHigh])));
       if (r.tie) {
         const m = el("span", { class: "tie" }, "≈");
-        m.title = `not significantly more than the next row (q = ${r.tieQ.toPrecision(2)})`;
+        m.title = `not significantly more than the next row in ${
+          field === "selfSamples" ? "self" : "samples"
+        } (q = ${r.tieQ.toPrecision(2)})`;
         td.appendChild(m);
       }
       return td;
