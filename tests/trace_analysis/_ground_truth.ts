@@ -72,7 +72,7 @@ export function runTrace(c: Cell, k: number, groups: number, grow = 1): Uint8Arr
   const sc = scenario({ name: "coverage", seed: 1 }, (s) => {
     const m = s.main;
     m.memprof.start({ samplingRate: c.rate });
-    const big = 2 ** 20;
+    const big = 2 ** 26;
     let prefix = k * runWords(c, groups);
     const blocks = Math.floor(prefix / big);
     if (blocks > 0) {

@@ -9,7 +9,8 @@ const GROUPS = 10;
 const trials = Number(Deno.env.get("MEMPROF_LAB_COVERAGE_TRIALS") ?? 1000);
 const pairs = Number(Deno.env.get("MEMPROF_LAB_COVERAGE_PAIRS") ?? 1000);
 const runs = Math.ceil(trials / GROUPS);
-// MEMPROF_LAB_COVERAGE_PARTS: "coverage", "fpr" or both (default), to run them apart.
+// MEMPROF_LAB_COVERAGE_PARTS: "coverage", "fpr" (or one of its cells, "fpr-small",
+// "fpr-large"), comma-separated; default "coverage,fpr".
 const parts = (Deno.env.get("MEMPROF_LAB_COVERAGE_PARTS") ?? "coverage,fpr").split(",");
 const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
 
@@ -33,13 +34,16 @@ for (const rate of parts.includes("coverage") ? RATES : []) {
     console.error(`${rate} ${name}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
 }
-if (parts.includes("fpr")) {
+if (parts.some((p) => p.startsWith("fpr"))) {
   console.log();
   console.log(`| rate | block | diffs | with a significant change | tests | raw p ≤ 0.05 |`);
   console.log(`|---|---|---|---|---|---|`);
 }
 const FPR_CELLS = [[1e-3, BLOCKS.small, "small"], [1e-4, BLOCKS.large, "large"]] as const;
-for (const [rate, words, name] of parts.includes("fpr") ? FPR_CELLS : []) {
+const fprCells = FPR_CELLS.filter(([, , name]) =>
+  parts.includes("fpr") || parts.includes(`fpr-${name}`)
+);
+for (const [rate, words, name] of fprCells) {
   const t0 = performance.now();
   const f = falsePositives({ rate, words }, pairs, GROUPS);
   console.log(
