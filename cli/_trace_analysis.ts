@@ -27,6 +27,13 @@ import {
   topOf,
   TraceAnalysisError,
 } from "../lib/trace_analysis/mod.ts";
+import {
+  checkConfidence,
+  checkRate,
+  DEFAULT_CONFIDENCE,
+  estimateWithInterval,
+  parseNumber,
+} from "../lib/trace_analysis/intervals.ts";
 import { StdoutBuffer, writeAll, writeOutput, writeStderr, writeStdout } from "./_io.ts";
 import { usageLines } from "./_usage.ts";
 import { parseCommandLine, parseInteger, usageError } from "./_args.ts";
@@ -49,7 +56,12 @@ on stderr ('warning: FILE: no sample selected: …'). The exit status is still 0
 
 /** Help of each analysis command. */
 export const ANALYSIS_HELP: Record<string, string> = {
-  top: `${usageLines("trace top", "FILE [--by site|function|stack] [--limit N] [--json] [filters]")}
+  top: `${
+    usageLines(
+      "trace top",
+      "FILE [--by WHAT] [--limit N] [--confidence C] [--what-if-rate R] [--json] [filters]",
+    )
+  }
 
 Prints the allocation sites, functions or stacks with the most samples: samples, estimated
 bytes allocated (samples / sample rate x word size, the trace's own word size), estimated
@@ -58,17 +70,25 @@ A site is the innermost known location of a backtrace (defname@file:line:start-e
 functions, 'self' counts stacks where the function is innermost, 'total' stacks containing
 it (once, however deep it recurses). With --live-at, rows measure the objects live then.
 
+Each estimate has a confidence interval (bytesLow..bytesHigh): memprof samples every word,
+header included, with probability the sample rate, so a row's samples are Binomial(words,
+rate); the interval holds the word counts under which the samples seen are not in either
+tail of probability (1 - C) / 2 — exact at any count, not a normal approximation.
+
 Options:
-  --by WHAT      site (default), function or stack
-  --limit N      rows shown (default 20; 0 for all)
-  --json         print the result as JSON
+  --by WHAT          site (default), function or stack
+  --limit N          rows shown (default 20; 0 for all)
+  --confidence C     confidence of the intervals, in (0, 1) (default ${DEFAULT_CONFIDENCE})
+  --what-if-rate R   also show the interval a trace sampled at rate R would give
+                     (whatIfBytesLow..whatIfBytesHigh), had its samples come out as expected
+  --json             print the result as JSON
   -h, --help     show this help
 
 ${FILTERS}`,
   diff: `${
     usageLines(
       "trace diff",
-      "A B [--by site|function|stack] [--sort alloc|live] [--limit N] [--json] [filters]",
+      "A B [--by WHAT] [--sort WHAT] [--limit N] [--all] [--confidence C] [--per-second] [--json] [filters]",
     )
   }
 
@@ -77,16 +97,33 @@ estimated bytes allocated and live at the end (or at --live-at) in each, and the
 B - A, largest absolute change first. Rows are matched by their text, so traces of
 different rates or builds compare. For regression checks, --json gives every number.
 
+Each change has a confidence interval (each trace's exact binomial interval at confidence
+sqrt(C), so that both hold with probability C) and an exact test that nothing changed: given
+a row's samples in A and B, B's share is binomial with a known probability under that
+hypothesis, whatever the two rates (and durations, with --per-second). The p-values of
+both tests (allocated, live) of every changed row are adjusted by Benjamini-Hochberg; a row
+is significant (*) when a q-value is at most 1 - C. Only significant changes are listed
+unless --all is given.
+
 Options:
-  --by WHAT      site (default), function (stacks containing it) or stack
-  --sort WHAT    alloc (default): by |change of allocated bytes|; live: of live bytes
-  --limit N      rows shown (default 20; 0 for all)
-  --json         print the result as JSON
+  --by WHAT        site (default), function (stacks containing it) or stack
+  --sort WHAT      alloc (default): by |change of allocated bytes|; live: of live bytes
+  --limit N        rows shown (default 20; 0 for all)
+  --all            list every changed row, significant or not
+  --confidence C   confidence of intervals, in (0, 1) (default ${DEFAULT_CONFIDENCE}); the false
+                   discovery rate of the significant changes is 1 - C
+  --per-second     compare bytes per second of each trace's duration, not totals
+  --json           print the result as JSON
   -h, --help     show this help
 
 ${FILTERS}
   (--live-at SEC applies to both traces.)`,
-  export: `${usageLines("trace export", "FILE --format pprof|speedscope|folded [-o OUT] [filters]")}
+  export: `${
+    usageLines(
+      "trace export",
+      "FILE --format pprof|speedscope|folded [-o OUT] [--confidence C] [filters]",
+    )
+  }
 
 Writes the trace in another profiler's format:
   pprof       gzipped profile.proto heap profile: alloc_objects, alloc_space, inuse_objects,
@@ -95,13 +132,16 @@ Writes the trace in another profiler's format:
   speedscope  speedscope JSON: allocated bytes and live bytes by function path
   folded      folded stacks 'outer;...;inner BYTES', allocated bytes (live bytes with
               --live-at), for flamegraph.pl and friends
+pprof's comments and speedscope's profile names give the totals' confidence intervals
+(exact binomial, as 'trace top'); folded stacks have no place for them.
 Without -o the output goes to stdout (pprof only when stdout is not a terminal). OUT is
 written to a temporary file, renamed when complete and removed on error, Ctrl-C or
 SIGTERM (exit status 130, 143); a device or FIFO (/dev/null) is written in place.
 
 Options:
-  --format F     pprof, speedscope or folded
+  --format F       pprof, speedscope or folded
   -o, --output OUT
+  --confidence C   confidence of the intervals in the metadata (default ${DEFAULT_CONFIDENCE})
   -h, --help     show this help
 
 ${FILTERS}`,
@@ -211,6 +251,38 @@ function choice<T extends string>(
   return x as T;
 }
 
+/** `trace info`'s fields after its counts: the estimate of the bytes allocated and its
+ * interval at `confidence` ({@linkcode confidenceOption}). */
+export function infoIntervals(
+  samples: number,
+  info: { sampleRate: number; wordSize: number },
+  confidence: number,
+): [string, number | null][] {
+  const e = estimateWithInterval(samples, info.sampleRate, info.wordSize, confidence);
+  return [
+    ["allocated_bytes", e.bytes],
+    ["allocated_bytes_low", e.low],
+    ["allocated_bytes_high", e.high],
+    ["confidence", confidence],
+  ];
+}
+
+/** `--confidence C` of command `cmd`: a number in (0, 1), 0.95 without the option (a usage
+ * error otherwise). */
+export function confidenceOption(text: string | boolean | undefined, cmd: string): number {
+  return confidenceOf({ confidence: text }, cmd);
+}
+
+/** `--confidence C`: a number in (0, 1), 0.95 without the option. */
+function confidenceOf(v: Values, cmd: string): number {
+  const x = str(v, "confidence");
+  try {
+    return x === undefined ? DEFAULT_CONFIDENCE : checkConfidence(parseNumber("confidence", x));
+  } catch (e) {
+    throw usage(e, cmd);
+  }
+}
+
 function limitOf(v: Values, cmd: string): number {
   const x = str(v, "limit");
   return x === undefined ? 20 : parseInteger(`trace ${cmd}`, "--limit", x);
@@ -292,15 +364,25 @@ function top(args: string[]): void {
     ...FILTER_OPTIONS,
     by: { type: "string" },
     limit: { type: "string" },
+    confidence: { type: "string" },
+    "what-if-rate": { type: "string" },
     json: { type: "boolean" },
   });
   if (values.help) return writeStdout(ANALYSIS_HELP.top + "\n");
   const [file] = files(positionals, 1, "top");
   const by: GroupBy = choice(values, "by", BY, "site", "top");
   const limit = limitOf(values, "top");
+  const confidence = confidenceOf(values, "top");
+  const whatIf = str(values, "what-if-rate");
+  let whatIfRate: number | undefined;
+  try {
+    if (whatIf !== undefined) whatIfRate = checkRate(parseNumber("what-if-rate", whatIf));
+  } catch (e) {
+    throw usage(e, "top");
+  }
   const filter = filterOf(values, "top");
   const { data, selector } = analyze(file, filter, "top");
-  const result = topOf(data, selector, { by, limit });
+  const result = topOf(data, selector, { by, limit, confidence, whatIfRate });
   const note = emptySelectionNote(data, filter);
   if (values.json) printLines([JSON.stringify(result, null, 2)]);
   else printLines(formatTop(result, file, note === undefined ? [] : [note]));
@@ -321,6 +403,9 @@ function diff(args: string[]): void {
     by: { type: "string" },
     sort: { type: "string" },
     limit: { type: "string" },
+    all: { type: "boolean" },
+    confidence: { type: "string" },
+    "per-second": { type: "boolean" },
     json: { type: "boolean" },
   });
   if (values.help) return writeStdout(ANALYSIS_HELP.diff + "\n");
@@ -328,10 +413,18 @@ function diff(args: string[]): void {
   const by: GroupBy = choice(values, "by", BY, "site", "diff");
   const sort = choice(values, "sort", ["alloc", "live"] as const, "alloc", "diff");
   const limit = limitOf(values, "diff");
+  const confidence = confidenceOf(values, "diff");
   const filter = filterOf(values, "diff");
   const a = analyze(fileA, filter, "diff");
   const b = analyze(fileB, filter, "diff");
-  const result = diffOf(a.data, b.data, a.selector, b.selector, { by, sort, limit });
+  const result = diffOf(a.data, b.data, a.selector, b.selector, {
+    by,
+    sort,
+    limit,
+    confidence,
+    show: values.all ? "all" : "significant",
+    per: values["per-second"] ? "second" : "total",
+  });
   const noteA = emptySelectionNote(a.data, filter), noteB = emptySelectionNote(b.data, filter);
   const notes = [
     ...(noteA === undefined ? [] : [`A: ${noteA}`]),
@@ -347,6 +440,7 @@ async function exportCommand(args: string[]): Promise<void> {
     ...FILTER_OPTIONS,
     format: { type: "string" },
     output: { type: "string", short: "o" },
+    confidence: { type: "string" },
   });
   if (values.help) return writeStdout(ANALYSIS_HELP.export + "\n");
   const [file] = files(positionals, 1, "export");
@@ -365,6 +459,7 @@ async function exportCommand(args: string[]): Promise<void> {
     throw usageError("trace export", "pprof output is binary: give -o FILE or redirect stdout");
   }
   const filter = filterOf(values, "export");
+  const confidence = confidenceOf(values, "export");
   const enc = new TextEncoder();
   let note: string | undefined;
   const produce = (
@@ -380,8 +475,8 @@ async function exportCommand(args: string[]): Promise<void> {
     } else {
       write(
         format === "pprof"
-          ? pprofOf(data, selector)
-          : enc.encode(JSON.stringify(speedscopeOf(data, selector)) + "\n"),
+          ? pprofOf(data, selector, { confidence })
+          : enc.encode(JSON.stringify(speedscopeOf(data, selector, { confidence })) + "\n"),
       );
     }
   };

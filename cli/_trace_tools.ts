@@ -4,7 +4,7 @@
  * (lib/memtrace_tools). Wired into cli/trace.ts.
  * @module
  */
-import { FileSink, Reader } from "../lib/memtrace/mod.ts";
+import { type Event, FileSink, Reader } from "../lib/memtrace/mod.ts";
 import type { ToolPass } from "../lib/memtrace_tools/mod.ts";
 import {
   EXACT_DRAW_SAMPLES,
@@ -16,6 +16,12 @@ import {
   startSubsample,
 } from "../lib/memtrace_tools/mod.ts";
 import { StdoutBuffer, writeOutput, writeStderr, writeStdout } from "./_io.ts";
+import {
+  formatRankChange,
+  rankChangeOf,
+  type RankChangeResult,
+  startAggregate,
+} from "../lib/trace_analysis/mod.ts";
 import { parseInteger, unknownOptionMessage, usageError } from "./_args.ts";
 import { usageLines } from "./_usage.ts";
 import { openTraceInput, readThrough } from "./_trace_input.ts";
@@ -57,7 +63,9 @@ Writes to OUT the trace IN as if sampled FACTOR times less often, byte-identical
 memtrace's subsample tool: each sample is kept when OCaml 5's default Random.int FACTOR
 is 0 (the same draws as a fresh OCaml process), allocations with no sample left are
 dropped, kept ones renumbered; promotions and collections follow their objects; the
-sample rate is divided by FACTOR. With START_S END_S, only allocations whose time in
+sample rate is divided by FACTOR. On stderr, after what it kept, it says how the top 10
+sites' estimates, confidence intervals (95%, exact binomial, as 'trace top') and ranks
+change: the intervals widen about sqrt(FACTOR) times, and close ranks may swap. With START_S END_S, only allocations whose time in
 whole seconds since the trace start is in [START_S, END_S) are kept.
 
 FACTOR is an integer from 1 to ${MAX_SUBSAMPLE_FACTOR}; START_S and END_S are integers
@@ -196,15 +204,57 @@ async function subsampleCmd(args: string[]): Promise<void> {
       );
     }
   }
-  const stats = await writeThroughPass(
-    input,
-    output,
-    (r, sink) => startSubsample(r, sink, { factor, window }),
-  );
+  // The input's and the output's top sites, aggregated as the events go by (lib/trace_analysis;
+  // finished with the pass, while the input is open).
+  let change: RankChangeResult | undefined;
+  const stats = await writeThroughPass(input, output, (r, sink) => {
+    const before = startAggregate(r), after = startAggregate(r);
+    // The output's backtraces share prefixes with the previous kept allocation, not with the
+    // input's previous one: the output aggregate reads each backtrace whole.
+    const whole = {
+      kind: "alloc" as const,
+      objId: 0,
+      domain: 0,
+      length: 0,
+      nsamples: 0,
+      source: 0,
+      backtraceBuffer: new Float64Array(0) as Float64Array,
+      backtraceLength: 0,
+      commonPrefix: 0,
+    };
+    const onOutputEvent = (now: number, ev: Event) => {
+      if (ev.kind !== "alloc") return after.onEvent(now, ev);
+      whole.objId = ev.objId;
+      whole.domain = ev.domain;
+      whole.length = ev.length;
+      whole.nsamples = ev.nsamples;
+      whole.source = ev.source;
+      whole.backtraceBuffer = ev.backtraceBuffer;
+      whole.backtraceLength = ev.backtraceLength;
+      after.onEvent(now, whole);
+    };
+    const pass = startSubsample(r, sink, { factor, window, onOutputEvent });
+    return {
+      onEvent: (now, ev) => {
+        pass.onEvent(now, ev);
+        before.onEvent(now, ev);
+      },
+      finish: () => {
+        const result = pass.finish();
+        const a = after.finish();
+        a.info.sampleRate /= factor;
+        change = rankChangeOf(before.finish(), a);
+        return result;
+      },
+    };
+  });
   writeStderr(
     `kept ${stats.keptAllocations} of ${stats.allocations} allocations (${stats.keptSamples} ` +
       `of ${stats.samples} samples), wrote ${stats.events} events to ${output}\n`,
   );
+  if (change !== undefined && change.rows.length > 0) {
+    writeStderr(formatRankChange(change).join("\n") + "\n");
+  }
 }
 
 async function stripNamesCmd(args: string[]): Promise<void> {

@@ -25,6 +25,7 @@ import { openTraceInput, readThrough } from "./_trace_input.ts";
 import { commandName, usageLines } from "./_usage.ts";
 import { parseCommandLine, parseInteger, unknownCommandMessage, usageError } from "./_args.ts";
 import { ANALYSIS_COMMAND_LINES, runAnalysisCommand } from "./_trace_analysis.ts";
+import { confidenceOption, infoIntervals } from "./_trace_analysis.ts";
 
 const HELP: Record<string, string> = {
   main: `${usageLines("trace", "<command> [options]")}
@@ -76,17 +77,21 @@ memtrace's writer would not give, stop the copy with a located error.
 
 Options:
   -h, --help  show this help`,
-  info: `${usageLines("trace info", "FILE [--json]")}
+  info: `${usageLines("trace info", "FILE [--json] [--confidence C]")}
 
 Prints the trace metadata (memtrace's 'name: value' lines, as dump starts), then counts:
 events; domains; duration_us; allocations, and allocations by source (minor, major,
 external); promotions; collections; samples; sampled_words; allocations by size
-(size_le4_words, size_le16_words, size_le256_words, size_gt256_words); location_codes.
+(size_le4_words, size_le16_words, size_le256_words, size_gt256_words); location_codes;
+then the estimate of the bytes allocated (samples / rate x word size) and its confidence
+interval (exact binomial, as 'trace top'): allocated_bytes, allocated_bytes_low,
+allocated_bytes_high, confidence (null where the trace's rate is not in (0, 1]).
 
 Options:
-  --json      print the same fields as one JSON object, keyed by the text's labels
-              (strings unquoted, context null for None, domains an array)
-  -h, --help  show this help`,
+  --json            print the same fields as one JSON object, keyed by the text's labels
+                    (strings unquoted, context null for None, domains an array)
+  --confidence C    confidence of the interval, in (0, 1) (default 0.95)
+  -h, --help        show this help`,
 };
 
 function parse<const O extends Record<string, { type: "boolean" | "string" }>>(
@@ -210,20 +215,29 @@ export function infoJson(info: Info, sizeBytes: number, s: TraceStats): Record<s
 }
 
 function info(args: string[]): void {
-  const { values, positionals } = parse(args, "info", { json: { type: "boolean" } });
+  const { values, positionals } = parse(args, "info", {
+    json: { type: "boolean" },
+    confidence: { type: "string" },
+  });
   if (values.help) return writeStdout(HELP.info + "\n");
   const [file] = needFiles(positionals, 1, "info");
+  const confidence = confidenceOption(values.confidence, "info");
+  const intervals = (s: TraceStats, i: Info) => infoIntervals(s.samples, i, confidence);
   const reader = Reader.open(file);
   try {
     const s = traceStats(reader);
     if (values.json) {
-      writeStdout(JSON.stringify(infoJson(reader.info, reader.sizeBytes(), s), null, 2) + "\n");
+      const json = {
+        ...infoJson(reader.info, reader.sizeBytes(), s),
+        ...Object.fromEntries(intervals(s, reader.info)),
+      };
+      writeStdout(JSON.stringify(json, null, 2) + "\n");
       return;
     }
     const out = new StdoutBuffer();
     for (const l of infoLines(reader.info, reader.sizeBytes())) out.line(l);
-    for (const [k, v] of infoCounts(s)) {
-      const text = Array.isArray(v) ? v.join(",") || "-" : String(v);
+    for (const [k, v] of [...infoCounts(s), ...intervals(s, reader.info)]) {
+      const text = Array.isArray(v) ? v.join(",") || "-" : v === null ? "null" : String(v);
       out.line(`${k.padEnd(20)} ${text}`);
     }
     out.flush();

@@ -72,6 +72,10 @@ export interface SubsampleOptions {
   window?: { start: number; end: number };
   /** The generator to draw from. Default: a fresh OCaml 5 default state, as a new process has. */
   random?: OCamlRandomState;
+  /** Called with every event written, as the output trace holds it (µs since the trace start,
+   * ids renumbered, the kept samples): lets a caller analyse the output while it is written
+   * (`trace subsample` reports how the top sites' intervals and ranks change). */
+  onOutputEvent?: (now: number, ev: Event) => void;
 }
 
 /** Counts of a {@linkcode subsample} run. */
@@ -139,6 +143,7 @@ export function startSubsample(
   const w = MultiplexedWriter.create(sink, info, { getpid: () => pid });
   const lookup = locationLookup(reader);
   const remap = new ShadowingMap<number, number>();
+  const observe = options.onOutputEvent;
   const stats: SubsampleStats = {
     allocations: 0,
     keptAllocations: 0,
@@ -161,28 +166,28 @@ export function startSubsample(
       if (samples === 0) return;
       const id = w.nextAllocId(ev.domain);
       remap.add(ev.objId, id);
-      w.putEvent(
-        lookup,
-        time,
-        new AllocEvent(
-          id,
-          ev.length,
-          ev.domain,
-          samples,
-          ev.source,
-          ev.backtraceBuffer,
-          ev.backtraceLength,
-          ev.commonPrefix,
-        ),
+      const out = new AllocEvent(
+        id,
+        ev.length,
+        ev.domain,
+        samples,
+        ev.source,
+        ev.backtraceBuffer,
+        ev.backtraceLength,
+        ev.commonPrefix,
       );
+      w.putEvent(lookup, time, out);
+      observe?.(now, out);
       stats.keptAllocations++;
       stats.keptSamples += samples;
     } else {
       const id = remap.find(ev.objId);
       if (id === undefined) return;
       if (ev.kind === "promote") {
+        const out = new PromoteEvent(id, ev.domain);
         try {
-          w.putEvent(lookup, time, new PromoteEvent(id, ev.domain));
+          w.putEvent(lookup, time, out);
+          observe?.(now, out);
         } catch (e) {
           if (!(e instanceof MemtraceArgumentError && e.message === "Invalid ID in promotion")) {
             throw e;
@@ -198,7 +203,9 @@ export function startSubsample(
         }
       } else {
         remap.remove(ev.objId);
-        w.putEvent(lookup, time, new CollectEvent(id, ev.domain));
+        const out = new CollectEvent(id, ev.domain);
+        w.putEvent(lookup, time, out);
+        observe?.(now, out);
       }
     }
     stats.events++;

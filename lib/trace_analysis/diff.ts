@@ -16,9 +16,12 @@ import {
   stackLabel,
 } from "./select.ts";
 import type { GroupBy, GroupRow, ProfileData, Selector } from "./profile.ts";
-import { formatBytes, formatSeconds } from "./top.ts";
+import { alignColumns, formatBytes, formatSeconds, intervalNote } from "./top.ts";
+import { checkConfidence, DEFAULT_CONFIDENCE, hasIntervals, wordsInterval } from "./intervals.ts";
+import { benjaminiHochberg, rateTestPValue } from "./_significance.ts";
 import { KeyIndex } from "./_index.ts";
 import { printable } from "../util/printable.ts";
+import { TraceAnalysisError } from "./errors.ts";
 
 /** Options of {@linkcode diffOf}. */
 export interface DiffOptions {
@@ -28,6 +31,13 @@ export interface DiffOptions {
   limit?: number;
   /** Order by the absolute change of allocated bytes (default) or of live bytes. */
   sort?: "alloc" | "live";
+  /** Confidence of the intervals of the changes, in (0, 1) (default 0.95); changes are
+   * significant at a false discovery rate of 1 − confidence. */
+  confidence?: number;
+  /** Rows returned: every changed row (default), or only those whose change is significant. */
+  show?: "all" | "significant";
+  /** Compare totals (default), or bytes per second of each trace's duration. */
+  per?: "total" | "second";
 }
 
 /** Estimated bytes of one row or of the totals in both traces. */
@@ -50,6 +60,28 @@ export interface DiffRow {
   samplesA: number;
   /** Allocation samples in B. */
   samplesB: number;
+  /** Samples of live objects in A. */
+  liveSamplesA?: number;
+  /** Samples of live objects in B. */
+  liveSamplesB?: number;
+  /** Lower bound of `allocDelta` at the result's confidence (null when a rate allows none). */
+  allocDeltaLow?: number | null;
+  /** Upper bound of `allocDelta`. */
+  allocDeltaHigh?: number | null;
+  /** Lower bound of `liveDelta`. */
+  liveDeltaLow?: number | null;
+  /** Upper bound of `liveDelta`. */
+  liveDeltaHigh?: number | null;
+  /** Two-sided p-value of the exact conditional test that allocations did not change. */
+  allocPValue?: number | null;
+  /** Two-sided p-value of the test that live bytes did not change. */
+  livePValue?: number | null;
+  /** Benjamini–Hochberg q-value of `allocPValue` (over every test of every row). */
+  allocQValue?: number | null;
+  /** Benjamini–Hochberg q-value of `livePValue`. */
+  liveQValue?: number | null;
+  /** Whether a q-value is at most 1 − confidence: a change sampling does not explain. */
+  significant?: boolean;
 }
 
 /** What {@linkcode diffOf} returns (and `trace diff --json` prints). */
@@ -68,6 +100,16 @@ export interface DiffResult {
   totals: DiffRow;
   /** Rows whose allocated or live bytes differ, before the limit. */
   rowCount: number;
+  /** Of those, rows with a significant change. */
+  significantCount?: number;
+  /** Which rows `rows` lists: every changed one, or the significant ones. */
+  show?: "all" | "significant";
+  /** Bytes are totals, or per second of each trace's duration. */
+  per?: "total" | "second";
+  /** Confidence of the intervals; changes are significant at false discovery rate 1 − it. */
+  confidence?: number;
+  /** How intervals and tests are computed. */
+  method?: string;
   /** The rows, largest change first. */
   rows: DiffRow[];
 }
@@ -166,13 +208,50 @@ export function diffOf(
   const limit = options.limit ?? 20;
   const shared = by === "stack" ? new SharedStacks() : null;
   const sa = side(a, selectorA, by, shared), sb = side(b, selectorB, by, shared);
+  const confidence = checkConfidence(options.confidence ?? DEFAULT_CONFIDENCE);
+  const per = options.per ?? "total";
+  const show = options.show ?? "all";
+  // Per second: bytes ÷ duration; the test compares words per µs of each trace.
+  const unitA = per === "second" ? a.stats.durationUs / 1e6 : 1;
+  const unitB = per === "second" ? b.stats.durationUs / 1e6 : 1;
+  if (!(unitA > 0 && unitB > 0)) {
+    throw new TraceAnalysisError(
+      "per-second",
+      `trace ${unitA > 0 ? "B" : "A"} lasts 0 s: it has no bytes per second`,
+    );
+  }
+  const tested = hasIntervals(a) && hasIntervals(b);
+  // The change's interval: each side's exact interval at confidence √c, so that both cover
+  // (independent traces) with probability c.
+  const sideConfidence = Math.sqrt(confidence);
+  const wbA = a.info.wordSize / 8, wbB = b.info.wordSize / 8;
+  const deltaInterval = (sA: number, sB: number): [number | null, number | null] => {
+    if (!tested) return [null, null];
+    const [loA, hiA] = wordsInterval(sA, a.info.sampleRate, sideConfidence);
+    const [loB, hiB] = wordsInterval(sB, b.info.sampleRate, sideConfidence);
+    const lo = (loB * wbB) / unitB - (hiA * wbA) / unitA;
+    const hi = (hiB * wbB) / unitB - (loA * wbA) / unitA;
+    return Number.isFinite(lo) && Number.isFinite(hi) ? [lo, hi] : [null, null];
+  };
+  const pValue = (sA: number, sB: number): number | null => {
+    if (!tested) return null;
+    const p = rateTestPValue(sA, sB, a.info.sampleRate, b.info.sampleRate, unitA, unitB);
+    return Number.isNaN(p) ? null : p;
+  };
+  const withIntervals = (r: DiffRow): DiffRow => {
+    [r.allocDeltaLow, r.allocDeltaHigh] = deltaInterval(r.samplesA, r.samplesB);
+    [r.liveDeltaLow, r.liveDeltaHigh] = deltaInterval(r.liveSamplesA ?? 0, r.liveSamplesB ?? 0);
+    return r;
+  };
   const row = (
     key: string,
     x: { alloc: number; live: number } | undefined,
     y: { alloc: number; live: number } | undefined,
   ): DiffRow => {
-    const allocBytesA = (x?.alloc ?? 0) * sa.bps, allocBytesB = (y?.alloc ?? 0) * sb.bps;
-    const liveBytesA = (x?.live ?? 0) * sa.bps, liveBytesB = (y?.live ?? 0) * sb.bps;
+    const allocBytesA = ((x?.alloc ?? 0) * sa.bps) / unitA;
+    const allocBytesB = ((y?.alloc ?? 0) * sb.bps) / unitB;
+    const liveBytesA = ((x?.live ?? 0) * sa.bps) / unitA;
+    const liveBytesB = ((y?.live ?? 0) * sb.bps) / unitB;
     return {
       key,
       allocBytesA,
@@ -183,6 +262,18 @@ export function diffOf(
       liveDelta: liveBytesB - liveBytesA,
       samplesA: x?.alloc ?? 0,
       samplesB: y?.alloc ?? 0,
+      liveSamplesA: x?.live ?? 0,
+      liveSamplesB: y?.live ?? 0,
+      // Filled in for the rows returned only (withIntervals).
+      allocDeltaLow: null,
+      allocDeltaHigh: null,
+      liveDeltaLow: null,
+      liveDeltaHigh: null,
+      allocPValue: pValue(x?.alloc ?? 0, y?.alloc ?? 0),
+      livePValue: pValue(x?.live ?? 0, y?.live ?? 0),
+      allocQValue: null,
+      liveQValue: null,
+      significant: false,
     };
   };
   const keys = new Set([...sa.rows.keys(), ...sb.rows.keys()]);
@@ -200,13 +291,27 @@ export function diffOf(
       ids.push(k);
     }
   }
+  // Benjamini–Hochberg over both tests of every changed row (the unchanged ones have p = 1
+  // and could only make the procedure more conservative).
+  const ps: number[] = [];
+  for (const r of all) ps.push(r.allocPValue ?? NaN, r.livePValue ?? NaN);
+  const qs = benjaminiHochberg(ps);
+  const alpha = 1 - confidence;
+  let significantCount = 0;
+  all.forEach((r, i) => {
+    const qa = qs[2 * i], ql = qs[2 * i + 1];
+    r.allocQValue = Number.isNaN(qa) ? null : qa;
+    r.liveQValue = Number.isNaN(ql) ? null : ql;
+    r.significant = (r.allocQValue ?? 1) <= alpha || (r.liveQValue ?? 1) <= alpha;
+    if (r.significant) significantCount++;
+  });
   const rank = (i: number) => {
     const k = ids[i] as number;
     return k < 0 ? ranks!.leaf[0] : ranks!.node[k];
   };
   const measure = (r: DiffRow) => Math.abs(sort === "alloc" ? r.allocDelta : r.liveDelta);
   const other = (r: DiffRow) => Math.abs(sort === "alloc" ? r.liveDelta : r.allocDelta);
-  const order = all.map((_, i) => i);
+  const order = all.map((_, i) => i).filter((i) => show === "all" || all[i].significant);
   order.sort((i, j) => {
     const x = all[i], y = all[j];
     return measure(y) - measure(x) || other(y) - other(x) ||
@@ -222,7 +327,7 @@ export function diffOf(
         r.key = stackLabel(data, node).key;
       }
     }
-    return r;
+    return withIntervals(r);
   });
   const summary = (d: ProfileData) => ({
     executableName: d.info.executableName,
@@ -237,10 +342,34 @@ export function diffOf(
     by,
     live: { kind, timeUsA: liveTime(a, selectorA), timeUsB: liveTime(b, selectorB) },
     sort,
-    totals: row("(total)", sa.totals, sb.totals),
+    totals: totalsRow(withIntervals(row("(total)", sa.totals, sb.totals)), alpha),
     rowCount: all.length,
+    significantCount,
+    show,
+    per,
+    confidence,
+    method: `${DIFF_METHOD}${tested ? "" : " (not computed: a trace's rate is not in (0, 1])"}`,
     rows: shown,
   };
+}
+
+/** How `trace diff` computes its intervals and tests. */
+export const DIFF_METHOD: string =
+  "interval: exact binomial intervals of A and B at confidence sqrt(c) combined; " +
+  "test: exact conditional binomial test of the two rates (samples ~ Poisson(rate x words)), " +
+  "Benjamini-Hochberg over both tests of every changed row at FDR 1 - c";
+
+/** The totals' row: its test stands alone (no correction). */
+function totalsRow(r: DiffRow, alpha: number): DiffRow {
+  r.allocQValue = r.allocPValue;
+  r.liveQValue = r.livePValue;
+  r.significant = (r.allocPValue ?? 1) <= alpha || (r.livePValue ?? 1) <= alpha;
+  return r;
+}
+
+/** A q- or p-value with two significant digits (`<1e-12` below). */
+function formatQ(v: number): string {
+  return v < 1e-12 ? "<1e-12" : v >= 0.01 ? v.toFixed(2) : v.toPrecision(2);
 }
 
 function signed(b: number): string {
@@ -266,37 +395,55 @@ export function formatDiff(
     `# B: ${nameB} (${
       printable(r.b.executableName)
     }, ${r.b.events} events, rate ${r.b.sampleRate})`,
-    `# estimated bytes by ${r.by}, B - A: ${r.rowCount} changed${
-      r.rows.length < r.rowCount ? `, top ${r.rows.length} shown` : ""
+    `# estimated bytes${
+      r.per === "second" ? " per second" : ""
+    } by ${r.by}, B - A: ${r.rowCount} changed${
+      r.significantCount === undefined ? "" : `, ${r.significantCount} significant`
+    }${r.show === "significant" ? " (listed)" : ""}${
+      r.rows.length < (r.show === "significant" ? r.significantCount ?? 0 : r.rowCount)
+        ? `, top ${r.rows.length} shown`
+        : ""
     }, sorted by |change of ${r.sort === "alloc" ? "allocated" : live}|; live bytes are ${live}`,
     ...notes.map((n) => `# ${n}`),
+    `# ${
+      intervalNote(r.confidence ?? DEFAULT_CONFIDENCE)
+    } of the change; q: Benjamini-Hochberg q-value of the exact test of no change, * when q <= ${+(1 -
+      (r.confidence ?? DEFAULT_CONFIDENCE)).toFixed(6)}${
+      r.show === "significant" ? "; --all lists every change" : ""
+    }`,
   ];
   // The columns are named as the JSON rows' keys (`trace diff --json`).
   const cols = [
     "allocBytesA",
     "allocBytesB",
     "allocDelta",
+    "allocDeltaLow..allocDeltaHigh",
     "liveBytesA",
     "liveBytesB",
     "liveDelta",
+    "liveDeltaLow..liveDeltaHigh",
+    "q",
   ];
+  const range = (lo: number | null | undefined, hi: number | null | undefined) =>
+    lo === null || lo === undefined || hi === null || hi === undefined
+      ? "-"
+      : `${signed(lo)}..${signed(hi)}`;
+  const q = (x: DiffRow) => {
+    const v = Math.min(x.allocQValue ?? Infinity, x.liveQValue ?? Infinity);
+    return v === Infinity ? "-" : `${formatQ(v)}${x.significant ? " *" : "  "}`;
+  };
   const cells = (x: DiffRow) => [
     formatBytes(x.allocBytesA),
     formatBytes(x.allocBytesB),
     signed(x.allocDelta),
+    range(x.allocDeltaLow, x.allocDeltaHigh),
     formatBytes(x.liveBytesA),
     formatBytes(x.liveBytesB),
     signed(x.liveDelta),
+    range(x.liveDeltaLow, x.liveDeltaHigh),
+    q(x),
     printable(x.key),
   ];
   const all = [[...cols, r.by], ...r.rows.map(cells), cells(r.totals)];
-  // Folded, not spread: with --limit 0 the rows can be more than a call's arguments may be.
-  const widths = cols.map((_, c) => all.reduce((w, row) => Math.max(w, row[c].length), 0));
-  return [
-    ...head,
-    ...all.map((row) =>
-      row.slice(0, cols.length).map((cell, c) => cell.padStart(widths[c])).join("  ") + "  " +
-      row[cols.length]
-    ),
-  ];
+  return [...head, ...alignColumns(all, cols.length)];
 }

@@ -21,13 +21,25 @@ import {
   StringTable,
   ValueType,
 } from "pprof-format";
-import { bytesPerSample, NO_LOCATION, selectSamples } from "./select.ts";
+import { bytesPerSample, NO_LOCATION, selectionTotals, selectSamples } from "./select.ts";
+import { checkConfidence, DEFAULT_CONFIDENCE, INTERVAL_METHOD } from "./intervals.ts";
+import { intervalText } from "./top.ts";
 import type { ProfileData, Selector } from "./profile.ts";
 
 const SOURCE_NAMES = ["minor", "major", "external"];
 
 /** The profile.proto message of a selection (not yet gzipped). */
-function pprofProfileOf(data: ProfileData, selector: Selector): Profile {
+/** Options of {@linkcode pprofOf} and {@linkcode speedscopeOf}. */
+export interface ExportOptions {
+  /** Confidence of the intervals in the metadata (default 0.95). */
+  confidence?: number;
+}
+
+function pprofProfileOf(
+  data: ProfileData,
+  selector: Selector,
+  options: ExportOptions,
+): Profile {
   const strings = new StringTable();
   const bps = bytesPerSample(data);
   const rate = data.info.sampleRate;
@@ -133,11 +145,30 @@ function pprofProfileOf(data: ProfileData, selector: Selector): Profile {
     comment: [
       strings.dedup(`memtrace trace of ${data.info.executableName}`),
       strings.dedup(`sample rate ${data.info.sampleRate}, ${wordBytes}-byte words`),
+      ...intervalComments(data, selector, options).map((c) => strings.dedup(c)),
     ],
   });
 }
 
-/** The gzipped profile.proto bytes of a selection (deterministic: no time in the gzip header). */
-export function pprofOf(data: ProfileData, selector: Selector): Uint8Array {
-  return new Uint8Array(gzipSync(pprofProfileOf(data, selector).encode()));
+/** The comments giving the totals' confidence intervals (memprof's binomial model). */
+function intervalComments(data: ProfileData, selector: Selector, options: ExportOptions): string[] {
+  const confidence = checkConfidence(options.confidence ?? DEFAULT_CONFIDENCE);
+  const alloc = selectionTotals(selectSamples(data, { ...selector, live: "alloc" })).samples;
+  const live = selector.live === "alloc" ? "end" : selector.live;
+  const inuse = selectionTotals(selectSamples(data, { ...selector, live })).samples;
+  return [
+    `alloc_space total: ${intervalText(data, alloc, confidence)}`,
+    `inuse_space total: ${intervalText(data, inuse, confidence)}`,
+    `intervals: ${INTERVAL_METHOD}`,
+  ];
+}
+
+/** The gzipped profile.proto bytes of a selection (deterministic: no time in the gzip header);
+ * its comments give the totals' confidence intervals. */
+export function pprofOf(
+  data: ProfileData,
+  selector: Selector,
+  options: ExportOptions = {},
+): Uint8Array {
+  return new Uint8Array(gzipSync(pprofProfileOf(data, selector, options).encode()));
 }

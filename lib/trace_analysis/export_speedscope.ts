@@ -7,6 +7,9 @@
 import { bytesPerSample, flameWeights, NO_LOCATION, selectSamples } from "./select.ts";
 import { functionPath } from "./folded.ts";
 import type { ProfileData, Selector } from "./profile.ts";
+import { checkConfidence, DEFAULT_CONFIDENCE } from "./intervals.ts";
+import { intervalText } from "./top.ts";
+import type { ExportOptions } from "./export_pprof.ts";
 
 /** A frame of a speedscope file. */
 export interface SpeedscopeFrame {
@@ -55,7 +58,12 @@ export interface SpeedscopeFile {
 }
 
 /** The speedscope file of a selection (its `live` field picks the second profile's time). */
-export function speedscopeOf(data: ProfileData, selector: Selector): SpeedscopeFile {
+export function speedscopeOf(
+  data: ProfileData,
+  selector: Selector,
+  options: ExportOptions = {},
+): SpeedscopeFile {
+  const confidence = checkConfidence(options.confidence ?? DEFAULT_CONFIDENCE);
   const bps = bytesPerSample(data);
   const frames: SpeedscopeFrame[] = data.functions.map((name) => ({ name }));
   // A function's file and line: those of its first location.
@@ -82,7 +90,8 @@ export function speedscopeOf(data: ProfileData, selector: Selector): SpeedscopeF
     }
     return {
       type: "sampled",
-      name,
+      // The total's confidence interval in the name (the file format has no other place).
+      name: `${name} (${intervalText(data, rootTotal, confidence)})`,
       unit: "bytes",
       startValue: 0,
       endValue: rootTotal * bps,

@@ -82,15 +82,33 @@ export {
 export { emptySelectionNote, traceHoldings } from "./empty.ts";
 export {
   formatBytes,
+  formatInterval,
   formatSeconds,
   formatShare,
   formatTop,
+  intervalText,
+  type TopIntervals,
   topOf,
   type TopOptions,
   type TopResult,
   type TopRow,
 } from "./top.ts";
-export { diffOf, type DiffOptions, type DiffResult, type DiffRow, formatDiff } from "./diff.ts";
+export {
+  DIFF_METHOD,
+  diffOf,
+  type DiffOptions,
+  type DiffResult,
+  type DiffRow,
+  formatDiff,
+} from "./diff.ts";
+export {
+  type BytesInterval,
+  bytesInterval,
+  DEFAULT_CONFIDENCE,
+  INTERVAL_METHOD,
+  whatIfInterval,
+  wordsInterval,
+} from "./intervals.ts";
 export { FOLDED_LINE_CHARS, foldedStacks, foldedStacksTo, functionPath } from "./folded.ts";
 export {
   type SpeedscopeFile,
@@ -98,8 +116,15 @@ export {
   speedscopeOf,
   type SpeedscopeSampledProfile,
 } from "./export_speedscope.ts";
-export { pprofOf } from "./export_pprof.ts";
+export { type ExportOptions, pprofOf } from "./export_pprof.ts";
 export { buildReport, type ReportOptions } from "./report/build.ts";
+export {
+  formatRankChange,
+  rankChangeOf,
+  type RankChangeOptions,
+  type RankChangeResult,
+  type RankChangeRow,
+} from "./rank_change.ts";
 export {
   bytesPerSample,
   callTrees,

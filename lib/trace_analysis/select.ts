@@ -5,7 +5,7 @@
  */
 import * as core from "./_select.js";
 import type { CallTree, GroupBy, GroupRow, ProfileData, Selection, Selector } from "./profile.ts";
-import type { TopRow } from "./top.ts";
+import type { TopIntervals, TopRow } from "./top.ts";
 
 /** Fills in the function-path tree (`fnodes`, `nodes.fnode`) from the location-path tree;
  * returns `data`. */
@@ -84,7 +84,16 @@ export const groupFigures: (g: GroupRow, bps: number) => GroupFigures = core.gro
 
 /** What {@linkcode groupFigures} gives: a {@linkcode TopRow} without its by-function and
  * by-stack fields. */
-type GroupFigures = Omit<TopRow, "selfSamples" | "selfBytes" | "frames" | "framesOmitted">;
+type GroupFigures = Omit<
+  TopRow,
+  | "selfSamples"
+  | "selfBytes"
+  | "selfBytesLow"
+  | "selfBytesHigh"
+  | "frames"
+  | "framesOmitted"
+  | keyof TopIntervals
+>;
 
 /** Sorts groups in place, largest first (functions by self, then total); ties by key. */
 export const sortGroups: (rows: GroupRow[], by: GroupBy) => GroupRow[] = core.sortGroups;

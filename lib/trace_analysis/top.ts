@@ -15,6 +15,13 @@ import {
 } from "./select.ts";
 import type { GroupBy, ProfileData, Selector } from "./profile.ts";
 import { printable } from "../util/printable.ts";
+import {
+  bytesInterval,
+  checkConfidence,
+  checkRate,
+  DEFAULT_CONFIDENCE,
+  INTERVAL_METHOD,
+} from "./intervals.ts";
 
 /** Options of {@linkcode topOf}. */
 export interface TopOptions {
@@ -22,10 +29,31 @@ export interface TopOptions {
   by?: GroupBy;
   /** Most rows returned (default 20; 0 for all). */
   limit?: number;
+  /** Confidence of the intervals, in (0, 1) (default 0.95). */
+  confidence?: number;
+  /** Also give the intervals a trace sampled at this rate would show (in (0, 1]). */
+  whatIfRate?: number;
 }
 
-/** One row of {@linkcode TopResult}. Bytes are estimates (samples ÷ rate × word size). */
-export interface TopRow {
+/** The confidence interval of a row's estimates (nulls when the trace's rate allows none). */
+export interface TopIntervals {
+  /** Lower bound of `bytes` at the result's confidence. */
+  bytesLow?: number | null;
+  /** Upper bound of `bytes`. */
+  bytesHigh?: number | null;
+  /** Lower bound of `liveEndBytes`. */
+  liveEndBytesLow?: number | null;
+  /** Upper bound of `liveEndBytes`. */
+  liveEndBytesHigh?: number | null;
+  /** With a what-if rate: the bounds of `bytes` a trace at that rate would show. */
+  whatIfBytesLow?: number | null;
+  /** With a what-if rate: the upper bound. */
+  whatIfBytesHigh?: number | null;
+}
+
+/** One row of {@linkcode TopResult}. Bytes are estimates (samples ÷ rate × word size), with
+ * their confidence intervals. */
+export interface TopRow extends TopIntervals {
   /** The site, function name, or the stack's frames joined by `;` (outermost first). */
   key: string;
   /** Samples of the selection in this row (for functions: stacks containing it). */
@@ -42,6 +70,10 @@ export interface TopRow {
   selfSamples?: number;
   /** For functions: estimated bytes where the function is the innermost frame. */
   selfBytes?: number;
+  /** For functions: lower bound of `selfBytes`. */
+  selfBytesLow?: number | null;
+  /** For functions: upper bound of `selfBytes`. */
+  selfBytesHigh?: number | null;
   /** For stacks: the frames shown, outermost first: the innermost ones within
    * `STACK_TEXT_CHARS` characters (the whole stack unless `framesOmitted`). */
   frames?: string[];
@@ -76,7 +108,13 @@ export interface TopResult {
     liveEndBytes: number;
     promotedSamples: number;
     promotedShare: number;
-  };
+  } & TopIntervals;
+  /** Confidence of the intervals. */
+  confidence?: number;
+  /** How the intervals are computed. */
+  intervalMethod?: string;
+  /** The rate of the what-if intervals, or null. */
+  whatIfRate?: number | null;
   /** Number of rows before the limit. */
   rowCount: number;
   /** The rows, largest first. */
@@ -87,15 +125,36 @@ export interface TopResult {
 export function topOf(data: ProfileData, selector: Selector, options: TopOptions = {}): TopResult {
   const by = options.by ?? "site";
   const limit = options.limit ?? 20;
+  const confidence = checkConfidence(options.confidence ?? DEFAULT_CONFIDENCE);
+  const whatIf = options.whatIfRate === undefined ? undefined : checkRate(options.whatIfRate);
+  const intervals = (samples: number, liveEnd: number): TopIntervals => {
+    const b = bytesInterval(data, samples, confidence);
+    const l = bytesInterval(data, liveEnd, confidence);
+    const r: TopIntervals = {
+      bytesLow: b.low,
+      bytesHigh: b.high,
+      liveEndBytesLow: l.low,
+      liveEndBytesHigh: l.high,
+    };
+    if (whatIf !== undefined) {
+      const w = bytesInterval(data, samples, confidence, whatIf);
+      r.whatIfBytesLow = w.low;
+      r.whatIfBytesHigh = w.high;
+    }
+    return r;
+  };
   const bps = bytesPerSample(data);
   const sel = selectSamples(data, selector);
   const groups = sortGroups(groupBy(data, sel, by), by);
   const t = selectionTotals(sel);
   const rows = (limit > 0 ? groups.slice(0, limit) : groups).map((g): TopRow => {
-    const row: TopRow = groupFigures(g, bps);
+    const row: TopRow = { ...groupFigures(g, bps), ...intervals(g.samples, g.liveEnd) };
     if (by === "function") {
       row.selfSamples = g.self;
       row.selfBytes = g.self * bps;
+      const self = bytesInterval(data, g.self, confidence);
+      row.selfBytesLow = self.low;
+      row.selfBytesHigh = self.high;
     }
     if (by === "stack") {
       const label = g.node === undefined || g.node < 0 ? undefined : stackLabel(data, g.node);
@@ -140,7 +199,11 @@ export function topOf(data: ProfileData, selector: Selector, options: TopOptions
       liveEndBytes: t.liveEnd * bps,
       promotedSamples: t.promoted,
       promotedShare: t.samples > 0 ? t.promoted / t.samples : 0,
+      ...intervals(t.samples, t.liveEnd),
     },
+    confidence,
+    intervalMethod: INTERVAL_METHOD,
+    whatIfRate: whatIf ?? null,
     rowCount: groups.length,
     rows,
   };
@@ -168,6 +231,27 @@ export function formatSeconds(us: number): string {
   return `${(us / 1e6).toFixed(6).replace(/\.?0+$/, "")} s`;
 }
 
+/** An interval as `low..high` in binary units (`-` when the trace's rate allows none). */
+export function formatInterval(low: number | null, high: number | null): string {
+  return low === null || high === null ? "-" : `${formatBytes(low)}..${formatBytes(high)}`;
+}
+
+/** `95% interval 69.3 MiB..78.7 MiB` for `samples` samples of `data` (for the exports'
+ * metadata; `no interval` where the trace's rate allows none). */
+export function intervalText(data: ProfileData, samples: number, confidence: number): string {
+  const iv = bytesInterval(data, samples, confidence);
+  return iv.low === null
+    ? "no interval (sample rate not in (0, 1])"
+    : `${+(confidence * 100).toFixed(4)}% interval ${formatInterval(iv.low, iv.high)}`;
+}
+
+/** The line saying what the intervals are. */
+export function intervalNote(confidence: number): string {
+  return `low..high: ${+(confidence * 100).toFixed(
+    4,
+  )}% confidence interval, exact binomial (each word sampled with probability rate)`;
+}
+
 /** Shortens `s` to `width` characters, keeping its end (the innermost frames). */
 function keepEnd(s: string, width: number): string {
   return s.length <= width ? s : "…" + s.slice(s.length - width + 1);
@@ -175,6 +259,7 @@ function keepEnd(s: string, width: number): string {
 
 /** The table `trace top` prints; each of `notes` is a line after its header (`# note`). */
 export function formatTop(r: TopResult, name = "trace", notes: readonly string[] = []): string[] {
+  const whatIf = r.whatIfRate !== null && r.whatIfRate !== undefined;
   const what = r.by === "site" ? "sites" : r.by === "function" ? "functions" : "stacks";
   const measure = r.measure === "allocated"
     ? "allocations"
@@ -195,35 +280,43 @@ export function formatTop(r: TopResult, name = "trace", notes: readonly string[]
       r.rows.length < r.rowCount ? `, top ${r.rows.length} shown` : ""
     }; bytes are estimates (samples / rate x word size)`,
     ...notes.map((n) => `# ${n}`),
+    `# ${intervalNote(r.confidence ?? DEFAULT_CONFIDENCE)}${
+      whatIf ? `; whatIf: the interval a trace at rate ${r.whatIfRate} would give` : ""
+    }`,
   ];
   // The columns are named as the JSON rows' keys (`trace top --json`).
-  const cols = r.by === "function"
-    ? ["samples", "selfBytes", "bytes", "liveEndBytes", "promotedShare"]
-    : ["samples", "bytes", "liveEndBytes", "promotedShare"];
-  const cells = (row: TopRow | TopResult["totals"], self?: number) =>
-    r.by === "function"
-      ? [
-        String(row.samples),
-        self === undefined ? "" : formatBytes(self),
-        formatBytes(row.bytes),
-        formatBytes(row.liveEndBytes),
-        formatShare(row.promotedShare),
-      ]
-      : [
-        String(row.samples),
-        formatBytes(row.bytes),
-        formatBytes(row.liveEndBytes),
-        formatShare(row.promotedShare),
-      ];
+  const cols = [
+    "samples",
+    ...(r.by === "function" ? ["selfBytes"] : []),
+    "bytes",
+    "bytesLow..bytesHigh",
+    ...(whatIf ? ["whatIfBytesLow..whatIfBytesHigh"] : []),
+    "liveEndBytes",
+    "promotedShare",
+  ];
+  const cells = (row: TopRow | TopResult["totals"], self?: number) => [
+    String(row.samples),
+    ...(r.by === "function" ? [self === undefined ? "" : formatBytes(self)] : []),
+    formatBytes(row.bytes),
+    formatInterval(row.bytesLow ?? null, row.bytesHigh ?? null),
+    ...(whatIf ? [formatInterval(row.whatIfBytesLow ?? null, row.whatIfBytesHigh ?? null)] : []),
+    formatBytes(row.liveEndBytes),
+    formatShare(row.promotedShare),
+  ];
   const body = r.rows.map((
     row,
   ) => [...cells(row, row.selfBytes), keepEnd(printable(row.key), 120)]);
   const total = [...cells(r.totals), "(total)"];
-  const all = [[...cols, r.by], ...body, total];
+  return [...head, ...alignColumns([[...cols, r.by], ...body, total], cols.length)];
+}
+
+/** Table lines: each row's first `n` cells right-aligned in columns two spaces apart, then its
+ * last cell (the key) as it is. */
+export function alignColumns(rows: readonly string[][], n: number): string[] {
   // Folded, not spread: with --limit 0 the rows can be more than a call's arguments may be.
-  const widths = cols.map((_, c) => all.reduce((w, row) => Math.max(w, row[c].length), 0));
-  const line = (row: string[]) =>
-    row.slice(0, cols.length).map((cell, c) => cell.padStart(widths[c])).join("  ") + "  " +
-    row[cols.length];
-  return [...head, ...all.map(line)];
+  const widths: number[] = [];
+  for (let c = 0; c < n; c++) widths.push(rows.reduce((w, row) => Math.max(w, row[c].length), 0));
+  return rows.map((row) =>
+    row.slice(0, n).map((cell, c) => cell.padStart(widths[c])).join("  ") + "  " + row[n]
+  );
 }

@@ -5,53 +5,18 @@
 // playwright needs (--allow-env --allow-sys=homedir,osRelease, as `deno task test` gives), the
 // tests are skipped with a message saying why.
 import assert from "node:assert/strict";
+import { traceOk as trace } from "./_cli.ts";
 import { Reader } from "../../lib/memtrace/mod.ts";
 import { aggregateTrace } from "../../lib/trace_analysis/mod.ts";
 import { statistics } from "../verbose.ts";
+import { openReport, whySkipped } from "./_chromium.ts";
 
-const CLI = new URL("../../cli/trace.ts", import.meta.url).pathname;
 const TRACE = new URL("../fixtures/memtrace/multi_mdtrace_3e-4.renumbered.ctf", import.meta.url)
   .pathname;
 const OUT = new URL("../../out/trace_analysis_browser/", import.meta.url).pathname;
 
-function findChromium(): string | undefined {
-  for (const p of ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/snap/bin/chromium"]) {
-    try {
-      if (Deno.statSync(p).isFile) return p;
-    } catch { /* not there */ }
-  }
-  return undefined;
-}
-
-function whySkipped(): string | undefined {
-  const missing = [
-    ["env", Deno.permissions.querySync({ name: "env" }).state],
-    ["sys=homedir", Deno.permissions.querySync({ name: "sys", kind: "homedir" }).state],
-    ["sys=osRelease", Deno.permissions.querySync({ name: "sys", kind: "osRelease" }).state],
-    ["run", Deno.permissions.querySync({ name: "run" }).state],
-  ].filter(([, s]) => s !== "granted").map(([n]) => n);
-  if (missing.length > 0) {
-    return `playwright-core needs --allow-${missing.join(", --allow-")} (run 'deno task test')`;
-  }
-  if (findChromium() === undefined) {
-    return "no Chromium at /usr/bin/chromium (install it: apt-get update && apt-get install -y chromium)";
-  }
-  return undefined;
-}
-
 const skip = whySkipped();
 if (skip !== undefined) console.log(`SKIPPED: the HTML report in headless Chromium — ${skip}`);
-
-async function trace(...args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-read", "--allow-write", CLI, ...args],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const stderr = new TextDecoder().decode(out.stderr);
-  assert.equal(out.code, 0, stderr);
-  return new TextDecoder().decode(out.stdout);
-}
 
 async function topJson(...args: string[]) {
   return JSON.parse(await trace("top", TRACE, "--json", "--limit", "15", ...args));
@@ -72,39 +37,12 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const { chromium } = await import("playwright-core");
     Deno.mkdirSync(OUT, { recursive: true });
     const html = `${OUT}report.html`;
     await trace("report", TRACE, "-o", html);
     const grid = aggregateTrace(Reader.open(TRACE)).grid;
-    const browser = await chromium.launch({
-      executablePath: findChromium(),
-      args: ["--no-sandbox"],
-    });
+    const { browser, page, errors, set, sync } = await openReport(html);
     try {
-      const page = await browser.newPage({ viewport: { width: 1400, height: 1600 } });
-      const errors: string[] = [];
-      page.on("pageerror", (e) => errors.push(String(e)));
-      page.on("console", (m) => {
-        if (m.type() === "error") errors.push(m.text());
-      });
-      await page.goto(`file://${html}`);
-      await page.waitForSelector("body[data-ready='1']", { timeout: 30_000 });
-
-      let renders = await page.evaluate(() => Number(document.body.dataset.renders));
-      /** Sets a control's value and waits for the views to be redrawn. */
-      const set = async (id: string, value: string) => {
-        await page.evaluate(([id, value]) => {
-          const el = document.getElementById(id) as HTMLInputElement;
-          el.value = value;
-          el.dispatchEvent(new Event(el.tagName === "SELECT" ? "change" : "input"));
-        }, [id, value]);
-        await page.waitForFunction(
-          (n) => Number(document.body.dataset.renders) > n,
-          renders,
-        );
-        renders = await page.evaluate(() => Number(document.body.dataset.renders));
-      };
       const table = () =>
         page.evaluate(() => {
           const num = (s: string | undefined) => (s === undefined ? undefined : Number(s));
@@ -250,6 +188,7 @@ Deno.test({
         "samples:samples",
         "selfBytes:self",
         "bytes:total",
+        "interval:95% interval of total",
         "liveEndBytes:live@end",
         "promotedShare:promoted",
       ]);
@@ -318,7 +257,7 @@ Deno.test({
       assert.ok(icicles.callerBoxes >= 2);
 
       // Filtering the focused function away: both panes say so instead of standing empty.
-      renders = await page.evaluate(() => Number(document.body.dataset.renders));
+      await sync();
       await set("f-exclude", "Stdlib__List.init");
       const panes = await page.evaluate(() =>
         ["icicle-callees", "icicle-callers"].map((id) => {

@@ -1,39 +1,29 @@
 // `deno task trace top|diff|export|report`, run as the task runs them (a child deno process).
 import assert from "node:assert/strict";
+import { trace } from "./_cli.ts";
 import { gunzipSync } from "node:zlib";
 import { Profile } from "pprof-format";
 import { Reader } from "../../lib/memtrace/mod.ts";
 import { analyzeTrace, topOf } from "../../lib/trace_analysis/mod.ts";
 
-const CLI = new URL("../../cli/trace.ts", import.meta.url).pathname;
 const FIXTURES = new URL("../fixtures/memtrace/", import.meta.url).pathname;
 const SINGLE = FIXTURES + "single_1e-4.ctf";
 const MULTI = FIXTURES + "multi_mdtrace_3e-4.renumbered.ctf";
-
-async function trace(...args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-read", "--allow-write", CLI, ...args],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  return {
-    code: out.code,
-    stdout: new TextDecoder().decode(out.stdout),
-    bytes: out.stdout,
-    stderr: new TextDecoder().decode(out.stderr),
-  };
-}
 
 Deno.test("trace top prints the table and, with --json, exactly what topOf returns", async () => {
   const text = await trace("top", SINGLE, "--limit", "5");
   assert.equal(text.code, 0, text.stderr);
   const lines = text.stdout.trimEnd().split("\n");
-  assert.equal(lines.length, 3 + 5 + 1);
-  assert.match(lines[2], /^samples +bytes +liveEndBytes +promotedShare +site$/);
+  assert.equal(lines.length, 4 + 5 + 1);
   assert.match(
     lines[3],
-    /^ +968 +73\.9 MiB +0 B +2\.0% +Stdlib__Map\.Make\.bal@map\.ml:119:12-67$/,
+    /^samples +bytes +bytesLow\.\.bytesHigh +liveEndBytes +promotedShare +site$/,
+  );
+  // 968 samples at 1e-4 of 8-byte words: the exact 95 % interval of the words is
+  // [9,079,758, 10,309,496] (as Garwood's Poisson interval, 907.98..1030.95, over 1e-4).
+  assert.match(
+    lines[4],
+    /^ +968 +73\.9 MiB +69\.3 MiB\.\.78\.7 MiB +0 B +2\.0% +Stdlib__Map\.Make\.bal@map\.ml:119:12-67$/,
   );
   for (
     const args of [
@@ -81,13 +71,14 @@ Deno.test("trace diff compares two traces; a trace with itself shows no change",
   assert.match(lines[0], /^# A: .*single_1e-4\.ctf \(ocaml-examples\/wl_single, 8073 events/);
   assert.match(
     lines[2],
-    /by function, B - A: \d+ changed, top 4 shown, sorted by \|change of live@end\|; live bytes are live@end/,
+    /by function, B - A: \d+ changed, \d+ significant \(listed\), top 4 shown, sorted by \|change of live@end\|; live bytes are live@end/,
   );
+  assert.match(lines[3], /^# low\.\.high: 95% confidence interval/);
   assert.match(
-    lines[3],
-    /^ *allocBytesA +allocBytesB +allocDelta +liveBytesA +liveBytesB +liveDelta +function$/,
+    lines[4],
+    /^ *allocBytesA +allocBytesB +allocDelta +allocDeltaLow\.\.allocDeltaHigh +liveBytesA +liveBytesB +liveDelta +liveDeltaLow\.\.liveDeltaHigh +q +function$/,
   );
-  assert.equal(lines.length, 4 + 4 + 1);
+  assert.equal(lines.length, 5 + 4 + 1);
   assert.match(lines.at(-1)!, /\(total\)$/);
 });
 

@@ -193,15 +193,22 @@ Deno.test("top --limit keeps the largest rows; the table prints them with units"
     /^# single_1e-4\.ctf: ocaml-examples\/wl_single, 8073 events, 0\.251825 s/,
   );
   assert.match(lines[1], /allocations by site: \d+ sites, top 5 shown/);
-  assert.match(lines[2], /^samples +bytes +liveEndBytes +promotedShare +site$/);
-  assert.equal(lines.length, 3 + 5 + 1);
+  assert.match(lines[2], /^# low\.\.high: 95% confidence interval, exact binomial/);
   assert.match(
     lines[3],
-    new RegExp(` ${five.rows[0].samples} .* MiB .*${escape(five.rows[0].key)}$`),
+    /^samples +bytes +bytesLow\.\.bytesHigh +liveEndBytes +promotedShare +site$/,
+  );
+  assert.equal(lines.length, 4 + 5 + 1);
+  assert.match(
+    lines[4],
+    new RegExp(` ${five.rows[0].samples} .* MiB .* MiB\\.\\..* MiB .*${escape(five.rows[0].key)}$`),
   );
   assert.match(lines.at(-1)!, /\(total\)$/);
   const fn = formatTop(topOf(data, selector, { by: "function", limit: 3 }), "x");
-  assert.match(fn[2], /^samples +selfBytes +bytes +liveEndBytes +promotedShare +function$/);
+  assert.match(
+    fn[3],
+    /^samples +selfBytes +bytes +bytesLow\.\.bytesHigh +liveEndBytes +promotedShare +function$/,
+  );
 });
 
 function escape(s: string): string {
@@ -251,7 +258,7 @@ Deno.test("top and diff tables of 300,000 rows (--limit 0) print (was RangeError
     rowCount: n,
     rows,
   });
-  assert.equal(top.length, n + 4);
+  assert.equal(top.length, n + 5);
   const row = (i: number): DiffRow => ({
     key: `k${i}`,
     allocBytesA: 8,
@@ -273,5 +280,5 @@ Deno.test("top and diff tables of 300,000 rows (--limit 0) print (was RangeError
     rowCount: n,
     rows: Array.from({ length: n }, (_, i) => row(i)),
   });
-  assert.equal(diff.length, n + 5);
+  assert.equal(diff.length, n + 6);
 });

@@ -13,6 +13,7 @@
  */
 import { gzipSync } from "node:zlib";
 import selectSource from "../_select.js" with { type: "text" };
+import intervalSource from "../_interval.js" with { type: "text" };
 import clientSource from "./client.js" with { type: "text" };
 import styleSource from "./style.css" with { type: "text" };
 import type { ProfileData } from "../profile.ts";
@@ -41,8 +42,10 @@ function base64(bytes: Uint8Array): string {
 
 /** The selection functions as a classic script: their `export` keywords dropped. */
 function inlineScript(): string {
-  const script = selectSource.replace(/^export (function|const) /gm, "$1 ") + "\n" +
-    clientSource;
+  const script =
+    [selectSource, intervalSource].map((s) => s.replace(/^export (function|const) /gm, "$1 ")).join(
+      "\n",
+    ) + "\n" + clientSource;
   if (/<\/script|<!--/i.test(script)) throw new Error("report script holds a closing tag");
   return script;
 }
@@ -70,7 +73,7 @@ ${styleSource}</style>
 <main>
 <div class="side">
 <section class="panel" id="info"><h2>Trace</h2><dl id="info-list"></dl>
-<p class="note">Bytes are estimates: samples ÷ sample rate × bytes per word. A site is the innermost known location of a backtrace.</p></section>
+<p class="note">Bytes are estimates: samples ÷ sample rate × bytes per word, with exact binomial confidence intervals (each word is sampled with probability the sample rate). A site is the innermost known location of a backtrace.</p></section>
 <section class="panel filters" id="filters"><h2>Filters</h2>
 <label for="f-from">allocated from <span class="value" id="f-from-value"></span></label>
 <input type="range" id="f-from" min="0" max="${nb}" step="1" value="0">
@@ -106,7 +109,7 @@ ${styleSource}</style>
 <div class="axis-corner"></div>
 <div class="axis-x" id="chart-x" aria-hidden="true"></div>
 </div>
-<div class="legend"><b style="background:#9ca3af"></b>whole trace<b style="background:#2563eb"></b>filter<b style="background:#dc2626"></b>peak <span id="chart-scale"></span></div>
+<div class="legend"><b style="background:#9ca3af"></b>whole trace<b style="background:#2563eb"></b>filter<b style="background:#2563eb;opacity:0.18"></b>its confidence interval<b style="background:#dc2626"></b>peak <span id="chart-scale"></span></div>
 <p class="note">Vertical axis: estimated live bytes; horizontal axis: time since the trace start. Each point is the live heap at the end of an interval of the time grid. Click to measure objects live at that time.</p></section>
 <section class="panel" id="flame-panel"><h2>Flame graph</h2>
 <div class="toolbar"><span id="flame-path"></span> — click a frame to zoom, double-click to focus on its function. <a id="flame-reset">reset zoom</a></div>
@@ -115,7 +118,7 @@ ${styleSource}</style>
 <div class="icicles"><div><h3>callees (what it calls)</h3><div class="scroll"><div class="graph" id="icicle-callees"></div></div></div>
 <div><h3>callers (what calls it)</h3><div class="scroll"><div class="graph" id="icicle-callers"></div></div></div></div></section>
 <section class="panel" id="table-panel"><h2>Table</h2>
-<div class="toolbar">by <select id="table-by"><option value="site">site</option><option value="function">function</option><option value="stack">stack</option></select> — click a column to sort</div>
+<div class="toolbar">by <select id="table-by"><option value="site">site</option><option value="function">function</option><option value="stack">stack</option></select> — confidence <select id="table-confidence"><option value="0.9">90%</option><option value="0.95" selected>95%</option><option value="0.99">99%</option></select> — click a column to sort</div>
 <div class="table-wrap"><table id="table"><thead></thead><tbody></tbody><tfoot></tfoot></table></div>
 <p class="note" id="table-note"></p></section>
 </div>

@@ -1,6 +1,6 @@
 /*
  * memprof-lab trace report: the page's script. It runs after the selection functions of
- * lib/trace_analysis/_select.js (inlined before it), reads the profile embedded in
+ * lib/trace_analysis/_select.js and the intervals of _interval.js (inlined before it), reads the profile embedded in
  * #profile-data, and redraws every view whenever a filter changes.
  */
 (async function () {
@@ -59,6 +59,7 @@
 
   // ---- state ----
   const state = {
+    confidence: 0.95,
     by: "site",
     sortColumn: null,
     sortDesc: true,
@@ -88,6 +89,28 @@
     };
   }
 
+  // ---- intervals (memprof's model: samples ~ Binomial(words, rate); see _interval.js) ----
+  const RATE = data.info.sampleRate;
+  const HAS_INTERVALS = RATE > 0 && RATE <= 1;
+  const wordBytes = data.info.wordSize / 8;
+  const intervalCache = new Map();
+  /** The exact interval of the bytes `samples` samples estimate, or null (a rate of 0). */
+  function interval(samples) {
+    if (!HAS_INTERVALS || !Number.isInteger(samples) || samples < 0) return null;
+    const key = samples + "/" + state.confidence;
+    let r = intervalCache.get(key);
+    if (r === undefined) {
+      const [lo, hi] = wordsInterval(samples, RATE, state.confidence);
+      r = [lo * wordBytes, hi * wordBytes];
+      intervalCache.set(key, r);
+    }
+    return r;
+  }
+  const fmtConfidence = () => `${+(state.confidence * 100).toFixed(4)}%`;
+  function fmtInterval(iv) {
+    return iv === null ? "—" : `${fmtBytes(iv[0])}–${fmtBytes(iv[1])}`;
+  }
+
   // ---- info panel ----
   function renderInfo() {
     const i = data.info, s = data.stats;
@@ -110,6 +133,12 @@
         } (minor ${s.allocations.minor}, major ${s.allocations.major}, external ${s.allocations.external})`,
       ],
       ["samples", String(s.samples)],
+      [
+        "allocated",
+        `${fmtBytes(s.samples * bps)} (${fmtConfidence()} interval ${
+          fmtInterval(interval(s.samples))
+        })`,
+      ],
       ["promotions", String(s.promotions)],
       ["collections", String(s.collections)],
       ["duration", fmtSeconds(s.durationUs)],
@@ -134,6 +163,7 @@
       rows.push(["unmatched", `${s.unmatchedPromotes} promotes, ${s.unmatchedCollects} collects`]);
     }
     const dl = $("info-list");
+    dl.replaceChildren();
     for (const [k, v] of rows) {
       dl.appendChild(el("dt", null, k));
       dl.appendChild(el("dd", null, v));
@@ -223,8 +253,12 @@
     const svg = $("chart");
     const W = 1000, H = 200, PAD = 4;
     const series = liveSeries(data, mask, sel.fromBucket, sel.toBucket);
+    // The filter's live bytes at each point with their interval: a band (error bars).
+    const band = HAS_INTERVALS ? Array.from(series, (v) => interval(Math.round(v))) : null;
     let top = 0;
-    for (let k = 0; k < nb; k++) top = Math.max(top, totalSeries[k], series[k]);
+    for (let k = 0; k < nb; k++) {
+      top = Math.max(top, totalSeries[k], series[k], band === null ? 0 : band[k][1] / bps);
+    }
     // The vertical axis runs from 0 to its first round value at or above the largest point.
     const yTicks = byteTicks(top * bps);
     const axisTopBytes = yTicks[yTicks.length - 1].value;
@@ -266,6 +300,15 @@
         points(totalSeries)
       }" fill="none" stroke="#9ca3af" stroke-width="2" vector-effect="non-scaling-stroke"></polyline>`,
     );
+    if (band !== null && nb > 0) {
+      const hiPts = band.map((iv, k) => `${x(k).toFixed(1)},${y(iv[1] / bps).toFixed(1)}`);
+      const loPts = band.map((iv, k) => `${x(k).toFixed(1)},${y(iv[0] / bps).toFixed(1)}`);
+      parts.push(
+        `<polygon id="live-band" points="${
+          [...hiPts, ...loPts.reverse()].join(" ")
+        }" fill="#2563eb" fill-opacity="0.18" stroke="none"></polygon>`,
+      );
+    }
     parts.push(
       `<polyline id="live-filter" points="${
         points(series)
@@ -514,6 +557,7 @@
       ["key", "site"],
       ["samples", "samples"],
       ["bytes", "bytes"],
+      ["interval", "interval"],
       ["liveEndBytes", "live@end"],
       ["promotedShare", "promoted"],
     ],
@@ -521,6 +565,7 @@
       ["key", "stack"],
       ["samples", "samples"],
       ["bytes", "bytes"],
+      ["interval", "interval"],
       ["liveEndBytes", "live@end"],
       ["promotedShare", "promoted"],
     ],
@@ -529,11 +574,20 @@
       ["samples", "samples"],
       ["selfBytes", "self"],
       ["bytes", "total"],
+      ["interval", "interval"],
       ["liveEndBytes", "live@end"],
       ["promotedShare", "promoted"],
     ],
   };
   const TABLE_LIMIT = 200;
+  /** The samples the current sort compares, when it is by an estimate (else null). */
+  function sortedSamples(by) {
+    const c = state.sortColumn;
+    if (c === null) return by === "function" ? "selfSamples" : "samples";
+    if (c === "samples" || c === "bytes") return "samples";
+    if (c === "selfBytes") return "selfSamples";
+    return null;
+  }
   function renderTable(sel, selection) {
     const by = state.by;
     const groups = sortGroups(groupBy(data, selection, by), by);
@@ -556,7 +610,26 @@
         return d * r || compareGroupKeys(x.group, y.group);
       });
     }
-    for (const r of rows.slice(0, TABLE_LIMIT)) r.key = r.group.key;
+    const shown = rows.slice(0, TABLE_LIMIT);
+    for (const r of shown) {
+      r.key = r.group.key;
+      const iv = interval(r.samples);
+      r.bytesLow = iv === null ? null : iv[0];
+      r.bytesHigh = iv === null ? null : iv[1];
+    }
+    // Adjacent rows whose order sampling does not establish: the exact test that a row stands
+    // for no more than the next (same trace, same rate), Benjamini-Hochberg over the rows shown.
+    const field = sortedSamples(by);
+    if (HAS_INTERVALS && field !== null && shown.length > 1) {
+      const ps = shown.slice(0, -1).map((r, i) =>
+        rateTestPValue(shown[i + 1][field], r[field], RATE, RATE)
+      );
+      const qs = benjaminiHochberg(ps);
+      for (let i = 0; i < shown.length - 1; i++) {
+        shown[i].tieQ = qs[i];
+        shown[i].tie = !(qs[i] <= 1 - state.confidence);
+      }
+    }
     // Measuring live at the end, bytes are live@end bytes: that column would repeat them.
     // Live at the peak or at T, it says how much of what was live then is still live at the end.
     const cols = sel.live === "end"
@@ -569,12 +642,23 @@
     thead.replaceChildren();
     const hr = el("tr");
     for (const [field, label] of cols) {
-      const text = field === "bytes" && by !== "function" ? measure : label;
+      const text = field === "bytes" && by !== "function"
+        ? measure
+        : field === "interval"
+        ? `${fmtConfidence()} interval${by === "function" ? " of total" : ""}`
+        : label;
       const th = el("th", { class: field === "key" ? "key" : "", "data-column": field }, text);
       if (field === "liveEndBytes") {
         th.title = sel.live === "alloc"
           ? "bytes of these allocations still live at the end of the trace"
           : "bytes of the objects live then that are still live at the end of the trace";
+      }
+      if (field === "interval") {
+        th.title = "exact binomial confidence interval of the bytes (each word sampled with " +
+          "probability the sample rate), drawn as an error bar; ≈: not significantly more " +
+          "than the next row";
+        hr.appendChild(th);
+        continue;
       }
       if (state.sortColumn === field) th.textContent += state.sortDesc ? " ▼" : " ▲";
       th.addEventListener("click", () => {
@@ -600,17 +684,52 @@
         return td;
       }
       if (field === "samples") return el("td", null, String(r.samples));
+      if (field === "interval") return intervalCell(r);
       if (field === "promotedShare") return el("td", null, fmtShare(r.promotedShare));
       return el("td", null, fmtBytes(r[field]));
     };
+    // Error bars share one scale: the largest upper bound shown (the total's with the total).
+    let scale = 0;
+    for (const r of shown) scale = Math.max(scale, r.bytesHigh ?? r.bytes);
+    const intervalCell = (r) => {
+      const td = el("td", { class: "ci" });
+      if (r.bytesLow === null || r.bytesLow === undefined) {
+        td.textContent = "—";
+        return td;
+      }
+      const pc = (v) => `${(scale > 0 ? Math.min(100, (100 * v) / scale) : 0).toFixed(2)}%`;
+      const bar = el("span", { class: "ebar", "aria-hidden": "true" });
+      bar.appendChild(el("span", { class: "ebar-fill", style: `width:${pc(r.bytes)}` }));
+      bar.appendChild(
+        el("span", {
+          class: "ebar-whisker",
+          style: `left:${pc(r.bytesLow)};width:${pc(r.bytesHigh - r.bytesLow)}`,
+        }),
+      );
+      td.appendChild(bar);
+      td.appendChild(el("span", { class: "ci-text" }, fmtInterval([r.bytesLow, r.bytesHigh])));
+      if (r.tie) {
+        const m = el("span", { class: "tie" }, "≈");
+        m.title = `not significantly more than the next row in ${
+          field === "selfSamples" ? "self" : "samples"
+        } (q = ${r.tieQ.toPrecision(2)})`;
+        td.appendChild(m);
+      }
+      return td;
+    };
     const body = document.createDocumentFragment();
-    for (const r of rows.slice(0, TABLE_LIMIT)) {
+    for (const r of shown) {
       const tr = el("tr");
       tr.dataset.key = r.key;
       tr.dataset.samples = String(r.samples);
       tr.dataset.bytes = String(r.bytes);
       tr.dataset.liveEndBytes = String(r.liveEndBytes);
       tr.dataset.promotedShare = String(r.promotedShare);
+      if (r.bytesLow !== null) {
+        tr.dataset.bytesLow = String(r.bytesLow);
+        tr.dataset.bytesHigh = String(r.bytesHigh);
+      }
+      if (r.tie !== undefined) tr.dataset.tie = r.tie ? "1" : "0";
       if (by === "function") {
         tr.dataset.selfSamples = String(r.selfSamples);
         tr.dataset.selfBytes = String(r.selfBytes);
@@ -620,8 +739,11 @@
     }
     $("table").tBodies[0].replaceChildren(body);
     const t = selectionTotals(selection);
+    const totalIv = interval(t.samples);
     const totals = {
       key: "(total)",
+      bytesLow: totalIv === null ? null : totalIv[0],
+      bytesHigh: totalIv === null ? null : totalIv[1],
       samples: t.samples,
       bytes: t.samples * bps,
       liveEndBytes: t.liveEnd * bps,
@@ -639,6 +761,8 @@
           ? el("td", { class: "key" }, "(total)")
           : field === "selfBytes"
           ? el("td")
+          : field === "interval"
+          ? el("td", { class: "ci" }, fmtInterval(totalIv))
           : cell(field, totals),
       );
     }
@@ -655,9 +779,17 @@
         ? "live@end: the part of those allocations still live at the end of the trace."
         : sel.live === "end"
         ? "Measuring objects live at the end: their bytes are the live@end bytes."
-        : "of which live@end: the part of the objects live then still live at the end.");
+        : "of which live@end: the part of the objects live then still live at the end.") +
+      ` Interval: the ${fmtConfidence()} exact binomial confidence interval of the bytes ` +
+      "(error bar; the bar is the estimate); ≈: the row is not significantly more than the next " +
+      "(exact test, Benjamini-Hochberg over the rows shown).";
   }
   function setupTable() {
+    $("table-confidence").addEventListener("change", () => {
+      state.confidence = Number($("table-confidence").value);
+      renderInfo();
+      schedule();
+    });
     $("table-by").addEventListener("change", () => {
       state.by = $("table-by").value;
       state.sortColumn = null;
