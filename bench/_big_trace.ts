@@ -1,19 +1,22 @@
 /**
  * Big synthetic memtrace traces for the tools and scale benches, written straight to a file
- * (never held in memory, never in the repository), deterministically for a given size and seed:
+ * (never held in memory, never in the repository), deterministically for a given size, depth
+ * and seed:
  *
  * - 8 domains taking turns in bursts of 200 to 1,200 events;
- * - 6,000 location codes over 2,000 functions in 150 modules (names of 30 to 200 characters:
- *   `Module_path.Sub.function_name_…`; every eighth code an inlined pair);
- * - 30,000 stacks, caller first, each a root-to-leaf path of a call tree 12 to 120 frames deep,
- *   a fifth of them ending in a recursion of 5 to 40 repeated frames; a domain keeps to a few
- *   stacks for a while (consecutive allocations share long prefixes, as in real programs), a
- *   skewed few dominating;
- * - about 55 % allocations (minor, some major with many samples, a few external), the rest
- *   promotions and collections: each domain's young objects are collected or promoted at its
- *   minor collections, promoted ones collected later.
+ * - 20,000 location codes over 6,000 functions in 150 modules (names of 30 to 200 characters:
+ *   `Service_module_….Sub_….function_…`; every eighth code an inlined pair);
+ * - 30,000 stacks, caller first, each a root-to-node path of a call tree, 11 to 119 frames deep
+ *   by default (`depth`), a fifth of them ending in a recursion of up to 40 repeated frames
+ *   (about 70 frames an allocation by default); a quarter of the allocations take a stack from
+ *   anywhere (a skewed few dominating), the rest keep to their domain's current 16 stacks for a
+ *   while, so that consecutive allocations share long prefixes, as in real programs;
+ * - about half the events allocations (minor blocks of 1 to 256 words, major ones of up to
+ *   50,000 words with many samples, a few external), the rest promotions and collections: each
+ *   domain's young objects are collected or promoted at its minor collections, promoted ones
+ *   collected later, most of them.
  *
- * About 11 bytes an event: 10^8 events make about 1.1 GB.
+ * About 11 bytes an event (10^7 events: 108 MB).
  * @module
  */
 import {
@@ -57,7 +60,7 @@ export function writeBigTrace(path: string, o: BigTraceOptions): number {
   const int = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
   const ndomains = o.domains ?? 8;
   // Functions and their location codes.
-  const NFUNCS = 2_000, NCODES = 6_000;
+  const NFUNCS = 6_000, NCODES = 20_000;
   const funcs: { file: string; name: string }[] = [];
   for (let f = 0; f < NFUNCS; f++) {
     const m = f % 150;
@@ -126,8 +129,11 @@ export function writeBigTrace(path: string, o: BigTraceOptions): number {
     const phase = new Int32Array(ndomains);
     let now = START + 1000, written = 0;
     const pickStack = (d: number) => {
-      if (rand() < 0.01) phase[d] = Math.floor(NSTACKS * rand() ** 2.5);
-      return stacks[Math.min(NSTACKS - 1, phase[d] + int(0, 7))];
+      // A quarter of the allocations come from anywhere (skewed), the rest from the domain's
+      // current few stacks.
+      if (rand() < 0.25) return stacks[Math.floor(NSTACKS * rand() ** 2.5)];
+      if (rand() < 0.03) phase[d] = Math.floor(NSTACKS * rand() ** 2.5);
+      return stacks[Math.min(NSTACKS - 1, phase[d] + int(0, 15))];
     };
     while (written < o.events) {
       const d = int(0, ndomains - 1);
@@ -166,7 +172,9 @@ export function writeBigTrace(path: string, o: BigTraceOptions): number {
           : r < 0.99
           ? MemtraceAllocationSource.Major
           : MemtraceAllocationSource.External;
-        const length = source === MemtraceAllocationSource.Minor ? int(1, 16) : int(257, 50_000);
+        const length = source === MemtraceAllocationSource.Minor
+          ? (rand() < 0.5 ? int(1, 16) : int(17, 256))
+          : int(257, 50_000);
         const nsamples = source === MemtraceAllocationSource.Minor
           ? (rand() < 0.98 ? 1 : 2)
           : Math.max(1, Math.round(length * 1e-5 * 50 * rand()));
@@ -209,9 +217,9 @@ export function bigTrace(
   const dir = options.dir ?? Deno.env.get("MEMPROF_LAB_BENCH_CACHE") ??
     `${Deno.env.get("TMPDIR") ?? "/tmp"}/memprof-lab-bench`;
   Deno.mkdirSync(dir, { recursive: true });
-  // v1: the generator's version; bump it when the trace changes.
+  // v2: the generator's version; bump it when the trace changes.
   const depth = options.depth ?? [11, 119];
-  const path = `${dir}/big-v1-${events}-d${depth[0]}-${depth[1]}.ctf`;
+  const path = `${dir}/big-v2-${events}-d${depth[0]}-${depth[1]}.ctf`;
   try {
     return { path, bytes: Deno.statSync(path).size };
   } catch {

@@ -119,7 +119,8 @@ let gnuTime: boolean | null = null;
 /**
  * Runs `cmd args` as a whole process (its start included), standard output discarded or
  * written to a file, and returns its wall time and (through GNU time, `/usr/bin/time -f %M`,
- * when present) its peak resident set size. Throws with the command's standard error if it fails.
+ * when present) its peak resident set size. Throws with the command's exit status and standard
+ * error if it fails.
  */
 export function runMeasured(
   cmd: string,
@@ -140,12 +141,13 @@ export function runMeasured(
   const out = options.stdoutFile === undefined ? "null" as const : "piped" as const;
   try {
     const t0 = performance.now();
-    let ok: boolean, err: Uint8Array;
+    let ok: boolean, err: Uint8Array, code: number;
     if (out === "null") {
       const r = new Deno.Command(argv[0], { args: argv.slice(1), stdout: "null", stderr: "piped" })
         .outputSync();
       ok = r.success;
       err = r.stderr;
+      code = r.code;
     } else {
       // Through the shell, so that the output streams to the file rather than through us.
       const quoted = argv.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
@@ -157,10 +159,13 @@ export function runMeasured(
       }).outputSync();
       ok = r.success;
       err = r.stderr;
+      code = r.code;
     }
     const seconds = (performance.now() - t0) / 1000;
     if (!ok) {
-      throw new Error(`${cmd} ${args.join(" ")} failed: ${new TextDecoder().decode(err)}`);
+      throw new Error(
+        `${cmd} ${args.join(" ")} failed (exit status ${code}): ${new TextDecoder().decode(err)}`,
+      );
     }
     if (rssFile === undefined) return { seconds };
     const kib = Number(Deno.readTextFileSync(rssFile).trim().split("\n").at(-1));

@@ -1,31 +1,30 @@
 /**
- * Trace codec throughput against native memtrace (the anchors of bench/README.md), on two traces:
+ * Trace codec throughput against native memtrace measured in the same run (bench/_native.ts:
+ * the anchor's `mt_decode_bench` and `mt_copy_bench`, unpacked from
+ * `../shared/anchors/memtrace-native/bin.tar.xz`), on two trace files:
  *
- * - `ocamlopt.ctf` (tests/fixtures/memtrace; 3,499 events, deep backtraces: 116 frames on average);
- * - a large synthetic single-domain trace of 527,602 events at rate 0.01, the size of the trace
- *   the native figures were measured on (the repository does not hold that trace). It is built at
- *   load time, deterministically, by writing a seeded synthetic event stream through our
- *   {@linkcode Writer} (not through the engine, so that the bench does not depend on it),
- *   modelled on `single_1e-4.ctf` (see its dump, single_1e-4.txt): 300 location codes in 12 files
- *   (10 % with an inlined second location, one with none, as the fixture's root frame), of which
- *   about 200 get used; allocations from 200 sites whose backtraces are root-to-site paths of a
- *   call tree, some ending in recursion (6.6 frames on average, at most 16; the fixture: 6.0 and
- *   18), visited in phases so that consecutive backtraces share prefixes (2 new frames per
- *   allocation; the fixture: 2.4); sizes from the fixture's mix, so that 78 % are short minor
- *   allocations (the fixture: 74 %), a few large major ones with many samples; minor collections
- *   every 20 to 80 allocations collect 95 % of the young objects and promote the rest (2.4 % of
- *   the events are promotions, as in the fixture), and major cycles collect most promoted ones.
+ * - `ocamlopt.ctf` (tests/fixtures/memtrace; 3,499 events, deep backtraces: 116 frames on
+ *   average);
+ * - a large synthetic single-domain trace of 527,602 events at rate 0.01 (`_codec_trace.ts`),
+ *   written to a temporary file (needs `--allow-write`).
  *
- * When the module loads, each group (decode, streaming, copy) prints our figure next to native
- * memtrace's (the midpoint of its range in bench/README.md) with the ratio: medians of 5 passes
- * after at least 5 warm-up passes and half a second of them (`medianSeconds`; with only 5 passes
- * of ocamlopt.ctf, V8 was still re-optimising the backtrace path and the figure swung between 6.5
- * and 7.5 M events/s), a pass handling the large trace once or ocamlopt.ctf 40 times. Decoding goes through {@linkcode Reader.iterViews} (every event fully decoded,
- * backtraces included, delivered through one reused view, as the copy reads); the last two decode
- * lines give the figures through {@linkcode Reader.iter}, which makes an object per event.
- * Streaming decode reads the large trace from a temporary file (with `--allow-write`) through the
- * reader's 32 KiB window ({@linkcode Reader.open}); in-memory decode reads the bytes in place.
+ * When the module loads, each group prints our figure next to native memtrace's with the ratio
+ * (above 1.00 is faster; goal ≥ 1.20 for decode through {@linkcode Reader.iterViews} and for
+ * copy). Like for like: native's timed rep is `Reader.open_` + `iter ~parse_backtraces:true` +
+ * `close` (decode) or that plus re-encoding every event with `Writer.Multiplexed_domains` into
+ * /dev/null (copy), so ours is {@linkcode Reader.open} on the same file + `iterViews` (or
+ * `iter`, an object per event) + `close`, and `copyTrace` from that reader into a
+ * {@linkcode FileSink} on /dev/null. A group runs 3 rounds, each a native process (9 timed reps
+ * of the large trace or 40 of ocamlopt.ctf, after one untimed warm-up) then as many timed passes
+ * of each of our variants (after half a second of warm-up before the first round); each figure
+ * is the median of all its reps. The event counts must agree, else the line says `DIFFERENT`.
+ * Without the anchor, the lines say it is missing and give no ratio. The large trace is also
+ * decoded from memory (bytes in place, no file): the `streaming` line compares our two figures.
  * `Deno.bench`'s table follows.
+ *
+ * The native figures that bench/README.md used to quote (measured once, elsewhere, under
+ * another load) are gone: a ratio against a figure from another time says nothing on a shared
+ * machine.
  * @module
  */
 import {
