@@ -14,11 +14,17 @@
  * Each line: the median of the rounds' wall times (`MEMPROF_LAB_BENCH_ROUNDS`, default 3; a
  * round runs native, then ours), as events per second, ours next to native's with the ratio
  * (above 1.00 is faster), and both peak RSS. The goal is ≥ 1.0 (issue 29).
+ *
+ * Then the same on a stack bomb (tests/memtrace_tools/_stack_bomb.ts: 1,000 allocations with
+ * 60-frame stacks over 4,000-character names, nearly each its own stack; 385 KB): flamegraph's
+ * output is about 150 MB there, each row spelling out its stack, for memtrace's tool as for
+ * ours.
  * @module
  */
 import { bigTrace } from "./_big_trace.ts";
 import { median, nativeBinDir, type ProcessCost, runMeasured } from "./_native.ts";
 import { printSideBySide } from "./_side_by_side.ts";
+import { stackBombTrace } from "../tests/memtrace_tools/_stack_bomb.ts";
 
 function envNumber(name: string, fallback: number): number {
   try {
@@ -67,26 +73,58 @@ function run(): void {
     console.log(`tools: no trace (${(e as Error).message}): run with -A`);
     return;
   }
-  const native = nativeBinDir();
-  const label = (tool: string) =>
-    `${tool}, ${EVENTS.toLocaleString("en-US")} events (${(trace.bytes / 1e6).toFixed(0)} MB)`;
   const tmp = Deno.makeTempDirSync({ prefix: "memprof-lab-tools-bench-" });
   try {
+    compare(
+      trace.path,
+      EVENTS,
+      (tool) =>
+        `${tool}, ${EVENTS.toLocaleString("en-US")} events (${(trace.bytes / 1e6).toFixed(0)} MB)`,
+      tmp,
+      EVENTS >= 1e7 ? "goal ≥ 1.00" : "the goal is for 10^7 events and more",
+    );
+    const bomb = stackBombTrace();
+    const bombPath = `${tmp}/stack_bomb.ctf`;
+    Deno.writeFileSync(bombPath, bomb.bytes);
+    let events = 0;
+    for (let a = 0; a < bomb.stacks.length; a++) events += a % 2 === 0 ? 2 : 1;
+    compare(
+      bombPath,
+      events,
+      (tool) => `${tool}, stack bomb (${events} events, 60-frame stacks, 4,000-character names)`,
+      tmp,
+      "no ratio goal (the process start weighs most): seconds and bounded memory",
+    );
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+}
+
+/** The side-by-side lines of the three tools on the trace file `path`. */
+function compare(
+  path: string,
+  events: number,
+  label: (tool: string) => string,
+  tmp: string,
+  goal: string,
+) {
+  const native = nativeBinDir();
+  {
     for (const tool of TOOLS) {
       const mine: ProcessCost[] = [], theirs: ProcessCost[] = [];
       let check = "";
       for (let round = 0; round < ROUNDS; round++) {
         const outs = round === 0 ? [`${tmp}/native.out`, `${tmp}/ours.out`] : [];
         if (typeof native === "string") {
-          theirs.push(runMeasured(`${native}/${tool}`, [trace.path], { stdoutFile: outs[0] }));
+          theirs.push(runMeasured(`${native}/${tool}`, [path], { stdoutFile: outs[0] }));
         }
-        const [cmd, args] = ours(tool, trace.path);
+        const [cmd, args] = ours(tool, path);
         mine.push(runMeasured(cmd, args, { stdoutFile: outs[1] ?? outs[0] }));
         if (round === 0 && typeof native === "string") {
           check = sameBytes(outs[0], outs[1]) ? "same output" : "DIFFERENT output";
         }
       }
-      const speed = (c: ProcessCost[]) => EVENTS / median(c.map((k) => k.seconds)) / 1e6;
+      const speed = (c: ProcessCost[]) => events / median(c.map((k) => k.seconds)) / 1e6;
       printSideBySide({
         group: "tools",
         label: label(tool),
@@ -103,8 +141,6 @@ function run(): void {
             : ""),
       });
     }
-  } finally {
-    Deno.removeSync(tmp, { recursive: true });
   }
 }
 

@@ -8,7 +8,8 @@
  *
  * One row per command and size: wall time, events per second, peak RSS (GNU time) and whether
  * it is under 500 MB. A command is stopped after `MEMPROF_LAB_BENCH_SCALE_TIMEOUT` seconds
- * (default 900) and its row says so. For `report`, when Chromium is at /usr/bin/chromium, the
+ * (default 900) and its row says so; `MEMPROF_LAB_BENCH_SCALE_COMMANDS` (comma-separated, e.g.
+ * `hotspots,flamegraph`) runs only those commands. For `report`, when Chromium is at /usr/bin/chromium, the
  * page is loaded in headless Chromium and the time until all its views are drawn (the page's
  * `report-rendered` mark) is printed against the goal of 3 s.
  * @module
@@ -26,6 +27,8 @@ function env(name: string): string | undefined {
 
 const SIZES = (env("MEMPROF_LAB_BENCH_SCALE") ?? "1e6,1e7").split(",").map(Number);
 const TIMEOUT = Number(env("MEMPROF_LAB_BENCH_SCALE_TIMEOUT") ?? 900);
+/** Commands to run (comma-separated names of COMMANDS; default all). */
+const ONLY = env("MEMPROF_LAB_BENCH_SCALE_COMMANDS")?.split(",");
 const here = (p: string) => new URL(p, import.meta.url).pathname;
 
 const COMMANDS: [string, (file: string, out: string) => string[]][] = [
@@ -74,6 +77,7 @@ async function run(): Promise<void> {
         })`,
       );
       for (const [name, args] of COMMANDS) {
+        if (ONLY !== undefined && !ONLY.includes(name)) continue;
         let cost: ProcessCost | string;
         try {
           cost = runMeasured("timeout", [
