@@ -137,7 +137,7 @@ function compare(
           (typeof native === "string"
             ? `, native ${
               median(theirs.map((c) => c.seconds)).toFixed(2)
-            } s ${mib(theirs)}; ${check}; goal ≥ 1.00`
+            } s ${mib(theirs)}; ${check}; ${goal}`
             : ""),
       });
     }
