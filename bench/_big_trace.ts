@@ -16,7 +16,7 @@
  *   domain's young objects are collected or promoted at its minor collections, promoted ones
  *   collected later, most of them.
  *
- * About 11 bytes an event (10^7 events: 108 MB).
+ * About 10 to 15 bytes an event (deep stacks: 10^6 events 15 MB, 10^7 108 MB, 10^8 1,035 MB).
  * @module
  */
 import {

@@ -14,6 +14,7 @@
  * Each line: the median of the rounds' wall times (`MEMPROF_LAB_BENCH_ROUNDS`, default 3; a
  * round runs native, then ours), as events per second, ours next to native's with the ratio
  * (above 1.00 is faster), and both peak RSS. The goal is ≥ 1.0 (issue 29).
+ * `MEMPROF_LAB_BENCH_TOOLS` (comma-separated) runs only some of the tools.
  *
  * Then the same on a stack bomb (tests/memtrace_tools/_stack_bomb.ts: 1,000 allocations with
  * 60-frame stacks over 4,000-character names, nearly each its own stack; 385 KB): flamegraph's
@@ -26,18 +27,22 @@ import { median, nativeBinDir, type ProcessCost, runMeasured } from "./_native.t
 import { printSideBySide } from "./_side_by_side.ts";
 import { stackBombTrace } from "../tests/memtrace_tools/_stack_bomb.ts";
 
-function envNumber(name: string, fallback: number): number {
+function envText(name: string, fallback: string): string {
   try {
-    const v = Deno.env.get(name);
-    return v === undefined ? fallback : Number(v);
+    return Deno.env.get(name) ?? fallback;
   } catch {
     return fallback;
   }
 }
 
+function envNumber(name: string, fallback: number): number {
+  return Number(envText(name, String(fallback)));
+}
+
 const EVENTS = envNumber("MEMPROF_LAB_BENCH_TOOL_EVENTS", 1e7);
 const ROUNDS = envNumber("MEMPROF_LAB_BENCH_ROUNDS", 3);
-const TOOLS = ["identify", "hotspots", "flamegraph"] as const;
+/** The tools to run (`MEMPROF_LAB_BENCH_TOOLS`, comma-separated; default all three). */
+const TOOLS = envText("MEMPROF_LAB_BENCH_TOOLS", "identify,hotspots,flamegraph").split(",");
 const here = (p: string) => new URL(p, import.meta.url).pathname;
 
 function ours(tool: string, file: string): [string, string[]] {

@@ -3,15 +3,16 @@
  * `flamegraph`, `export --format folded` and `report`, each a whole process on
  * `bench/_big_trace.ts`'s deep-stack trace (8 domains, about 70 frames an allocation, names of
  * 30 to 200 characters) at each size of `MEMPROF_LAB_BENCH_SCALE` (events, comma-separated;
- * default `1e6,1e7`; `1e6,1e7,1e8` gives the table of bench/README.md, 10^8 events being a
- * 1.3 GB trace). Traces are written once into the bench cache (`bigTrace`).
+ * default `1e6`, so that `deno task bench` stays within minutes; `1e6,1e7,1e8` gives the table
+ * of bench/README.md, 10^8 events being a 1 GB trace). Traces are written once into the bench
+ * cache (`bigTrace`).
  *
  * One row per command and size: wall time, events per second, peak RSS (GNU time) and whether
  * it is under 500 MB. A command is stopped after `MEMPROF_LAB_BENCH_SCALE_TIMEOUT` seconds
  * (default 900) and its row says so; `MEMPROF_LAB_BENCH_SCALE_COMMANDS` (comma-separated, e.g.
- * `hotspots,flamegraph`) runs only those commands. For `report`, when Chromium is at /usr/bin/chromium, the
- * page is loaded in headless Chromium and the time until all its views are drawn (the page's
- * `report-rendered` mark) is printed against the goal of 3 s.
+ * `hotspots,flamegraph`) runs only those commands. For `report`, when Chromium is at
+ * /usr/bin/chromium, the page is loaded in headless Chromium and the time until all its views
+ * are drawn (the page's `report-rendered` mark) is printed against the goal of 3 s.
  * @module
  */
 import { bigTrace } from "./_big_trace.ts";
@@ -25,7 +26,7 @@ function env(name: string): string | undefined {
   }
 }
 
-const SIZES = (env("MEMPROF_LAB_BENCH_SCALE") ?? "1e6,1e7").split(",").map(Number);
+const SIZES = (env("MEMPROF_LAB_BENCH_SCALE") ?? "1e6").split(",").map(Number);
 const TIMEOUT = Number(env("MEMPROF_LAB_BENCH_SCALE_TIMEOUT") ?? 900);
 /** Commands to run (comma-separated names of COMMANDS; default all). */
 const ONLY = env("MEMPROF_LAB_BENCH_SCALE_COMMANDS")?.split(",");
