@@ -20,7 +20,7 @@
  * domain, lead to the node reached then, and only the rest are walked.
  * @module
  */
-import type { TraceInput } from "./input.ts";
+import { forEachView, type TraceInput } from "./input.ts";
 import { compareOCamlStrings } from "./_strings.ts";
 import { printable } from "../util/printable.ts";
 import { type Location, type LocationCode, locationLookup } from "../memtrace/mod.ts";
@@ -117,7 +117,7 @@ export function flamegraph(reader: TraceInput): string {
 export function flamegraphTo(reader: TraceInput, write: (line: string) => void): void {
   const tree = new NameTree(locationLookup(reader));
   const domains = new Map<number, DomainPath>();
-  reader.iter((_time, ev) => {
+  forEachView(reader, (ev) => {
     if (ev.kind !== "alloc") return;
     let st = domains.get(ev.domain);
     if (st === undefined) {

@@ -14,15 +14,18 @@
  * both lists are put in order by a stable `List.sort`, ties keeping the bucket order. Those two
  * tables are modelled exactly ({@linkcode OCamlHashtbl}, with memtrace's own hash functions);
  * the function table keyed by (file, name) too, with `Hashtbl.hash`. The tables memtrace only
- * looks up (location codes, functions seen in this backtrace) are Maps and Sets.
+ * looks up (location codes, functions seen in this backtrace) are a table in typed arrays
+ * (codes to entries) and a mark per function.
  *
  * memtrace's tool assumes 8-byte words, whatever the trace says.
  * @module
  */
-import { type LocationCode, locationLookup } from "../memtrace/mod.ts";
-import type { TraceInput } from "./input.ts";
+import { locationLookup } from "../memtrace/mod.ts";
+import { forEachView, type TraceInput } from "./input.ts";
 import { camlHash } from "./_hash.ts";
 import { OCamlHashtbl } from "./_hashtbl.ts";
+import { PairHeavyHitters } from "./_heavy_hitters.ts";
+import { ShadowingIntMap } from "./_int_map.ts";
 import { printfF, printfHex } from "./_printf.ts";
 import { TraceToolError } from "./errors.ts";
 import { printable } from "../util/printable.ts";
@@ -86,57 +89,6 @@ const NAME_PAIR_HASH = {
     a[0] === b[0] && a[1] === b[1],
 };
 
-interface Counter {
-  hits: number;
-  misses: number;
-  readonly addedBefore: number;
-  readonly skippedBefore: number;
-}
-
-/** memtrace's `Heavy_hitters` functor applied to (caller, allocator) pairs: Misra–Gries with `k`
- * counters; a new key when all are taken counts a miss against every counter and drops those
- * whose hits no longer exceed their misses. */
-class HeavyHitters {
-  readonly #tbl: OCamlHashtbl<number, Counter>;
-  #len = 0;
-  #added = 0;
-  #skipped = 0;
-  readonly #k: number;
-
-  constructor(k: number) {
-    this.#k = k;
-    this.#tbl = new OCamlHashtbl(PAIR_HASH, k);
-  }
-
-  add(x: number): void {
-    const c = this.#tbl.find(x);
-    if (c !== undefined) c.hits++;
-    else if (this.#len < this.#k) {
-      this.#len++;
-      this.#tbl.add(x, {
-        hits: 1,
-        misses: 0,
-        addedBefore: this.#added,
-        skippedBefore: this.#skipped,
-      });
-    } else {
-      this.#skipped++;
-      this.#tbl.filterMapInplace((_k, c) => {
-        c.misses++;
-        if (c.hits > c.misses) return c;
-        this.#len--;
-        this.#skipped += c.hits;
-        return undefined;
-      });
-    }
-    this.#added++;
-  }
-
-  iter(f: (x: number, hits: number, skippedBefore: number) => void): void {
-    this.#tbl.iter((x, c) => f(x, c.hits, c.skippedBefore));
-  }
-}
-
 /** hotspots' `%a` for byte counts: `%4.0f B` under 100, then kB, MB, GB, TB with `%4.1f`. */
 function printBytes(n: number): string {
   if (n < 100) return printfF(n, 0, 4) + " B";
@@ -151,11 +103,15 @@ function printBytes(n: number): string {
  * `Invalid_argument("index out of bounds")`. */
 export function hotspots(reader: TraceInput): string {
   const lookup = locationLookup(reader);
-  const entries = new Map<LocationCode, LocEntry>();
+  // Location codes to their entries' indices in `entryList`.
+  const entries = new ShadowingIntMap();
+  const entryList: LocEntry[] = [];
   const funcs = new OCamlHashtbl<readonly [string, string], Func>(NAME_PAIR_HASH, 10000);
   const funcById: Func[] = [];
-  const hh = new HeavyHitters(10000);
-  const seen = new Set<number>();
+  const hh = new PairHeavyHitters(10000, PAIR_HASH.hash);
+  // Per function id: the last allocation whose backtrace had it.
+  let seen = new Float64Array(1024);
+  let allocs = 0;
   let totalSamples = 0;
 
   /** memtrace's `describe_location`: file, function, line, start, end of frame `i`. */
@@ -176,8 +132,8 @@ export function hotspots(reader: TraceInput): string {
   /** memtrace's `add_loc`: the entry of frame `i`'s location code, made on first sight. */
   const addLoc = (buf: Float64Array, i: number): LocEntry => {
     const code = buf[i];
-    const known = entries.get(code);
-    if (known !== undefined) return known;
+    const known = entries.find(code);
+    if (known !== undefined) return entryList[known];
     const [filename, funcname, line, startCh, endCh] = describe(buf, i, 2);
     const key = [filename, funcname] as const;
     let func = funcs.find(key);
@@ -204,12 +160,13 @@ export function hotspots(reader: TraceInput): string {
       funcs.add(key, func);
     }
     const entry: LocEntry = { line, startCh, endCh, func, allocCount: 0 };
-    entries.set(code, entry);
+    entries.add(code, entryList.length);
+    entryList.push(entry);
     func.locsAdded.push(entry);
     return entry;
   };
 
-  reader.iter((_time, ev) => {
+  forEachView(reader, (ev) => {
     if (ev.kind !== "alloc") return;
     const buf = ev.backtraceBuffer;
     const len = ev.backtraceLength;
@@ -225,11 +182,16 @@ export function hotspots(reader: TraceInput): string {
     }
     const allocpt = addLoc(buf, len - 1);
     allocpt.allocCount += nsamples;
-    seen.clear();
+    const mark = ++allocs;
     for (let i = len - 2; i >= 0; i--) {
       const b = addLoc(buf, i).func;
-      if (seen.has(b.id)) continue;
-      seen.add(b.id);
+      if (b.id >= seen.length) {
+        const grown = new Float64Array(2 * b.id + 2);
+        grown.set(seen);
+        seen = grown;
+      }
+      if (seen[b.id] === mark) continue;
+      seen[b.id] = mark;
       b.totalCount += nsamples;
       b.nAllocs++;
       b.totalDistToAlloc += len - 1 - i;

@@ -15,8 +15,8 @@
  * @module
  */
 import { AllocationSource } from "../memtrace/mod.ts";
-import type { TraceInput } from "./input.ts";
-import { ShadowingMap } from "./_hashtbl.ts";
+import { forEachView, type TraceInput } from "./input.ts";
+import { ShadowingIntMap } from "./_int_map.ts";
 import { printfE, printfF } from "./_printf.ts";
 import { TraceToolError } from "./errors.ts";
 import { printable } from "../util/printable.ts";
@@ -77,12 +77,13 @@ export function identify(reader: TraceInput, options: IdentifyOptions = {}): str
   out.push("Trace statistics:\n");
 
   let tmax = 0;
-  const minorLive = new ShadowingMap<number, number>();
+  const minorLive = new ShadowingIntMap();
   // Only allocations with nsamples > 1 are kept: a collected unknown object counts one sample.
-  const majorLiveMultisampled = new ShadowingMap<number, number>();
+  const majorLiveMultisampled = new ShadowingIntMap();
   let minorAlloc = 0, minorCollect = 0, promote = 0, majorAlloc = 0, majorCollect = 0;
   let dist4 = 0, dist16 = 0, dist256 = 0, szmax = 0;
-  reader.iter((t, ev) => {
+  forEachView(reader, (ev) => {
+    const t = ev.time;
     tmax = t;
     if (ev.kind === "alloc") {
       const n = ev.nsamples, length = ev.length;
@@ -98,7 +99,7 @@ export function identify(reader: TraceInput, options: IdentifyOptions = {}): str
       if (length <= 256) dist256 += n;
       if (length > szmax) szmax = length;
     } else if (ev.kind === "promote") {
-      const n = minorLive.find(ev.objId);
+      const n = minorLive.take(ev.objId);
       if (n === undefined) {
         throw new TraceToolError(
           "identify",
@@ -107,19 +108,12 @@ export function identify(reader: TraceInput, options: IdentifyOptions = {}): str
           reader.eventOffset(),
         );
       }
-      minorLive.remove(ev.objId);
       promote += n;
       if (n > 1) majorLiveMultisampled.add(ev.objId, n);
     } else {
-      const minor = minorLive.find(ev.objId);
-      if (minor !== undefined) {
-        minorLive.remove(ev.objId);
-        minorCollect += minor;
-      } else {
-        const n = majorLiveMultisampled.find(ev.objId);
-        if (n !== undefined) majorLiveMultisampled.remove(ev.objId);
-        majorCollect += n ?? 1;
-      }
+      const minor = minorLive.take(ev.objId);
+      if (minor !== undefined) minorCollect += minor;
+      else majorCollect += majorLiveMultisampled.take(ev.objId) ?? 1;
     }
   }, { parseBacktraces: false });
 

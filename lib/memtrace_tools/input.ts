@@ -4,6 +4,7 @@
  */
 import type {
   Event,
+  EventView,
   Info,
   IterOptions,
   Location,
@@ -25,6 +26,53 @@ export interface TraceInput {
   locationsOf(code: LocationCode): readonly Location[] | undefined;
   /** Calls `f` with each event and its time since the trace start, in file order. */
   iter(f: (time: Timedelta, ev: Event) => void, options?: IterOptions): void;
+}
+
+/** A {@linkcode TraceInput} that can also deliver its events through one reused view, as a
+ * `Reader` can (`Reader.iterViews`). */
+interface ViewInput extends TraceInput {
+  iterViews(f: (view: Readonly<EventView>) => void, options?: IterOptions): void;
+}
+
+/** Calls `f` with each event of `input` as a view: through `input.iterViews` when it has one
+ * (a `Reader`: no object per event), else through `input.iter`, copying each event into one
+ * view. */
+export function forEachView(
+  input: TraceInput,
+  f: (view: Readonly<EventView>) => void,
+  options?: IterOptions,
+): void {
+  if (typeof (input as Partial<ViewInput>).iterViews === "function") {
+    (input as ViewInput).iterViews(f, options);
+    return;
+  }
+  const view: EventView = {
+    kind: "alloc",
+    time: 0,
+    objId: 0,
+    domain: 0,
+    length: 0,
+    nsamples: 0,
+    source: 0,
+    backtraceBuffer: new Float64Array(0),
+    backtraceLength: 0,
+    commonPrefix: 0,
+  };
+  input.iter((time, ev) => {
+    view.kind = ev.kind;
+    view.time = time;
+    view.objId = ev.objId;
+    view.domain = ev.domain;
+    if (ev.kind === "alloc") {
+      view.length = ev.length;
+      view.nsamples = ev.nsamples;
+      view.source = ev.source;
+      view.backtraceBuffer = ev.backtraceBuffer;
+      view.backtraceLength = ev.backtraceLength;
+      view.commonPrefix = ev.commonPrefix;
+    }
+    f(view);
+  }, options);
 }
 
 /**

@@ -1,0 +1,131 @@
+/**
+ * The trace commands at the size of real traces (issue 29): `trace info`, `top`, `hotspots`,
+ * `flamegraph`, `export --format folded` and `report`, each a whole process on
+ * `bench/_big_trace.ts`'s deep-stack trace (8 domains, about 70 frames an allocation, names of
+ * 30 to 200 characters) at each size of `MEMPROF_LAB_BENCH_SCALE` (events, comma-separated;
+ * default `1e6`, so that `deno task bench` stays within minutes; `1e6,1e7,1e8` gives the table
+ * of bench/README.md, 10^8 events being a 1 GB trace). Traces are written once into the bench
+ * cache (`bigTrace`).
+ *
+ * One row per command and size: wall time, events per second, peak RSS (GNU time) and whether
+ * it is under 500 MB. A command is stopped after `MEMPROF_LAB_BENCH_SCALE_TIMEOUT` seconds
+ * (default 900) and its row says so; `MEMPROF_LAB_BENCH_SCALE_COMMANDS` (comma-separated, e.g.
+ * `hotspots,flamegraph`) runs only those commands. For `report`, when Chromium is at
+ * /usr/bin/chromium, the page is loaded in headless Chromium and the time until all its views
+ * are drawn (the page's `report-rendered` mark) is printed against the goal of 3 s.
+ * @module
+ */
+import { bigTrace } from "./_big_trace.ts";
+import { type ProcessCost, runMeasured } from "./_native.ts";
+
+function env(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
+
+const SIZES = (env("MEMPROF_LAB_BENCH_SCALE") ?? "1e6").split(",").map(Number);
+const TIMEOUT = Number(env("MEMPROF_LAB_BENCH_SCALE_TIMEOUT") ?? 900);
+/** Commands to run (comma-separated names of COMMANDS; default all). */
+const ONLY = env("MEMPROF_LAB_BENCH_SCALE_COMMANDS")?.split(",");
+const here = (p: string) => new URL(p, import.meta.url).pathname;
+
+const COMMANDS: [string, (file: string, out: string) => string[]][] = [
+  ["info", (f) => ["info", f]],
+  ["top", (f) => ["top", f]],
+  ["hotspots", (f) => ["hotspots", f]],
+  ["flamegraph", (f) => ["flamegraph", f]],
+  ["export folded", (f) => ["export", f, "--format", "folded", "-o", "/dev/null"]],
+  ["report", (f, out) => ["report", f, "-o", `${out}/report.html`]],
+];
+
+/** Time until the report's views are all drawn in headless Chromium, in ms, or why not. */
+async function chromiumDrawn(html: string): Promise<number | string> {
+  const chromium = "/usr/bin/chromium";
+  try {
+    Deno.statSync(chromium);
+  } catch {
+    return "no Chromium at /usr/bin/chromium";
+  }
+  const { chromium: pw } = await import("playwright-core");
+  const browser = await pw.launch({ executablePath: chromium, args: ["--no-sandbox"] });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    await page.goto(`file://${html}`, { timeout: 120_000 });
+    await page.waitForSelector("body[data-ready='1']", { timeout: 120_000 });
+    return await page.evaluate(
+      `performance.getEntriesByName("report-rendered")[0]?.startTime ?? -1`,
+    ) as number;
+  } catch (e) {
+    return `not drawn (${(e as Error).message.split("\n")[0]})`;
+  } finally {
+    await browser.close();
+  }
+}
+
+async function run(): Promise<void> {
+  const out = Deno.makeTempDirSync({ prefix: "memprof-lab-scale-bench-" });
+  try {
+    for (const events of SIZES) {
+      const t0 = performance.now();
+      const trace = bigTrace(events);
+      const made = (performance.now() - t0) / 1000;
+      console.log(
+        `scale: ${events.toLocaleString("en-US")} events, ${(trace.bytes / 1e6).toFixed(0)} MB (${
+          made > 1 ? `written in ${made.toFixed(0)} s` : "from the bench cache"
+        })`,
+      );
+      for (const [name, args] of COMMANDS) {
+        if (ONLY !== undefined && !ONLY.includes(name)) continue;
+        let cost: ProcessCost | string;
+        try {
+          cost = runMeasured("timeout", [
+            "-s",
+            "KILL",
+            String(TIMEOUT),
+            Deno.execPath(),
+            "run",
+            "--config",
+            here("../deno.json"),
+            "--allow-read",
+            "--allow-write",
+            here("../cli/trace.ts"),
+            ...args(trace.path, out),
+          ]);
+        } catch (e) {
+          cost = (e as Error).message.includes("(exit status 137)")
+            ? `stopped after ${TIMEOUT} s`
+            : `failed: ${(e as Error).message.split("\n").slice(0, 2).join(" ")}`;
+        }
+        if (typeof cost === "string") {
+          console.log(`scale: ${name}, ${events.toLocaleString("en-US")} events: ${cost}`);
+          continue;
+        }
+        const rss = cost.peakRss === undefined ? "?" : (cost.peakRss / 2 ** 20).toFixed(0);
+        console.log(
+          `scale: ${name}, ${events.toLocaleString("en-US")} events: ${
+            cost.seconds.toFixed(2)
+          } s, ${(events / cost.seconds / 1e6).toFixed(2)} M events/s, peak RSS ${rss} MiB (${
+            cost.peakRss !== undefined && cost.peakRss < 500e6 ? "under" : "NOT under"
+          } 500 MB)`,
+        );
+        if (name === "report") {
+          const drawn = await chromiumDrawn(`${out}/report.html`);
+          console.log(
+            `scale: report page, ${events.toLocaleString("en-US")} events: ${
+              typeof drawn === "number"
+                ? `all views drawn in Chromium after ${(drawn / 1000).toFixed(2)} s (goal < 3 s)`
+                : drawn
+            }`,
+          );
+        }
+      }
+    }
+  } finally {
+    Deno.removeSync(out, { recursive: true });
+  }
+}
+
+await run();
