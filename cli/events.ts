@@ -44,8 +44,9 @@ import {
 import { commandName, helpHint, usageLines } from "./_usage.ts";
 import {
   parseBigInteger,
-  parseCommandLine,
+  parseCommandArgs,
   parseInteger,
+  parseIntegerOption,
   unknownCommandMessage,
   usageError,
 } from "./_args.ts";
@@ -294,8 +295,9 @@ function intOption(
   min: number,
 ): number | undefined {
   const v = values[name];
-  if (v === undefined) return undefined;
-  return parseInteger(`events ${command}`, `--${name}`, String(v), { min });
+  return parseIntegerOption(`events ${command}`, `--${name}`, v === undefined ? v : String(v), {
+    min,
+  });
 }
 
 function pauseRule(values: Values): PauseRule {
@@ -323,13 +325,9 @@ async function main(argv: string[], io: EventsCliIO): Promise<void> {
   if (!Object.hasOwn(OPTIONS, command)) {
     throw usageError("events", unknownCommandMessage(command, Object.keys(OPTIONS)));
   }
-  const parsed = parseCommandLine(`events ${command}`, rest, {
-    allowPositionals: true,
-    options: {
-      help: { type: "boolean", short: "h" },
-      decoders: { type: "string" },
-      ...OPTIONS[command],
-    },
+  const parsed = parseCommandArgs(`events ${command}`, rest, {
+    decoders: { type: "string" },
+    ...OPTIONS[command],
   });
   const { positionals } = parsed;
   const values = parsed.values as Values;

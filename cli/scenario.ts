@@ -48,7 +48,7 @@ import {
   writeStdout,
 } from "./_io.ts";
 import { usageLines } from "./_usage.ts";
-import { parseCommandLine, parseInteger } from "./_args.ts";
+import { parseCommandLine, parseIntegerOption, parseRate } from "./_args.ts";
 import { isPlainShellWord, shellWord } from "../lib/util/shell.ts";
 import { findToolchain } from "../lib/ocaml/mod.ts";
 import { DEFAULT_BUILD_COMMAND, exportOCaml } from "../lib/export/mod.ts";
@@ -624,12 +624,6 @@ async function exportAll(
 
 // ---- the command ---------------------------------------------------------------------------
 
-/** A decimal number from the command line (no hex, no blanks, no NaN or Infinity). */
-function decimal(text: string): number | undefined {
-  if (!/^([0-9]+(\.[0-9]*)?|\.[0-9]+)(e[-+]?[0-9]+)?$/i.test(text)) return undefined;
-  return Number(text);
-}
-
 interface Options {
   seed?: number;
   rate?: number;
@@ -661,16 +655,10 @@ function parseOptions(argv: string[]) {
     },
   });
   const v = parsed.values;
-  const seed = v.seed === undefined
-    ? undefined
-    : parseInteger("scenario", "--seed", v.seed, { max: 2 ** 32 - 1 });
-  const rate = v.rate === undefined ? undefined : decimal(v.rate);
-  if (v.rate !== undefined && !(rate !== undefined && rate >= 0 && rate <= 1)) {
-    throw new UsageError(`--rate must be within [0, 1], got ${v.rate}`);
-  }
-  const maxSteps = v["max-steps"] === undefined
-    ? DEFAULT_MAX_STEPS
-    : parseInteger("scenario", "--max-steps", v["max-steps"], { min: 1 });
+  const seed = parseIntegerOption("scenario", "--seed", v.seed, { max: 2 ** 32 - 1 });
+  const rate = v.rate === undefined ? undefined : parseRate("scenario", "--rate", v.rate);
+  const maxSteps = parseIntegerOption("scenario", "--max-steps", v["max-steps"], { min: 1 }) ??
+    DEFAULT_MAX_STEPS;
   if (v.out === "") throw new UsageError("--out needs a folder");
   if (v["golden-dir"] === "") throw new UsageError("--golden-dir needs a folder");
   const options: Options = {
