@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import {
   ACTION_KEYS,
-  ALLOC_SOURCES,
+  type ALLOC_SOURCES,
   EVENT_KEYS,
-  GC_KINDS,
+  type GC_KINDS,
   LIFETIME_KEYS,
   type SameKeys,
   type TableAgrees,
