@@ -9,16 +9,10 @@ import {
   analyzeTrace,
   buildReport,
   diffOf,
-  emptySelectionNote,
   foldedStacksTo,
   formatDiff,
   formatTop,
   type GroupBy,
-  parseDomains,
-  parseLiveAt,
-  parseSeconds,
-  parseSize,
-  parseSources,
   pprofOf,
   type ProfileData,
   type Selector,
@@ -27,6 +21,14 @@ import {
   topOf,
   TraceAnalysisError,
 } from "../lib/trace_analysis/mod.ts";
+import { emptySelectionNote } from "../lib/trace_analysis/empty.ts";
+import {
+  parseDomains,
+  parseLiveAt,
+  parseSeconds,
+  parseSize,
+  parseSources,
+} from "../lib/trace_analysis/filter.ts";
 import { StdoutBuffer, writeAll, writeOutput, writeStderr, writeStdout } from "./_io.ts";
 import { usageLines } from "./_usage.ts";
 import { parseCommandArgs, parseIntegerOption, usageError } from "./_args.ts";

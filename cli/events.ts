@@ -8,14 +8,12 @@ import { basename, isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
   alignTrace,
-  canCheckProcesses,
   computeGcStats,
   computeStats,
   type CounterUnits,
   type CursorOptions,
   type CustomEventDecoder,
   DecoderRegistry,
-  dumpCallbacks,
   eventsFilePath,
   exportChromeTrace,
   formatGcStats,
@@ -23,12 +21,14 @@ import {
   GcStatsCollector,
   type PauseRule,
   RuntimeEventsCursor,
-  STREAM_IMAGE_LIMIT,
   type TraceAlignment,
   traceInstants,
   watchRing,
   writeChromeTraceJson,
 } from "../lib/runtime_events/mod.ts";
+import { canCheckProcesses } from "../lib/runtime_events/watch.ts";
+import { dumpCallbacks } from "../lib/runtime_events/dump.ts";
+import { STREAM_IMAGE_LIMIT } from "../lib/runtime_events/consumer.ts";
 import { Reader } from "../lib/memtrace/mod.ts";
 import {
   exitStatusOf,

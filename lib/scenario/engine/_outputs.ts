@@ -3,7 +3,8 @@
  * callback log, their text dumps (made when first read, or streamed), and the summary.
  * @module
  */
-import { dumpCallbacks, RuntimeEventsCursor } from "../../runtime_events/mod.ts";
+import { RuntimeEventsCursor } from "../../runtime_events/mod.ts";
+import { dumpCallbacks } from "../../runtime_events/dump.ts";
 import { dumpTrace, dumpTraceTo, Reader } from "../../memtrace/mod.ts";
 import type { LogHeaderFacts } from "../callback_log.ts";
 import type { RunResult, Summary, TextOutput } from "../result.ts";
