@@ -69,14 +69,7 @@ export function parseCommandLine<const T extends CommandLineConfig>(
   const options = config.options ?? {};
   const known = Object.keys(options);
   // A first, lenient pass finds what is wrong, in the order it was typed.
-  const { tokens } = parseArgs({
-    args: [...args],
-    options,
-    strict: false,
-    allowPositionals: true,
-    tokens: true,
-  });
-  for (const t of tokens) {
+  for (const t of lenientTokens(args, options)) {
     if (t.kind === "positional" && config.allowPositionals !== true) {
       throw usageError(command, `unexpected argument '${t.value}'`);
     }
@@ -217,14 +210,19 @@ export function argumentIndex(
   options: OptionTable,
   n: number,
 ): number | undefined {
-  const { tokens } = parseArgs({
+  return lenientTokens(args, options).filter((t) => t.kind === "positional")[n]?.index;
+}
+
+/** `args` as `parseArgs` reads them by `options`, refusing nothing. */
+function lenientTokens(args: readonly string[], options: OptionTable) {
+  return parseArgs({
     args: [...args],
     options,
     strict: false,
     allowPositionals: true,
     tokens: true,
-  });
-  return tokens.filter((t) => t.kind === "positional")[n]?.index;
+  })
+    .tokens;
 }
 
 /** {@linkcode parseInteger} of an option that may be absent: undefined when `text` is. */
