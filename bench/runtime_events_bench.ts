@@ -25,13 +25,13 @@
 import d8Image from "../tests/fixtures/runtime_events/d8/18440.events" with { type: "bytes" };
 import {
   DecoderRegistry,
-  dumpCallbacks,
   RuntimeCounter,
   RuntimeEventsCursor,
   RuntimeEventsProducer,
   RuntimePhase,
   Type,
 } from "../lib/runtime_events/mod.ts";
+import { dumpCallbacks } from "../lib/runtime_events/dump.ts";
 import { refCustomDecoder } from "../tests/runtime_events/fixture_decoders.ts";
 import { ocamlRuntimeEventsPerSecond } from "./_anchors.ts";
 import { medianSeconds, printSideBySide } from "./_side_by_side.ts";

@@ -15,8 +15,18 @@ import { UsageError } from "./_io.ts";
 import { helpHint } from "./_usage.ts";
 
 /** What {@linkcode parseCommandLine} takes: `parseArgs`'s configuration without the arguments
- * (it is always strict). */
-export type CommandLineConfig = Omit<ParseArgsConfig, "args" | "strict">;
+ * (it is always strict), and how to read a negative integer such as `-5`: by default as an
+ * option (unknown, so refused); with `negativeIntegers: "positional"`, as an argument (for
+ * commands whose arguments may be negative numbers). */
+export type CommandLineConfig = Omit<ParseArgsConfig, "args" | "strict"> & {
+  readonly negativeIntegers?: "option" | "positional";
+};
+
+/** The options of a command: `parseArgs`'s option table. */
+export type OptionTable = NonNullable<ParseArgsConfig["options"]>;
+
+/** The `-h, --help` flag every command takes. */
+export const HELP_OPTION = { help: { type: "boolean", short: "h" } } as const;
 
 /** What {@linkcode parseCommandLine} returns: `parseArgs`'s result for `T`. */
 export type CommandLine<T extends CommandLineConfig> = ReturnType<typeof parseArgs<T>>;
@@ -54,17 +64,12 @@ export function parseCommandLine<const T extends CommandLineConfig>(
   args: readonly string[],
   config: T,
 ): CommandLine<T> {
+  if (config.negativeIntegers === "positional") return parseWithNegatives(command, args, config);
+  const { negativeIntegers: _, ...parseConfig } = config;
   const options = config.options ?? {};
   const known = Object.keys(options);
   // A first, lenient pass finds what is wrong, in the order it was typed.
-  const { tokens } = parseArgs({
-    args: [...args],
-    options,
-    strict: false,
-    allowPositionals: true,
-    tokens: true,
-  });
-  for (const t of tokens) {
+  for (const t of lenientTokens(args, options)) {
     if (t.kind === "positional" && config.allowPositionals !== true) {
       throw usageError(command, `unexpected argument '${t.value}'`);
     }
@@ -86,11 +91,45 @@ export function parseCommandLine<const T extends CommandLineConfig>(
     }
   }
   try {
-    return parseArgs({ ...config, args: [...args], strict: true }) as CommandLine<T>;
+    return parseArgs({ ...parseConfig, args: [...args], strict: true }) as CommandLine<T>;
   } catch (e) {
     // Not expected after the checks above; still one line, without parseArgs' advice.
     throw usageError(command, (e as Error).message.split(/\. |\n/)[0]);
   }
+}
+
+/** A negative integer typed as an argument (`-5`, `-1e3`). */
+const NEGATIVE_INTEGER = /^-[0-9]+(?:e\+?[0-9]+)?$/i;
+
+/** {@linkcode parseCommandLine} with negative integers read as arguments: each is swapped for a
+ * placeholder, a NUL byte and its number (arguments that start with a NUL byte, which no process
+ * is given but a caller may pass, are swapped too), and swapped back after. */
+function parseWithNegatives<const T extends CommandLineConfig>(
+  command: string,
+  args: readonly string[],
+  config: T,
+): CommandLine<T> {
+  const swapped: string[] = [];
+  const masked = args.map((a) => {
+    if (!NEGATIVE_INTEGER.test(a) && !a.startsWith("\0")) return a;
+    swapped.push(a);
+    return `\0${swapped.length - 1}`;
+  });
+  const restore = (x: string) => x.startsWith("\0") ? swapped[Number(x.slice(1))] : x;
+  const r: {
+    values: Record<string, unknown>;
+    positionals: string[];
+    tokens?: { kind: string; value?: unknown }[];
+  } = parseCommandLine(command, masked, { ...config, negativeIntegers: "option" });
+  r.positionals = r.positionals.map(restore);
+  for (const [k, v] of Object.entries(r.values)) {
+    if (typeof v === "string") r.values[k] = restore(v);
+    else if (Array.isArray(v)) r.values[k] = v.map((x) => typeof x === "string" ? restore(x) : x);
+  }
+  for (const t of r.tokens ?? []) {
+    if (typeof t.value === "string") t.value = restore(t.value);
+  }
+  return r as CommandLine<T>;
 }
 
 /** The form of an integer on the command line: decimal digits, an optional sign and an optional
@@ -142,6 +181,74 @@ export function parseInteger(
     );
   }
   return Number(n);
+}
+
+/**
+ * {@linkcode parseCommandLine} for a command that takes arguments (files, numbers) and the
+ * options `options` besides `-h, --help`.
+ */
+export function parseCommandArgs<const O extends OptionTable>(
+  command: string,
+  args: readonly string[],
+  options: O,
+  { negativeIntegers = "option" }: Pick<CommandLineConfig, "negativeIntegers"> = {},
+): CommandLine<{ allowPositionals: true; options: typeof HELP_OPTION & O }> {
+  return parseCommandLine(command, args, {
+    allowPositionals: true,
+    options: { ...HELP_OPTION, ...options },
+    negativeIntegers,
+  }) as CommandLine<{ allowPositionals: true; options: typeof HELP_OPTION & O }>;
+}
+
+/**
+ * Where the `n`-th argument (0-based, options and their values skipped) of `args` stands, read
+ * leniently by `options` (nothing is refused here): for a command that passes everything from
+ * one argument on to another tool. Undefined when there are fewer arguments.
+ */
+export function argumentIndex(
+  args: readonly string[],
+  options: OptionTable,
+  n: number,
+): number | undefined {
+  return lenientTokens(args, options).filter((t) => t.kind === "positional")[n]?.index;
+}
+
+/** `args` as `parseArgs` reads them by `options`, refusing nothing. */
+function lenientTokens(args: readonly string[], options: OptionTable) {
+  return parseArgs({
+    args: [...args],
+    options,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  })
+    .tokens;
+}
+
+/** {@linkcode parseInteger} of an option that may be absent: undefined when `text` is. */
+export function parseIntegerOption(
+  command: string,
+  name: string,
+  text: string | undefined,
+  range: { min?: number; max?: number } = {},
+): number | undefined {
+  return text === undefined ? undefined : parseInteger(command, name, text, range);
+}
+
+/**
+ * The rate `text` gives for `name` (a probability, such as `--rate`): a decimal number, with an
+ * optional fraction and power of ten (`0.01`, `.5`, `1e-3`), no sign, blanks, hexadecimal, NaN
+ * or Infinity, within [0, 1]. Anything else is a usage error with `command`'s help as its hint.
+ */
+export function parseRate(command: string, name: string, text: string): number {
+  if (!/^([0-9]+(\.[0-9]*)?|\.[0-9]+)(e[-+]?[0-9]+)?$/i.test(text)) {
+    throw usageError(command, `${name} must be a number in [0, 1], got '${text}'`);
+  }
+  const x = Number(text);
+  if (!(x >= 0 && x <= 1)) {
+    throw usageError(command, `${name} must be within [0, 1], got '${text}'`);
+  }
+  return x;
 }
 
 /** {@linkcode parseInteger} for integers past 2^53 (ids, nanosecond times): the same form, as a

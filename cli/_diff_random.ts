@@ -19,6 +19,7 @@ import {
   type Verdict,
 } from "../lib/differential/mod.ts";
 import { UsageError, writeOutputData } from "./_io.ts";
+import { parseInteger } from "./_args.ts";
 
 /** The campaign's settings, from the command line. */
 export interface RandomArgs {
@@ -35,14 +36,20 @@ export interface RandomArgs {
   readonly scenarioTimeoutMs: number;
 }
 
-/** Parses `--shard I/K`. */
+/** Parses `--shard I/K`: two integers of the one rule (cli/_args.ts), 1 ≤ I ≤ K. */
 export function parseShard(text: string | undefined): { index: number; of: number } | undefined {
   if (text === undefined) return undefined;
-  const m = /^([0-9]+)\/([0-9]+)$/.exec(text);
-  const index = m ? Number(m[1]) : NaN, of = m ? Number(m[2]) : NaN;
-  if (!m || of < 1 || index < 1 || index > of || !Number.isSafeInteger(of)) {
-    throw new UsageError(`--shard must be I/K with 1 ≤ I ≤ K, got '${text}'`);
-  }
+  const parts = text.split("/");
+  const refuse = () => new UsageError(`--shard must be I/K with 1 ≤ I ≤ K, got '${text}'`);
+  if (parts.length !== 2) throw refuse();
+  const [index, of] = parts.map((p) => {
+    try {
+      return parseInteger("diff", "--shard", p, { min: 1 });
+    } catch {
+      throw refuse();
+    }
+  });
+  if (index > of) throw refuse();
   return { index, of };
 }
 

@@ -5,6 +5,12 @@
  * @module
  */
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
+import {
+  commitTemporary,
+  discardTemporary,
+  liveTemporaries,
+  openTemporary,
+} from "../lib/util/atomic_file.ts";
 
 const encoder = new TextEncoder();
 
@@ -199,49 +205,34 @@ export function onStopSignals(cleanup: () => void): () => void {
   };
 }
 
-/** Temporaries of outputs being written by {@linkcode writeOutput}: removed on SIGINT/SIGTERM. */
-const liveTemporaries = new Set<string>();
-
+/** Removes the temporaries being written (on SIGINT/SIGTERM). */
 function removeLiveTemporaries(): void {
-  for (const t of liveTemporaries) {
+  for (const t of liveTemporaries()) {
     try {
       Deno.removeSync(t);
     } catch { /* already gone */ }
   }
 }
 
-/** Opens the temporary beside a regular (or new) output `path`, after removing those left by
- * killed processes. */
-function openTemporary(path: string): OpenOutput {
+/** Opens the temporary beside a regular (or new) output `path` (lib/util/atomic_file.ts), after
+ * removing those left by killed processes. */
+function openOutputTemporary(path: string): OpenOutput {
   removeStaleTemporaries(path);
-  const tmp = `${path}.${Deno.pid}.tmp`;
-  liveTemporaries.add(tmp);
-  try {
-    return { tmp, file: Deno.openSync(tmp, { write: true, create: true, truncate: true }) };
-  } catch (e) {
-    liveTemporaries.delete(tmp);
-    throw e;
-  }
+  return openTemporary(path);
 }
 
 /** Closes the output and renames its temporary into place. */
 function commit(out: OpenOutput, path: string): void {
-  out.file.close();
-  if (out.tmp === undefined) return;
-  Deno.renameSync(out.tmp, path);
-  liveTemporaries.delete(out.tmp);
+  if (out.tmp === undefined) out.file.close();
+  else commitTemporary({ file: out.file, tmp: out.tmp }, path);
 }
 
 /** Closes the output and removes its temporary (a special file is left as it is). */
 function discard(out: OpenOutput): void {
+  if (out.tmp !== undefined) return discardTemporary({ file: out.file, tmp: out.tmp });
   try {
     out.file.close();
   } catch { /* already closed */ }
-  if (out.tmp === undefined) return;
-  try {
-    Deno.removeSync(out.tmp);
-  } catch { /* nothing to remove */ }
-  liveTemporaries.delete(out.tmp);
 }
 
 /**
@@ -268,7 +259,7 @@ export async function writeOutput(
     // A FIFO's open waits for a reader: asynchronously, so that a signal can end the wait.
     const out: OpenOutput = special
       ? { tmp: undefined, file: await Deno.open(path, { write: true }) }
-      : openTemporary(path);
+      : openOutputTemporary(path);
     try {
       await fill(out.file);
       await settle(); // a signal received during `fill` wins over the rename

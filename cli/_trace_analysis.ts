@@ -9,16 +9,10 @@ import {
   analyzeTrace,
   buildReport,
   diffOf,
-  emptySelectionNote,
   foldedStacksTo,
   formatDiff,
   formatTop,
   type GroupBy,
-  parseDomains,
-  parseLiveAt,
-  parseSeconds,
-  parseSize,
-  parseSources,
   pprofOf,
   type ProfileData,
   type Selector,
@@ -34,9 +28,17 @@ import {
   estimateWithInterval,
   parseNumber,
 } from "../lib/trace_analysis/intervals.ts";
+import { emptySelectionNote } from "../lib/trace_analysis/empty.ts";
+import {
+  parseDomains,
+  parseLiveAt,
+  parseSeconds,
+  parseSize,
+  parseSources,
+} from "../lib/trace_analysis/filter.ts";
 import { StdoutBuffer, writeAll, writeOutput, writeStderr, writeStdout } from "./_io.ts";
 import { usageLines } from "./_usage.ts";
-import { parseCommandLine, parseInteger, usageError } from "./_args.ts";
+import { parseCommandArgs, parseIntegerOption, usageError } from "./_args.ts";
 import { openTraceInput, readThrough, type TraceInputFile } from "./_trace_input.ts";
 
 const FILTERS = `Filters (all optional; a filter keeps sampled allocations):
@@ -187,10 +189,10 @@ function parse(
   cmd: string,
   options: Record<string, { type: "boolean" | "string"; short?: string }>,
 ) {
-  return parseCommandLine(`trace ${cmd}`, args, {
-    allowPositionals: true,
-    options: { help: { type: "boolean", short: "h" }, ...options },
-  }) as { values: Values; positionals: string[] };
+  return parseCommandArgs(`trace ${cmd}`, args, options) as {
+    values: Values;
+    positionals: string[];
+  };
 }
 
 function str(v: Values, name: string): string | undefined {
@@ -284,8 +286,7 @@ function confidenceOf(v: Values, cmd: string): number {
 }
 
 function limitOf(v: Values, cmd: string): number {
-  const x = str(v, "limit");
-  return x === undefined ? 20 : parseInteger(`trace ${cmd}`, "--limit", x);
+  return parseIntegerOption(`trace ${cmd}`, "--limit", str(v, "limit")) ?? 20;
 }
 
 /** Reads a trace once under a filter. */

@@ -20,9 +20,9 @@ import {
   formatRankChange,
   rankChangeOf,
   type RankChangeResult,
-  startAggregate,
-} from "../lib/trace_analysis/mod.ts";
-import { parseInteger, unknownOptionMessage, usageError } from "./_args.ts";
+} from "../lib/trace_analysis/rank_change.ts";
+import { startAggregate } from "../lib/trace_analysis/aggregate.ts";
+import { parseCommandArgs, parseInteger, usageError } from "./_args.ts";
 import { usageLines } from "./_usage.ts";
 import { openTraceInput, readThrough } from "./_trace_input.ts";
 
@@ -91,24 +91,13 @@ Options:
   -h, --help  show this help`,
 };
 
-/** Splits a command line into positionals and --help; anything else that looks like an option
- * (except negative integers, which are positionals here) is a usage error. */
-function parse(args: string[], cmd: string): { help: boolean; positionals: string[] } {
-  let help = false;
-  const positionals: string[] = [];
-  let rest = false;
-  for (const a of args) {
-    if (rest || !a.startsWith("-") || a === "-" || /^-\d+$/.test(a)) positionals.push(a);
-    else if (a === "--") rest = true;
-    else if (a === "-h" || a === "--help") help = true;
-    else throw usageError(`trace ${cmd}`, unknownOptionMessage(a.replace(/=.*$/s, ""), ["help"]));
-  }
-  return { help, positionals };
-}
-
+/** The arguments of `cmd` (negative integers among them: START_S may be one), `counts` of them,
+ * or undefined after printing the help for `--help`. */
 function positionals(args: string[], cmd: string, counts: number[]): string[] | undefined {
-  const { help, positionals } = parse(args, cmd);
-  if (help) {
+  const { values, positionals } = parseCommandArgs(`trace ${cmd}`, args, {}, {
+    negativeIntegers: "positional",
+  });
+  if (values.help) {
     writeStdout(TOOL_HELP[cmd] + "\n");
     return undefined;
   }

@@ -48,7 +48,7 @@ import {
   writeStdout,
 } from "./_io.ts";
 import { usageLines } from "./_usage.ts";
-import { parseCommandLine, parseInteger } from "./_args.ts";
+import { parseCommandLine, parseIntegerOption } from "./_args.ts";
 
 /** Usage text printed by --help. */
 export const USAGE = `${usageLines("diff", "[options] [NAME|PATH ...]")}
@@ -193,7 +193,7 @@ function cacheDir(io: DiffCliIO, option: string | undefined): string {
 }
 
 function positiveInt(name: string, text: string | undefined, dflt: number): number {
-  return text === undefined ? dflt : parseInteger("diff", name, text, { min: 1 });
+  return parseIntegerOption("diff", name, text, { min: 1 }) ?? dflt;
 }
 
 /** The campaign's settings from the parsed options. */
@@ -204,7 +204,7 @@ function randomArgs(
 ): RandomArgs {
   const str = (k: string) => o[k] as string | undefined;
   const count = positiveInt("--random", str("random"), 1);
-  const seed = str("seed") === undefined ? 1 : wholeNumber("--seed", str("seed")!);
+  const seed = parseIntegerOption("diff", "--seed", str("seed")) ?? 1;
   return {
     plan: { seed, count, shard: parseShard(str("shard")) },
     jobs: positiveInt("--jobs", str("jobs"), 2),
@@ -218,10 +218,6 @@ function randomArgs(
     context,
     timeoutMs,
   };
-}
-
-function wholeNumber(name: string, text: string): number {
-  return parseInteger("diff", name, text);
 }
 
 /** A result with its verdict, as printed and returned as JSON. */

@@ -8,14 +8,12 @@ import { basename, isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
   alignTrace,
-  canCheckProcesses,
   computeGcStats,
   computeStats,
   type CounterUnits,
   type CursorOptions,
   type CustomEventDecoder,
   DecoderRegistry,
-  dumpCallbacks,
   eventsFilePath,
   exportChromeTrace,
   formatGcStats,
@@ -23,12 +21,14 @@ import {
   GcStatsCollector,
   type PauseRule,
   RuntimeEventsCursor,
-  STREAM_IMAGE_LIMIT,
   type TraceAlignment,
   traceInstants,
   watchRing,
   writeChromeTraceJson,
 } from "../lib/runtime_events/mod.ts";
+import { canCheckProcesses } from "../lib/runtime_events/watch.ts";
+import { dumpCallbacks } from "../lib/runtime_events/dump.ts";
+import { STREAM_IMAGE_LIMIT } from "../lib/runtime_events/consumer.ts";
 import { Reader } from "../lib/memtrace/mod.ts";
 import {
   exitStatusOf,
@@ -44,8 +44,9 @@ import {
 import { commandName, helpHint, usageLines } from "./_usage.ts";
 import {
   parseBigInteger,
-  parseCommandLine,
+  parseCommandArgs,
   parseInteger,
+  parseIntegerOption,
   unknownCommandMessage,
   usageError,
 } from "./_args.ts";
@@ -294,8 +295,9 @@ function intOption(
   min: number,
 ): number | undefined {
   const v = values[name];
-  if (v === undefined) return undefined;
-  return parseInteger(`events ${command}`, `--${name}`, String(v), { min });
+  return parseIntegerOption(`events ${command}`, `--${name}`, v === undefined ? v : String(v), {
+    min,
+  });
 }
 
 function pauseRule(values: Values): PauseRule {
@@ -323,13 +325,9 @@ async function main(argv: string[], io: EventsCliIO): Promise<void> {
   if (!Object.hasOwn(OPTIONS, command)) {
     throw usageError("events", unknownCommandMessage(command, Object.keys(OPTIONS)));
   }
-  const parsed = parseCommandLine(`events ${command}`, rest, {
-    allowPositionals: true,
-    options: {
-      help: { type: "boolean", short: "h" },
-      decoders: { type: "string" },
-      ...OPTIONS[command],
-    },
+  const parsed = parseCommandArgs(`events ${command}`, rest, {
+    decoders: { type: "string" },
+    ...OPTIONS[command],
   });
   const { positionals } = parsed;
   const values = parsed.values as Values;

@@ -22,8 +22,12 @@ import {
 } from "../lib/ocaml/mod.ts";
 import { exitStatusOf, UsageError, writeStderr, writeStdout } from "./_io.ts";
 import { commandName, helpHint, usageLines } from "./_usage.ts";
-import { parseCommandLine, parseInteger, unknownCommandMessage } from "./_args.ts";
-import { parseArgs } from "node:util";
+import {
+  argumentIndex,
+  parseCommandLine,
+  parseIntegerOption,
+  unknownCommandMessage,
+} from "./_args.ts";
 import { dirname, join } from "node:path";
 
 /** Usage text printed by --help. */
@@ -190,18 +194,11 @@ const COMMANDS = ["setup", "status", "exec"];
  * no `--`). Undefined when the command is not `exec`.
  */
 function splitExec(argv: string[]): { own: string[]; tool: string[] } | undefined {
-  const { tokens } = parseArgs({
-    args: argv,
-    options: OPTIONS,
-    strict: false,
-    allowPositionals: true,
-    tokens: true,
-  });
-  const positionals = tokens.filter((t) => t.kind === "positional");
-  if (positionals[0]?.value !== "exec") return undefined;
-  const tool = positionals[1];
+  const command = argumentIndex(argv, OPTIONS, 0);
+  if (command === undefined || argv[command] !== "exec") return undefined;
+  const tool = argumentIndex(argv, OPTIONS, 1);
   if (tool === undefined) return { own: argv, tool: [] };
-  return { own: argv.slice(0, tool.index), tool: argv.slice(tool.index) };
+  return { own: argv.slice(0, tool), tool: argv.slice(tool) };
 }
 
 async function main(argv: string[], io: OCamlCliIO): Promise<number> {
@@ -253,12 +250,8 @@ async function main(argv: string[], io: OCamlCliIO): Promise<number> {
     return 0;
   }
 
-  const jobs = values.jobs !== undefined
-    ? parseInteger("ocaml", "--jobs", values.jobs, { min: 1 })
-    : undefined;
-  const wait = values.wait !== undefined
-    ? parseInteger("ocaml", "--wait", values.wait, { min: 1 })
-    : undefined;
+  const jobs = parseIntegerOption("ocaml", "--jobs", values.jobs, { min: 1 });
+  const wait = parseIntegerOption("ocaml", "--wait", values.wait, { min: 1 });
   const tc = await setupToolchain({
     ...opts,
     ...(values.build ? { build: true } : {}),

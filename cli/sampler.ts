@@ -16,7 +16,7 @@ import {
 import { MAX_LONG } from "../lib/memprof/rng.ts";
 import { exitStatusOf, UsageError, writeStderr, writeStdout } from "./_io.ts";
 import { usageLines } from "./_usage.ts";
-import { parseBigInteger, parseCommandLine, usageError } from "./_args.ts";
+import { parseBigInteger, parseCommandLine, parseRate, usageError } from "./_args.ts";
 
 /** Usage text printed by --help. */
 export const USAGE = `${
@@ -51,20 +51,9 @@ export interface SamplerIo {
   stderr(text: string): void;
 }
 
-function parseInteger(what: string, text: string, max: bigint): bigint {
+/** A whole number of `what` from 0 to `max`. */
+function natural(what: string, text: string, max: bigint): bigint {
   return parseBigInteger("sampler", what, text, { min: 0n, max });
-}
-
-function parseRate(text: string): number {
-  // Decimal or exponent notation, as strtod would accept for a plain number.
-  if (!/^[+]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text.trim())) {
-    throw usageError("sampler", `--rate must be a number in [0, 1], got '${text}'`);
-  }
-  const x = Number(text);
-  if (!(x >= 0 && x <= 1)) {
-    throw usageError("sampler", `--rate must be within [0, 1], got '${text}'`);
-  }
-  return x;
 }
 
 /**
@@ -103,17 +92,17 @@ export function main(args: string[], io: SamplerIo = processIo()): number {
       }
     }
     if (values.rate === undefined) throw usageError("sampler", "--rate is required");
-    const lambda = parseRate(values.rate);
+    const lambda = parseRate("sampler", "--rate", values.rate);
     const domain = values.domain === undefined
       ? 0n
-      : parseInteger("--domain", values.domain, (1n << 64n) - 1n);
+      : natural("--domain", values.domain, (1n << 64n) - 1n);
     const count = values.count === undefined
       ? DEFAULT_GEOM_COUNT
-      : Number(parseInteger("--count", values.count, BigInt(Number.MAX_SAFE_INTEGER)));
+      : Number(natural("--count", values.count, BigInt(Number.MAX_SAFE_INTEGER)));
     const lengths: (number | bigint)[] = binomTexts.length === 0
       ? [...DEFAULT_BINOM_LENGTHS]
       : binomTexts.flatMap((s) => s.split(",")).map((s) => {
-        const n = parseInteger("--binom length", s, MAX_LONG - 1n);
+        const n = natural("--binom length", s, MAX_LONG - 1n);
         return n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
       });
     writeRngReference(domain, lambda, count, lengths, io.stdout);

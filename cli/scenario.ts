@@ -10,7 +10,7 @@
  * bad value, missing file).
  * @module
  */
-import { basename, dirname, extname, isAbsolute, join, relative, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   countLeafSteps,
@@ -22,11 +22,20 @@ import {
   type Scenario,
 } from "../lib/scenario/mod.ts";
 import {
-  compareGolden,
+  foreignOwner,
   type Golden,
   GOLDEN_FILES,
+  goldenFolderFiles,
+  goldenFromFiles,
   goldenIndexSource,
+  type GoldenMode,
+  goldenMode,
   goldenOf,
+  type GoldenPlace,
+  goldenPlace,
+  goldenVerdict,
+  isGoldenFolderFile,
+  MODULE_RECORD,
 } from "../lib/scenario/golden.ts";
 import { scenarios as registered } from "../scenarios/index.ts";
 import {
@@ -48,7 +57,7 @@ import {
   writeStdout,
 } from "./_io.ts";
 import { usageLines } from "./_usage.ts";
-import { parseCommandLine, parseInteger } from "./_args.ts";
+import { parseCommandLine, parseIntegerOption, parseRate } from "./_args.ts";
 import { isPlainShellWord, shellWord } from "../lib/util/shell.ts";
 import { findToolchain } from "../lib/ocaml/mod.ts";
 import { DEFAULT_BUILD_COMMAND, exportOCaml } from "../lib/export/mod.ts";
@@ -298,9 +307,6 @@ function inside(parent: string, child: string): boolean {
 
 const OUTPUT_FILE =
   /^(trace\.ctf|trace\.txt|[0-9]+\.events|events\.txt|callbacks\.txt|summary\.json|report\.html)$/;
-const GOLDEN_FILE_NAMES: readonly string[] = Object.values(GOLDEN_FILES);
-/** In a golden folder of a scenario outside the library: the module it belongs to. */
-const MODULE_RECORD = "module.txt";
 const TEMPORARY = /^\.(.+)\.([0-9]{1,10})\.(tmp|old)$/;
 
 /** A file's content: bytes, text, or text handed in chunks to `write` as it is made. */
@@ -431,55 +437,19 @@ async function writeOutputs(io: ScenarioCliIO, dir: string, r: RunResult): Promi
 
 // ---- goldens -------------------------------------------------------------------------------
 
-/** Where a scenario's goldens are: the library's by name in tests/golden; a module's outside
- * the library by its file in its golden folder, with the module recorded beside them. */
-interface GoldenPlace {
-  readonly dir: string;
-  /** For a module outside the library: its path relative to the golden folder's parent. */
-  readonly module?: string;
-}
-
+/** The goldens stored at `place`, if any. */
 function readGolden(io: ScenarioCliIO, place: GoldenPlace): Golden | undefined {
-  const dir = place.dir;
-  const files = [
-    io.readFile(join(dir, GOLDEN_FILES.ctf)),
-    io.readFile(join(dir, GOLDEN_FILES.traceDump)),
-    io.readFile(join(dir, GOLDEN_FILES.eventsDump)),
-    io.readFile(join(dir, GOLDEN_FILES.callbackLog)),
-  ];
-  if (files.some((f) => f === undefined)) return undefined;
-  const [ctf, trace, events, callbacks] = files as Uint8Array[];
-  return {
-    ctf,
-    traceDump: decoder.decode(trace),
-    eventsDump: decoder.decode(events),
-    callbackLog: decoder.decode(callbacks),
-  };
+  return goldenFromFiles((name) => io.readFile(join(place.dir, name)));
 }
 
-/** For a module's golden folder that exists: the module it was written for (undefined when
- * it is this one's, or when there is no folder). */
-function foreignOwner(io: ScenarioCliIO, place: GoldenPlace): string | undefined {
-  if (place.module === undefined || io.kind(place.dir) === undefined) return undefined;
-  const rec = io.readFile(join(place.dir, MODULE_RECORD));
-  const owner = rec === undefined ? "(no module recorded)" : decoder.decode(rec).trim();
-  return owner === place.module ? undefined : owner;
-}
-
+/** Writes the goldens of `r` at `place`, replacing the folder whole (lib/scenario/golden.ts
+ * says which files it holds). */
 async function writeGolden(io: ScenarioCliIO, place: GoldenPlace, r: RunResult): Promise<void> {
-  const g = goldenOf(r);
-  const files: [string, FileData][] = [
-    [GOLDEN_FILES.ctf, g.ctf],
-    [GOLDEN_FILES.traceDump, g.traceDump],
-    [GOLDEN_FILES.eventsDump, g.eventsDump],
-    [GOLDEN_FILES.callbackLog, g.callbackLog],
-  ];
-  if (place.module !== undefined) files.push([MODULE_RECORD, place.module + "\n"]);
   await writeFolder(
     io,
     place.dir,
-    files,
-    (n) => GOLDEN_FILE_NAMES.includes(n) || (place.module !== undefined && n === MODULE_RECORD),
+    goldenFolderFiles(place, goldenOf(r)),
+    (n) => isGoldenFolderFile(place, n),
   );
 }
 
@@ -624,17 +594,12 @@ async function exportAll(
 
 // ---- the command ---------------------------------------------------------------------------
 
-/** A decimal number from the command line (no hex, no blanks, no NaN or Infinity). */
-function decimal(text: string): number | undefined {
-  if (!/^([0-9]+(\.[0-9]*)?|\.[0-9]+)(e[-+]?[0-9]+)?$/i.test(text)) return undefined;
-  return Number(text);
-}
-
 interface Options {
   seed?: number;
   rate?: number;
   out: string;
-  update: boolean;
+  /** What the run does with goldens (lib/scenario/golden.ts). */
+  golden: GoldenMode;
   check: boolean;
   goldenDir?: string;
   maxSteps: number;
@@ -661,40 +626,27 @@ function parseOptions(argv: string[]) {
     },
   });
   const v = parsed.values;
-  const seed = v.seed === undefined
-    ? undefined
-    : parseInteger("scenario", "--seed", v.seed, { max: 2 ** 32 - 1 });
-  const rate = v.rate === undefined ? undefined : decimal(v.rate);
-  if (v.rate !== undefined && !(rate !== undefined && rate >= 0 && rate <= 1)) {
-    throw new UsageError(`--rate must be within [0, 1], got ${v.rate}`);
-  }
-  const maxSteps = v["max-steps"] === undefined
-    ? DEFAULT_MAX_STEPS
-    : parseInteger("scenario", "--max-steps", v["max-steps"], { min: 1 });
+  const seed = parseIntegerOption("scenario", "--seed", v.seed, { max: 2 ** 32 - 1 });
+  const rate = v.rate === undefined ? undefined : parseRate("scenario", "--rate", v.rate);
+  const maxSteps = parseIntegerOption("scenario", "--max-steps", v["max-steps"], { min: 1 }) ??
+    DEFAULT_MAX_STEPS;
   if (v.out === "") throw new UsageError("--out needs a folder");
   if (v["golden-dir"] === "") throw new UsageError("--golden-dir needs a folder");
+  const overridden = seed !== undefined || rate !== undefined;
+  const mode = goldenMode({ update: v.update === true, check: v.check === true, overridden });
+  if ("refusal" in mode) throw new UsageError(mode.refusal);
   const options: Options = {
     seed,
     rate,
     out: v.out!,
-    update: v.update === true,
+    golden: mode.mode,
     check: v.check === true,
     goldenDir: v["golden-dir"],
     maxSteps,
     typeCheck: v["no-check"] !== true,
     progress: v.progress === true,
   };
-  const overridden = seed !== undefined || rate !== undefined;
-  if (options.update && overridden) {
-    throw new UsageError("--update records goldens with each scenario's own seed and rates");
-  }
-  if (options.check && options.update) {
-    throw new UsageError("--check compares with the goldens; --update rewrites them: not both");
-  }
-  if (options.check && overridden) {
-    throw new UsageError("--check compares runs with each scenario's own seed and rates");
-  }
-  if (v["export-ocaml"] !== undefined && (options.update || options.check || overridden)) {
+  if (v["export-ocaml"] !== undefined && (v.update === true || options.check || overridden)) {
     throw new UsageError(
       "--export-ocaml exports scenarios as they are: not with --update, --check, --seed or --rate",
     );
@@ -746,32 +698,18 @@ async function loadAll(
 }
 
 /** Where the goldens of `entry` are; throws a usage error where they must not be. */
-function goldenPlace(io: ScenarioCliIO, entry: LoadedScenario, options: Options): GoldenPlace {
-  const sc = entry.scenario;
-  if (entry.library || entry.module === undefined) {
-    return { dir: join(io.goldenDir, sc.settings.name) };
-  }
-  const path = resolve(io.cwd(), entry.module);
-  const stem = basename(path, extname(path));
-  if (!isPlainName(stem)) {
-    throw new UsageError(
-      `cannot keep goldens of ${entry.module}: its file name must be ${PLAIN_NAME_RULE}`,
-    );
-  }
-  const root = resolve(io.cwd(), options.goldenDir ?? join(dirname(path), "golden"));
-  const dir = join(root, stem);
-  // By real path too: a folder reached through a symbolic link into tests/golden is refused.
-  const real = (p: string) => io.realPath?.(p) ?? p;
-  const library = resolve(io.goldenDir), realLibrary = real(library);
-  const realDir = real(dir);
-  if (isWithin(library, dir) || isWithin(realLibrary, realDir)) {
-    const via = realDir === dir ? "" : ` (really ${dirname(realDir)})`;
-    throw new UsageError(
-      `goldens of ${entry.module} cannot go to ${root}${via}: tests/golden holds the ` +
-        `library's only (give another --golden-dir)`,
-    );
-  }
-  return { dir, module: relative(root, path) };
+function placeOf(io: ScenarioCliIO, entry: LoadedScenario, options: Options): GoldenPlace {
+  const r = goldenPlace({
+    libraryDir: io.goldenDir,
+    cwd: io.cwd(),
+    name: entry.scenario.settings.name,
+    library: entry.library,
+    ...(entry.module === undefined ? {} : { module: entry.module }),
+    ...(options.goldenDir === undefined ? {} : { goldenDir: options.goldenDir }),
+    ...(io.realPath === undefined ? {} : { realPath: io.realPath }),
+  });
+  if ("refusal" in r) throw new UsageError(r.refusal);
+  return r.place;
 }
 
 async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
@@ -809,11 +747,8 @@ async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
   if (exportDir !== undefined) {
     return await exportAll(io, list.map((e) => e.scenario), exportDir, options.maxSteps);
   }
-  const compare = options.seed === undefined && options.rate === undefined;
   // Where goldens are compared or written (checked before anything runs).
-  const places = list.map((e) =>
-    compare || options.update ? goldenPlace(io, e, options) : { dir: "" }
-  );
+  const places = list.map((e) => options.golden !== "none" ? placeOf(io, e, options) : { dir: "" });
   if (options.goldenDir !== undefined && list.every((e) => e.library)) {
     throw new UsageError(
       "--golden-dir is for scenario modules outside the library (the library's goldens are " +
@@ -860,51 +795,41 @@ async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
       fail((e as Error).message);
       continue;
     }
-    let golden = "-";
-    const owner = place.dir === "" ? undefined : foreignOwner(io, place);
-    if (options.update) {
-      if (owner !== undefined) {
-        fail(
-          `${place.dir} holds the goldens of ${owner}, not of ${entry.module}: not overwriting ` +
-            `them (give another --golden-dir, or rename the module)`,
-        );
-        golden = "refused";
-      } else {
-        try {
-          await writeGolden(io, place, r);
-          golden = "updated";
-          if (entry.library) libraryUpdated = true;
-          else reportUnregistered(io, entry, place, options);
-        } catch (e) {
-          fail((e as Error).message);
-          golden = "failed";
-        }
-      }
-    } else if (compare) {
-      const g = owner === undefined ? readGolden(io, place) : undefined;
-      golden = owner !== undefined ? "foreign" : "none";
-      if (owner !== undefined) {
-        io.stderr(
-          `${name}: ${place.dir} holds the goldens of ${owner}, not of ${entry.module}: not compared\n`,
-        );
-      }
-      if (g !== undefined) {
-        const diff = compareGolden(goldenOf(r), g);
-        golden = diff === undefined ? "same" : "DIFFERS";
-        if (diff !== undefined) {
-          differ++;
-          io.stderr(
-            `${name}: ${diff}\n  (if the change is intended: ${
-              rerun(io, entry, options, "--update")
-            }, then review the diff)\n`,
-          );
-        }
-      }
-      if (options.check && (golden === "none" || golden === "foreign")) {
-        fail(
-          `scenario ${name} has no goldens at ${place.dir} to check (write them with ` +
-            `${rerun(io, entry, options, "--update")})`,
-        );
+    const owner = place.dir === "" ? undefined : foreignOwner(place, {
+      exists: io.kind(place.dir) !== undefined,
+      record: place.module === undefined ? undefined : io.readFile(join(place.dir, MODULE_RECORD)),
+    });
+    const verdict = goldenVerdict({
+      mode: options.golden,
+      check: options.check,
+      place,
+      ...(entry.module === undefined ? {} : { module: entry.module }),
+      owner,
+      got: goldenOf(r),
+      stored: () => readGolden(io, place),
+    }, rerun(io, entry, options, "--update"));
+    let golden: string = verdict.outcome;
+    if (verdict.note !== undefined) io.stderr(`${name}: ${verdict.note}\n`);
+    if (verdict.diff !== undefined) {
+      differ++;
+      io.stderr(
+        `${name}: ${verdict.diff}\n  (if the change is intended: ${
+          rerun(io, entry, options, "--update")
+        }, then review the diff)\n`,
+      );
+    }
+    if (verdict.error !== undefined) {
+      fail(verdict.outcome === "refused" ? verdict.error : `scenario ${name} ${verdict.error}`);
+    }
+    if (verdict.outcome === "write") {
+      try {
+        await writeGolden(io, place, r);
+        golden = "updated";
+        if (entry.library) libraryUpdated = true;
+        else reportUnregistered(io, entry, place, options);
+      } catch (e) {
+        fail((e as Error).message);
+        golden = "failed";
       }
     }
     const s = r.summary;
@@ -988,7 +913,7 @@ function reportUnregistered(
   options: Options,
 ): void {
   const name = entry.scenario.settings.name;
-  const files = [...GOLDEN_FILE_NAMES, MODULE_RECORD].join(", ");
+  const files = [...Object.values(GOLDEN_FILES), MODULE_RECORD].join(", ");
   const taken = registered.some((s) => s.settings.name === name)
     ? `  (The library has a scenario named ${name} already: rename this one first.)\n`
     : "";

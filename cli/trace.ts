@@ -23,7 +23,13 @@ import {
 import { TOOL_COMMANDS } from "./_trace_tools.ts";
 import { openTraceInput, readThrough } from "./_trace_input.ts";
 import { commandName, usageLines } from "./_usage.ts";
-import { parseCommandLine, parseInteger, unknownCommandMessage, usageError } from "./_args.ts";
+import {
+  type OptionTable,
+  parseCommandArgs,
+  parseInteger,
+  unknownCommandMessage,
+  usageError,
+} from "./_args.ts";
 import { ANALYSIS_COMMAND_LINES, runAnalysisCommand } from "./_trace_analysis.ts";
 import { confidenceOption, infoIntervals } from "./_trace_analysis.ts";
 
@@ -94,15 +100,8 @@ Options:
   -h, --help        show this help`,
 };
 
-function parse<const O extends Record<string, { type: "boolean" | "string" }>>(
-  args: string[],
-  cmd: string,
-  options: O,
-) {
-  return parseCommandLine(`trace ${cmd}`, args, {
-    allowPositionals: true,
-    options: { help: { type: "boolean", short: "h" }, ...options },
-  });
+function parse<const O extends OptionTable>(args: string[], cmd: string, options: O) {
+  return parseCommandArgs(`trace ${cmd}`, args, options);
 }
 
 function needFiles(positionals: string[], n: number, cmd: string): string[] {

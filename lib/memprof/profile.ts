@@ -101,6 +101,21 @@ export class Profile {
   }
 }
 
+/** The failures of `Gc.Memprof.start`, `stop` and `discard` that a profile's status causes,
+ * worded as memprof.c words them (`caml_failwith`). The scenario validator checks a scenario's
+ * memprof steps with these before it runs; tests/scenario/schema_test.ts checks that the
+ * simulated runtime (memprof.ts) fails with the same words. */
+export const MEMPROF_FAILURES = {
+  /** `start` while a profile samples on the domain. */
+  alreadyStarted: "Gc.Memprof.start: already started.",
+  /** `stop` with no profile sampling on the domain. */
+  noProfileRunning: "Gc.Memprof.stop: no profile running.",
+  /** `discard` of a profile that still samples. */
+  notStopped: "Gc.Memprof.discard: profile not stopped.",
+  /** `discard` of a discarded profile. */
+  alreadyDiscarded: "Gc.Memprof.discard: profile already discarded.",
+} as const;
+
 /** memprof.c's `Sampling(config)`: a profile exists and its status is sampling. */
 export function isSampling(config: Profile | null): boolean {
   return config !== null && config.status === ProfileStatus.SAMPLING;

@@ -23,49 +23,78 @@
  * assert.deepEqual(phases, [`begin ${RuntimePhase.EV_MINOR}`, `end ${RuntimePhase.EV_MINOR}`]);
  * ```
  *
+ * @example Statistics, GC pauses, a text dump and a Chrome trace of one ring image
+ * ```ts
+ * import {
+ *   computeGcStats,
+ *   computeStats,
+ *   dumpImage,
+ *   exportChromeTrace,
+ *   formatGcStats,
+ *   formatStats,
+ *   phaseName,
+ *   RuntimeEventsProducer,
+ *   RuntimePhase,
+ * } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * let now = 0n;
+ * const p = new RuntimeEventsProducer({ pid: 7, clock: () => (now += 1000n) });
+ * p.start();
+ * p.begin(0, RuntimePhase.EV_MINOR);
+ * p.end(0, RuntimePhase.EV_MINOR);
+ *
+ * const stats = computeStats(p.bytes);
+ * assert.equal(stats.domains[0].begins, 1);
+ * assert.equal(stats.allPhases[0].name, phaseName(RuntimePhase.EV_MINOR)); // "minor"
+ * assert.ok(formatStats(stats).startsWith("domain 0:"));
+ * const gc = computeGcStats(p.bytes);
+ * assert.equal(gc.gcTimeNs, 1000); // the minor collection: one pause of 1 µs
+ * assert.ok(formatGcStats(gc).length > 0);
+ * assert.ok(dumpImage(p.bytes).includes("minor"));
+ * const trace = exportChromeTrace(p.bytes);
+ * assert.ok(trace.records.some((r) => r.name === "minor"));
+ * ```
+ *
+ * @example User events: register a type, write, decode
+ * ```ts
+ * import { RuntimeEventsCursor, RuntimeEventsProducer, Type } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const p = new RuntimeEventsProducer();
+ * p.start();
+ * const requests = p.registerUserEvent("app.requests", Type.int);
+ * p.writeUser(0, requests, 42);
+ * const seen: [string, unknown][] = [];
+ * new RuntimeEventsCursor(p.bytes).readAll({
+ *   userInt: (_ring, _ts, event, value) => seen.push([event.name, value]),
+ * });
+ * assert.deepEqual(seen, [["app.requests", 42n]]);
+ * ```
+ *
  * @module
  */
 
 export {
-  COUNTER_NAMES,
   counterName,
-  EventCategory,
   Lifecycle,
-  LIFECYCLE_NAMES,
   lifecycleName,
-  NUM_ALLOC_BUCKETS,
-  PHASE_NAMES,
   phaseName,
   RuntimeCounter,
-  RuntimeMessageType,
   RuntimePhase,
-  UserMessageType,
-  UserMlType,
   UserSpan,
 } from "./enums.ts";
 export { RuntimeEventsFormatError, RuntimeEventsLimitError } from "./errors.ts";
 export { OCamlException, OCamlInvalidArgument } from "../util/ocaml_exceptions.ts";
 export {
-  computeLayout,
-  CUSTOM_EVENT_NAME_LENGTH,
   DEFAULT_LOG_WSIZE,
   DEFAULT_MAX_DOMAINS,
-  type EventHeader,
   eventsFilePath,
-  headerHigh,
   type Layout,
   MAX_CUSTOM_EVENTS,
   MAX_LOG_WSIZE,
-  MAX_MSG_LENGTH,
-  METADATA_HEADER_SIZE,
   type MetadataHeader,
   MIN_LOG_WSIZE,
-  packHeader,
-  readMetadataHeader,
-  RING_HEADER_SIZE,
-  RUNTIME_EVENTS_VERSION,
-  unpackHeader,
-  unpackHeaderHigh,
 } from "./layout.ts";
 export {
   type AnyUserType,
@@ -92,14 +121,12 @@ export {
   type CustomEventDecoder,
   DecoderRegistry,
   MAX_DOMAINS_MAX,
-  RING_WINDOW_BYTES,
   RingFileSource,
   type RingSource,
   RuntimeEventsCursor,
-  STREAM_IMAGE_LIMIT,
   type UserEventInfo,
 } from "./consumer.ts";
-export { dumpCallbacks, dumpImage, hexBytes } from "./dump.ts";
+export { dumpImage } from "./dump.ts";
 export {
   computeStats,
   type DomainStats,
@@ -113,13 +140,9 @@ export {
   type Distribution,
   type DomainGcStats,
   formatGcStats,
-  GC_STATS_PERCENTILES,
   type GcStats,
   GcStatsCollector,
   type GcStatsOptions,
-  NON_PAUSE_PHASES,
-  OLLY_PAUSE_PHASES,
-  pausePhaseNames,
   type PauseRule,
   type PercentileValue,
 } from "./gc_stats.ts";
@@ -131,7 +154,6 @@ export {
   chromeTraceJson,
   exportChromeTrace,
   type ExtraInstant,
-  nsToMicrosText,
   type RingAnchors,
   writeChromeTraceJson,
 } from "./chrome_export.ts";
@@ -144,15 +166,7 @@ export {
   traceInstants,
 } from "./trace_merge.ts";
 export { DenoFollowedFile, type FollowedFile, RingFollower, RingNotReadyError } from "./follow.ts";
-export {
-  canCheckProcesses,
-  processAlive,
-  type WatchEndReason,
-  type WatchOptions,
-  type WatchResult,
-  watchRing,
-} from "./watch.ts";
-export { ocamlHexFloat, ocamlQuote } from "../util/ocaml_printf.ts";
+export { type WatchEndReason, type WatchOptions, type WatchResult, watchRing } from "./watch.ts";
 export {
   GC_VERBOSE_FIELDS,
   gcVerboseDifferences,

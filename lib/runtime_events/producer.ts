@@ -8,6 +8,7 @@
 
 import { Lifecycle, NUM_ALLOC_BUCKETS, RuntimeMessageType, UserMessageType } from "./enums.ts";
 import { OCamlInvalidArgument } from "../util/ocaml_exceptions.ts";
+import { writeFileAtomic, writeFileAtomicSync } from "../util/atomic_file.ts";
 import {
   computeLayout,
   CUSTOM_EVENT_NAME_LENGTH,
@@ -480,30 +481,27 @@ export class RuntimeEventsProducer {
   }
 
   /**
-   * Saves the image as `<dir>/<pid>.events` (write to a temporary file, then
-   * rename) and returns the path. `dir` defaults to the `dir` option, then ".".
+   * Saves the image as `<dir>/<pid>.events` (written to a temporary beside it, then renamed;
+   * when either throws, the temporary is removed) and returns the path. `dir` defaults to the
+   * `dir` option, then ".".
    */
   async save(dir?: string): Promise<string> {
-    const { path, tmp } = this.#savePaths(dir);
-    await Deno.writeFile(tmp, this.bytes);
-    await Deno.rename(tmp, path);
+    const path = this.#savePath(dir);
+    await writeFileAtomic(path, this.bytes);
     this.#savedPath = path;
     return path;
   }
 
   /** Synchronous {@linkcode save}. */
   saveSync(dir?: string): string {
-    const { path, tmp } = this.#savePaths(dir);
-    Deno.writeFileSync(tmp, this.bytes);
-    Deno.renameSync(tmp, path);
+    const path = this.#savePath(dir);
+    writeFileAtomicSync(path, this.bytes);
     this.#savedPath = path;
     return path;
   }
 
-  #savePaths(dir: string | undefined): { path: string; tmp: string } {
-    const path = eventsFilePath(dir ?? this.#dir ?? ".", this.pid);
-    const tmp = `${path}.tmp-${crypto.randomUUID()}`;
-    return { path, tmp };
+  #savePath(dir: string | undefined): string {
+    return eventsFilePath(dir ?? this.#dir ?? ".", this.pid);
   }
 
   #writeCustom(domain: number, id: number, type: CustomType<unknown>, value: unknown): void {

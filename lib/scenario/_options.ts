@@ -74,28 +74,5 @@ export function optionsProblem(
   return unknownKey(opts, known, what);
 }
 
-/** Keys of each options object of the DSL (docs/scenarios.md lists them with examples). */
-export const OPTION_KEYS = {
-  settings: [
-    "name",
-    "description",
-    "seed",
-    "samplingRate",
-    "callstackSize",
-    "minorHeapWords",
-    "ringLog2",
-    "clockTickNs",
-    "maxDomains",
-    "pid",
-    "externalSamplingRate",
-    "log",
-    "gcTime",
-  ],
-  alloc: ["lifetime", "source", "at", "customMem"],
-  allocCombined: ["lifetime", "at"],
-  unmarshal: ["lifetime", "at"],
-  profile: ["name", "samplingRate", "callstackSize", "tracker"],
-  tracker: ["allocMinor", "allocMajor", "promote", "deallocMinor", "deallocMajor"],
-  callback: ["result", "actions"],
-  actionEntry: ["when", "action"],
-} as const;
+/** Keys of each options object of the DSL: the schema's (lib/scenario/_schema.ts). */
+export { OPTION_KEYS } from "./_schema.ts";

@@ -75,7 +75,7 @@ function run(
     // Leave nothing pending: callbacks of the last steps run at a final poll of each domain
     // (with the export's harness and several domains, each resumes first: RunContext.drain).
     const multi = options.exportHarness === true && sc.domains.length > 1;
-    for (const d of ctx.domains.values()) {
+    for (const d of ctx.names.domains.values()) {
       if (!d.alive) continue;
       if (multi) ctx.drain(d, "end");
       ctx.cur = d;

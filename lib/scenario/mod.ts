@@ -46,6 +46,7 @@ export type {
   Trigger,
   UserEventSpec,
 } from "./spec.ts";
+export { ALLOC_SOURCES, GC_KINDS } from "./_schema.ts";
 export { ScenarioError } from "./errors.ts";
 export {
   act,

@@ -6,6 +6,7 @@
  */
 
 import type { GcTimeModel } from "../runtime/gc_time.ts";
+import type { ALLOC_SOURCES, GC_KINDS } from "./_schema.ts";
 
 /** A call-stack frame, written as memtrace prints locations: `defname@file:line:start-end`. */
 export type Frame = string;
@@ -34,20 +35,11 @@ export type Lifetime =
   /** the k-th execution of the step uses `lifetimes[(k - 1) mod length]` */
   | { readonly kind: "cycle"; readonly lifetimes: readonly Lifetime[] };
 
-/** Where a block comes from (what memprof reports and how it is sampled). */
-export type AllocSource =
-  /** allocated inline by OCaml code (minor heap if ≤ 256 words; sampled by the trigger) */
-  | "caml"
-  /** allocated by a C primitive in the runtime (`from_caml` false; callback at the next poll) */
-  | "runtime"
-  /** `Array.make`: a runtime allocation (major heap above 256 words), then pending actions */
-  | "array"
-  /** allocated directly in the major heap (`caml_alloc_shr`) */
-  | "major"
-  /** a custom block with out-of-heap memory (`caml_alloc_custom_mem`) */
-  | "custom"
-  /** the result of unmarshalling a one-block value (see the `unmarshal` step for more blocks) */
-  | "unmarshal";
+/** Where a block comes from (what memprof reports and how it is sampled): `caml` (inline by
+ * OCaml code), `runtime` (a C primitive), `array` (`Array.make`), `major` (`caml_alloc_shr`),
+ * `custom` (`caml_alloc_custom_mem`) or `unmarshal` (a one-block value); the schema's
+ * `ALLOC_SOURCES` (lib/scenario/_schema.ts) says more of each. */
+export type AllocSource = typeof ALLOC_SOURCES[number];
 
 /** What a callback of the tracker may do besides returning. */
 export type CallbackAction =
@@ -107,8 +99,8 @@ export interface ProfileSpec {
   readonly tracker: TrackerSpec;
 }
 
-/** Kinds of explicit collection. */
-export type GcKind = "minor" | "majorSlice" | "major" | "fullMajor" | "compact";
+/** Kinds of explicit collection: `minor`, `majorSlice`, `major`, `fullMajor`, `compact`. */
+export type GcKind = typeof GC_KINDS[number];
 
 /** User event payloads of runtime_events. */
 export type UserEventSpec =

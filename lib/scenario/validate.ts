@@ -41,6 +41,8 @@ import {
   type StepFamily,
 } from "./walk.ts";
 import { MAX_YOUNG_WOSIZE } from "../runtime/mod.ts";
+import { discard, isSampling, OCamlFailure, Profile, ProfileStatus } from "../memprof/mod.ts";
+import { MEMPROF_FAILURES } from "../memprof/profile.ts";
 import { MAX_DOMAINS_MAX } from "../runtime_events/mod.ts";
 import {
   computeLayout,
@@ -48,7 +50,16 @@ import {
   MAX_CUSTOM_EVENTS,
   MIN_LOG_WSIZE,
 } from "../runtime_events/layout.ts";
-import { describe, isObject, isRecord, OPTION_KEYS, unknownKey } from "./_options.ts";
+import { describe, isObject, isRecord, unknownKey } from "./_options.ts";
+import {
+  ACTION_KEYS,
+  ALLOC_SOURCES,
+  EVENT_KEYS,
+  GC_KINDS,
+  LIFETIME_KEYS,
+  OPTION_KEYS,
+  TRIGGER_KEYS,
+} from "./_schema.ts";
 import {
   formatCount,
   FRAME_RULE,
@@ -68,40 +79,6 @@ export function validateScenario(sc: Scenario): void {
   new Validator(sc).run();
 }
 
-const GC_KINDS = ["minor", "majorSlice", "major", "fullMajor", "compact"];
-const SOURCES = ["caml", "runtime", "array", "major", "custom", "unmarshal"];
-const LIFETIME_KEYS: Record<string, readonly string[]> = {
-  drop: ["kind"],
-  forever: ["kind"],
-  steps: ["kind", "steps", "until"],
-  until: ["kind", "name"],
-  list: ["kind", "name"],
-  ring: ["kind", "slots", "name"],
-  cycle: ["kind", "lifetimes"],
-};
-const ACTION_KEYS: Record<string, readonly string[]> = {
-  raise: ["kind", "exn"],
-  stop: ["kind"],
-  start: ["kind", "profile"],
-  discard: ["kind"],
-  alloc: ["kind", "words", "lifetime"],
-  gc: ["kind", "what"],
-  switchThread: ["kind", "thread"],
-  exitThread: ["kind"],
-  yieldTo: ["kind", "thread"],
-  yieldToNext: ["kind", "threads"],
-};
-const TRIGGER_KEYS: Record<string, readonly string[]> = {
-  nth: ["kind", "n"],
-  every: ["kind", "period", "offset"],
-  always: ["kind"],
-};
-const EVENT_KEYS: Record<string, readonly string[]> = {
-  unit: ["type"],
-  int: ["type", "value"],
-  span: ["type", "phase"],
-  custom: ["type", "bytes"],
-};
 /** Largest custom user event payload the ring's writer accepts. */
 const MAX_CUSTOM_PAYLOAD = 1023;
 /** Steps the state checks follow at most before leaving them to run time. */
@@ -122,8 +99,10 @@ class Validator {
   // State followed along the steps.
   readonly #alive = new Set<string>(["main"]);
   readonly #threadAlive = new Map<string, boolean>();
-  readonly #running = new Map<string, string | null>(); // domain → sampling profile
-  readonly #status = new Map<string, "sampling" | "stopped" | "discarded">();
+  /** Each domain's profile: memprof's own profiles, whose status memprof's own checks read. */
+  readonly #running = new Map<string, Profile | null>();
+  /** The profiles by name, as started last. */
+  readonly #profilesByName = new Map<string, Profile>();
   #spawned = 1;
   #followed = 0;
   readonly #statefulBodies = new WeakMap<readonly Step[], boolean>();
@@ -416,7 +395,7 @@ class Validator {
     l: Lifetime,
     { within = "", nested = false }: { readonly within?: string; readonly nested?: boolean } = {},
   ): void {
-    if (!isObject(l) || typeof l.kind !== "string" || !(l.kind in LIFETIME_KEYS)) {
+    if (!isObject(l) || typeof l.kind !== "string" || !Object.hasOwn(LIFETIME_KEYS, l.kind)) {
       this.#fail(
         at,
         `a lifetime is keep.drop, keep.forever or keep.steps/until/list/ring/cycle(…), got ${
@@ -531,7 +510,9 @@ class Validator {
   }
 
   #trigger(at: string, when: Trigger, within: string): void {
-    if (!isObject(when) || typeof when.kind !== "string" || !(when.kind in TRIGGER_KEYS)) {
+    if (
+      !isObject(when) || typeof when.kind !== "string" || !Object.hasOwn(TRIGGER_KEYS, when.kind)
+    ) {
       this.#fail(
         at,
         `a trigger is on(n), every(period, …) or always(…), got ${describe(when)}`,
@@ -562,7 +543,7 @@ class Validator {
       const f = (a as { name?: string }).name ?? "";
       this.#fail(at, `an action is act.…(…), got a function: call it (act.${f}())`, outer);
     }
-    if (!isObject(a) || typeof a.kind !== "string" || !(a.kind in ACTION_KEYS)) {
+    if (!isObject(a) || typeof a.kind !== "string" || !Object.hasOwn(ACTION_KEYS, a.kind)) {
       this.#fail(at, `unknown action: ${describe(a)}`, outer);
     }
     const within = join(outer, `act.${a.kind}`);
@@ -593,7 +574,7 @@ class Validator {
         }
         break;
       case "gc":
-        if (!GC_KINDS.includes(a.what)) {
+        if (!(GC_KINDS as readonly string[]).includes(a.what)) {
           this.#fail(
             at,
             `unknown collection ${JSON.stringify(a.what)} (${GC_KINDS.join(", ")})`,
@@ -732,7 +713,7 @@ class Validator {
         }`,
       );
     }
-    if (!isObject(ev) || typeof ev.type !== "string" || !(ev.type in EVENT_KEYS)) {
+    if (!isObject(ev) || typeof ev.type !== "string" || !Object.hasOwn(EVENT_KEYS, ev.type)) {
       this.#fail(
         at,
         `a user event is { type: "unit" | "int" | "span" | "custom", … }, got ${describe(ev)}`,
@@ -798,8 +779,11 @@ class Validator {
     {
       switch (st.kind) {
         case "alloc":
-          if (!SOURCES.includes(st.source)) {
-            this.#fail(at, `unknown source ${JSON.stringify(st.source)} (${SOURCES.join(", ")})`);
+          if (!(ALLOC_SOURCES as readonly string[]).includes(st.source)) {
+            this.#fail(
+              at,
+              `unknown source ${JSON.stringify(st.source)} (${ALLOC_SOURCES.join(", ")})`,
+            );
           }
           this.#size(at, st.size, "alloc");
           if (st.source === "custom") {
@@ -877,7 +861,7 @@ class Validator {
           ) this.#fail(at, `keep.${st.lifetime.kind} is for heap blocks only`);
           break;
         case "gc":
-          if (!GC_KINDS.includes(st.what)) {
+          if (!(GC_KINDS as readonly string[]).includes(st.what)) {
             this.#fail(
               at,
               `unknown collection ${JSON.stringify(st.what)} (${GC_KINDS.join(", ")})`,
@@ -976,23 +960,26 @@ class Validator {
           }
           break;
         }
-        case "memprofStart":
-          if (!this.#profileActions) {
-            const cur = this.#running.get(st.domain);
-            if (cur != null && this.#status.get(cur) === "sampling") {
-              this.#fail(at, "Gc.Memprof.start: already started.");
-            }
+        case "memprofStart": {
+          // memprof.c's checks on memprof's own profile objects (lib/memprof/profile.ts).
+          if (!this.#profileActions && isSampling(this.#running.get(st.domain) ?? null)) {
+            this.#fail(at, MEMPROF_FAILURES.alreadyStarted);
           }
-          this.#running.set(st.domain, st.profile.name!);
-          this.#status.set(st.profile.name!, "sampling");
+          const profile = new Profile({
+            samplingRate: st.profile.samplingRate,
+            oneLog1mLambda: 0,
+            callstackSize: st.profile.callstackSize,
+            tracker: {},
+          });
+          this.#running.set(st.domain, profile);
+          this.#profilesByName.set(st.profile.name!, profile);
           break;
+        }
         case "memprofStop":
           if (!this.#profileActions) {
-            const cur = this.#running.get(st.domain);
-            if (cur == null || this.#status.get(cur) !== "sampling") {
-              this.#fail(at, "Gc.Memprof.stop: no profile running.");
-            }
-            this.#status.set(cur, "stopped");
+            const cur = this.#running.get(st.domain) ?? null;
+            if (cur === null || !isSampling(cur)) this.#fail(at, MEMPROF_FAILURES.noProfileRunning);
+            cur.status = ProfileStatus.STOPPED;
           }
           break;
         case "memprofDiscard":
@@ -1000,13 +987,16 @@ class Validator {
             this.#fail(at, `no profile named "${st.profile}"`);
           }
           if (!this.#profileActions) {
-            const s = this.#status.get(st.profile);
-            if (s === undefined) {
+            const profile = this.#profilesByName.get(st.profile);
+            if (profile === undefined) {
               this.#fail(at, `profile "${st.profile}" is discarded before it starts`);
             }
-            if (s === "sampling") this.#fail(at, "Gc.Memprof.discard: profile not stopped.");
-            if (s === "discarded") this.#fail(at, "Gc.Memprof.discard: profile already discarded.");
-            this.#status.set(st.profile, "discarded");
+            try {
+              discard(profile); // memprof's own Gc.Memprof.discard
+            } catch (e) {
+              if (!(e instanceof OCamlFailure)) throw e;
+              this.#fail(at, e.message);
+            }
           }
           break;
         case "repeat": {

@@ -25,16 +25,49 @@
  * assert.equal(top.rows[0].key, "Demo.f");
  * assert.ok(formatTop(top).length > 0);
  * ```
+ *
+ * @example Compare two traces; export one as folded stacks, speedscope, pprof and a report
+ * ```ts
+ * import { Reader } from "../memtrace/mod.ts";
+ * import { runScenario, scenario } from "../scenario/mod.ts";
+ * import {
+ *   analyzeTrace,
+ *   buildReport,
+ *   diffOf,
+ *   foldedStacks,
+ *   formatDiff,
+ *   pprofOf,
+ *   speedscopeOf,
+ * } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ *
+ * const trace = (n: number) => {
+ *   const sc = scenario({ name: "demo" }, (s) => {
+ *     s.main.memprof.start({ samplingRate: 0.05 });
+ *     s.main.repeat(n, () => s.main.alloc(4, { at: "Demo.f@demo.ml:3:2-20" }));
+ *     s.main.memprof.stop();
+ *   });
+ *   return analyzeTrace(Reader.fromBytes(runScenario(sc).ctf));
+ * };
+ * const a = trace(1_000), b = trace(4_000);
+ * const diff = diffOf(a.data, b.data, a.selector, b.selector, { by: "function" });
+ * assert.equal(diff.rows[0].key, "Demo.f");
+ * assert.ok(diff.rows[0].allocDelta > 0); // B allocates more
+ * assert.ok(formatDiff(diff, "before", "after").length > 0);
+ *
+ * assert.ok(foldedStacks(b.data, b.selector)[0].includes("Demo.f"));
+ * assert.equal(speedscopeOf(b.data, b.selector).shared.frames[0].name, "Demo.f");
+ * const gz = pprofOf(b.data, b.selector);
+ * assert.deepEqual([gz[0], gz[1]], [0x1f, 0x8b]); // gzipped protobuf
+ * assert.ok(buildReport(b.data, { title: "demo" }).startsWith("<!DOCTYPE html>"));
+ * ```
  * @module
  */
 export {
   type CallTree,
-  emptySelector,
   type GroupBy,
   type GroupRow,
   type LiveMode,
-  MAX_BUCKETS,
-  NEVER,
   type ProfileClasses,
   type ProfileData,
   type ProfileFnodes,
@@ -58,35 +91,17 @@ export type {
   TraceObjectEvent,
   TraceReader,
 } from "./source.ts";
+export { type AggregateOptions, aggregateTrace, type AnalysisPass } from "./aggregate.ts";
 export {
-  type AggregateOptions,
-  aggregateTrace,
-  type AnalysisPass,
-  startAggregate,
-} from "./aggregate.ts";
-export {
-  aggregateOptionsOf,
   type AnalysisFilter,
   analyzeTrace,
-  checkFilter,
-  parseDomains,
-  parseLiveAt,
-  parseSeconds,
-  parseSize,
-  parseSources,
   selectorOf,
   type SourceName,
   SOURCES,
   startAnalysis,
 } from "./filter.ts";
-export { emptySelectionNote, traceHoldings } from "./empty.ts";
 export {
-  formatBytes,
-  formatInterval,
-  formatSeconds,
-  formatShare,
   formatTop,
-  intervalText,
   type TopIntervals,
   topOf,
   type TopOptions,
@@ -109,7 +124,7 @@ export {
   whatIfInterval,
   wordsInterval,
 } from "./intervals.ts";
-export { FOLDED_LINE_CHARS, foldedStacks, foldedStacksTo, functionPath } from "./folded.ts";
+export { foldedStacks, foldedStacksTo } from "./folded.ts";
 export {
   type SpeedscopeFile,
   type SpeedscopeFrame,
@@ -118,34 +133,3 @@ export {
 } from "./export_speedscope.ts";
 export { type ExportOptions, pprofOf } from "./export_pprof.ts";
 export { buildReport, type ReportOptions } from "./report/build.ts";
-export {
-  formatRankChange,
-  rankChangeOf,
-  type RankChangeOptions,
-  type RankChangeResult,
-  type RankChangeRow,
-} from "./rank_change.ts";
-export {
-  bytesPerSample,
-  callTrees,
-  classMask,
-  compareGroupKeys,
-  deriveFunctionPaths,
-  flameWeights,
-  groupBy,
-  liveSeries,
-  locationText,
-  NO_LOCATION,
-  packProfile,
-  pathOrder,
-  selectionTotals,
-  selectSamples,
-  siteOf,
-  sortGroups,
-  STACK_TEXT_CHARS,
-  stackFrames,
-  stackLabel,
-  stackOrder,
-  totalLiveSeries,
-  unpackProfile,
-} from "./select.ts";

@@ -1,9 +1,13 @@
 // cli/_args.ts: the one way every command reads its command line (in-process, no permissions).
 import assert from "node:assert/strict";
 import {
+  argumentIndex,
   parseBigInteger,
+  parseCommandArgs,
   parseCommandLine,
   parseInteger,
+  parseIntegerOption,
+  parseRate,
   unknownCommandMessage,
   unknownOptionMessage,
 } from "../../cli/_args.ts";
@@ -137,4 +141,62 @@ Deno.test("parseBigInteger reads the same form past 2^53", () => {
     refusal(() => parseBigInteger("c", "ID", "16", { min: 0n, max: 15n })).message,
     "ID must be an integer from 0 to 15, got '16'",
   );
+});
+
+Deno.test("parseIntegerOption: absent is undefined, present is parseInteger's", () => {
+  assert.equal(parseIntegerOption("c", "--n", undefined, { min: 1 }), undefined);
+  assert.equal(parseIntegerOption("c", "--n", "3", { min: 1 }), 3);
+  assert.equal(
+    refusal(() => parseIntegerOption("c", "--n", "0", { min: 1, max: 4 })).message,
+    "--n must be an integer from 1 to 4, got '0'",
+  );
+  assert.match(
+    refusal(() => parseIntegerOption("c", "--n", "9007199254740992")).message,
+    /^--n must be at most 2\^53 - 1/,
+  );
+});
+
+Deno.test("parseRate: one decimal form within [0, 1], the same for every command", () => {
+  for (const [text, x] of [["0", 0], ["1", 1], ["0.25", 0.25], [".5", 0.5], ["1e-3", 0.001]]) {
+    assert.equal(parseRate("c", "--rate", text as string), x, text as string);
+  }
+  for (const bad of ["", " 0.5", "+0.5", "-0.1", "0x1", "NaN", "Infinity", "abc", "1/2"]) {
+    const r = refusal(() => parseRate("c", "--rate", bad));
+    assert.equal(r.message, `--rate must be a number in [0, 1], got '${bad}'`);
+    assert.equal(r.hint, "Run 'memprof-lab c --help' for usage.");
+  }
+  assert.equal(
+    refusal(() => parseRate("c", "--rate", "1.5")).message,
+    "--rate must be within [0, 1], got '1.5'",
+  );
+});
+
+Deno.test("parseCommandArgs adds -h/--help; negative integers may be arguments", () => {
+  const r = parseCommandArgs("trace x", ["a", "-h", "--limit", "2"], OPTIONS);
+  assert.deepEqual(r.positionals, ["a"]);
+  assert.equal(r.values.help, true);
+  assert.equal(r.values.limit, "2");
+  // By default -5 is an option, unknown: refused.
+  assert.equal(refusal(() => parseCommandArgs("c", ["-5"], {})).message, "unknown option -5");
+  const n = parseCommandArgs("c", ["in", "-5", "-1e3", "--", "-x", "\u00000"], {}, {
+    negativeIntegers: "positional",
+  });
+  assert.deepEqual(n.positionals, ["in", "-5", "-1e3", "-x", "\u00000"]);
+  // Anything else option-like is still refused.
+  assert.equal(
+    refusal(() => parseCommandArgs("c", ["-5x"], {}, { negativeIntegers: "positional" })).message,
+    "unknown option -5",
+  );
+  const v = parseCommandArgs("c", ["--limit", "\u00001", "-2"], OPTIONS, {
+    negativeIntegers: "positional",
+  });
+  assert.equal(v.values.limit, "\u00001");
+  assert.deepEqual(v.positionals, ["-2"]);
+});
+
+Deno.test("argumentIndex finds the n-th argument past options and their values", () => {
+  const argv = ["--limit", "3", "exec", "--json", "tool", "-g", "x"];
+  assert.equal(argumentIndex(argv, OPTIONS, 0), 2);
+  assert.equal(argumentIndex(argv, OPTIONS, 1), 4);
+  assert.equal(argumentIndex(["--json"], OPTIONS, 0), undefined);
 });

@@ -10,12 +10,12 @@ import {
   alignTrace,
   chromeTraceJson,
   exportChromeTrace,
-  nsToMicrosText,
   RuntimeEventsProducer,
   RuntimePhase,
   traceInstants,
   Type,
 } from "../../lib/runtime_events/mod.ts";
+import { nsToMicrosText } from "../../lib/runtime_events/chrome_export.ts";
 import { Reader } from "../../lib/memtrace/mod.ts";
 import { runScenario } from "../../lib/scenario/mod.ts";
 import service from "../../scenarios/service.ts";

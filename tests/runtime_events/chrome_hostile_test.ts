@@ -5,7 +5,6 @@ import { assert, assertEquals } from "./assert.ts";
 import {
   type ChromeRecord,
   chromeTraceJson,
-  computeLayout,
   DecoderRegistry,
   exportChromeTrace,
   RuntimeEventsFormatError,
@@ -13,6 +12,7 @@ import {
   RuntimePhase,
   Type,
 } from "../../lib/runtime_events/mod.ts";
+import { computeLayout } from "../../lib/runtime_events/layout.ts";
 import { refCustomDecoder } from "./fixture_decoders.ts";
 import { ringCase } from "./fuzz_harness.ts";
 import { validateChromeTrace } from "./chrome_validate.ts";

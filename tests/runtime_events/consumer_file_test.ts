@@ -3,12 +3,9 @@
 // and statistics over a very long ring.
 import { assert, assertEquals } from "./assert.ts";
 import {
-  computeLayout,
   computeStats,
   DecoderRegistry,
-  dumpCallbacks,
   dumpImage,
-  RING_WINDOW_BYTES,
   RingFileSource,
   type RingSource,
   RuntimeEventsCursor,
@@ -16,9 +13,11 @@ import {
   RuntimeEventsLimitError,
   RuntimeEventsProducer,
   RuntimePhase,
-  STREAM_IMAGE_LIMIT,
   Type,
 } from "../../lib/runtime_events/mod.ts";
+import { computeLayout } from "../../lib/runtime_events/layout.ts";
+import { dumpCallbacks } from "../../lib/runtime_events/dump.ts";
+import { RING_WINDOW_BYTES, STREAM_IMAGE_LIMIT } from "../../lib/runtime_events/consumer.ts";
 import { refCustomDecoder } from "./fixture_decoders.ts";
 import { counterClock } from "./helpers.ts";
 import d8Dump from "../fixtures/runtime_events/d8/dump.txt" with { type: "text" };

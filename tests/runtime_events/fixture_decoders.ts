@@ -8,11 +8,8 @@
  *
  * @module
  */
-import {
-  type CustomEventDecoder,
-  ocamlHexFloat,
-  ocamlQuote,
-} from "../../lib/runtime_events/mod.ts";
+import type { CustomEventDecoder } from "../../lib/runtime_events/mod.ts";
+import { ocamlHexFloat, ocamlQuote } from "../../lib/util/ocaml_printf.ts";
 
 /** A decoded `ref.custom` value. */
 export interface RefCustom {

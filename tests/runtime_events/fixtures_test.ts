@@ -14,17 +14,19 @@ import e10Header from "../fixtures/runtime_events/e10/header.txt" with {
   type: "text",
 };
 import {
-  computeLayout,
   customType,
   DecoderRegistry,
   dumpImage,
-  METADATA_HEADER_SIZE,
-  readMetadataHeader,
-  RING_HEADER_SIZE,
   RuntimeEventsCursor,
   RuntimeEventsProducer,
   Type,
 } from "../../lib/runtime_events/mod.ts";
+import {
+  computeLayout,
+  METADATA_HEADER_SIZE,
+  readMetadataHeader,
+  RING_HEADER_SIZE,
+} from "../../lib/runtime_events/layout.ts";
 import { refCustomDecoder } from "./fixture_decoders.ts";
 
 const fixtures = [

@@ -21,7 +21,6 @@ import {
   computeGcStats,
   computeStats,
   DecoderRegistry,
-  dumpCallbacks,
   exportChromeTrace,
   formatGcStats,
   formatStats,
@@ -31,6 +30,7 @@ import {
   traceInstants,
   writeChromeTraceJson,
 } from "../../lib/runtime_events/mod.ts";
+import { dumpCallbacks } from "../../lib/runtime_events/dump.ts";
 import { MemtraceFormatError, Reader } from "../../lib/memtrace/mod.ts";
 import { StdoutBuffer } from "../../cli/_io.ts";
 import { refCustomDecoder } from "./fixture_decoders.ts";

@@ -22,7 +22,6 @@ import {
   computeStats,
   customType,
   DecoderRegistry,
-  dumpCallbacks,
   Lifecycle,
   type RingSource,
   RuntimeCounter,
@@ -32,6 +31,7 @@ import {
   RuntimePhase,
   Type,
 } from "../../lib/runtime_events/mod.ts";
+import { dumpCallbacks } from "../../lib/runtime_events/dump.ts";
 import { refCustomDecoder } from "./fixture_decoders.ts";
 import d8Image from "../fixtures/runtime_events/d8/18440.events" with { type: "bytes" };
 import e10Image from "../fixtures/runtime_events/e10/18448.events" with { type: "bytes" };

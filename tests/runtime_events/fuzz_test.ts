@@ -11,11 +11,11 @@ import e10Image from "../fixtures/runtime_events/e10/18448.events" with {
 import {
   type ConsumerCallbacks,
   DecoderRegistry,
-  dumpCallbacks,
-  readMetadataHeader,
   RuntimeEventsCursor,
   RuntimeEventsFormatError,
 } from "../../lib/runtime_events/mod.ts";
+import { dumpCallbacks } from "../../lib/runtime_events/dump.ts";
+import { readMetadataHeader } from "../../lib/runtime_events/layout.ts";
 import { refCustomDecoder } from "./fixture_decoders.ts";
 import { prng } from "./helpers.ts";
 

@@ -9,12 +9,12 @@ import e10Dump from "../fixtures/runtime_events/e10/dump.txt" with { type: "text
 import {
   computeGcStats,
   formatGcStats,
-  GC_STATS_PERCENTILES,
   type GcStats,
   type PauseRule,
   RuntimeEventsProducer,
   RuntimePhase,
 } from "../../lib/runtime_events/mod.ts";
+import { GC_STATS_PERCENTILES } from "../../lib/runtime_events/gc_stats.ts";
 import {
   distribution,
   nearestRank,

@@ -1,7 +1,7 @@
 // Property: OCaml's %h text of any double denotes exactly that double.
 import fc from "fast-check";
 import { assertEquals } from "./assert.ts";
-import { ocamlHexFloat } from "../../lib/runtime_events/mod.ts";
+import { ocamlHexFloat } from "../../lib/util/ocaml_printf.ts";
 
 /** Exact value of `[-]0x<d>[.<hex>]p<e>` as the bits of the double it denotes. */
 function parseHex(s: string): bigint {

@@ -349,6 +349,26 @@ Deno.test("producer option validation", () => {
   assert.throws(() => p.begin(-1, RuntimePhase.EV_MINOR), RangeError);
 });
 
+Deno.test("a save that throws leaves no temporary behind (save and saveSync)", async () => {
+  const p = producer();
+  p.start();
+  const dir = await Deno.makeTempDir();
+  try {
+    // <pid>.events is a folder that is not empty: the temporary is written, the rename throws.
+    await Deno.mkdir(`${dir}/4242.events/x`, { recursive: true });
+    await assert.rejects(() => p.save(dir));
+    assertEquals([...Deno.readDirSync(dir)].map((e) => e.name), ["4242.events"]);
+    assert.throws(() => p.saveSync(dir));
+    assertEquals([...Deno.readDirSync(dir)].map((e) => e.name), ["4242.events"]);
+    // Nothing was taken as saved; the next save, once the way is clear, works.
+    await Deno.remove(`${dir}/4242.events`, { recursive: true });
+    assertEquals(p.saveSync(dir), `${dir}/4242.events`);
+    assertEquals(await Deno.readFile(`${dir}/4242.events`), p.bytes);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("save writes <pid>.events through a temporary file (or fails cleanly without permission)", async () => {
   const p = producer();
   p.start();

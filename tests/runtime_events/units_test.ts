@@ -4,29 +4,32 @@ import e10Image from "../fixtures/runtime_events/e10/18448.events" with {
   type: "bytes",
 };
 import {
-  computeLayout,
   computeStats,
-  COUNTER_NAMES,
   counterName,
   eventsFilePath,
   formatStats,
-  headerHigh,
   Lifecycle,
-  LIFECYCLE_NAMES,
   lifecycleName,
-  ocamlHexFloat,
-  ocamlQuote,
-  packHeader,
-  PHASE_NAMES,
   phaseName,
   RuntimeCounter,
   RuntimeEventsProducer,
-  RuntimeMessageType,
   RuntimePhase,
+} from "../../lib/runtime_events/mod.ts";
+import {
+  computeLayout,
+  headerHigh,
+  packHeader,
   unpackHeader,
   unpackHeaderHigh,
+} from "../../lib/runtime_events/layout.ts";
+import {
+  COUNTER_NAMES,
+  LIFECYCLE_NAMES,
+  PHASE_NAMES,
+  RuntimeMessageType,
   UserMessageType,
-} from "../../lib/runtime_events/mod.ts";
+} from "../../lib/runtime_events/enums.ts";
+import { ocamlHexFloat, ocamlQuote } from "../../lib/util/ocaml_printf.ts";
 
 Deno.test("enums: OCaml 5.3 ordinals and printed names", () => {
   assertEquals(Object.keys(RuntimePhase).length, 48);

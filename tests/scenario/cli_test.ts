@@ -121,7 +121,7 @@ Deno.test("--seed and --rate override; bad arguments exit 2 with a message", asy
   assert.match(io.out, /^arrays_in_major .* ok +- +\d+$/m);
   for (
     const [args, msg] of [
-      [["--rate", "1.5"], /--rate must be within \[0, 1\], got 1.5/],
+      [["--rate", "1.5"], /--rate must be within \[0, 1\], got '1.5'/],
       [["--seed", "1.5"], /--seed must be an integer/],
       [["--update", "--seed", "3"], /--update records goldens with each scenario's own/],
       [["nope"], /no scenario named "nope"/],

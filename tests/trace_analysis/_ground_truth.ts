@@ -9,13 +9,8 @@
 // probability λ).
 import { Reader } from "../../lib/memtrace/mod.ts";
 import { keep, runScenario, scenario } from "../../lib/scenario/mod.ts";
-import {
-  analyzeTrace,
-  diffOf,
-  emptySelector,
-  type ProfileData,
-  topOf,
-} from "../../lib/trace_analysis/mod.ts";
+import { analyzeTrace, diffOf, type ProfileData, topOf } from "../../lib/trace_analysis/mod.ts";
+import { emptySelector } from "../../lib/trace_analysis/profile.ts";
 import { bytesInterval, wordsInterval } from "../../lib/trace_analysis/intervals.ts";
 import { binomialCdf } from "../../lib/trace_analysis/intervals.ts";
 

@@ -3,12 +3,8 @@
 // bounded to STACK_TEXT_CHARS (issue 23).
 import assert from "node:assert/strict";
 import { Reader } from "../../lib/memtrace/mod.ts";
-import {
-  analyzeTrace,
-  diffOf,
-  STACK_TEXT_CHARS,
-  stackLabel,
-} from "../../lib/trace_analysis/mod.ts";
+import { analyzeTrace, diffOf } from "../../lib/trace_analysis/mod.ts";
+import { STACK_TEXT_CHARS, stackLabel } from "../../lib/trace_analysis/select.ts";
 import { naiveGroups, naiveObjects } from "./_naive.ts";
 
 const FIXTURES = new URL("../fixtures/memtrace/", import.meta.url);

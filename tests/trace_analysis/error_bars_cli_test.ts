@@ -7,7 +7,8 @@ import { trace } from "./_cli.ts";
 import { gunzipSync } from "node:zlib";
 import { Profile } from "pprof-format";
 import { Reader } from "../../lib/memtrace/mod.ts";
-import { analyzeTrace, formatBytes, topOf } from "../../lib/trace_analysis/mod.ts";
+import { analyzeTrace, topOf } from "../../lib/trace_analysis/mod.ts";
+import { formatBytes } from "../../lib/trace_analysis/top.ts";
 import { whatIfInterval, wordsInterval } from "../../lib/trace_analysis/intervals.ts";
 import { BLOCKS, runTrace } from "./_ground_truth.ts";
 

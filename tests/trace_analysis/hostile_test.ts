@@ -3,7 +3,8 @@
 import assert from "node:assert/strict";
 import { MemtraceFormatError, Reader } from "../../lib/memtrace/mod.ts";
 import { analyzeTrace } from "../../lib/trace_analysis/mod.ts";
-import { FOLDED_LINE_CHARS, STACK_TEXT_CHARS } from "../../lib/trace_analysis/mod.ts";
+import { FOLDED_LINE_CHARS } from "../../lib/trace_analysis/folded.ts";
+import { STACK_TEXT_CHARS } from "../../lib/trace_analysis/select.ts";
 import {
   bombTrace,
   controlNamesTrace,

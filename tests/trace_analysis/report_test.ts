@@ -6,14 +6,13 @@ import { Reader } from "../../lib/memtrace/mod.ts";
 import {
   aggregateTrace,
   buildReport,
-  emptySelector,
   type GroupBy,
-  packProfile,
   type ProfileData,
   type Selector,
   topOf,
-  unpackProfile,
 } from "../../lib/trace_analysis/mod.ts";
+import { emptySelector } from "../../lib/trace_analysis/profile.ts";
+import { packProfile, unpackProfile } from "../../lib/trace_analysis/select.ts";
 import { syntheticTrace } from "./_synthetic.ts";
 
 const FIXTURES = new URL("../fixtures/memtrace/", import.meta.url);

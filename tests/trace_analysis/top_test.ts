@@ -10,11 +10,11 @@ import {
   formatDiff,
   formatTop,
   type GroupBy,
-  SOURCES,
-  STACK_TEXT_CHARS,
   topOf,
   TraceAnalysisError,
 } from "../../lib/trace_analysis/mod.ts";
+import { SOURCES } from "../../lib/trace_analysis/filter.ts";
+import { STACK_TEXT_CHARS } from "../../lib/trace_analysis/select.ts";
 import { naiveGroups, naiveLiveAt, naiveObjects } from "./_naive.ts";
 import { syntheticTrace } from "./_synthetic.ts";
 

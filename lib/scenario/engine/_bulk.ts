@@ -64,7 +64,7 @@ export function bulkBody(run: RunContext, ops: readonly Op[]): BulkBody | undefi
   return {
     units,
     domainOf: () => {
-      if (d === undefined || !d.alive) d = run.domains.get(name);
+      if (d === undefined || !d.alive) d = run.names.domains.get(name);
       return d?.alive ? d : undefined;
     },
     maxWords,
@@ -111,8 +111,8 @@ export function bulkIterations(
     run.cur = d;
     d.youngPtr -= k * fixedWords;
     run.skipSteps(k * m);
-    run.allocations += k * body.blocks;
-    run.words += k * fixedWords;
+    run.counts.allocations += k * body.blocks;
+    run.counts.words += k * fixedWords;
     settle(d, units, { last: m - 1, executed: k * m });
     return k;
   }
@@ -125,8 +125,8 @@ export function bulkIterations(
     d.youngPtr = ptr;
     run.step = step;
     run.elapse(step - flushedStep);
-    run.allocations += allocations;
-    run.words += flushedPtr - ptr;
+    run.counts.allocations += allocations;
+    run.counts.words += flushedPtr - ptr;
     flushedStep = step;
     flushedPtr = ptr;
     allocations = 0;

@@ -84,7 +84,7 @@ export class Callbacks {
    * (empty for a step, the `act.start` action for a profile a callback starts). */
   startProfile(d: Domain, spec: ProfileSpec, within: string): void {
     const run = this.#run;
-    const name = spec.name ?? `p${run.profiles.size + 1}`;
+    const name = spec.name ?? `p${run.names.profiles.size + 1}`;
     const rate = run.opts.samplingRate ?? spec.samplingRate;
     const state: ProfileState = {
       name,
@@ -96,8 +96,8 @@ export class Callbacks {
       ended: 0,
       live: new Set(),
     };
-    if (run.profiles.size === 0) run.minorsAtFirstStart = run.rt.minorCollections;
-    run.profiles.set(name, state);
+    if (run.names.profiles.size === 0) run.counts.minorsAtFirstStart = run.rt.minorCollections;
+    run.names.profiles.set(name, state);
     // The exported program keeps the profile in its slot of the harness's `prof` array.
     const slot = spec.name === undefined ? undefined : this.#slots.get(spec.name);
     state.profile = d.memprofStart(
@@ -185,9 +185,9 @@ export class Callbacks {
   #allocBegin({ p, kind }: CallbackCtx, info: AllocationInfo): CallbackStart {
     const run = this.#run;
     const n = ++p.calls[kind];
-    run.callbackCounts[kind]++;
-    run.samples += info.nSamples;
-    const serial = ++run.serial;
+    run.counts.callbacks[kind]++;
+    run.counts.samples += info.nSamples;
+    const serial = ++run.counts.serial;
     const src = SOURCE_NAMES[info.source];
     const head = `${run.where()} ${p.name} ${LOG_NAMES[kind]} #${serial} size=${info.size} ` +
       `n=${info.nSamples} src=${src} stack=[${callerFirst(info.callstack)}]`;
@@ -241,7 +241,7 @@ export class Callbacks {
   #promoteBegin({ p }: CallbackCtx, v: Tracked): CallbackStart {
     const run = this.#run;
     const n = ++p.calls.promote;
-    run.callbackCounts.promote++;
+    run.counts.callbacks.promote++;
     const head = `${run.where()} ${p.name} promote #${v.serial}`;
     run.log.fixture(undefined, `${run.iter} promote id=${v.iter}`);
     const report = run.reporter({
@@ -273,7 +273,7 @@ export class Callbacks {
   #deallocBegin({ p, kind }: CallbackCtx, v: Tracked): CallbackStart {
     const run = this.#run;
     const n = ++p.calls[kind];
-    run.callbackCounts[kind]++;
+    run.counts.callbacks[kind]++;
     const head = `${run.where()} ${p.name} ${LOG_NAMES[kind]} #${v.serial}`;
     run.log.fixture(undefined, `${run.iter} ${LOG_NAMES[kind]} id=${v.iter}`);
     // The block's tracking ends here whatever the callback does.
@@ -371,7 +371,7 @@ export class Callbacks {
         run.log.line(`${head} : Gc.${a.what}`);
         return runGc(d, a.what);
       case "switchThread": {
-        const t = run.threads.get(a.thread);
+        const t = run.names.threads.get(a.thread);
         if (t === undefined || !t.alive || t.domain !== d) {
           throw new ActionError(`cannot switch to thread "${a.thread}"`);
         }

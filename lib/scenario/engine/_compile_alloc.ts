@@ -160,8 +160,9 @@ function* allocG(run: RunContext, plan: AllocPlan): Resumable<void> {
 
 /** Counts a block of `n` words allocated at `addr` and keeps it as `keep` says. */
 function allocated(run: RunContext, keep: Keeper | undefined, addr: number, n: number): void {
-  run.allocations++;
-  run.words += n + 1;
+  const counts = run.counts;
+  counts.allocations++;
+  counts.words += n + 1;
   if (keep !== undefined) keep(addr, n);
 }
 
@@ -346,8 +347,8 @@ function combinedWork(run: RunContext, plan: CombinedPlan): () => void {
       } else {
         base = d.allocCombined(fixed, stacksOf(d.current));
       }
-      run.allocations += blocks;
-      run.words += whsize;
+      run.counts.allocations += blocks;
+      run.counts.words += whsize;
       if (anyKept) combinedDone(run, plan, base, fixed, { counted: true });
     } catch (e) {
       run.stepFailed(at, e);
@@ -378,8 +379,8 @@ function combinedDone(
   { counted = false }: { readonly counted?: boolean } = {},
 ): void {
   if (!counted) {
-    run.allocations += lens.length;
-    for (let k = 0; k < lens.length; k++) run.words += lens[k] + 1;
+    run.counts.allocations += lens.length;
+    for (let k = 0; k < lens.length; k++) run.counts.words += lens[k] + 1;
   }
   if (!anyKept) return;
   let a = base;
@@ -421,9 +422,9 @@ function unmarshalDone(
   addrs: readonly number[],
   blocks: readonly number[],
 ): void {
-  run.allocations += blocks.length;
+  run.counts.allocations += blocks.length;
   for (let k = 0; k < blocks.length; k++) {
-    run.words += blocks[k] + 1;
+    run.counts.words += blocks[k] + 1;
     // The value is stored once, by its root; the other blocks hang from it.
     keep?.(addrs[k], blocks[k], k > 0);
   }

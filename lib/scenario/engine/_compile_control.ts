@@ -283,13 +283,13 @@ function loopEnd(
   if (left !== undefined) {
     // Outside any attempt, an exception at the back-edge leaves the loop; the step after
     // the loop runs (the export wraps such loops in a handler that logs it).
-    run.exceptions++;
+    run.counts.exceptions++;
     run.log.line(`[${at}] exception ${left.ocamlName} escaped the loop`);
     run.emitException("escaped", left.ocamlName);
   }
   run.iter = count + 1;
-  if (count >= run.mainLoop.count) {
-    run.mainLoop = {
+  if (count >= run.counts.mainLoop.count) {
+    run.counts.mainLoop = {
       count,
       minors: run.rt.minorCollections - minorsBefore,
       domain: loopDomain.id,

@@ -72,7 +72,7 @@ function spawnBegin(run: RunContext, st: StepOf<"spawn">): { parent: Domain; chi
   const parent = run.domain(st.domain, st.at);
   run.cur = parent;
   const child = run.rt.spawnDomain(parent);
-  run.domains.set(st.child, child);
+  run.names.domains.set(st.child, child);
   run.nameThread(child.current, st.child, parent.current);
   run.lifecycle(`Domain.spawn ${st.child}@${child.id}`);
   // The new domain's first act (Domain.spawn's body, DLS.create_dls): `Array.make 8`.

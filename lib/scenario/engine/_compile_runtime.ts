@@ -93,7 +93,7 @@ function memprofStartWork(
 ): DomainWork {
   return (d) => {
     callbacks.startProfile(d, st.profile, "");
-    run.lifecycle(`Gc.Memprof.start ${[...run.profiles.keys()].at(-1)}`);
+    run.lifecycle(`Gc.Memprof.start ${[...run.names.profiles.keys()].at(-1)}`);
   };
 }
 
@@ -104,7 +104,7 @@ function* memprofStopG(run: RunContext, d: Domain): Resumable<void> {
 
 function memprofDiscardWork(run: RunContext, st: StepOf<"memprofDiscard">): DomainWork {
   return (d) => {
-    const p = run.profiles.get(st.profile)?.profile;
+    const p = run.names.profiles.get(st.profile)?.profile;
     if (p === undefined) run.fail(st.at, `profile "${st.profile}" was never started`);
     d.memprofDiscard(p);
     run.lifecycle(`Gc.Memprof.discard ${st.profile}`);
@@ -139,7 +139,7 @@ function userEventWork(run: RunContext, st: StepOf<"userEvent">): DomainWork {
 }
 
 function writeUserEvent(run: RunContext, d: Domain, name: string, ev: UserEventSpec): void {
-  let e = run.userEvents.get(name);
+  let e = run.names.userEvents.get(name);
   if (e === undefined) {
     const type = ev.type === "unit"
       ? Type.unit
@@ -149,7 +149,7 @@ function writeUserEvent(run: RunContext, d: Domain, name: string, ev: UserEventS
       ? Type.span
       : bytesType();
     e = run.ring.registerUserEvent(name, type as never) as UserEvent<unknown>;
-    run.userEvents.set(name, e);
+    run.names.userEvents.set(name, e);
   }
   switch (ev.type) {
     case "unit":

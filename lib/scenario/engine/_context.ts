@@ -19,7 +19,7 @@ import {
   ThreadExit,
 } from "../../memprof/mod.ts";
 import { checkDomainInvariants } from "../../memprof/invariants.ts";
-import { RuntimeEventsProducer, type UserEvent } from "../../runtime_events/mod.ts";
+import { RuntimeEventsProducer } from "../../runtime_events/mod.ts";
 import { MemorySink } from "../../memtrace/mod.ts";
 import { Tracer } from "../../tracer/mod.ts";
 import { CallbackLog } from "../callback_log.ts";
@@ -31,6 +31,8 @@ import type { Lifetime, ProfileSpec, Scenario } from "../spec.ts";
 import { countLeafSteps, findStep } from "../walk.ts";
 import { ActionError } from "./_action_error.ts";
 import { Frames } from "./_frames.ts";
+import { RunCounts } from "./_counts.ts";
+import { RunNames } from "./_names.ts";
 
 /** The epoch of the virtual clock: trace start times are this plus nothing, in µs. */
 const EPOCH_US = 1_767_225_600_000_000; // 2026-01-01T00:00:00Z
@@ -93,41 +95,24 @@ export class RunContext {
   readonly lifetimes: Lifetimes;
   /** The trace's sample rate: the first profile's (or the overriding) rate. */
   readonly traceRate: number;
-  readonly domains: Map<string, Domain> = new Map();
-  readonly threads: Map<string, Thread> = new Map();
-  readonly #threadNames = new Map<Thread, string>();
+  /** The domains, threads, profiles and user events, by name. */
+  readonly names: RunNames = new RunNames();
+  /** What the summary counts. */
+  readonly counts: RunCounts = new RunCounts();
   readonly frames: Frames;
   /** Per domain: the indices of the loops running on it, outermost first. */
   readonly loopStacks: Map<Domain, number[]> = new Map();
-  readonly profiles: Map<string, ProfileState> = new Map();
-  readonly userEvents: Map<string, UserEvent<unknown>> = new Map();
-  readonly callbackCounts: Record<CallbackKind, number> = {
-    allocMinor: 0,
-    allocMajor: 0,
-    promote: 0,
-    deallocMinor: 0,
-    deallocMajor: 0,
-  };
+  // Where the run is (every step reads and moves these: kept here, one load away).
+  /** The virtual clock, in nanoseconds. */
   clockNs = 0;
   /** Leaf steps executed. */
   step = 0;
   /** The running thread's current loop iteration (fixture logs). */
   iter = 0;
-  /** Allocation callbacks so far. */
-  serial = 0;
   /** The domain running the current step. */
   cur: Domain;
-  exceptions = 0;
-  lostWords = 0;
   /** `attempt`s open around the current step. */
   tryDepth = 0;
-  allocations = 0;
-  words = 0;
-  samples = 0;
-  /** The longest loop run so far and the minor collections during it (log headers). */
-  mainLoop: { count: number; minors: number; domain: number } = { count: 0, minors: 0, domain: 0 };
-  /** Minor collections before the first profile started. */
-  minorsAtFirstStart = 0;
   readonly #totalSteps: number;
   readonly #progressEvery: number;
   #untilProgress: number;
@@ -212,7 +197,7 @@ export class RunContext {
     );
     const main = this.rt.mainDomain;
     this.frames = new Frames(main, opts.harnessFrames);
-    this.domains.set("main", main);
+    this.names.domains.set("main", main);
     this.nameThread(main.current, "main");
     this.cur = main;
     this.#totalSteps = countLeafSteps(sc.steps);
@@ -231,18 +216,18 @@ export class RunContext {
   /** Names thread `t` (for lookups and logs); its callstack starts with the calls of `from`,
    * the thread creating it, if given. */
   nameThread(t: Thread, name: string, from?: Thread): void {
-    this.threads.set(name, t);
-    this.#threadNames.set(t, name);
+    this.names.addThread(t, name);
     this.frames.start(t, from);
   }
 
+  /** The name of thread `t`. */
   threadName(t: Thread): string {
-    return this.#threadNames.get(t) ?? `thread${t.id}`;
+    return this.names.threadName(t);
   }
 
   /** The running domain named `name`. */
   domain(name: string, at: string): Domain {
-    const d = this.domains.get(name);
+    const d = this.names.domains.get(name);
     if (d === undefined || !d.alive) this.fail(at, `domain "${name}" is not running`);
     return d;
   }
@@ -258,7 +243,7 @@ export class RunContext {
 
   /** The running thread named `name`. */
   liveThread(name: string, at: string): Thread {
-    const t = this.threads.get(name);
+    const t = this.names.threads.get(name);
     if (t === undefined || !t.alive) this.fail(at, `thread "${name}" is not running`);
     return t;
   }
@@ -438,7 +423,7 @@ export class RunContext {
       this.fail(at, e.message);
     }
     if (e instanceof OCamlException) {
-      this.exceptions++;
+      this.counts.exceptions++;
       if (this.tryDepth > 0) throw e; // to the enclosing attempt
       this.log.line(`[${at}] exception ${e.ocamlName} escaped`);
       this.emitException("escaped", e.ocamlName);

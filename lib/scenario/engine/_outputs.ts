@@ -3,7 +3,8 @@
  * callback log, their text dumps (made when first read, or streamed), and the summary.
  * @module
  */
-import { dumpCallbacks, RuntimeEventsCursor } from "../../runtime_events/mod.ts";
+import { RuntimeEventsCursor } from "../../runtime_events/mod.ts";
+import { dumpCallbacks } from "../../runtime_events/dump.ts";
 import { dumpTrace, dumpTraceTo, Reader } from "../../memtrace/mod.ts";
 import type { LogHeaderFacts } from "../callback_log.ts";
 import type { RunResult, Summary, TextOutput } from "../result.ts";
@@ -22,7 +23,7 @@ export function runOutputs(run: RunContext): RunResult {
   if (run.ring.started) {
     new RuntimeEventsCursor(eventsImage).readPoll({
       lostEvents: (_d, words) => {
-        run.lostWords += words;
+        run.counts.lostWords += words;
       },
     });
   }
@@ -74,10 +75,10 @@ export function runOutputs(run: RunContext): RunResult {
 function logFacts(run: RunContext): LogHeaderFacts {
   return {
     samplingRate: run.traceRate,
-    iterations: run.mainLoop.count,
-    loopDomain: run.mainLoop.domain,
-    minorsDuringLoop: run.mainLoop.minors,
-    minorsDuringProfile: run.rt.minorCollections - run.minorsAtFirstStart,
+    iterations: run.counts.mainLoop.count,
+    loopDomain: run.counts.mainLoop.domain,
+    minorsDuringLoop: run.counts.mainLoop.minors,
+    minorsDuringProfile: run.rt.minorCollections - run.counts.minorsAtFirstStart,
   };
 }
 
@@ -85,7 +86,7 @@ function summary(
   run: RunContext,
   sizes: { readonly traceEvents: number; readonly traceBytes: number; readonly ringBytes: number },
 ): Summary {
-  const balance = [...run.profiles.values()].map((p) => ({
+  const balance = [...run.names.profiles.values()].map((p) => ({
     profile: p.name,
     tracked: p.tracked,
     ended: p.ended,
@@ -96,20 +97,20 @@ function summary(
     scenario: run.s.name,
     seed: run.seed,
     steps: run.step,
-    allocations: run.allocations,
-    wordsAllocated: run.words,
+    allocations: run.counts.allocations,
+    wordsAllocated: run.counts.words,
     minorCollections: run.rt.minorCollections,
     majorCycles: run.rt.majorCycles,
-    callbacks: { ...run.callbackCounts },
-    samples: run.samples,
-    exceptions: run.exceptions,
+    callbacks: { ...run.counts.callbacks },
+    samples: run.counts.samples,
+    exceptions: run.counts.exceptions,
     balance,
     orphansAdopted: {
       tables: run.rt.memprofShared.stats.orphanTablesAdopted,
       entries: run.rt.memprofShared.stats.orphanEntriesAdopted,
     },
     trace: { events: sizes.traceEvents, bytes: sizes.traceBytes },
-    ring: { bytes: sizes.ringBytes, lostWords: run.lostWords },
+    ring: { bytes: sizes.ringBytes, lostWords: run.counts.lostWords },
     tracer: { ...run.tracer.stats },
   };
 }

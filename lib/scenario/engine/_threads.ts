@@ -153,7 +153,7 @@ export class Baton {
   *#mainProgramG(top: GOp): Resumable<ThreadCtx | undefined> {
     yield* top();
     const multi = this.#run.opts.exportHarness === true && this.#run.sc.domains.length > 1;
-    for (const d of this.#run.domains.values()) {
+    for (const d of this.#run.names.domains.values()) {
       if (!d.alive) continue;
       if (multi) yield* this.#run.drainG(d, "end");
       this.#run.cur = d;
