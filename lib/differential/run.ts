@@ -7,7 +7,7 @@
  * each distinct log must be reproduced by the simulation under a resolution read from it.
  * @module
  */
-import { type RunOptions, runScenario, type Scenario } from "../scenario/mod.ts";
+import { type RunOptions, type RunResult, runScenario, type Scenario } from "../scenario/mod.ts";
 import {
   DEFAULT_LOG_CAPACITY,
   type ExportedProgram,
@@ -220,7 +220,13 @@ export function simulateRing(
   sc: Scenario,
   ringLog2: number,
   program: Pick<ExportedProgram, "majorHeap" | "keepSites">,
-): { lines: string[]; image: Uint8Array; minor: number; major: number } {
+): {
+  lines: string[];
+  image: Uint8Array;
+  minor: number;
+  major: number;
+  gc: RunResult["gc"];
+} {
   const events: RunEvent[] = [];
   const resized: Scenario = { ...sc, settings: { ...sc.settings, ringLog2 } };
   const result = runScenario(resized, {
@@ -236,6 +242,7 @@ export function simulateRing(
     image: result.eventsImage,
     minor: result.summary.minorCollections,
     major: result.summary.majorCycles,
+    gc: result.gc,
   };
 }
 

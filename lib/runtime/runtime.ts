@@ -928,8 +928,15 @@ export class Domain implements MemprofHost {
     this.#inPhase(Domain.#cyclesPhase(compact), () => {
       for (let i = 0; i < 3; i++) {
         this.runtime.finishMajorCycle(this, { compact: compact && i === 2 });
-        this.processPendingActions();
+        try {
+          this.processPendingActions();
+        } catch (e) {
+          // gc_ctrl.c: `Gc.compact` counts the collection before raising, `Gc.full_major` not.
+          if (compact) this.runtime.gcTotals.forcedMajors++;
+          throw e;
+        }
       }
+      this.runtime.gcTotals.forcedMajors++;
       this.returnFromC();
     });
   }
@@ -989,8 +996,14 @@ export class Domain implements MemprofHost {
       function* (this: Domain) {
         for (let i = 0; i < 3; i++) {
           this.runtime.finishMajorCycle(this, { compact: compact && i === 2 });
-          yield* this.processPendingActionsG();
+          try {
+            yield* this.processPendingActionsG();
+          } catch (e) {
+            if (compact) this.runtime.gcTotals.forcedMajors++;
+            throw e;
+          }
         }
+        this.runtime.gcTotals.forcedMajors++;
         this.returnFromC();
       }.bind(this),
     );
@@ -1172,6 +1185,8 @@ export class Domain implements MemprofHost {
     // 5.3 reports both in bytes, headers included for the promoted blocks.
     ev.counter(this.id, RuntimeCounter.EV_C_MINOR_PROMOTED, this.promotedWords * 8);
     ev.counter(this.id, RuntimeCounter.EV_C_MINOR_ALLOCATED, allocated * 8);
+    this.runtime.gcTotals.minorWords += allocated;
+    this.runtime.gcTotals.promotedWords += this.promotedWords;
     this.promotedWords = 0;
     t.spend(t.minorRest());
     ev.endPhase(this.id, RuntimePhase.EV_MINOR);
@@ -1241,6 +1256,14 @@ export class Runtime {
   readonly domains: Domain[] = [];
   /** The caller's roots. */
   readonly roots: RootSet = new RootSet();
+  /**
+   * Collection statistics of every domain, terminated ones included, as OCaml's
+   * `OCAMLRUNPARAM=v=0x400` prints them at exit (gc_stats.c sums the domains' and the orphaned
+   * statistics): words allocated in minor heaps; words promoted and counted as allocated in the
+   * major heap (direct and promoted), headers included; `Gc.full_major` and `Gc.compact` calls
+   * counted (gc_ctrl.c: a full major whose callbacks raise is not, a compaction is).
+   */
+  readonly gcTotals = { minorWords: 0, promotedWords: 0, majorWords: 0, forcedMajors: 0 };
   /**
    * How this run resolves the promotion race (docs/differential.md, "Race points"): called with
    * the memprof entry's tracker value of each tracked block promoted through a remembered set
@@ -1652,6 +1675,7 @@ export class Runtime {
   #sliceBegin(r: SliceReport): void {
     const d = (this.#slicing ?? this.mainDomain).id;
     const ev = this.events;
+    this.gcTotals.majorWords += r.allocated;
     ev.counter(d, RuntimeCounter.EV_C_MAJOR_HEAP_WORDS, r.heapWords);
     ev.counter(d, RuntimeCounter.EV_C_MAJOR_ALLOCATED_WORDS, r.allocated);
     ev.counter(d, RuntimeCounter.EV_C_MAJOR_ALLOCATED_WORK, r.allocWork);

@@ -206,6 +206,16 @@ export interface RunResult {
   eventsDump: string;
   /** Every callback with its arguments and result. */
   callbackLog: string;
+  /** The run's collection statistics, every domain's together, as OCaml's
+   * `OCAMLRUNPARAM=v=0x400` prints them at exit (words; `minorWords` allocated in minor heaps,
+   * `promotedWords` and `majorWords` headers included; `forcedMajors`: `Gc.full_major` and
+   * `Gc.compact` calls). */
+  gc: {
+    readonly minorWords: number;
+    readonly promotedWords: number;
+    readonly majorWords: number;
+    readonly forcedMajors: number;
+  };
   /** The race points the run met, in order, with how it resolved each. */
   racePoints: readonly RacePoint[];
   /** Hands one of the text outputs to `write` in chunks of about 64 Ki characters, whose

@@ -479,7 +479,7 @@ function ringJudgement(
         runtime: opts.gcOff ? { ...figures, minor_words: 101 } : figures,
         differences: opts.gcOff ? ["minor_words: 100 ≠ 101"] : [],
       },
-      sim: { ring: { minor: 3, major: 1 }, own: { minor: 3, major: 1 }, differences: [] },
+      sim: { ring: figures, own: figures, differences: [] },
     },
     durations: {
       sim: opts.durations ?? { minor: [2000, 2200] },

@@ -67,6 +67,7 @@ export function runOutputs(run: RunContext): RunResult {
     },
     writeText,
     racePoints: run.racePoints,
+    gc: { ...run.rt.gcTotals },
     summary: summary(run, { traceEvents, traceBytes: ctf.length, ringBytes: eventsImage.length }),
   };
 }
