@@ -289,6 +289,7 @@ export function harnessMajorHeap(
     initial: opts.events ? withEvents(start) : start,
     fixedMark,
   });
+  gc.addDomain(d);
   // A direct allocation past a fifth of the minor heap asks for a global slice, which the
   // allocation's pending actions run (caml_make_vect ends with them). As caml_poll_gc_work: one
   // slice; if its work fell short of its target (the slice ended a cycle first, or owed nothing

@@ -7,6 +7,12 @@
  * swept pool with room sweeps pools of its class lazily (`pool_find`), and a pool found empty
  * while sweeping is released.
  *
+ * Each domain has its own heap (`Caml_state->shared_heap`): it allocates and promotes into it and
+ * sweeps only it. A terminating domain's pools and large allocations go to global lists
+ * ({@linkcode OrphanPools}, `pool_freelist`'s `global_avail_pools`, `global_full_pools` and
+ * `global_large`): no domain's size counts them, nor sweeps them, until a domain that finds no
+ * pool of its own for a size class adopts one (`pool_global_adopt`).
+ *
  * Colours follow 5.3's rotation: a block allocated during a cycle is MARKED; at the start of the
  * next cycle MARKED becomes UNMARKED and UNMARKED becomes GARBAGE; marking turns reachable
  * UNMARKED blocks MARKED again; sweeping frees GARBAGE.
@@ -194,6 +200,26 @@ export interface PoolState {
   readonly swept: boolean;
 }
 
+/**
+ * The pools and large allocations of terminated domains (`pool_freelist`'s global lists), shared
+ * by every domain's heap. Lists are stacks whose head is the last element.
+ */
+export class OrphanPools {
+  /** `global_avail_pools`, by size class. */
+  readonly avail: Pool[][] = [];
+  /** `global_full_pools`, by size class. */
+  readonly full: Pool[][] = [];
+  /** `global_large` (adopted only by compaction, which the simulation does not model). */
+  readonly large: Large[] = [];
+  /** Empty lists. */
+  constructor() {
+    for (let i = 0; i < NUM_SIZECLASSES; i++) {
+      this.avail.push([]);
+      this.full.push([]);
+    }
+  }
+}
+
 /** The heap. Lists are stacks whose head is the last element, as the C lists' heads. */
 export class MajorHeap {
   #avail: Pool[][] = [];
@@ -209,9 +235,16 @@ export class MajorHeap {
   largeWords = 0;
   /** Sweeping done by allocations since the last slice (`major_work_done_between_slices`). */
   workBetweenSlices = 0;
+  readonly #orphans: OrphanPools;
 
-  /** A heap holding the given pools and permanent large blocks (sizes with header). */
-  constructor(pools: readonly PoolState[], large: readonly number[]) {
+  /** A heap holding the given pools and permanent large blocks (sizes with header), adopting
+   * the pools of terminated domains from `orphans` (default: lists of its own). */
+  constructor(
+    pools: readonly PoolState[],
+    large: readonly number[],
+    orphans: OrphanPools = new OrphanPools(),
+  ) {
+    this.#orphans = orphans;
     for (let i = 0; i < NUM_SIZECLASSES; i++) {
       this.#avail.push([]);
       this.#full.push([]);
@@ -306,6 +339,21 @@ export class MajorHeap {
       this.workBetweenSlices += this.#poolSweep(unswept, sz, false);
     }
     if (avail.length) return avail[avail.length - 1];
+    // pool_global_adopt: a terminated domain's available pool, else a full one, swept at once.
+    const orphans = this.#orphans;
+    const adopted = orphans.avail[sz].pop();
+    if (adopted !== undefined) {
+      this.poolWords += POOL_WSIZE;
+      avail.push(adopted);
+      return adopted;
+    }
+    const full = orphans.full[sz].pop();
+    if (full !== undefined) {
+      this.poolWords += POOL_WSIZE;
+      this.#full[sz].push(full);
+      this.workBetweenSlices += this.#poolSweep(this.#full[sz], sz, false);
+      if (avail.length) return avail[avail.length - 1];
+    }
     const pool = new Pool(sz);
     this.poolWords += POOL_WSIZE;
     avail.push(pool);
@@ -358,6 +406,33 @@ export class MajorHeap {
     }
     while (work > 0 && this.#unsweptLarge.length) work -= this.#largeSweep();
     return work;
+  }
+
+  /** `caml_finish_sweeping` (a terminating domain): sweeps what is left, work not counted. */
+  finishSweeping(): void {
+    this.sweep(Infinity);
+  }
+
+  /**
+   * `caml_teardown_shared_heap` (a terminated domain, swept): its pools and large allocations
+   * go to the global lists, where its size no longer counts them.
+   */
+  teardown(): void {
+    const orphans = this.#orphans;
+    for (let sz = 0; sz < NUM_SIZECLASSES; sz++) {
+      // move_all_pools: from the head, each pushed on the global list's head.
+      for (
+        const [src, dst] of [[this.#avail[sz], orphans.avail[sz]], [
+          this.#full[sz],
+          orphans.full[sz],
+        ]]
+      ) {
+        while (src.length) dst.push(src.pop()!);
+      }
+    }
+    while (this.#sweptLarge.length) orphans.large.push(this.#sweptLarge.pop()!);
+    this.poolWords = 0;
+    this.largeWords = 0;
   }
 
   /** `caml_cycle_heap`: every pool and large allocation is to be swept again. */

@@ -631,7 +631,8 @@ export class Domain implements MemprofHost {
    * share of a whole cycle.
    */
   adjustGcSpeed(res: number): void {
-    const max = Math.trunc(this.runtime.majorGc.heap.heapWords * 8 / 150) * CUSTOM_MAJOR_RATIO;
+    // caml_custom_get_max_major: this domain's heap.
+    const max = Math.trunc(this.major.heap!.heapWords * 8 / 150) * CUSTOM_MAJOR_RATIO;
     if (res > max) res = max;
     this.major.extraResources += res / max;
     if (this.major.extraResources > 0.2) {
@@ -1423,6 +1424,7 @@ export class Runtime {
       ? this.#freeDomainIds.sort((a, b) => a - b).shift()!
       : this.#nextDomainId++;
     const d = new Domain(this, id, parent);
+    this.majorGc.addDomain(d.major);
     this.domains.push(d);
     this.events.lifecycle(id, Lifecycle.EV_DOMAIN_SPAWN, this.pid);
     return d;
@@ -1436,6 +1438,7 @@ export class Runtime {
     if (!d.alive) return;
     if (this.domains.length === 1) throw new Error("cannot terminate the last domain");
     this.minorCollection(d);
+    this.majorGc.removeDomain(d.major);
     d.memprof.destroy();
     d.alive = false;
     this.domains.splice(this.domains.indexOf(d), 1);
@@ -1535,8 +1538,10 @@ export class Runtime {
   }
 
   /**
-   * Finishes a major cycle (`caml_finish_major_cycle`): the minor heaps are emptied, then slices
-   * with a budget of 10,000,000 words run until the cycle ends (see {@linkcode majorSlice}).
+   * Finishes a major cycle (`caml_finish_major_cycle`): the minor heaps are emptied, then every
+   * domain runs slices with a budget of 10,000,000 words (`stw_finish_major_cycle`: each sweeps
+   * its own heap and takes its part in the phases), `by` first, in turn, until the cycle ends
+   * (see {@linkcode majorSlice}).
    * The cycle's end (`stw_cycle_all_domains`), in 5.3's order: every domain's memprof learns
    * which tracked blocks died (`caml_memprof_after_major_gc`), the minor heaps are emptied
    * again, the heap is cycled and, if asked, compacted. Dead = not reachable from the roots when
@@ -1554,7 +1559,10 @@ export class Runtime {
       this.minorCollection(by);
       ev.beginPhase(by.id, RuntimePhase.EV_MAJOR_FINISH_CYCLE);
       const cycles = this.majorGc.cycles;
-      while (this.majorGc.cycles === cycles) this.majorSlice(by, SliceKind.FINISH);
+      const order = [by, ...this.domains.filter((d) => d !== by)];
+      for (let k = 0; this.majorGc.cycles === cycles; k = (k + 1) % order.length) {
+        this.majorSlice(order[k], SliceKind.FINISH);
+      }
       ev.endPhase(by.id, RuntimePhase.EV_MAJOR_FINISH_CYCLE);
     } finally {
       this.#compactAtCycleEnd = false;

@@ -8,8 +8,8 @@ import {
   type MajorRoot,
   SliceKind,
 } from "../../lib/runtime/major_gc.ts";
-import { MajorHeap, sizeclassOf, sweepWorkOf } from "../../lib/runtime/_major_heap.ts";
-import { Runtime } from "../../lib/runtime/mod.ts";
+import { MajorHeap, OrphanPools, sizeclassOf, sweepWorkOf } from "../../lib/runtime/_major_heap.ts";
+import { RecordingSink, Runtime, RuntimeCounter } from "../../lib/runtime/mod.ts";
 import { DEFAULT_GC_TIME } from "../../lib/runtime/gc_time.ts";
 import { runScenario, scenario } from "../../lib/scenario/mod.ts";
 import { Reader } from "../../lib/memtrace/mod.ts";
@@ -33,7 +33,7 @@ function pacing(initial: MajorGcInitialState, roots: () => number[] = () => []) 
     // The addresses as the program's global slots.
     roots: () => roots().map((addr) => ({ addr, local: false, darken: -1 })),
   }, { initial });
-  return { gc, d: new DomainMajorState(), cycleEnds: () => cycleEnds };
+  return { gc, d: gc.addDomain(new DomainMajorState()), cycleEnds: () => cycleEnds };
 }
 
 Deno.test("size classes and pool sweeping work follow sizeclasses.h", () => {
@@ -104,6 +104,75 @@ Deno.test("forced slices end a cycle at once and put the work counter ahead of a
   assert.equal(gc.workCounter, before);
 });
 
+Deno.test("a spawned domain paces by its own empty heap and takes part in the phases (OCaml 5.3)", () => {
+  const { gc, d, cycleEnds } = pacing({ ...EMPTY, large: [20_000], markWork: 300 });
+  const heapWords: number[] = [];
+  const child = gc.addDomain();
+  d.allocatedWords = 1_000;
+  // The child's slice: caml_heap_size of its own heap is 0, so its allocation owes nothing, and
+  // it has nothing to sweep or mark in the cycle running however far behind the counters are.
+  child.allocatedWords = 500;
+  const before = gc.workCounter;
+  gc.slice(child, SliceKind.AUTO);
+  heapWords.push(gc.report.heapWords);
+  assert.deepEqual([gc.report.allocWork, gc.report.swept, gc.report.marked], [0, 0, 0]);
+  assert.equal(gc.workCounter, before);
+  // The main domain sweeps and marks its heap, but the mark-final phase waits for the child's
+  // slice (num_domains_to_final_update_first counts a fresh domain), and the ephemeron-sweeping
+  // phase for the main domain's.
+  gc.slice(d, SliceKind.FINISH);
+  heapWords.push(gc.report.heapWords);
+  assert.equal(gc.report.swept, 20_000);
+  assert.equal(gc.report.marked, 300);
+  assert.equal(cycleEnds(), 0);
+  gc.slice(child, SliceKind.FINISH);
+  assert.equal(cycleEnds(), 0);
+  gc.slice(d, SliceKind.FINISH);
+  assert.equal(cycleEnds(), 1);
+  assert.deepEqual(heapWords, [0, 20_002]);
+});
+
+Deno.test("each domain's slices report its own heap's size (update_major_slice_work)", () => {
+  const sink = new RecordingSink();
+  const rt = new Runtime({ minorHeapWords: 8192, events: sink });
+  const m = rt.mainDomain;
+  for (let i = 0; i < 20; i++) m.makeArray(300);
+  const w = rt.spawnDomain();
+  w.minorGc(); // a new slice epoch: the worker's slice
+  m.poll(); // the main domain's
+  const heapWords = (domain: number) =>
+    sink.events.filter((e) =>
+      e.kind === "counter" && e.domain === domain &&
+      e.counter === RuntimeCounter.EV_C_MAJOR_HEAP_WORDS
+    ).map((e) => e.kind === "counter" ? e.value : -1);
+  assert.deepEqual(heapWords(w.id), [0]);
+  const main = heapWords(m.id);
+  assert.ok(main.length >= 2 && main.at(-1)! > 20 * 301, `${main}`);
+  rt.terminateDomain(w);
+  assert.equal(rt.majorGc.heap.heapWords, main.at(-1)); // the main domain's heap, as it was
+});
+
+Deno.test("a terminated domain's pools leave its size; another domain adopts them when it needs one", () => {
+  const orphans = new OrphanPools();
+  const child = new MajorHeap([], [], orphans);
+  for (let i = 0; i < 3; i++) child.allocate(100 + i, 5); // one pool of the 5-word class
+  child.teardown(); // caml_teardown_shared_heap
+  assert.equal(child.heapWords, 0);
+  const main = new MajorHeap([], [], orphans);
+  main.allocate(200, 5); // pool_global_adopt: the orphaned pool, not a new one
+  assert.equal(main.heapWords, 4096);
+  assert.deepEqual(main.snapshot().pools, [{ sz: sizeclassOf(5), fixed: 4, swept: true }]);
+  // A full orphaned pool is adopted and swept at once (work between slices); still full, it
+  // leaves the allocation to a new pool.
+  const full = new MajorHeap([], [], orphans);
+  const capacity = sweepWorkOf(1) / 2;
+  for (let i = 0; i < capacity; i++) full.allocate(1_000 + i, 2);
+  full.teardown();
+  main.allocate(9_000, 2);
+  assert.equal(main.workBetweenSlices, sweepWorkOf(1));
+  assert.equal(main.heapWords, 3 * 4096);
+});
+
 Deno.test("a block darkened directly costs the fields mark_stack_push_block pushes", () => {
   assert.equal(darkenWork(4, false), 0); // at most eight immediate fields: nothing pushed
   assert.equal(darkenWork(9, false), 0);
@@ -123,10 +192,11 @@ function cycleMarking(root: MajorRoot, overwrite?: (gc: MajorGc) => void): numbe
       if (marked < 0) marked = r.marked;
     },
   }, { initial: EMPTY });
-  gc.allocate(new DomainMajorState(), 100, 48, false); // promoted: MARKED in this cycle
+  const d = gc.addDomain();
+  gc.allocate(d, 100, 48, false); // promoted: MARKED in this cycle
   gc.startCycle(); // UNMARKED now, and reachable: to be marked in this cycle
   overwrite?.(gc);
-  gc.slice(new DomainMajorState(), SliceKind.FINISH);
+  gc.slice(d, SliceKind.FINISH);
   return marked;
 }
 
