@@ -11,7 +11,8 @@
  * sweeps only it. A terminating domain's pools and large allocations go to global lists
  * ({@linkcode OrphanPools}, `pool_freelist`'s `global_avail_pools`, `global_full_pools` and
  * `global_large`): no domain's size counts them, nor sweeps them, until a domain that finds no
- * pool of its own for a size class adopts one (`pool_global_adopt`).
+ * pool of its own for a size class adopts one (`pool_global_adopt`), or the next cycle begins
+ * and a domain takes them all (`caml_cycle_heap`).
  *
  * Colours follow 5.3's rotation: a block allocated during a cycle is MARKED; at the start of the
  * next cycle MARKED becomes UNMARKED and UNMARKED becomes GARBAGE; marking turns reachable
@@ -209,7 +210,7 @@ export class OrphanPools {
   readonly avail: Pool[][] = [];
   /** `global_full_pools`, by size class. */
   readonly full: Pool[][] = [];
-  /** `global_large` (adopted only by compaction, which the simulation does not model). */
+  /** `global_large`. */
   readonly large: Large[] = [];
   /** Empty lists. */
   constructor() {
@@ -435,8 +436,12 @@ export class MajorHeap {
     this.largeWords = 0;
   }
 
-  /** `caml_cycle_heap`: every pool and large allocation is to be swept again. */
-  cycle(): void {
+  /**
+   * `caml_cycle_heap`: every pool and large allocation is to be swept again; with `adopt`, the
+   * terminated domains' pools and large allocations become this heap's, to be swept first (in
+   * 5.3 the first domain of the cycle's stop-the-world to take the lock gets them all).
+   */
+  cycle(opts: { readonly adopt?: boolean } = {}): void {
     for (let i = 0; i < NUM_SIZECLASSES; i++) {
       this.#unsweptAvail[i] = this.#avail[i];
       this.#avail[i] = [];
@@ -446,5 +451,26 @@ export class MajorHeap {
     this.#unsweptLarge = this.#sweptLarge;
     this.#sweptLarge = [];
     this.#nextToSweep = 0;
+    if (opts.adopt !== true) return;
+    const orphans = this.#orphans;
+    for (let sz = 0; sz < NUM_SIZECLASSES; sz++) {
+      // move_all_pools, then adopt_all_pool_stats_with_lock.
+      for (
+        const [src, dst] of [[orphans.avail[sz], this.#unsweptAvail[sz]], [
+          orphans.full[sz],
+          this.#unsweptFull[sz],
+        ]]
+      ) {
+        while (src.length) {
+          dst.push(src.pop()!);
+          this.poolWords += POOL_WSIZE;
+        }
+      }
+    }
+    while (orphans.large.length) {
+      const a = orphans.large.pop()!;
+      this.#unsweptLarge.push(a);
+      this.largeWords += a.whsize + LARGE_ALLOC_HEADER_WSIZE;
+    }
   }
 }

@@ -30,11 +30,12 @@
  * and `_last`, `num_domains_to_ephe_sweep`). A domain spawned during a cycle has nothing to sweep
  * or mark in it; a terminating domain sweeps what is left of its heap without counting the work
  * (`caml_finish_sweeping`), and its pools go to global lists until another domain adopts one
- * (lib/runtime/_major_heap.ts). Marking is the main domain's: the roots the model marks (the
- * program's globals, the main domain's stack, memprof's) go on its mark stack when a cycle starts
- * — in 5.3 the globals go to whichever domain's stop-the-world gets there first, and a domain
- * waiting at a barrier may do some of its own work (`caml_do_opportunistic_major_slice`): timing
- * the simulation does not model.
+ * (lib/runtime/_major_heap.ts), or the next cycle's start gives them all to the main domain.
+ * Marking is the main domain's: the roots the model marks (the program's globals, the main
+ * domain's stack, memprof's) go on its mark stack when a cycle starts. Races of 5.3 the simulation
+ * settles: the globals go to whichever domain's stop-the-world gets there first, so do the
+ * orphaned pools; and a domain waiting at a barrier may do some of its own work
+ * (`caml_do_opportunistic_major_slice`), which the simulation does not model.
  *
  * @module
  */
@@ -657,7 +658,8 @@ export class MajorGc {
       else b.colour = b.colour === Colour.MARKED ? Colour.UNMARKED : Colour.GARBAGE;
     }
     for (const d of this.#domains) {
-      d.heap!.cycle();
+      // The main domain takes the terminated domains' pools (a race in 5.3).
+      d.heap!.cycle({ adopt: d === this.#domains[0] });
       d.sweepingDone = false;
       d.finalFirst = d.finalLast = false;
       d.epheSweep = false;

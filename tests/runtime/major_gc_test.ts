@@ -171,6 +171,20 @@ Deno.test("a terminated domain's pools leave its size; another domain adopts the
   main.allocate(9_000, 2);
   assert.equal(main.workBetweenSlices, sweepWorkOf(1));
   assert.equal(main.heapWords, 3 * 4096);
+  // The next cycle's start (caml_cycle_heap) gives the domain cycling first whatever is left.
+  const other = new MajorHeap([], [], orphans);
+  other.allocate(300, 40);
+  other.allocate(400, 200); // a large allocation: 202 words
+  other.teardown();
+  main.cycle();
+  assert.equal(main.heapWords, 3 * 4096);
+  main.sweep(1_000_000);
+  main.cycle({ adopt: true });
+  assert.equal(main.heapWords, 4 * 4096 + 202);
+  // Its two pools of 2-word blocks, the adopted 5-word one, the 40-word one and the large block.
+  const work = 2 * sweepWorkOf(1) + sweepWorkOf(sizeclassOf(5)) + sweepWorkOf(sizeclassOf(40)) +
+    200;
+  assert.equal(main.sweep(1_000_000), 1_000_000 - work);
 });
 
 Deno.test("a block darkened directly costs the fields mark_stack_push_block pushes", () => {
