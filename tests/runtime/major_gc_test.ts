@@ -11,8 +11,12 @@ import {
 import { MajorHeap, OrphanPools, sizeclassOf, sweepWorkOf } from "../../lib/runtime/_major_heap.ts";
 import { RecordingSink, Runtime, RuntimeCounter } from "../../lib/runtime/mod.ts";
 import { DEFAULT_GC_TIME } from "../../lib/runtime/gc_time.ts";
-import { runScenario, scenario } from "../../lib/scenario/mod.ts";
+import { keep, runScenario, scenario } from "../../lib/scenario/mod.ts";
 import { Reader } from "../../lib/memtrace/mod.ts";
+import { exportOCaml } from "../../lib/export/mod.ts";
+import refLoop from "../../scenarios/ref_loop.ts";
+import service from "../../scenarios/service.ts";
+import threadsInCallbacks from "../../scenarios/threads_in_callbacks.ts";
 
 /** A heap with nothing in it but what the test allocates. */
 const EMPTY: MajorGcInitialState = {
@@ -247,6 +251,43 @@ Deno.test("the exported harness's state is the one measured in the real program"
   assert.equal(heap.heapWords, 53_507);
   // Run as `deno task diff` runs it (argv[0] the program's 41-character path).
   assert.equal(EXPORTED_HARNESS_STATE.workAhead, 138_621);
+});
+
+Deno.test("an exported program's pools hold, class by class, the blocks OCaml 5.3.0 counts", () => {
+  // Live blocks per size class when the scenario starts, counted at caml_cycle_heap in OCaml
+  // 5.3.0's release runtime (shared_heap.c patched to count), with the Gc.quick_stat record and
+  // its three floats, which the next minor collection promotes (classes 13 and 1).
+  // A program linking runtime_events.cmxa: its data keeps 8 small blocks more.
+  const withEvents = scenario({ name: "ev1ev", seed: 7, minorHeapWords: 4096 }, (s) => {
+    s.events.start();
+    s.main.memprof.start({ samplingRate: 0.0005, callstackSize: 4, tracker: {} });
+    s.main.repeat(3000, () => s.main.alloc(300, { lifetime: keep.steps(5) }));
+  });
+  const measured = [
+    [withEvents, "1:40 2:23 3:8 4:4 5:7 6:6 7:2 8:2 10:1 11:1 21:2 25:1"],
+    [refLoop, "1:36 2:18 3:8 4:2 5:6 6:4 7:2 8:2 10:1 11:1 21:2 25:1"],
+    [service, "1:40 2:27 3:11 4:6 5:7 6:4 7:2 8:2 10:1 11:1 21:2 25:1"],
+    [
+      threadsInCallbacks,
+      "1:43 2:34 3:48 4:11 5:9 6:6 7:3 8:2 10:5 11:1 12:1 14:1 21:2 25:1",
+    ],
+  ] as const;
+  for (const [sc, counts] of measured) {
+    const expected = new Map(
+      counts.split(" ").map((c) => c.split(":").map(Number) as [number, number]),
+    );
+    expected.set(1, expected.get(1)! + 3);
+    expected.set(13, 1);
+    const pools = new Map<number, number>();
+    for (const p of exportOCaml(sc).majorHeap.pools) {
+      pools.set(p.sz, (pools.get(p.sz) ?? 0) + p.fixed);
+    }
+    assert.deepEqual(
+      [...pools].sort((a, b) => a[0] - b[0]),
+      [...expected].sort((a, b) => a[0] - b[0]),
+      sc.settings.name,
+    );
+  }
 });
 
 Deno.test("Gc.minor after a slice in the same minor cycle runs no second slice (the slice epoch)", () => {
