@@ -65,6 +65,8 @@ const FROM_RUNTIME = 1;
 const FROM_RUNTIME_UNTRACKED = 2;
 type AllocFrom = typeof FROM_OCAML | typeof FROM_RUNTIME | typeof FROM_RUNTIME_UNTRACKED;
 
+/** Slots per keep site in the key of a remembered-set entry (`site * SLOTS_PER_SITE + slot`). */
+const SLOTS_PER_SITE = 1 << 24;
 /** Entries the remembered set keeps in reserve beyond its size (minor_gc.c). */
 const REF_TABLE_RESERVE = 256;
 
@@ -1402,8 +1404,19 @@ export class Runtime {
   root(addr = -1, wosize = 0, opts: RootOptions = {}): Root {
     const r = new Root(this.roots, addr, wosize, opts);
     this.roots.add(r);
+    if (r.site >= 0 && addr >= 0 && this.isYoung(addr)) {
+      // Its store into the keep site's slot: the remembered set's entry for that slot.
+      const key = r.site * SLOTS_PER_SITE + r.slot;
+      if (!this.#refSlots.has(key)) this.#refOrder.push(key);
+      this.#refSlots.set(key, r);
+    }
     return r;
   }
+  /** Keep-site slots (`site * SLOTS_PER_SITE + slot`) that got a young block since the last
+   * minor collection, in the order of their first store (the remembered set's entries, which
+   * a later store to the same slot does not reorder), and the root each holds now. */
+  #refOrder: number[] = [];
+  readonly #refSlots = new Map<number, Root>();
 
   /** `Is_young`: in some domain's current minor heap. */
   isYoung(addr: number): boolean {
@@ -1461,7 +1474,7 @@ export class Runtime {
     const fwd = this.forwarding;
     this.#clearForwarding();
     let promoted = 0;
-    for (const r of this.roots) {
+    const promote = (r: Root) => {
       const a = r.addr;
       if (a >= 0 && this.isYoung(a)) {
         let to = fwd.get(a);
@@ -1476,7 +1489,17 @@ export class Runtime {
         }
         r.addr = to;
       }
+    };
+    // The remembered set first (caml_empty_minor_heap_promote): a keep site's slot promotes the
+    // block it holds now at the place of the slot's first entry, which decides the pools the
+    // blocks go to, hence which pools later free slots or empty; then the other roots.
+    for (const key of this.#refOrder) {
+      const r = this.#refSlots.get(key)!;
+      if (this.roots.has(r)) promote(r);
     }
+    this.#refOrder = [];
+    this.#refSlots.clear();
+    for (const r of this.roots) promote(r);
     this.promotedWords += promoted;
     this.#youngNoScan.clear();
     for (const d of order) d.minorFinish();

@@ -290,6 +290,19 @@ Deno.test("an exported program's pools hold, class by class, the blocks OCaml 5.
   }
 });
 
+Deno.test("a minor collection promotes the remembered set first, a slot's block at its first entry", () => {
+  const rt = new Runtime({ minorHeapWords: 8192 });
+  const d = rt.mainDomain;
+  const local = rt.root(d.alloc(4), 4, { local: true }); // created first: promoted after them
+  const a = rt.root(d.alloc(5), 5, { site: 0, slot: 0 });
+  const b = rt.root(d.alloc(6), 6, { site: 0, slot: 1 });
+  a.release(); // the FIFO's slot 0 emptied, then stored again: still its first entry's place
+  const c = rt.root(d.alloc(7), 7, { site: 0, slot: 0 });
+  d.minorGc();
+  // Promoted in turn at fresh addresses: slot 0's block (c), slot 1's (b), then the local root.
+  assert.ok(c.addr < b.addr && b.addr < local.addr, `${c.addr} ${b.addr} ${local.addr}`);
+});
+
 Deno.test("Gc.minor after a slice in the same minor cycle runs no second slice (the slice epoch)", () => {
   const rt = new Runtime({ minorHeapWords: 8192 });
   const d = rt.mainDomain;
