@@ -1260,6 +1260,9 @@ let[@inline never] run_thread_${k} () =
     if ("choice" in s) {
       const arr = this.#fresh("choice");
       this.#inits.push(`let ${arr} = [| ${s.choice.join("; ")} |]`);
+      // A global array the program's initialisation allocates (issue 22, rnd-5-311): the
+      // harness heap's model counts it, as marking and the pools do.
+      this.#initBlocks.push({ wosize: s.choice.length, fields: "ints", via: "root" });
       return { draw: `size_choice ${arr}`, values: [...new Set(s.choice)] };
     }
     const { mean, max } = s.geometric;

@@ -7,6 +7,13 @@
  * swept pool with room sweeps pools of its class lazily (`pool_find`), and a pool found empty
  * while sweeping is released.
  *
+ * Each domain has its own heap (`Caml_state->shared_heap`): it allocates and promotes into it and
+ * sweeps only it. A terminating domain's pools and large allocations go to global lists
+ * ({@linkcode OrphanPools}, `pool_freelist`'s `global_avail_pools`, `global_full_pools` and
+ * `global_large`): no domain's size counts them, nor sweeps them, until a domain that finds no
+ * pool of its own for a size class adopts one (`pool_global_adopt`), or the next cycle begins
+ * and a domain takes them all (`caml_cycle_heap`).
+ *
  * Colours follow 5.3's rotation: a block allocated during a cycle is MARKED; at the start of the
  * next cycle MARKED becomes UNMARKED and UNMARKED becomes GARBAGE; marking turns reachable
  * UNMARKED blocks MARKED again; sweeping frees GARBAGE.
@@ -194,6 +201,26 @@ export interface PoolState {
   readonly swept: boolean;
 }
 
+/**
+ * The pools and large allocations of terminated domains (`pool_freelist`'s global lists), shared
+ * by every domain's heap. Lists are stacks whose head is the last element.
+ */
+export class OrphanPools {
+  /** `global_avail_pools`, by size class. */
+  readonly avail: Pool[][] = [];
+  /** `global_full_pools`, by size class. */
+  readonly full: Pool[][] = [];
+  /** `global_large`. */
+  readonly large: Large[] = [];
+  /** Empty lists. */
+  constructor() {
+    for (let i = 0; i < NUM_SIZECLASSES; i++) {
+      this.avail.push([]);
+      this.full.push([]);
+    }
+  }
+}
+
 /** The heap. Lists are stacks whose head is the last element, as the C lists' heads. */
 export class MajorHeap {
   #avail: Pool[][] = [];
@@ -209,9 +236,16 @@ export class MajorHeap {
   largeWords = 0;
   /** Sweeping done by allocations since the last slice (`major_work_done_between_slices`). */
   workBetweenSlices = 0;
+  readonly #orphans: OrphanPools;
 
-  /** A heap holding the given pools and permanent large blocks (sizes with header). */
-  constructor(pools: readonly PoolState[], large: readonly number[]) {
+  /** A heap holding the given pools and permanent large blocks (sizes with header), adopting
+   * the pools of terminated domains from `orphans` (default: lists of its own). */
+  constructor(
+    pools: readonly PoolState[],
+    large: readonly number[],
+    orphans: OrphanPools = new OrphanPools(),
+  ) {
+    this.#orphans = orphans;
     for (let i = 0; i < NUM_SIZECLASSES; i++) {
       this.#avail.push([]);
       this.#full.push([]);
@@ -306,6 +340,21 @@ export class MajorHeap {
       this.workBetweenSlices += this.#poolSweep(unswept, sz, false);
     }
     if (avail.length) return avail[avail.length - 1];
+    // pool_global_adopt: a terminated domain's available pool, else a full one, swept at once.
+    const orphans = this.#orphans;
+    const adopted = orphans.avail[sz].pop();
+    if (adopted !== undefined) {
+      this.poolWords += POOL_WSIZE;
+      avail.push(adopted);
+      return adopted;
+    }
+    const full = orphans.full[sz].pop();
+    if (full !== undefined) {
+      this.poolWords += POOL_WSIZE;
+      this.#full[sz].push(full);
+      this.workBetweenSlices += this.#poolSweep(this.#full[sz], sz, false);
+      if (avail.length) return avail[avail.length - 1];
+    }
     const pool = new Pool(sz);
     this.poolWords += POOL_WSIZE;
     avail.push(pool);
@@ -360,8 +409,39 @@ export class MajorHeap {
     return work;
   }
 
-  /** `caml_cycle_heap`: every pool and large allocation is to be swept again. */
-  cycle(): void {
+  /** `caml_finish_sweeping` (a terminating domain): sweeps what is left, work not counted. */
+  finishSweeping(): void {
+    this.sweep(Infinity);
+  }
+
+  /**
+   * `caml_teardown_shared_heap` (a terminated domain, swept): its pools and large allocations
+   * go to the global lists, where its size no longer counts them.
+   */
+  teardown(): void {
+    const orphans = this.#orphans;
+    for (let sz = 0; sz < NUM_SIZECLASSES; sz++) {
+      // move_all_pools: from the head, each pushed on the global list's head.
+      for (
+        const [src, dst] of [[this.#avail[sz], orphans.avail[sz]], [
+          this.#full[sz],
+          orphans.full[sz],
+        ]]
+      ) {
+        while (src.length) dst.push(src.pop()!);
+      }
+    }
+    while (this.#sweptLarge.length) orphans.large.push(this.#sweptLarge.pop()!);
+    this.poolWords = 0;
+    this.largeWords = 0;
+  }
+
+  /**
+   * `caml_cycle_heap`: every pool and large allocation is to be swept again; with `adopt`, the
+   * terminated domains' pools and large allocations become this heap's, to be swept first (in
+   * 5.3 the first domain of the cycle's stop-the-world to take the lock gets them all).
+   */
+  cycle(opts: { readonly adopt?: boolean } = {}): void {
     for (let i = 0; i < NUM_SIZECLASSES; i++) {
       this.#unsweptAvail[i] = this.#avail[i];
       this.#avail[i] = [];
@@ -371,5 +451,26 @@ export class MajorHeap {
     this.#unsweptLarge = this.#sweptLarge;
     this.#sweptLarge = [];
     this.#nextToSweep = 0;
+    if (opts.adopt !== true) return;
+    const orphans = this.#orphans;
+    for (let sz = 0; sz < NUM_SIZECLASSES; sz++) {
+      // move_all_pools, then adopt_all_pool_stats_with_lock.
+      for (
+        const [src, dst] of [[orphans.avail[sz], this.#unsweptAvail[sz]], [
+          orphans.full[sz],
+          this.#unsweptFull[sz],
+        ]]
+      ) {
+        while (src.length) {
+          dst.push(src.pop()!);
+          this.poolWords += POOL_WSIZE;
+        }
+      }
+    }
+    while (orphans.large.length) {
+      const a = orphans.large.pop()!;
+      this.#unsweptLarge.push(a);
+      this.largeWords += a.whsize + LARGE_ALLOC_HEADER_WSIZE;
+    }
   }
 }

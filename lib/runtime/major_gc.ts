@@ -22,14 +22,25 @@
  * `do_some_marking` drains its prefetch buffer) and reads the keep sites' slots when it scans
  * them, so that the write barrier spares exactly the blocks marking had not reached.
  *
- * One heap and one sweeping/marking state serve all domains (5.3 has one heap per domain and
- * each domain sweeps its own): with several domains, which domain does which work depends on
- * timing in 5.3 (opportunistic work while waiting at barriers), so the simulation does not try.
+ * Each domain has its own heap, as in 5.3 (shared_heap.c): it allocates and promotes into it, its
+ * slices compute their work from its size (`caml_heap_size (dom_st->shared_heap)`: a freshly
+ * spawned domain's is 0) and sweep only it; the counters (`work_counter`, `alloc_counter`) and the
+ * phase are global, and a phase ends only once every domain of the cycle has swept its heap and
+ * each has run a slice in the phase (`num_domains_to_sweep`, `num_domains_to_final_update_first`
+ * and `_last`, `num_domains_to_ephe_sweep`). A domain spawned during a cycle has nothing to sweep
+ * or mark in it; a terminating domain sweeps what is left of its heap without counting the work
+ * (`caml_finish_sweeping`), and its pools go to global lists until another domain adopts one
+ * (lib/runtime/_major_heap.ts), or the next cycle's start gives them all to the main domain.
+ * Marking is the main domain's: the roots the model marks (the program's globals, the main
+ * domain's stack, memprof's) go on its mark stack when a cycle starts. Races of 5.3 the simulation
+ * settles: the globals go to whichever domain's stop-the-world gets there first, so do the
+ * orphaned pools; and a domain waiting at a barrier may do some of its own work
+ * (`caml_do_opportunistic_major_slice`), which the simulation does not model.
  *
  * @module
  */
 
-import { Colour, MajorBlock, MajorHeap, type PoolState } from "./_major_heap.ts";
+import { Colour, MajorBlock, MajorHeap, OrphanPools, type PoolState } from "./_major_heap.ts";
 import {
   type LocalMarkRoot,
   Marker,
@@ -166,6 +177,18 @@ export class DomainMajorState {
   requestedGlobal = false;
   /** `extra_heap_resources`: out-of-heap memory, as a share of a cycle's worth. */
   extraResources = 0;
+  /** @internal Its heap (`shared_heap`), given by {@linkcode MajorGc.addDomain}. */
+  heap: MajorHeap | null = null;
+  /** @internal `sweeping_done`: a fresh domain has nothing to sweep in the cycle running. */
+  sweepingDone = true;
+  /** @internal `final_info->updated_first`: its slice ran in the mark-final phase (a fresh
+   * domain takes part: `num_domains_to_final_update_first` counts it). */
+  finalFirst = false;
+  /** @internal `final_info->updated_last`: its slice ran in the ephemeron-sweeping phase. */
+  finalLast = false;
+  /** @internal `ephe_info->must_sweep_ephe`, or its ephemerons still to sweep: it took part in
+   * the change to the ephemeron-sweeping phase (`num_domains_to_ephe_sweep`). */
+  epheSweep = false;
 }
 
 /** What a slice computed and did (one object, reused by every slice). */
@@ -241,8 +264,11 @@ export interface MajorGcOptions {
 export class MajorGc {
   readonly #host: MajorGcHost;
   readonly #percentFree: number;
-  /** @internal The simulated major heap: its blocks, pools and free lists. */
-  readonly heap: MajorHeap;
+  readonly #initial: MajorGcInitialState;
+  /** The domains, the main one (whose mark stack holds the marking) first. */
+  readonly #domains: DomainMajorState[] = [];
+  /** The pools of terminated domains. */
+  readonly #orphans = new OrphanPools();
   readonly #blocks: Map<number, MajorBlock> = new Map();
   #fixedMark: number;
   readonly #ephemerons: number;
@@ -251,13 +277,12 @@ export class MajorGc {
   /** `alloc_counter`. */
   allocCounter = 0;
   #phase = Phase.SWEEP_AND_MARK_MAIN;
-  #sweepingDone = false;
+  /** The main domain's `marking_done` (the other domains have no marking of their own). */
   #markingDone = false;
   #markLeft: number;
   /** Marking began this cycle: the write barrier no longer spares it any work. */
   #markingStarted = false;
   #epheMarked = false;
-  #epheSwept = false;
   /** Cycles completed by slices. */
   cycles = 0;
   /** 5.3's mark loop over the program's layout, if the initial state has one. */
@@ -272,8 +297,8 @@ export class MajorGc {
   constructor(host: MajorGcHost, opts: MajorGcOptions = {}) {
     this.#host = host;
     const init = opts.initial ?? EXPORTED_HARNESS_STATE;
+    this.#initial = init;
     this.#percentFree = opts.percentFree ?? PERCENT_FREE_DEFAULT;
-    this.heap = new MajorHeap(init.pools, init.large);
     this.#fixedMark = opts.fixedMark ?? init.fixedMark ?? init.markWork;
     this.#ephemerons = init.ephemerons;
     this.#markLeft = init.markWork;
@@ -293,6 +318,61 @@ export class MajorGc {
     }
   }
 
+  /** @internal The main domain's heap: its blocks, pools and free lists. */
+  get heap(): MajorHeap {
+    const d = this.#domains[0];
+    if (d === undefined) throw new Error("MajorGc: no domain added");
+    return d.heap!;
+  }
+
+  /**
+   * A domain starts (`caml_init_major_gc`, `caml_init_shared_heap`): the first one added (the
+   * main domain) gets the initial state's heap and is in the cycle running; another one gets an
+   * empty heap, with nothing to sweep or mark until the next cycle, but takes part in the
+   * phases' finaliser steps. Returns `d`.
+   */
+  addDomain(d: DomainMajorState = new DomainMajorState()): DomainMajorState {
+    if (this.#domains.length === 0) {
+      d.heap = new MajorHeap(this.#initial.pools, this.#initial.large, this.#orphans);
+      d.sweepingDone = false;
+    } else {
+      d.heap = new MajorHeap([], [], this.#orphans);
+      d.sweepingDone = true;
+    }
+    d.finalFirst = d.finalLast = false;
+    d.epheSweep = false;
+    this.#domains.push(d);
+    return d;
+  }
+
+  /**
+   * A domain terminates (`caml_domain_terminate`): it sweeps what is left of its heap and, if it
+   * is the main domain, finishes marking, neither counted as work (`caml_finish_sweeping`,
+   * `caml_finish_marking`); it leaves the phases' counts (`caml_orphan_finalisers`,
+   * `caml_orphan_ephemerons`) and its pools go to the global lists (`caml_teardown_shared_heap`).
+   */
+  removeDomain(d: DomainMajorState): void {
+    const k = this.#domains.indexOf(d);
+    if (k < 0) return;
+    const heap = d.heap!;
+    heap.finishSweeping();
+    d.sweepingDone = true;
+    if (k === 0 && !this.#markingDone) {
+      if (this.#marker !== null) {
+        this.#marker.mark(Number.MAX_SAFE_INTEGER);
+        this.#markingDone = this.#marker.done;
+      } else {
+        this.#markLeft = 0;
+        this.#markingDone = true;
+      }
+    }
+    d.finalFirst = d.finalLast = true;
+    d.epheSweep = false;
+    heap.teardown();
+    heap.workBetweenSlices = 0;
+    this.#domains.splice(k, 1);
+  }
+
   /** A block allocated in the major heap: by `caml_alloc_shr` (`direct`) or by promotion;
    * `noScan`: a block without fields to scan (see {@linkcode MajorBlock.noScan}). */
   allocate(
@@ -302,7 +382,7 @@ export class MajorGc {
     direct: boolean,
     noScan = false,
   ): void {
-    const b = this.heap.allocate(addr, whsize, noScan);
+    const b = d.heap!.allocate(addr, whsize, noScan);
     b.markedIn = this.cycles;
     this.#blocks.set(addr, b);
     d.allocatedWords += whsize;
@@ -314,7 +394,7 @@ export class MajorGc {
    * (`direct`) or by promotion; `markCost` is what marking it costs each cycle from the next.
    */
   allocatePermanent(d: DomainMajorState, whsize: number, markCost: number, direct: boolean): void {
-    this.heap.allocatePermanent(whsize);
+    d.heap!.allocatePermanent(whsize);
     this.#fixedMark += markCost;
     d.allocatedWords += whsize;
     if (direct) d.allocatedDirect += whsize;
@@ -413,7 +493,8 @@ export class MajorGc {
     d.allocatedWords = 0;
     d.allocatedDirect = 0;
     d.extraResources = 0;
-    const heapWords = this.heap.heapWords;
+    const heap = d.heap!;
+    const heapWords = heap.heapWords;
     const totalCycleWork = heapWords + Math.trunc(heapWords * 100.0 / (100.0 + pf));
     let allocWork = 0;
     if (heapWords > 0) {
@@ -427,8 +508,8 @@ export class MajorGc {
     r.allocWork = allocWork;
     r.extraWork = extraWork;
     allocWork = Math.max(allocWork, extraWork);
-    this.workCounter += this.heap.workBetweenSlices;
-    this.heap.workBetweenSlices = 0;
+    this.workCounter += heap.workBetweenSlices;
+    heap.workBetweenSlices = 0;
     this.allocCounter += allocWork;
     if (kind === SliceKind.AUTO || kind === SliceKind.CALCULATE) {
       d.sliceTarget = this.allocCounter;
@@ -456,24 +537,48 @@ export class MajorGc {
     if (d.sliceTarget - this.workCounter <= 0) d.requestedGlobal = false;
   }
 
-  /** `major_collection_slice`. Returns true if the slice ended a cycle. */
+  /** Whether every domain has swept its heap (`num_domains_to_sweep` is 0). */
+  #allSwept(): boolean {
+    for (const d of this.#domains) if (!d.sweepingDone) return false;
+    return true;
+  }
+
+  /** `is_complete_phase_sweep_and_mark_main` or `is_complete_phase_mark_final`. */
+  #phaseComplete(): boolean {
+    if (!this.#markingDone || !this.#epheMarked) return false;
+    if (this.#phase === Phase.SWEEP_AND_MARK_MAIN) return this.#allSwept();
+    for (const d of this.#domains) if (!d.finalFirst) return false;
+    return true;
+  }
+
+  /** `is_complete_phase_sweep_ephe`. */
+  #cycleComplete(): boolean {
+    if (this.#phase !== Phase.SWEEP_EPHE) return false;
+    for (const d of this.#domains) if (d.epheSweep || !d.finalLast) return false;
+    return true;
+  }
+
+  /** `major_collection_slice` by domain `d`. Returns true if the slice ended a cycle. */
   slice(d: DomainMajorState, kind: SliceKind): boolean {
     this.#updateWork(d, kind, kind === SliceKind.FINISH ? FINISH_BUDGET : 0);
     const r = this.report;
     r.swept = r.marked = r.phaseChanges = 0;
     r.endsCycle = false;
-    r.sweepEntered = !this.#sweepingDone;
+    r.sweepEntered = !d.sweepingDone;
     r.markEntered = r.epheMarkEntered = r.epheSweepEntered = false;
     this.#host.sliceBegin?.(r);
+    const heap = d.heap!;
     let budget: number;
-    while (!this.#sweepingDone && (budget = this.#work(d)) > 0) {
-      const done = budget - this.heap.sweep(budget);
+    while (!d.sweepingDone && (budget = this.#work(d)) > 0) {
+      const done = budget - heap.sweep(budget);
       this.#commit(d, done);
       r.swept += done;
-      if (done === 0) this.#sweepingDone = true;
+      if (done === 0) d.sweepingDone = true;
     }
-    const marker = this.#marker;
-    if (!this.#markingDone && this.#work(d) > 0) r.markEntered = true;
+    // The main domain's mark stack holds the marking; the ephemerons are its too.
+    const main = d === this.#domains[0];
+    const marker = main ? this.#marker : null;
+    if (main && !this.#markingDone && this.#work(d) > 0) r.markEntered = true;
     for (;;) {
       if (marker !== null) {
         // major_collection_slice's marking: mark() may do more than its budget (the prefetch
@@ -485,7 +590,7 @@ export class MajorGc {
           this.#markingDone = marker.done;
         }
       }
-      while (!this.#markingDone && (budget = this.#work(d)) > 0) {
+      while (main && !this.#markingDone && (budget = this.#work(d)) > 0) {
         this.#markingStarted = true;
         const done = Math.min(budget, this.#markLeft);
         this.#markLeft -= done;
@@ -493,28 +598,40 @@ export class MajorGc {
         r.marked += done;
         if (done < budget) this.#markingDone = true;
       }
+      // caml_final_update_first and _last: once per domain and cycle, in a slice with work.
+      if (this.#phase === Phase.MARK_FINAL && !d.finalFirst && this.#work(d) > 0) {
+        d.finalFirst = true;
+      }
       if (this.#phase === Phase.SWEEP_EPHE) {
-        if (!this.#epheSwept && this.#work(d) > 0) {
-          this.#commit(d, EPHEMERON_WORK * this.#ephemerons);
-          this.#epheSwept = true;
-          r.epheSweepEntered = this.#ephemerons > 0;
+        if (!d.finalLast && this.#work(d) > 0) d.finalLast = true;
+        if (d.epheSweep) {
+          if (!main || this.#ephemerons === 0) d.epheSweep = false;
+          else if (this.#work(d) > 0) {
+            this.#commit(d, EPHEMERON_WORK * this.#ephemerons);
+            d.epheSweep = false;
+            r.epheSweepEntered = true;
+          }
         }
         break;
       }
       if (!this.#markingDone) break;
-      if (!this.#epheMarked) {
+      if (main && !this.#epheMarked) {
         if (this.#work(d) <= 0) break;
         this.#commit(d, EPHEMERON_WORK * this.#ephemerons);
         this.#epheMarked = true;
         r.epheMarkEntered = this.#ephemerons > 0;
       }
-      if (this.#phase === Phase.SWEEP_AND_MARK_MAIN && !this.#sweepingDone) break;
+      if (!this.#phaseComplete()) break;
       // stw_try_complete_gc_phase, then on to the next phase if work is left.
-      this.#phase = this.#phase === Phase.SWEEP_AND_MARK_MAIN ? Phase.MARK_FINAL : Phase.SWEEP_EPHE;
+      if (this.#phase === Phase.SWEEP_AND_MARK_MAIN) this.#phase = Phase.MARK_FINAL;
+      else {
+        this.#phase = Phase.SWEEP_EPHE;
+        for (const e of this.#domains) e.epheSweep = true;
+      }
       r.phaseChanges++;
       if (this.#work(d) <= 0) break;
     }
-    r.endsCycle = this.#phase === Phase.SWEEP_EPHE && this.#epheSwept;
+    r.endsCycle = this.#cycleComplete();
     this.#host.sliceEnd?.(r);
     if (r.endsCycle) {
       this.#host.endCycle();
@@ -555,7 +672,13 @@ export class MajorGc {
       if (b.colour === Colour.GARBAGE) this.#blocks.delete(addr);
       else b.colour = b.colour === Colour.MARKED ? Colour.UNMARKED : Colour.GARBAGE;
     }
-    this.heap.cycle();
+    for (const d of this.#domains) {
+      // The main domain takes the terminated domains' pools (a race in 5.3).
+      d.heap!.cycle({ adopt: d === this.#domains[0] });
+      d.sweepingDone = false;
+      d.finalFirst = d.finalLast = false;
+      d.epheSweep = false;
+    }
     let mark = this.#fixedMark;
     const roots = this.#host.roots();
     for (const r of roots) {
@@ -579,10 +702,8 @@ export class MajorGc {
     this.#markLeft = mark;
     this.#markingStarted = false;
     this.#phase = Phase.SWEEP_AND_MARK_MAIN;
-    this.#sweepingDone = false;
     this.#markingDone = false;
     this.#epheMarked = false;
-    this.#epheSwept = false;
     if (this.#marker !== null) this.#startMarking(roots);
   }
 }

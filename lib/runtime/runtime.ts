@@ -71,6 +71,8 @@ const FROM_RUNTIME = 1;
 const FROM_RUNTIME_UNTRACKED = 2;
 type AllocFrom = typeof FROM_OCAML | typeof FROM_RUNTIME | typeof FROM_RUNTIME_UNTRACKED;
 
+/** Slots per keep site in the key of a remembered-set entry (`site * SLOTS_PER_SITE + slot`). */
+const SLOTS_PER_SITE = 1 << 24;
 /** Entries the remembered set keeps in reserve beyond its size (minor_gc.c). */
 const REF_TABLE_RESERVE = 256;
 
@@ -649,7 +651,8 @@ export class Domain implements MemprofHost {
    * share of a whole cycle.
    */
   adjustGcSpeed(res: number): void {
-    const max = Math.trunc(this.runtime.majorGc.heap.heapWords * 8 / 150) * CUSTOM_MAJOR_RATIO;
+    // caml_custom_get_max_major: this domain's heap.
+    const max = Math.trunc(this.major.heap!.heapWords * 8 / 150) * CUSTOM_MAJOR_RATIO;
     if (res > max) res = max;
     this.major.extraResources += res / max;
     if (this.major.extraResources > 0.2) {
@@ -1489,8 +1492,19 @@ export class Runtime {
   root(addr = -1, wosize = 0, opts: RootOptions = {}): Root {
     const r = new Root(this.roots, addr, wosize, opts);
     this.roots.add(r);
+    if (r.site >= 0 && addr >= 0 && this.isYoung(addr)) {
+      // Its store into the keep site's slot: the remembered set's entry for that slot.
+      const key = r.site * SLOTS_PER_SITE + r.slot;
+      if (!this.#refSlots.has(key)) this.#refOrder.push(key);
+      this.#refSlots.set(key, r);
+    }
     return r;
   }
+  /** Keep-site slots (`site * SLOTS_PER_SITE + slot`) that got a young block since the last
+   * minor collection, in the order of their first store (the remembered set's entries, which
+   * a later store to the same slot does not reorder), and the root each holds now. */
+  #refOrder: number[] = [];
+  readonly #refSlots = new Map<number, Root>();
 
   /** `Is_young`: in some domain's current minor heap. */
   isYoung(addr: number): boolean {
@@ -1511,6 +1525,7 @@ export class Runtime {
       ? this.#freeDomainIds.sort((a, b) => a - b).shift()!
       : this.#nextDomainId++;
     const d = new Domain(this, id, parent);
+    this.majorGc.addDomain(d.major);
     this.domains.push(d);
     this.events.lifecycle(id, Lifecycle.EV_DOMAIN_SPAWN, this.pid);
     return d;
@@ -1524,6 +1539,7 @@ export class Runtime {
     if (!d.alive) return;
     if (this.domains.length === 1) throw new Error("cannot terminate the last domain");
     this.minorCollection(d);
+    this.majorGc.removeDomain(d.major);
     d.memprof.destroy();
     d.alive = false;
     this.domains.splice(this.domains.indexOf(d), 1);
@@ -1553,13 +1569,13 @@ export class Runtime {
     const races = this.#promotionRaces;
     races.clear();
     const shared = this.domains.length > 1;
-    let local: Set<number> | null = null;
+    const local: Set<number> | null = shared ? new Set() : null;
     let promoted = 0;
-    for (const r of this.roots) {
+    const promote = (r: Root) => {
       const a = r.addr;
       if (a >= 0 && this.isYoung(a)) {
         if (shared) {
-          if (r.local) (local ??= new Set()).add(a);
+          if (r.local) local!.add(a);
           else races.add(a);
         }
         let to = fwd.get(a);
@@ -1574,7 +1590,17 @@ export class Runtime {
         }
         r.addr = to;
       }
+    };
+    // The remembered set first (caml_empty_minor_heap_promote): a keep site's slot promotes the
+    // block it holds now at the place of the slot's first entry, which decides the pools the
+    // blocks go to, hence which pools later free slots or empty; then the other roots.
+    for (const key of this.#refOrder) {
+      const r = this.#refSlots.get(key)!;
+      if (this.roots.has(r)) promote(r);
     }
+    this.#refOrder = [];
+    this.#refSlots.clear();
+    for (const r of this.roots) promote(r);
     this.promotedWords += promoted;
     this.#youngNoScan.clear();
     if (local !== null) { for (const a of local) races.delete(a); }
@@ -1643,8 +1669,10 @@ export class Runtime {
   }
 
   /**
-   * Finishes a major cycle (`caml_finish_major_cycle`): the minor heaps are emptied, then slices
-   * with a budget of 10,000,000 words run until the cycle ends (see {@linkcode majorSlice}).
+   * Finishes a major cycle (`caml_finish_major_cycle`): the minor heaps are emptied, then every
+   * domain runs slices with a budget of 10,000,000 words (`stw_finish_major_cycle`: each sweeps
+   * its own heap and takes its part in the phases), `by` first, in turn, until the cycle ends
+   * (see {@linkcode majorSlice}).
    * The cycle's end (`stw_cycle_all_domains`), in 5.3's order: every domain's memprof learns
    * which tracked blocks died (`caml_memprof_after_major_gc`), the minor heaps are emptied
    * again, the heap is cycled and, if asked, compacted. Dead = not reachable from the roots when
@@ -1662,7 +1690,10 @@ export class Runtime {
       this.minorCollection(by);
       ev.beginPhase(by.id, RuntimePhase.EV_MAJOR_FINISH_CYCLE);
       const cycles = this.majorGc.cycles;
-      while (this.majorGc.cycles === cycles) this.majorSlice(by, SliceKind.FINISH);
+      const order = [by, ...this.domains.filter((d) => d !== by)];
+      for (let k = 0; this.majorGc.cycles === cycles; k = (k + 1) % order.length) {
+        this.majorSlice(order[k], SliceKind.FINISH);
+      }
       ev.endPhase(by.id, RuntimePhase.EV_MAJOR_FINISH_CYCLE);
     } finally {
       this.#compactAtCycleEnd = false;

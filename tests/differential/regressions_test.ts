@@ -91,6 +91,18 @@
 //    callstack, which the runtime kept while the callbacks ran; OCaml 5.3 captured those stacks
 //    before the first callback, and the other thread's block has its own (comballoc_switch_callstack;
 //    lib/runtime/runtime.ts, captureCallstack).
+// 21. (random campaign, seed 5) two domains: the simulation kept one major heap for all of them,
+//    and a spawned domain's slice swept and marked the main domain's heap, ending a cycle OCaml
+//    5.3 ends later; 5.3 keeps a heap per domain, paces each domain's slices by its own heap's
+//    size, has each sweep its own, waits for every domain's slice in each phase, and orphans a
+//    terminated domain's pools (spawned_domain_own_heap; lib/runtime/major_gc.ts,
+//    lib/runtime/_major_heap.ts).
+// 22. (random campaign, seed 5) a minor collection promoted the roots in allocation order; OCaml
+//    5.3 promotes the remembered set first, in the order of its entries, and a keep site's slot
+//    stored twice since the last collection promotes the block it holds now at its first entry:
+//    the order decides which pool each block goes to, hence which pools a sweep frees slots in or
+//    empties, and when a new pool is taken (remembered_set_order, from rnd-5-228;
+//    lib/runtime/runtime.ts, minorCollection).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -153,6 +165,8 @@ import unmarshalRing from "./regressions/unmarshal_ring.ts";
 import eventsHarnessMarking from "./regressions/events_harness_marking.ts";
 import userEventsInitWork from "./regressions/user_events_init_work.ts";
 import customCyclesMarshalPromoted from "./regressions/custom_cycles_marshal_promoted.ts";
+import spawnedDomainOwnHeap from "./regressions/spawned_domain_own_heap.ts";
+import rememberedSetOrder from "./regressions/remembered_set_order.ts";
 import { backEdgePolls } from "../../lib/scenario/polling.ts";
 import { Lifetimes } from "../../lib/scenario/lifetimes.ts";
 import { profileSlots } from "../../lib/scenario/walk.ts";
@@ -201,6 +215,8 @@ const regressions: readonly Scenario[] = [
   userEventsInitWork,
   customCyclesMarshalPromoted,
   comballocSwitchCallstack,
+  spawnedDomainOwnHeap,
+  rememberedSetOrder,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */
@@ -840,6 +856,31 @@ Deno.test("a thread run from a combined allocation's callback samples with its o
   for (const k of [0, 1, 2, ...top.keys().drop(5)]) {
     assert.equal(top[k], "Gen.site5@gen.ml:25:4-20", `callback ${k + 1}`);
   }
+});
+
+// ---- 21. a heap per domain ---------------------------------------------------------------------
+
+Deno.test("a spawned domain's slice ends no cycle in the main domain's heap: 29 cycles, as OCaml 5.3", () => {
+  const r = runScenario(spawnedDomainOwnHeap, {
+    harnessFrames: HARNESS_FRAMES,
+    exportHarness: true,
+    majorHeap: exportOCaml(spawnedDomainOwnHeap).majorHeap,
+  });
+  // OCaml 5.3.0 ran its program with 31 minor collections and 29 major cycles; the simulation
+  // with one heap for all domains, 32 and 30.
+  assert.deepEqual([r.summary.minorCollections, r.summary.majorCycles], [31, 29]);
+});
+
+// ---- 22. the remembered set's promotion order --------------------------------------------------
+
+Deno.test("the remembered set's order of promotion: 154 minor and 47 major collections, as OCaml 5.3", () => {
+  const r = runScenario(rememberedSetOrder, {
+    harnessFrames: HARNESS_FRAMES,
+    exportHarness: true,
+    majorHeap: exportOCaml(rememberedSetOrder).majorHeap,
+  });
+  // OCaml 5.3.0: 154 and 47; promoting in allocation order, 151 and 46.
+  assert.deepEqual([r.summary.minorCollections, r.summary.majorCycles], [154, 47]);
 });
 
 // ---- the real runtime ---------------------------------------------------------------------------

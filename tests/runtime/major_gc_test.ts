@@ -8,11 +8,15 @@ import {
   type MajorRoot,
   SliceKind,
 } from "../../lib/runtime/major_gc.ts";
-import { MajorHeap, sizeclassOf, sweepWorkOf } from "../../lib/runtime/_major_heap.ts";
-import { Runtime } from "../../lib/runtime/mod.ts";
+import { MajorHeap, OrphanPools, sizeclassOf, sweepWorkOf } from "../../lib/runtime/_major_heap.ts";
+import { RecordingSink, Runtime, RuntimeCounter } from "../../lib/runtime/mod.ts";
 import { DEFAULT_GC_TIME } from "../../lib/runtime/gc_time.ts";
-import { runScenario, scenario } from "../../lib/scenario/mod.ts";
+import { keep, runScenario, scenario } from "../../lib/scenario/mod.ts";
 import { Reader } from "../../lib/memtrace/mod.ts";
+import { exportOCaml } from "../../lib/export/mod.ts";
+import refLoop from "../../scenarios/ref_loop.ts";
+import service from "../../scenarios/service.ts";
+import threadsInCallbacks from "../../scenarios/threads_in_callbacks.ts";
 
 /** A heap with nothing in it but what the test allocates. */
 const EMPTY: MajorGcInitialState = {
@@ -33,7 +37,7 @@ function pacing(initial: MajorGcInitialState, roots: () => number[] = () => []) 
     // The addresses as the program's global slots.
     roots: () => roots().map((addr) => ({ addr, local: false, darken: -1 })),
   }, { initial });
-  return { gc, d: new DomainMajorState(), cycleEnds: () => cycleEnds };
+  return { gc, d: gc.addDomain(new DomainMajorState()), cycleEnds: () => cycleEnds };
 }
 
 Deno.test("size classes and pool sweeping work follow sizeclasses.h", () => {
@@ -104,6 +108,89 @@ Deno.test("forced slices end a cycle at once and put the work counter ahead of a
   assert.equal(gc.workCounter, before);
 });
 
+Deno.test("a spawned domain paces by its own empty heap and takes part in the phases (OCaml 5.3)", () => {
+  const { gc, d, cycleEnds } = pacing({ ...EMPTY, large: [20_000], markWork: 300 });
+  const heapWords: number[] = [];
+  const child = gc.addDomain();
+  d.allocatedWords = 1_000;
+  // The child's slice: caml_heap_size of its own heap is 0, so its allocation owes nothing, and
+  // it has nothing to sweep or mark in the cycle running however far behind the counters are.
+  child.allocatedWords = 500;
+  const before = gc.workCounter;
+  gc.slice(child, SliceKind.AUTO);
+  heapWords.push(gc.report.heapWords);
+  assert.deepEqual([gc.report.allocWork, gc.report.swept, gc.report.marked], [0, 0, 0]);
+  assert.equal(gc.workCounter, before);
+  // The main domain sweeps and marks its heap, but the mark-final phase waits for the child's
+  // slice (num_domains_to_final_update_first counts a fresh domain), and the ephemeron-sweeping
+  // phase for the main domain's.
+  gc.slice(d, SliceKind.FINISH);
+  heapWords.push(gc.report.heapWords);
+  assert.equal(gc.report.swept, 20_000);
+  assert.equal(gc.report.marked, 300);
+  assert.equal(cycleEnds(), 0);
+  gc.slice(child, SliceKind.FINISH);
+  assert.equal(cycleEnds(), 0);
+  gc.slice(d, SliceKind.FINISH);
+  assert.equal(cycleEnds(), 1);
+  assert.deepEqual(heapWords, [0, 20_002]);
+});
+
+Deno.test("each domain's slices report its own heap's size (update_major_slice_work)", () => {
+  const sink = new RecordingSink();
+  const rt = new Runtime({ minorHeapWords: 8192, events: sink });
+  const m = rt.mainDomain;
+  for (let i = 0; i < 20; i++) m.makeArray(300);
+  const w = rt.spawnDomain();
+  w.minorGc(); // a new slice epoch: the worker's slice
+  m.poll(); // the main domain's
+  const heapWords = (domain: number) =>
+    sink.events.filter((e) =>
+      e.kind === "counter" && e.domain === domain &&
+      e.counter === RuntimeCounter.EV_C_MAJOR_HEAP_WORDS
+    ).map((e) => e.kind === "counter" ? e.value : -1);
+  assert.deepEqual(heapWords(w.id), [0]);
+  const main = heapWords(m.id);
+  assert.ok(main.length >= 2 && main.at(-1)! > 20 * 301, `${main}`);
+  rt.terminateDomain(w);
+  assert.equal(rt.majorGc.heap.heapWords, main.at(-1)); // the main domain's heap, as it was
+});
+
+Deno.test("a terminated domain's pools leave its size; another domain adopts them when it needs one", () => {
+  const orphans = new OrphanPools();
+  const child = new MajorHeap([], [], orphans);
+  for (let i = 0; i < 3; i++) child.allocate(100 + i, 5); // one pool of the 5-word class
+  child.teardown(); // caml_teardown_shared_heap
+  assert.equal(child.heapWords, 0);
+  const main = new MajorHeap([], [], orphans);
+  main.allocate(200, 5); // pool_global_adopt: the orphaned pool, not a new one
+  assert.equal(main.heapWords, 4096);
+  assert.deepEqual(main.snapshot().pools, [{ sz: sizeclassOf(5), fixed: 4, swept: true }]);
+  // A full orphaned pool is adopted and swept at once (work between slices); still full, it
+  // leaves the allocation to a new pool.
+  const full = new MajorHeap([], [], orphans);
+  const capacity = sweepWorkOf(1) / 2;
+  for (let i = 0; i < capacity; i++) full.allocate(1_000 + i, 2);
+  full.teardown();
+  main.allocate(9_000, 2);
+  assert.equal(main.workBetweenSlices, sweepWorkOf(1));
+  assert.equal(main.heapWords, 3 * 4096);
+  // The next cycle's start (caml_cycle_heap) gives the domain cycling first whatever is left.
+  const other = new MajorHeap([], [], orphans);
+  other.allocate(300, 40);
+  other.allocate(400, 200); // a large allocation: 202 words
+  other.teardown();
+  main.cycle();
+  assert.equal(main.heapWords, 3 * 4096);
+  main.sweep(1_000_000);
+  main.cycle({ adopt: true });
+  assert.equal(main.heapWords, 4 * 4096 + 202);
+  // Its two pools of 2-word blocks, the adopted 5-word one, the 40-word one and the large block.
+  const work = 2 * sweepWorkOf(1) + sweepWorkOf(sizeclassOf(5)) + sweepWorkOf(sizeclassOf(40)) +
+    200;
+  assert.equal(main.sweep(1_000_000), 1_000_000 - work);
+});
+
 Deno.test("a block darkened directly costs the fields mark_stack_push_block pushes", () => {
   assert.equal(darkenWork(4, false), 0); // at most eight immediate fields: nothing pushed
   assert.equal(darkenWork(9, false), 0);
@@ -123,10 +210,11 @@ function cycleMarking(root: MajorRoot, overwrite?: (gc: MajorGc) => void): numbe
       if (marked < 0) marked = r.marked;
     },
   }, { initial: EMPTY });
-  gc.allocate(new DomainMajorState(), 100, 48, false); // promoted: MARKED in this cycle
+  const d = gc.addDomain();
+  gc.allocate(d, 100, 48, false); // promoted: MARKED in this cycle
   gc.startCycle(); // UNMARKED now, and reachable: to be marked in this cycle
   overwrite?.(gc);
-  gc.slice(new DomainMajorState(), SliceKind.FINISH);
+  gc.slice(d, SliceKind.FINISH);
   return marked;
 }
 
@@ -163,6 +251,56 @@ Deno.test("the exported harness's state is the one measured in the real program"
   assert.equal(heap.heapWords, 53_507);
   // Run as `deno task diff` runs it (argv[0] the program's 41-character path).
   assert.equal(EXPORTED_HARNESS_STATE.workAhead, 138_621);
+});
+
+Deno.test("an exported program's pools hold, class by class, the blocks OCaml 5.3.0 counts", () => {
+  // Live blocks per size class when the scenario starts, counted at caml_cycle_heap in OCaml
+  // 5.3.0's release runtime (shared_heap.c patched to count), with the Gc.quick_stat record and
+  // its three floats, which the next minor collection promotes (classes 13 and 1).
+  // A program linking runtime_events.cmxa: its data keeps 8 small blocks more.
+  const withEvents = scenario({ name: "ev1ev", seed: 7, minorHeapWords: 4096 }, (s) => {
+    s.events.start();
+    s.main.memprof.start({ samplingRate: 0.0005, callstackSize: 4, tracker: {} });
+    s.main.repeat(3000, () => s.main.alloc(300, { lifetime: keep.steps(5) }));
+  });
+  const measured = [
+    [withEvents, "1:40 2:23 3:8 4:4 5:7 6:6 7:2 8:2 10:1 11:1 21:2 25:1"],
+    [refLoop, "1:36 2:18 3:8 4:2 5:6 6:4 7:2 8:2 10:1 11:1 21:2 25:1"],
+    [service, "1:40 2:27 3:11 4:6 5:7 6:4 7:2 8:2 10:1 11:1 21:2 25:1"],
+    [
+      threadsInCallbacks,
+      "1:43 2:34 3:48 4:11 5:9 6:6 7:3 8:2 10:5 11:1 12:1 14:1 21:2 25:1",
+    ],
+  ] as const;
+  for (const [sc, counts] of measured) {
+    const expected = new Map(
+      counts.split(" ").map((c) => c.split(":").map(Number) as [number, number]),
+    );
+    expected.set(1, expected.get(1)! + 3);
+    expected.set(13, 1);
+    const pools = new Map<number, number>();
+    for (const p of exportOCaml(sc).majorHeap.pools) {
+      pools.set(p.sz, (pools.get(p.sz) ?? 0) + p.fixed);
+    }
+    assert.deepEqual(
+      [...pools].sort((a, b) => a[0] - b[0]),
+      [...expected].sort((a, b) => a[0] - b[0]),
+      sc.settings.name,
+    );
+  }
+});
+
+Deno.test("a minor collection promotes the remembered set first, a slot's block at its first entry", () => {
+  const rt = new Runtime({ minorHeapWords: 8192 });
+  const d = rt.mainDomain;
+  const local = rt.root(d.alloc(4), 4, { local: true }); // created first: promoted after them
+  const a = rt.root(d.alloc(5), 5, { site: 0, slot: 0 });
+  const b = rt.root(d.alloc(6), 6, { site: 0, slot: 1 });
+  a.release(); // the FIFO's slot 0 emptied, then stored again: still its first entry's place
+  const c = rt.root(d.alloc(7), 7, { site: 0, slot: 0 });
+  d.minorGc();
+  // Promoted in turn at fresh addresses: slot 0's block (c), slot 1's (b), then the local root.
+  assert.ok(c.addr < b.addr && b.addr < local.addr, `${c.addr} ${b.addr} ${local.addr}`);
 });
 
 Deno.test("Gc.minor after a slice in the same minor cycle runs no second slice (the slice epoch)", () => {
