@@ -1,7 +1,9 @@
 /**
  * The one streaming pass every analysis starts with: reads a trace event by event and keeps
  * only tables (see {@linkcode ProfileData}). Memory grows with the distinct stacks, the classes,
- * the cube's rows and the objects live at the moment — never with the number of events.
+ * the cube's rows and the objects live at the moment — never with the number of events. Classes
+ * group lengths into size classes by default, so that their number is bounded by the stacks
+ * (exact lengths make nearly one class per allocation on deep, varied traces).
  * @module
  */
 import type { TraceEvent, TraceReader } from "./source.ts";
@@ -24,6 +26,39 @@ export interface AggregateOptions {
   liveAtUs?: number;
   /** Most buckets of the time grid (2 to 128; default 128). */
   maxBuckets?: number;
+  /** Keep only objects of at least this many words (header excluded), by their exact length. */
+  sizeMin?: number;
+  /** Keep only objects of at most this many words, by their exact length. */
+  sizeMax?: number;
+  /**
+   * How classes keep lengths: `classes` (the default) groups them by {@linkcode sizeClassOf}
+   * (exact up to 16 words, then (2^(k−1), 2^k]), so that the classes are bounded by the stacks
+   * rather than by the allocations; `exact` keeps one class per exact length (what the pprof
+   * export shows, per sample).
+   */
+  lengths?: "classes" | "exact";
+}
+
+/** Lengths up to this many words are each their own size class. */
+export const EXACT_LENGTHS_UP_TO = 16;
+
+/**
+ * The size class of a length in words, as its smallest and largest length: the length alone up to
+ * {@linkcode EXACT_LENGTHS_UP_TO} words, then (2^(k−1), 2^k]. These classes nest in the report's
+ * (0, 1 and 2 alone, then (2^(k−1), 2^k]).
+ */
+export function sizeClassOf(length: number): { min: number; max: number } {
+  const max = sizeClassMax(length);
+  return { min: max <= EXACT_LENGTHS_UP_TO ? max : max / 2 + 1, max };
+}
+
+/** The largest length of `length`'s size class ({@linkcode sizeClassOf}), without allocating. */
+function sizeClassMax(length: number): number {
+  if (!(length > EXACT_LENGTHS_UP_TO)) return length;
+  if (length <= 2 ** 31) return 2 ** (32 - Math.clz32(length - 1));
+  let max = 2 ** 31;
+  while (max < length) max *= 2;
+  return max;
 }
 
 /**
@@ -65,8 +100,20 @@ export function startAggregate(
       throw new TraceAnalysisError(name, `not a finite time: ${v}`);
     }
   }
+  for (const v of [options.sizeMin, options.sizeMax]) {
+    if (v !== undefined && !(Number.isInteger(v) && v >= 0)) {
+      throw new TraceAnalysisError("size", `expected a whole number of words, got ${v}`);
+    }
+  }
+  const lengths = options.lengths ?? "classes";
+  if (lengths !== "classes" && lengths !== "exact") {
+    throw new TraceAnalysisError("lengths", `expected classes or exact, got ${lengths}`);
+  }
+  const exact = lengths === "exact";
   const fromUs = options.fromUs ?? -Infinity;
   const toUs = options.toUs ?? Infinity;
+  const sizeMin = options.sizeMin ?? -Infinity;
+  const sizeMax = options.sizeMax ?? Infinity;
   const liveAt = options.liveAtUs;
 
   // A code used but never defined: memtrace's Reader (which has eventOffset and locationsOf)
@@ -77,18 +124,20 @@ export function startAggregate(
       : (c) => reader.lookupLocationCode(c),
   );
 
-  // Classes: (node, domain, source, length), indexed by (source·2^32 + node, domain, length).
+  // Classes: (node, domain, source, length or size class), indexed by (source·2^32 + node,
+  // domain, length or the size class's largest length).
   const clsNode = new GrowI32(), clsDomain = new GrowI32(), clsSource = new GrowI32();
   const clsLength = new GrowF64();
   const clsIndex = new KeyIndex();
   function classOf(node: number, domain: number, source: number, length: number): number {
-    let c = clsIndex.get(source * 2 ** 32 + node, domain, length);
+    const size = exact ? length : sizeClassMax(length);
+    let c = clsIndex.get(source * 2 ** 32 + node, domain, size);
     if (c >= 0) return c;
     c = clsNode.push(node);
     clsDomain.push(domain);
     clsSource.push(source);
-    clsLength.push(length);
-    clsIndex.add(source * 2 ** 32 + node, domain, length, c);
+    clsLength.push(size);
+    clsIndex.add(source * 2 ** 32 + node, domain, size, c);
     return c;
   }
 
@@ -227,7 +276,10 @@ export function startAggregate(
       }
       const slot = newSlot();
       slotCls.data[slot] = cls;
-      slotIn.data[slot] = t >= fromUs && t < toUs ? 1 : 0;
+      // The size filter is applied here, to the exact length (classes may group lengths).
+      slotIn.data[slot] = t >= fromUs && t < toUs && ev.length >= sizeMin && ev.length <= sizeMax
+        ? 1
+        : 0;
       slotN.data[slot] = n;
       slotT.data[slot] = t;
       slotP.data[slot] = -1;
@@ -311,12 +363,23 @@ export function startAggregate(
       },
       nodes: { parent: frames.nodeParent.toArray(), loc: frames.nodeLoc.toArray(), fnode: [] },
       fnodes: { parent: [], fn: [] },
-      classes: {
-        node: clsNode.toArray(),
-        domain: clsDomain.toArray(),
-        source: clsSource.toArray(),
-        length: clsLength.toArray(),
-      },
+      classes: exact
+        ? {
+          node: clsNode.toArray(),
+          domain: clsDomain.toArray(),
+          source: clsSource.toArray(),
+          length: clsLength.toArray(),
+        }
+        : {
+          node: clsNode.toArray(),
+          domain: clsDomain.toArray(),
+          source: clsSource.toArray(),
+          length: Array.from(
+            clsLength.data.subarray(0, clsLength.length),
+            (max) => max <= EXACT_LENGTHS_UP_TO ? max : max / 2 + 1,
+          ),
+          lengthMax: clsLength.toArray(),
+        },
       rows: {
         cls: rowCls.pick(order),
         a: rowA.pick(order),

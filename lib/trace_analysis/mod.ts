@@ -62,6 +62,8 @@ export {
   type AggregateOptions,
   aggregateTrace,
   type AnalysisPass,
+  EXACT_LENGTHS_UP_TO,
+  sizeClassOf,
   startAggregate,
 } from "./aggregate.ts";
 export {
