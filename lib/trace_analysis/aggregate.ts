@@ -11,6 +11,7 @@ import { type LocatedLocations, locationLookup } from "../memtrace/reader.ts";
 import { FrameTable } from "./_frames.ts";
 import { GrowF64, GrowI32 } from "./_grow.ts";
 import { KeyIndex } from "./_index.ts";
+import { RowIndex } from "./_row_index.ts";
 import { IdMap } from "./_id_map.ts";
 import { deriveFunctionPaths } from "./select.ts";
 import { TraceAnalysisError } from "./errors.ts";
@@ -152,16 +153,21 @@ export function startAggregate(
 
   // The cube: (cls, a, e, p) → row, indexed by (cls, cell(a, e, p)).
   const cell = (a: number, e: number, p: number) => (a * 256 + e) * 256 + p;
-  let rowIndex = new KeyIndex();
+  // (The index keeps row numbers only, the keys being in rowCls and rowCell.)
+  let rowIndex = new RowIndex();
   let rowCls = new GrowI32(), rowA = new GrowI32(), rowE = new GrowI32(), rowP = new GrowI32();
+  let rowCell = new GrowI32();
   let rowSamples = new GrowF64();
   function addRow(cls: number, a: number, e: number, p: number, n: number): void {
-    const r = rowIndex.get(cls, cell(a, e, p), 0);
+    const c = cell(a, e, p);
+    const r = rowIndex.get(cls, c, rowCls.data, rowCell.data);
     if (r >= 0) {
       rowSamples.data[r] += n;
       return;
     }
-    rowIndex.add(cls, cell(a, e, p), 0, rowCls.push(cls));
+    const row = rowCls.push(cls);
+    rowCell.push(c);
+    rowIndex.add(cls, c, row, rowCls.data, rowCell.data);
     rowA.push(a);
     rowE.push(e);
     rowP.push(p);
@@ -178,8 +184,9 @@ export function startAggregate(
       gridAlloc = ga;
       gridEnd = ge;
       const old = { cls: rowCls, a: rowA, e: rowE, p: rowP, s: rowSamples };
-      rowIndex = new KeyIndex(old.cls.length);
+      rowIndex = new RowIndex(old.cls.length);
       rowCls = new GrowI32(old.cls.length + 1);
+      rowCell = new GrowI32(old.cls.length + 1);
       rowA = new GrowI32(old.cls.length + 1);
       rowE = new GrowI32(old.cls.length + 1);
       rowP = new GrowI32(old.cls.length + 1);
@@ -321,7 +328,7 @@ export function startAggregate(
     const order = new Int32Array(nRows);
     for (let j = 0; j < nRows; j++) {
       const cls = Math.floor(keys[j] / 2 ** 24);
-      order[j] = rowIndex.get(cls, keys[j] - cls * 2 ** 24, 0);
+      order[j] = rowIndex.get(cls, keys[j] - cls * 2 ** 24, rowCls.data, rowCell.data);
     }
 
     const info = reader.info;
