@@ -155,8 +155,8 @@ export function startAggregate(
   const cell = (a: number, e: number, p: number) => (a * 256 + e) * 256 + p;
   // (The index keeps row numbers only, the keys being in rowCls and rowCell.)
   let rowIndex = new RowIndex();
-  let rowCls = new GrowI32(), rowA = new GrowI32(), rowE = new GrowI32(), rowP = new GrowI32();
-  let rowCell = new GrowI32();
+  // (a, e and p are read back from the cell: a = cell >> 16, e = (cell >> 8) & 255, p = cell & 255.)
+  let rowCls = new GrowI32(), rowCell = new GrowI32();
   let rowSamples = new GrowF64();
   function addRow(cls: number, a: number, e: number, p: number, n: number): void {
     const c = cell(a, e, p);
@@ -168,9 +168,6 @@ export function startAggregate(
     const row = rowCls.push(cls);
     rowCell.push(c);
     rowIndex.add(cls, c, row, rowCls.data, rowCell.data);
-    rowA.push(a);
-    rowE.push(e);
-    rowP.push(p);
     rowSamples.push(n);
   }
   function widen(t: number): void {
@@ -183,19 +180,16 @@ export function startAggregate(
       }
       gridAlloc = ga;
       gridEnd = ge;
-      const old = { cls: rowCls, a: rowA, e: rowE, p: rowP, s: rowSamples };
+      const old = { cls: rowCls, cell: rowCell, s: rowSamples };
       rowIndex = new RowIndex(old.cls.length);
       rowCls = new GrowI32(old.cls.length + 1);
       rowCell = new GrowI32(old.cls.length + 1);
-      rowA = new GrowI32(old.cls.length + 1);
-      rowE = new GrowI32(old.cls.length + 1);
-      rowP = new GrowI32(old.cls.length + 1);
       rowSamples = new GrowF64(old.cls.length + 1);
       for (let r = 0; r < old.cls.length; r++) {
-        const e = old.e.data[r], p = old.p.data[r];
+        const c = old.cell.data[r], e = (c >> 8) & 255, p = c & 255;
         addRow(
           old.cls.data[r],
-          old.a.data[r] >> 1,
+          c >> 17,
           e === NEVER ? NEVER : e >> 1,
           p === NEVER ? NEVER : p >> 1,
           old.s.data[r],
@@ -322,7 +316,7 @@ export function startAggregate(
     const nRows = rowCls.length;
     const keys = new Float64Array(nRows);
     for (let r = 0; r < nRows; r++) {
-      keys[r] = rowCls.data[r] * 2 ** 24 + cell(rowA.data[r], rowE.data[r], rowP.data[r]);
+      keys[r] = rowCls.data[r] * 2 ** 24 + rowCell.data[r];
     }
     keys.sort();
     const order = new Int32Array(nRows);
@@ -389,9 +383,9 @@ export function startAggregate(
         },
       rows: {
         cls: rowCls.pick(order),
-        a: rowA.pick(order),
-        e: rowE.pick(order),
-        p: rowP.pick(order),
+        a: Array.from(order, (r) => rowCell.data[r] >> 16),
+        e: Array.from(order, (r) => (rowCell.data[r] >> 8) & 255),
+        p: Array.from(order, (r) => rowCell.data[r] & 255),
         samples: rowSamples.pick(order),
       },
       liveAt: liveAt === undefined ? null : {
