@@ -156,8 +156,8 @@ export function startAggregate(
   // (The index keeps row numbers only, the keys being in rowCls and rowCell.)
   let rowIndex = new RowIndex();
   // (a, e and p are read back from the cell: a = cell >> 16, e = (cell >> 8) & 255, p = cell & 255.)
-  let rowCls = new GrowI32(), rowCell = new GrowI32();
-  let rowSamples = new GrowF64();
+  const rowCls = new GrowI32(), rowCell = new GrowI32();
+  const rowSamples = new GrowF64();
   function addRow(cls: number, a: number, e: number, p: number, n: number): void {
     const c = cell(a, e, p);
     const r = rowIndex.get(cls, c, rowCls.data, rowCell.data);
@@ -180,21 +180,27 @@ export function startAggregate(
       }
       gridAlloc = ga;
       gridEnd = ge;
-      const old = { cls: rowCls, cell: rowCell, s: rowSamples };
-      rowIndex = new RowIndex(old.cls.length);
-      rowCls = new GrowI32(old.cls.length + 1);
-      rowCell = new GrowI32(old.cls.length + 1);
-      rowSamples = new GrowF64(old.cls.length + 1);
-      for (let r = 0; r < old.cls.length; r++) {
-        const c = old.cell.data[r], e = (c >> 8) & 255, p = c & 255;
-        addRow(
-          old.cls.data[r],
-          c >> 17,
-          e === NEVER ? NEVER : e >> 1,
-          p === NEVER ? NEVER : p >> 1,
-          old.s.data[r],
-        );
+      // The rows re-keyed in place (no second copy of them): row r moves to w ≤ r, or adds into
+      // an earlier row that now has its key; the index only ever holds rows before w.
+      const n = rowCls.length;
+      rowIndex = new RowIndex(n);
+      const cls = rowCls.data, cells = rowCell.data, samples = rowSamples.data;
+      let w = 0;
+      for (let r = 0; r < n; r++) {
+        const c = cells[r], e = (c >> 8) & 255, p = c & 255;
+        const k = cell(c >> 17, e === NEVER ? NEVER : e >> 1, p === NEVER ? NEVER : p >> 1);
+        const at = rowIndex.get(cls[r], k, cls, cells);
+        if (at >= 0) {
+          samples[at] += samples[r];
+          continue;
+        }
+        cls[w] = cls[r];
+        cells[w] = k;
+        samples[w] = samples[r];
+        rowIndex.add(cls[w], k, w, cls, cells);
+        w++;
       }
+      rowCls.length = rowCell.length = rowSamples.length = w;
     }
   }
 
