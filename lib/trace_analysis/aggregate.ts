@@ -9,7 +9,7 @@
 import type { TraceEvent, TraceReader } from "./source.ts";
 import { type LocatedLocations, locationLookup } from "../memtrace/reader.ts";
 import { FrameTable } from "./_frames.ts";
-import { GrowF64, GrowI32 } from "./_grow.ts";
+import { GrowF64, GrowI32, plainArray } from "./_grow.ts";
 import { KeyIndex } from "./_index.ts";
 import { RowIndex } from "./_row_index.ts";
 import { IdMap } from "./_id_map.ts";
@@ -389,9 +389,9 @@ export function startAggregate(
         },
       rows: {
         cls: rowCls.pick(order),
-        a: Array.from(order, (r) => rowCell.data[r] >> 16),
-        e: Array.from(order, (r) => (rowCell.data[r] >> 8) & 255),
-        p: Array.from(order, (r) => rowCell.data[r] & 255),
+        a: plainArray(nRows, (j) => rowCell.data[order[j]] >> 16),
+        e: plainArray(nRows, (j) => (rowCell.data[order[j]] >> 8) & 255),
+        p: plainArray(nRows, (j) => rowCell.data[order[j]] & 255),
         samples: rowSamples.pick(order),
       },
       liveAt: liveAt === undefined ? null : {
