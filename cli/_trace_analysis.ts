@@ -459,7 +459,10 @@ async function exportCommand(args: string[]): Promise<void> {
   if (format === "pprof" && output === undefined && Deno.stdout.isTerminal()) {
     throw usageError("trace export", "pprof output is binary: give -o FILE or redirect stdout");
   }
-  const filter = filterOf(values, "export");
+  const filter = {
+    ...filterOf(values, "export"),
+    lengths: format === "pprof" ? "exact" : undefined,
+  } as const;
   const confidence = confidenceOf(values, "export");
   const enc = new TextEncoder();
   let note: string | undefined;

@@ -28,16 +28,24 @@ class Grow<A extends Int32Array | Float64Array> {
   }
   /** The entries as a plain array. */
   toArray(): number[] {
-    const out: number[] = [], data = this.data;
-    for (let i = 0; i < this.length; i++) out.push(data[i]);
-    return out;
+    const data = this.data;
+    return plainArray(this.length, (i) => data[i]);
   }
   /** The entries at indices `order`, in that order, as a plain array. */
   pick(order: Int32Array): number[] {
-    const out: number[] = [], data = this.data;
-    for (let i = 0; i < order.length; i++) out.push(data[order[i]]);
-    return out;
+    const data = this.data;
+    return plainArray(order.length, (i) => data[order[i]]);
   }
+}
+
+/**
+ * A plain array of `n` numbers, `at(i)` for each index: allocated at its size at once (4.1
+ * million numbers pushed one by one took 54 MiB where 31 MiB hold them, and the growing copies).
+ */
+export function plainArray(n: number, at: (i: number) => number): number[] {
+  const out = new Array<number>(n);
+  for (let i = 0; i < n; i++) out[i] = at(i);
+  return out;
 }
 
 /** An append-only list of 32-bit integers. */

@@ -37,8 +37,9 @@ export function packProfile(data: ProfileData): object {
     lengthMax: [] as number[],
   };
   for (let i = 0; i < nc; i++) {
-    const hi = c.lengthMax ? c.lengthMax[i] : sizeClassHigh(c.length[i]);
-    const lo = c.lengthMax ? c.length[i] : hi <= 2 ? hi : hi / 2 + 1;
+    // The aggregate's size classes (and the report's own) nest in the report's.
+    const hi = sizeClassHigh(c.lengthMax ? c.lengthMax[i] : c.length[i]);
+    const lo = hi <= 2 ? hi : hi / 2 + 1;
     const k = hi <= 2 ? hi : Math.log2(hi) + 2; // the size class's index, < 128
     const key = (c.node[i] + 1) * 2 ** 25 + ((c.domain[i] * 4 + c.source[i]) * 128 + k);
     let j = index.get(key);

@@ -1,14 +1,17 @@
 /**
  * The one streaming pass every analysis starts with: reads a trace event by event and keeps
  * only tables (see {@linkcode ProfileData}). Memory grows with the distinct stacks, the classes,
- * the cube's rows and the objects live at the moment — never with the number of events.
+ * the cube's rows and the objects live at the moment — never with the number of events. Classes
+ * group lengths into size classes by default, so that their number is bounded by the stacks
+ * (exact lengths make nearly one class per allocation on deep, varied traces).
  * @module
  */
 import type { TraceEvent, TraceReader } from "./source.ts";
 import { type LocatedLocations, locationLookup } from "../memtrace/reader.ts";
 import { FrameTable } from "./_frames.ts";
-import { GrowF64, GrowI32 } from "./_grow.ts";
+import { GrowF64, GrowI32, plainArray } from "./_grow.ts";
 import { KeyIndex } from "./_index.ts";
+import { RowIndex } from "./_row_index.ts";
 import { IdMap } from "./_id_map.ts";
 import { deriveFunctionPaths } from "./select.ts";
 import { TraceAnalysisError } from "./errors.ts";
@@ -24,6 +27,39 @@ export interface AggregateOptions {
   liveAtUs?: number;
   /** Most buckets of the time grid (2 to 128; default 128). */
   maxBuckets?: number;
+  /** Keep only objects of at least this many words (header excluded), by their exact length. */
+  sizeMin?: number;
+  /** Keep only objects of at most this many words, by their exact length. */
+  sizeMax?: number;
+  /**
+   * How classes keep lengths: `classes` (the default) groups them by {@linkcode sizeClassOf}
+   * (exact up to 16 words, then (2^(k−1), 2^k]), so that the classes are bounded by the stacks
+   * rather than by the allocations; `exact` keeps one class per exact length (what the pprof
+   * export shows, per sample).
+   */
+  lengths?: "classes" | "exact";
+}
+
+/** Lengths up to this many words are each their own size class. */
+export const EXACT_LENGTHS_UP_TO = 16;
+
+/**
+ * The size class of a length in words, as its smallest and largest length: the length alone up to
+ * {@linkcode EXACT_LENGTHS_UP_TO} words, then (2^(k−1), 2^k]. These classes nest in the report's
+ * (0, 1 and 2 alone, then (2^(k−1), 2^k]).
+ */
+export function sizeClassOf(length: number): { min: number; max: number } {
+  const max = sizeClassMax(length);
+  return { min: max <= EXACT_LENGTHS_UP_TO ? max : max / 2 + 1, max };
+}
+
+/** The largest length of `length`'s size class ({@linkcode sizeClassOf}), without allocating. */
+function sizeClassMax(length: number): number {
+  if (!(length > EXACT_LENGTHS_UP_TO)) return length;
+  if (length <= 2 ** 31) return 2 ** (32 - Math.clz32(length - 1));
+  let max = 2 ** 31;
+  while (max < length) max *= 2;
+  return max;
 }
 
 /**
@@ -65,8 +101,20 @@ export function startAggregate(
       throw new TraceAnalysisError(name, `not a finite time: ${v}`);
     }
   }
+  for (const v of [options.sizeMin, options.sizeMax]) {
+    if (v !== undefined && !(Number.isInteger(v) && v >= 0)) {
+      throw new TraceAnalysisError("size", `expected a whole number of words, got ${v}`);
+    }
+  }
+  const lengths = options.lengths ?? "classes";
+  if (lengths !== "classes" && lengths !== "exact") {
+    throw new TraceAnalysisError("lengths", `expected classes or exact, got ${lengths}`);
+  }
+  const exact = lengths === "exact";
   const fromUs = options.fromUs ?? -Infinity;
   const toUs = options.toUs ?? Infinity;
+  const sizeMin = options.sizeMin ?? -Infinity;
+  const sizeMax = options.sizeMax ?? Infinity;
   const liveAt = options.liveAtUs;
 
   // A code used but never defined: memtrace's Reader (which has eventOffset and locationsOf)
@@ -77,18 +125,20 @@ export function startAggregate(
       : (c) => reader.lookupLocationCode(c),
   );
 
-  // Classes: (node, domain, source, length), indexed by (source·2^32 + node, domain, length).
+  // Classes: (node, domain, source, length or size class), indexed by (source·2^32 + node,
+  // domain, length or the size class's largest length).
   const clsNode = new GrowI32(), clsDomain = new GrowI32(), clsSource = new GrowI32();
   const clsLength = new GrowF64();
   const clsIndex = new KeyIndex();
   function classOf(node: number, domain: number, source: number, length: number): number {
-    let c = clsIndex.get(source * 2 ** 32 + node, domain, length);
+    const size = exact ? length : sizeClassMax(length);
+    let c = clsIndex.get(source * 2 ** 32 + node, domain, size);
     if (c >= 0) return c;
     c = clsNode.push(node);
     clsDomain.push(domain);
     clsSource.push(source);
-    clsLength.push(length);
-    clsIndex.add(source * 2 ** 32 + node, domain, length, c);
+    clsLength.push(size);
+    clsIndex.add(source * 2 ** 32 + node, domain, size, c);
     return c;
   }
 
@@ -103,19 +153,21 @@ export function startAggregate(
 
   // The cube: (cls, a, e, p) → row, indexed by (cls, cell(a, e, p)).
   const cell = (a: number, e: number, p: number) => (a * 256 + e) * 256 + p;
-  let rowIndex = new KeyIndex();
-  let rowCls = new GrowI32(), rowA = new GrowI32(), rowE = new GrowI32(), rowP = new GrowI32();
-  let rowSamples = new GrowF64();
+  // (The index keeps row numbers only, the keys being in rowCls and rowCell.)
+  let rowIndex = new RowIndex();
+  // (a, e and p are read back from the cell: a = cell >> 16, e = (cell >> 8) & 255, p = cell & 255.)
+  const rowCls = new GrowI32(), rowCell = new GrowI32();
+  const rowSamples = new GrowF64();
   function addRow(cls: number, a: number, e: number, p: number, n: number): void {
-    const r = rowIndex.get(cls, cell(a, e, p), 0);
+    const c = cell(a, e, p);
+    const r = rowIndex.get(cls, c, rowCls.data, rowCell.data);
     if (r >= 0) {
       rowSamples.data[r] += n;
       return;
     }
-    rowIndex.add(cls, cell(a, e, p), 0, rowCls.push(cls));
-    rowA.push(a);
-    rowE.push(e);
-    rowP.push(p);
+    const row = rowCls.push(cls);
+    rowCell.push(c);
+    rowIndex.add(cls, c, row, rowCls.data, rowCell.data);
     rowSamples.push(n);
   }
   function widen(t: number): void {
@@ -128,23 +180,27 @@ export function startAggregate(
       }
       gridAlloc = ga;
       gridEnd = ge;
-      const old = { cls: rowCls, a: rowA, e: rowE, p: rowP, s: rowSamples };
-      rowIndex = new KeyIndex(old.cls.length);
-      rowCls = new GrowI32(old.cls.length + 1);
-      rowA = new GrowI32(old.cls.length + 1);
-      rowE = new GrowI32(old.cls.length + 1);
-      rowP = new GrowI32(old.cls.length + 1);
-      rowSamples = new GrowF64(old.cls.length + 1);
-      for (let r = 0; r < old.cls.length; r++) {
-        const e = old.e.data[r], p = old.p.data[r];
-        addRow(
-          old.cls.data[r],
-          old.a.data[r] >> 1,
-          e === NEVER ? NEVER : e >> 1,
-          p === NEVER ? NEVER : p >> 1,
-          old.s.data[r],
-        );
+      // The rows re-keyed in place (no second copy of them): row r moves to w ≤ r, or adds into
+      // an earlier row that now has its key; the index only ever holds rows before w.
+      const n = rowCls.length;
+      rowIndex = new RowIndex(n);
+      const cls = rowCls.data, cells = rowCell.data, samples = rowSamples.data;
+      let w = 0;
+      for (let r = 0; r < n; r++) {
+        const c = cells[r], e = (c >> 8) & 255, p = c & 255;
+        const k = cell(c >> 17, e === NEVER ? NEVER : e >> 1, p === NEVER ? NEVER : p >> 1);
+        const at = rowIndex.get(cls[r], k, cls, cells);
+        if (at >= 0) {
+          samples[at] += samples[r];
+          continue;
+        }
+        cls[w] = cls[r];
+        cells[w] = k;
+        samples[w] = samples[r];
+        rowIndex.add(cls[w], k, w, cls, cells);
+        w++;
       }
+      rowCls.length = rowCell.length = rowSamples.length = w;
     }
   }
 
@@ -227,7 +283,10 @@ export function startAggregate(
       }
       const slot = newSlot();
       slotCls.data[slot] = cls;
-      slotIn.data[slot] = t >= fromUs && t < toUs ? 1 : 0;
+      // The size filter is applied here, to the exact length (classes may group lengths).
+      slotIn.data[slot] = t >= fromUs && t < toUs && ev.length >= sizeMin && ev.length <= sizeMax
+        ? 1
+        : 0;
       slotN.data[slot] = n;
       slotT.data[slot] = t;
       slotP.data[slot] = -1;
@@ -263,13 +322,13 @@ export function startAggregate(
     const nRows = rowCls.length;
     const keys = new Float64Array(nRows);
     for (let r = 0; r < nRows; r++) {
-      keys[r] = rowCls.data[r] * 2 ** 24 + cell(rowA.data[r], rowE.data[r], rowP.data[r]);
+      keys[r] = rowCls.data[r] * 2 ** 24 + rowCell.data[r];
     }
     keys.sort();
     const order = new Int32Array(nRows);
     for (let j = 0; j < nRows; j++) {
       const cls = Math.floor(keys[j] / 2 ** 24);
-      order[j] = rowIndex.get(cls, keys[j] - cls * 2 ** 24, 0);
+      order[j] = rowIndex.get(cls, keys[j] - cls * 2 ** 24, rowCls.data, rowCell.data);
     }
 
     const info = reader.info;
@@ -311,17 +370,28 @@ export function startAggregate(
       },
       nodes: { parent: frames.nodeParent.toArray(), loc: frames.nodeLoc.toArray(), fnode: [] },
       fnodes: { parent: [], fn: [] },
-      classes: {
-        node: clsNode.toArray(),
-        domain: clsDomain.toArray(),
-        source: clsSource.toArray(),
-        length: clsLength.toArray(),
-      },
+      classes: exact
+        ? {
+          node: clsNode.toArray(),
+          domain: clsDomain.toArray(),
+          source: clsSource.toArray(),
+          length: clsLength.toArray(),
+        }
+        : {
+          node: clsNode.toArray(),
+          domain: clsDomain.toArray(),
+          source: clsSource.toArray(),
+          length: Array.from(
+            clsLength.data.subarray(0, clsLength.length),
+            (max) => max <= EXACT_LENGTHS_UP_TO ? max : max / 2 + 1,
+          ),
+          lengthMax: clsLength.toArray(),
+        },
       rows: {
         cls: rowCls.pick(order),
-        a: rowA.pick(order),
-        e: rowE.pick(order),
-        p: rowP.pick(order),
+        a: plainArray(nRows, (j) => rowCell.data[order[j]] >> 16),
+        e: plainArray(nRows, (j) => (rowCell.data[order[j]] >> 8) & 255),
+        p: plainArray(nRows, (j) => rowCell.data[order[j]] & 255),
         samples: rowSamples.pick(order),
       },
       liveAt: liveAt === undefined ? null : {

@@ -25,6 +25,7 @@ import { bytesPerSample, NO_LOCATION, selectionTotals, selectSamples } from "./s
 import { checkConfidence, DEFAULT_CONFIDENCE, INTERVAL_METHOD } from "./intervals.ts";
 import { intervalText } from "./top.ts";
 import type { ProfileData, Selector } from "./profile.ts";
+import { TraceAnalysisError } from "./errors.ts";
 
 const SOURCE_NAMES = ["minor", "major", "external"];
 
@@ -40,6 +41,13 @@ function pprofProfileOf(
   selector: Selector,
   options: ExportOptions,
 ): Profile {
+  const c0 = data.classes;
+  if (c0.lengthMax !== undefined && c0.lengthMax.some((max, i) => max !== c0.length[i])) {
+    throw new TraceAnalysisError(
+      "lengths",
+      'pprof gives each sample its exact length: aggregate with lengths: "exact"',
+    );
+  }
   const strings = new StringTable();
   const bps = bytesPerSample(data);
   const rate = data.info.sampleRate;

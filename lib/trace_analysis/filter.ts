@@ -41,6 +41,9 @@ export interface AnalysisFilter {
   function?: string;
   /** Drop stacks with a function whose name contains this text. */
   exclude?: string;
+  /** Not a filter: how finely the profile keeps lengths (`AggregateOptions.lengths`; default
+   * size classes). `exact` for an output that shows each length (the pprof export). */
+  lengths?: "classes" | "exact";
 }
 
 /** Seconds (a decimal number ≥ 0) as whole microseconds. */
@@ -133,12 +136,16 @@ export function checkFilter(f: AnalysisFilter): void {
   }
 }
 
-/** The aggregation options a filter needs (its time window and exact live-at time). */
+/** The aggregation options a filter needs: its time window, exact live-at time and size bounds
+ * (applied to each object's exact length while reading), and how finely to keep lengths. */
 export function aggregateOptionsOf(f: AnalysisFilter): AggregateOptions {
   return {
     fromUs: f.fromUs,
     toUs: f.toUs,
     liveAtUs: typeof f.liveAt === "number" ? f.liveAt : undefined,
+    sizeMin: f.sizeMin,
+    sizeMax: f.sizeMax,
+    lengths: f.lengths,
   };
 }
 

@@ -6,7 +6,8 @@
  * - frames: functions, files, locations, the tree of location paths ("nodes", one per distinct
  *   backtrace prefix) and the tree of function paths ("fnodes", adjacent frames of one function
  *   merged);
- * - classes: distinct (stack node, domain, source, length in words) of sampled allocations;
+ * - classes: distinct (stack node, domain, source, size class) of sampled allocations (size
+ *   classes: the length in words up to 16, then (2^(k−1), 2^k]; or exact lengths on request);
  * - rows: per class, the samples of objects allocated in time bucket `a`, ended (collected) in
  *   bucket `e` and promoted in bucket `p` (`NEVER` when that did not happen) — a cube from which
  *   allocations in a time range and the live heap at the end of any bucket follow exactly;
@@ -104,7 +105,7 @@ export interface ProfileFnodes {
   fn: number[];
 }
 
-/** Distinct (stack node, domain, source, length) of sampled allocations. */
+/** Distinct (stack node, domain, source, size class or exact length) of sampled allocations. */
 export interface ProfileClasses {
   /** Location-path node of the backtrace; −1 for a backtrace with no known location. */
   node: number[];
@@ -114,7 +115,8 @@ export interface ProfileClasses {
   source: number[];
   /** Length in words, header excluded (for a size class: its smallest length). */
   length: number[];
-  /** For profiles whose classes group sizes (the report's): each class's largest length. */
+  /** For profiles whose classes group sizes (the aggregate's by default, the report's): each
+   * class's largest length. Absent: `length` is each class's exact length. */
   lengthMax?: number[];
 }
 

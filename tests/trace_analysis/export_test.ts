@@ -50,7 +50,7 @@ function decodePprof(bytes: Uint8Array): Profile {
 
 Deno.test("the pprof export decodes with pprof-format: heap sample types, sums equal trace top", () => {
   for (const bytes of [single, multi, synthetic]) {
-    const { data, selector } = analyzeTrace(Reader.fromBytes(bytes));
+    const { data, selector } = analyzeTrace(Reader.fromBytes(bytes), { lengths: "exact" });
     const p = decodePprof(pprofOf(data, selector));
     const str = (i: number | bigint) => p.stringTable.strings[Number(i)];
     assert.deepEqual(
@@ -88,7 +88,7 @@ Deno.test("the pprof export decodes with pprof-format: heap sample types, sums e
 });
 
 Deno.test("the pprof export counts objects exactly at rate 1", () => {
-  const { data, selector } = analyzeTrace(Reader.fromBytes(exactRun()));
+  const { data, selector } = analyzeTrace(Reader.fromBytes(exactRun()), { lengths: "exact" });
   const p = decodePprof(pprofOf(data, selector));
   const total = (k: number) => p.sample.reduce((a, s) => a + Number(s.value[k]), 0);
   assert.equal(total(0), 12 + 30 + 3); // alloc_objects
@@ -96,7 +96,10 @@ Deno.test("the pprof export counts objects exactly at rate 1", () => {
   assert.equal(total(2), 12 + 3); // inuse_objects
   assert.equal(total(3), (12 * 5 + 3 * 401) * 8); // inuse_space
   // With --live-at peak, "in use" is the peak's live heap.
-  const peak = analyzeTrace(Reader.fromBytes(exactRun()), { liveAt: "peak" });
+  const peak = analyzeTrace(Reader.fromBytes(exactRun()), {
+    liveAt: "peak",
+    lengths: "exact",
+  });
   const q = decodePprof(pprofOf(peak.data, peak.selector));
   assert.equal(
     q.sample.reduce((a, s) => a + Number(s.value[3]), 0),
@@ -152,9 +155,9 @@ Deno.test("folded stacks equal the naive fold by function path, weighted in byte
 });
 
 Deno.test("exports are deterministic", () => {
-  const { data, selector } = analyzeTrace(Reader.fromBytes(single));
+  const { data, selector } = analyzeTrace(Reader.fromBytes(single), { lengths: "exact" });
   assert.deepEqual(pprofOf(data, selector), pprofOf(data, selector));
-  const again = analyzeTrace(Reader.fromBytes(single));
+  const again = analyzeTrace(Reader.fromBytes(single), { lengths: "exact" });
   assert.deepEqual(pprofOf(again.data, again.selector), pprofOf(data, selector));
   assert.deepEqual(speedscopeOf(again.data, again.selector), speedscopeOf(data, selector));
 });
