@@ -19,6 +19,7 @@ import { canonicalLine, type CanonicalLog, parseRealLog, RealLogError } from "./
 import { compareLogs, type Comparison } from "./compare.ts";
 import type { RacePoint, RunEvent } from "../scenario/mod.ts";
 import { processAlive } from "../ocaml/_process.ts";
+import { writeFileAtomicSync } from "../util/atomic_file.ts";
 import { judgeRings, type RingJudgement, type RingMode } from "./ring_run.ts";
 
 /** How to build and run the real programs. */
@@ -678,6 +679,7 @@ async function runVerified(
       );
     }
   }
-  Deno.writeTextFileSync(marker, await sha256Hex(first!));
+  // Through a temporary and a rename: a marker cut short would make a binary look verified.
+  writeFileAtomicSync(marker, new TextEncoder().encode(await sha256Hex(first!)));
   return { output: first!, verifiedNow: true };
 }
