@@ -35,6 +35,7 @@ import {
   type AllocationInfo,
   AllocationSource,
   isSampling,
+  MEMPROF_FAILURES,
   Profile,
   ProfileStatus,
   type Tracker,
@@ -1112,7 +1113,7 @@ export class MemprofDomain {
     }
     const cur = this.current!;
     if (isSampling(cur.entries.validatedConfig())) {
-      throw new OCamlFailure("Gc.Memprof.start: already started.");
+      throw new OCamlFailure(MEMPROF_FAILURES.alreadyStarted);
     }
     this.orphansCreate();
     const o = computeOneLog1mLambda(lambda);
@@ -1161,7 +1162,7 @@ export class MemprofDomain {
   #stopProfile(thread: MemprofThread): void {
     const config = thread.entries.validatedConfig();
     if (config === null || config.status !== ProfileStatus.SAMPLING) {
-      throw new OCamlFailure("Gc.Memprof.stop: no profile running.");
+      throw new OCamlFailure(MEMPROF_FAILURES.noProfileRunning);
     }
     config.status = ProfileStatus.STOPPED;
     this.setTrigger();
@@ -1195,9 +1196,9 @@ export function discard(profile: Profile): void {
     case ProfileStatus.STOPPED:
       break;
     case ProfileStatus.SAMPLING:
-      throw new OCamlFailure("Gc.Memprof.discard: profile not stopped.");
+      throw new OCamlFailure(MEMPROF_FAILURES.notStopped);
     case ProfileStatus.DISCARDED:
-      throw new OCamlFailure("Gc.Memprof.discard: profile already discarded.");
+      throw new OCamlFailure(MEMPROF_FAILURES.alreadyDiscarded);
   }
   profile.status = ProfileStatus.DISCARDED;
 }
