@@ -438,7 +438,11 @@ export function exerciseCommands(
     return enc.encode(text).length;
   };
   for (const format of ["pprof", "speedscope", "folded"] as const) {
-    run(`export ${format}`, false, () => produce(format, analyzeYielding(exportFilter)));
+    // As the CLI does: pprof labels every sample with its exact length.
+    const filter: AnalysisFilter = format === "pprof"
+      ? { ...exportFilter, lengths: "exact" }
+      : exportFilter;
+    run(`export ${format}`, false, () => produce(format, analyzeYielding(filter)));
   }
   const title = rng.chance(0.8) ? undefined : rng.pick(HOSTILE);
   run("report", false, () => {
