@@ -11,6 +11,7 @@ import {
   resolvePrefix,
   type Toolchain,
 } from "../lib/ocaml/mod.ts";
+import { defaultDiffCacheDir, DIFF_CACHE_ENV_VAR } from "../lib/differential/cache.ts";
 
 /** The checkout's own toolchain prefix, where CI (.ci/run) builds OCaml. */
 export const CHECKOUT_PREFIX: string =
@@ -78,3 +79,17 @@ export const REAL_OCAML: RealOCaml = await discover();
 export function skipNotice(what: string, why: string): void {
   console.log(`SKIPPED: ${what} — ${why}`);
 }
+
+/** The folder `deno task diff` keeps compiled programs in (its default), when a toolchain was
+ * found and one can be named. */
+export const DIFF_CACHE: string | undefined = REAL_OCAML.toolchain === undefined
+  ? undefined
+  : defaultDiffCacheDir((name) => Deno.env.get(name));
+
+/** Why the tests that build and run real programs are skipped, or undefined when they run: no
+ * toolchain, or no folder for the compiled programs. */
+export const DIFF_SKIP: string | undefined = REAL_OCAML.toolchain === undefined
+  ? REAL_OCAML.why
+  : DIFF_CACHE === undefined
+  ? `no folder for compiled programs: set ${DIFF_CACHE_ENV_VAR}, XDG_CACHE_HOME or HOME`
+  : undefined;

@@ -13,8 +13,6 @@ import assert from "node:assert/strict";
 import { scenarios } from "../../scenarios/index.ts";
 import { ExportError, exportOCaml } from "../../lib/export/mod.ts";
 import {
-  defaultDiffCacheDir,
-  DIFF_CACHE_ENV_VAR,
   differenceContext,
   differenceSummary,
   diffScenario,
@@ -22,7 +20,7 @@ import {
   NOT_EXPORTABLE,
   parseKnownDifferences,
 } from "../../lib/differential/mod.ts";
-import { REAL_OCAML, skipNotice } from "../real_toolchain.ts";
+import { DIFF_CACHE, DIFF_SKIP, REAL_OCAML, skipNotice } from "../real_toolchain.ts";
 
 import knownText from "../../scenarios/known_differences.json" with { type: "text" };
 
@@ -42,19 +40,8 @@ const exportable = scenarios.filter((sc) => {
   }
 });
 
-const cacheDir = REAL_OCAML.toolchain === undefined
-  ? undefined
-  : defaultDiffCacheDir((name) => Deno.env.get(name));
-
-function whySkipped(): string | undefined {
-  if (REAL_OCAML.toolchain === undefined) return REAL_OCAML.why;
-  if (cacheDir === undefined) {
-    return `no folder for compiled programs: set ${DIFF_CACHE_ENV_VAR}, XDG_CACHE_HOME or HOME`;
-  }
-  return undefined;
-}
-
-const skip = whySkipped();
+const cacheDir = DIFF_CACHE;
+const skip = DIFF_SKIP;
 if (skip !== undefined) {
   skipNotice(`the library's ${exportable.length} exported programs on the real OCaml 5.3`, skip);
 }

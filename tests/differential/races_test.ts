@@ -7,13 +7,11 @@ import { runScenario } from "../../lib/scenario/mod.ts";
 import { exportOCaml, HARNESS_FRAMES } from "../../lib/export/mod.ts";
 import {
   compareLogs,
-  defaultDiffCacheDir,
-  DIFF_CACHE_ENV_VAR,
   diffScenario,
   resolveRaces,
   simulateCanonical,
 } from "../../lib/differential/mod.ts";
-import { REAL_OCAML, skipNotice } from "../real_toolchain.ts";
+import { DIFF_CACHE, DIFF_SKIP, REAL_OCAML, skipNotice } from "../real_toolchain.ts";
 import sharedCache from "./shared_cache.ts";
 import orphansRace from "./orphans_race.ts";
 
@@ -127,14 +125,8 @@ Deno.test("orphans adopted while another domain runs: an adoption race, its adop
   );
 });
 
-const cacheDir = REAL_OCAML.toolchain === undefined
-  ? undefined
-  : defaultDiffCacheDir((name) => Deno.env.get(name));
-const skip = REAL_OCAML.toolchain === undefined
-  ? REAL_OCAML.why
-  : cacheDir === undefined
-  ? `no folder for compiled programs: set ${DIFF_CACHE_ENV_VAR}, XDG_CACHE_HOME or HOME`
-  : undefined;
+const cacheDir = DIFF_CACHE;
+const skip = DIFF_SKIP;
 if (skip !== undefined) {
   skipNotice("the shared cache's and the orphans' 50 runs on the real OCaml 5.3", skip);
 }

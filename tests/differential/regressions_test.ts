@@ -118,14 +118,8 @@ import {
 } from "../../lib/scenario/mod.ts";
 import { exportOCaml, HARNESS_FRAMES } from "../../lib/export/mod.ts";
 import { Runtime } from "../../lib/runtime/mod.ts";
-import {
-  defaultDiffCacheDir,
-  DIFF_CACHE_ENV_VAR,
-  differenceContext,
-  differenceSummary,
-  diffScenario,
-} from "../../lib/differential/mod.ts";
-import { REAL_OCAML, skipNotice } from "../real_toolchain.ts";
+import { differenceContext, differenceSummary, diffScenario } from "../../lib/differential/mod.ts";
+import { DIFF_CACHE, DIFF_SKIP, REAL_OCAML, skipNotice } from "../real_toolchain.ts";
 import type { HarnessHeapAnswer, HarnessHeapRequest } from "./regressions_worker.ts";
 import geometricMeanOne from "./regressions/geometric_mean_one.ts";
 import callbacksAfterRun from "./regressions/callbacks_after_run.ts";
@@ -885,14 +879,8 @@ Deno.test("the remembered set's order of promotion: 154 minor and 47 major colle
 
 // ---- the real runtime ---------------------------------------------------------------------------
 
-const cacheDir = REAL_OCAML.toolchain === undefined
-  ? undefined
-  : defaultDiffCacheDir((name) => Deno.env.get(name));
-const skip = REAL_OCAML.toolchain === undefined
-  ? REAL_OCAML.why
-  : cacheDir === undefined
-  ? `no folder for compiled programs: set ${DIFF_CACHE_ENV_VAR}, XDG_CACHE_HOME or HOME`
-  : undefined;
+const cacheDir = DIFF_CACHE;
+const skip = DIFF_SKIP;
 if (skip !== undefined) {
   skipNotice(`issue 22's ${regressions.length} regression programs on the real OCaml 5.3`, skip);
 }

@@ -13,8 +13,6 @@ import assert from "node:assert/strict";
 import { scenarios } from "../../scenarios/index.ts";
 import { ExportError, exportOCaml } from "../../lib/export/mod.ts";
 import {
-  defaultDiffCacheDir,
-  DIFF_CACHE_ENV_VAR,
   diffScenario,
   judgeKey,
   parseKnownDifferences,
@@ -23,7 +21,7 @@ import {
   ringDifferenceSummary,
   ringKey,
 } from "../../lib/differential/mod.ts";
-import { REAL_OCAML, skipNotice } from "../real_toolchain.ts";
+import { DIFF_CACHE, DIFF_SKIP, REAL_OCAML, skipNotice } from "../real_toolchain.ts";
 
 import knownText from "../../scenarios/known_ring_differences.json" with { type: "text" };
 
@@ -39,19 +37,8 @@ const exportable = scenarios.filter((sc) => {
   }
 });
 
-const cacheDir = REAL_OCAML.toolchain === undefined
-  ? undefined
-  : defaultDiffCacheDir((name) => Deno.env.get(name));
-
-function whySkipped(): string | undefined {
-  if (REAL_OCAML.toolchain === undefined) return REAL_OCAML.why;
-  if (cacheDir === undefined) {
-    return `no folder for compiled programs: set ${DIFF_CACHE_ENV_VAR}, XDG_CACHE_HOME or HOME`;
-  }
-  return undefined;
-}
-
-const skip = whySkipped();
+const cacheDir = DIFF_CACHE;
+const skip = DIFF_SKIP;
 if (skip !== undefined) {
   skipNotice(`the library's ${exportable.length} rings on the real OCaml 5.3`, skip);
 }
