@@ -24,6 +24,7 @@ import type {
   Step,
   Trigger,
 } from "../scenario/spec.ts";
+import type { KeepSiteOf } from "../scenario/result.ts";
 import { forEachStep, hasBody, someAction, usesThreadPrograms } from "../scenario/walk.ts";
 import { ocamlHexFloat } from "../util/ocaml_printf.ts";
 import { isPlainShellWord } from "../util/shell.ts";
@@ -121,8 +122,9 @@ export interface ExportedProgram {
    * its layout, for the marking). */
   readonly majorHeap: MajorGcInitialState;
   /** The keep sites of each lifetime of the scenario, one per keep statement, in the order of
-   * the program's statements (`RunOptions.keepSites`). */
-  readonly keepSites: ReadonlyMap<Lifetime, readonly { site: number; capacity: number }[]>;
+   * the program's statements, each with the step or callback action it keeps for
+   * (`RunOptions.keepSites`). */
+  readonly keepSites: ReadonlyMap<Lifetime, readonly KeepSiteOf[]>;
 }
 
 /**
@@ -192,6 +194,9 @@ interface Ctx {
   readonly thread: number;
   /** Step position, for errors. */
   readonly at: string;
+  /** The step (or callback action) whose code this is: what its keep sites are recorded
+   * under (`ExportedProgram.keepSites`' `owner`). */
+  readonly owner?: object;
 }
 
 interface Segment {
@@ -221,7 +226,7 @@ class Exporter {
   /** Position of the step that starts each profile (directly or through its callbacks). */
   readonly #profileAt: string[] = [];
   readonly #sites: number[] = [];
-  readonly #keepSites = new Map<Lifetime, { site: number; capacity: number }[]>();
+  readonly #keepSites = new Map<Lifetime, KeepSiteOf[]>();
   readonly #fifoSites: number[] = [];
   readonly #releaseSites = new Map<
     string,
@@ -603,7 +608,9 @@ class Exporter {
       case "discard":
         return `Gc.Memprof.discard (Obj.obj prof.(${slot}))`;
       case "alloc":
-        return this.#keepCode(camlBlock(a.words), a.lifetime, ctx, { linkable: true });
+        return this.#keepCode(camlBlock(a.words), a.lifetime, { ...ctx, owner: a }, {
+          linkable: true,
+        });
       case "gc":
         return gcCode(a.what);
       case "switchThread":
@@ -869,7 +876,7 @@ let[@inline never] run_thread_${k} () =
 
   #stepsCode(steps: readonly Step[], ctx: Ctx): string {
     if (steps.length === 0) return "();";
-    return steps.map((st) => this.#stepCode(st, { ...ctx, at: st.at })).join("\n  ");
+    return steps.map((st) => this.#stepCode(st, { ...ctx, at: st.at, owner: st })).join("\n  ");
   }
 
   /** A leaf step: counted, then its body, with exceptions logged unless an attempt takes them.
@@ -1377,7 +1384,7 @@ let[@inline never] run_thread_${k} () =
     const s = this.#site(capacity, ctx);
     let list = this.#keepSites.get(l);
     if (list === undefined) this.#keepSites.set(l, list = []);
-    list.push({ site: s, capacity });
+    list.push({ site: s, capacity, owner: ctx.owner });
     return s;
   }
 

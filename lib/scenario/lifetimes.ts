@@ -42,17 +42,17 @@ export class Lifetimes {
   readonly #rt: Runtime;
   readonly #now: () => number;
   readonly #store: StoreHook;
-  readonly #sites: ((l: Lifetime) => KeepSite | undefined) | undefined;
+  readonly #sites: ((l: Lifetime, owner?: object) => KeepSite | undefined) | undefined;
 
   /** `now()` is the number of the step being executed; `store` learns of every store a keep
    * makes in the program's global slots; `sites` gives the keep site of each keeper's lifetime
    * (in the exported program: its roots then say which slot holds their block, for the major
-   * GC's marking). */
+   * GC's marking), and of the step or callback action `owner` that keeps with it, if known. */
   constructor(
     rt: Runtime,
     now: () => number,
     store: StoreHook = () => {},
-    sites?: (l: Lifetime) => KeepSite | undefined,
+    sites?: (l: Lifetime, owner?: object) => KeepSite | undefined,
   ) {
     this.#rt = rt;
     this.#now = now;
@@ -99,10 +99,11 @@ export class Lifetimes {
     for (const release of list) release();
   }
 
-  /** A function keeping blocks alive as `l` says, or undefined for `drop`. A `cycle` keeper
+  /** A function keeping blocks alive as `l` says, or undefined for `drop`, for the step or
+   * callback action `owner` (the exported program's keep statement it is). A `cycle` keeper
    * takes its lifetimes in turn, one per call. */
-  keeper(l: Lifetime): Keeper | undefined {
-    const at = l.kind === "drop" || l.kind === "cycle" ? undefined : this.#sites?.(l);
+  keeper(l: Lifetime, owner?: object): Keeper | undefined {
+    const at = l.kind === "drop" || l.kind === "cycle" ? undefined : this.#sites?.(l, owner);
     const site = at?.site ?? -1;
     const cap = Math.max(1, at?.capacity ?? 1);
     // The block each kept block links, for an unmarshalled value's blocks: the value's root
@@ -211,7 +212,7 @@ export class Lifetimes {
         };
       }
       case "cycle": {
-        const keeps = l.lifetimes.map((x) => this.keeper(x));
+        const keeps = l.lifetimes.map((x) => this.keeper(x, owner));
         let k = 0;
         return (addr, wosize, reached) => {
           const keep = keeps[k];

@@ -7,6 +7,19 @@ import type { Lifetime, Scenario } from "./spec.ts";
 import type { MajorGcInitialState } from "../runtime/major_gc.ts";
 import type { GcTimeModel } from "../runtime/gc_time.ts";
 
+/** A keep site of the exported program ({@linkcode RunOptions.keepSites}). */
+export interface KeepSiteOf {
+  /** The site's number in the program. */
+  readonly site: number;
+  /** Its slots. */
+  readonly capacity: number;
+  /** The step (or callback action) whose keep statement it is. When given, the simulation
+   * gives each keeper of a step the sites recorded for that step, whatever the order it
+   * creates keepers in (a lifetime such as `keep.forever` is one value that several steps,
+   * of several threads, share); without it, the lifetime's sites are taken in order. */
+  readonly owner?: object;
+}
+
 /** Options of {@linkcode runScenario}. */
 export interface RunOptions {
   /** Overrides the scenario's seed. */
@@ -49,10 +62,7 @@ export interface RunOptions {
    * sites, one per keep statement, in the order the lifetime's statements come in the program
    * (lib/export/ocaml.ts, `ExportedProgram.keepSites`). With {@linkcode majorHeap}'s layout,
    * the major GC's marking finds kept blocks in their sites' slots. */
-  keepSites?: ReadonlyMap<
-    Lifetime,
-    readonly { readonly site: number; readonly capacity: number }[]
-  >;
+  keepSites?: ReadonlyMap<Lifetime, readonly KeepSiteOf[]>;
   /** Costs of collections in virtual time (default: lib/runtime/gc_time.ts's fitted ones). */
   gcTime?: Partial<GcTimeModel>;
   /** How this run resolves OCaml 5.3's race points ({@linkcode RacePoint}; docs/differential.md,

@@ -103,12 +103,20 @@
 //    the order decides which pool each block goes to, hence which pools a sweep frees slots in or
 //    empties, and when a new pool is taken (remembered_set_order, from rnd-5-228;
 //    lib/runtime/runtime.ts, minorCollection).
+// 23. (random campaign, seed 10) a lifetime shared by several steps (`keep.forever` is one value)
+//    has a keep site per step in the program, numbered in the program's order (the main
+//    program's steps before a systhread's); the simulation gave each step the lifetime's next
+//    site in the order it compiled steps (the thread's body first), so 400 kept strings went to
+//    an 8-slot site and marking found 8 of them: OCaml 5.3 drains hundreds in one slice
+//    (forever_shared_sites, from rnd-10-103; keep sites are recorded per step,
+//    `KeepSiteOf.owner`, lib/export/ocaml.ts and lib/scenario/engine/_context.ts).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
 // run on the real runtime and must agree with the simulation.
 import assert from "node:assert/strict";
 import {
+  keep,
   type RunEvent,
   type RunOptions,
   runScenario,
@@ -161,6 +169,7 @@ import userEventsInitWork from "./regressions/user_events_init_work.ts";
 import customCyclesMarshalPromoted from "./regressions/custom_cycles_marshal_promoted.ts";
 import spawnedDomainOwnHeap from "./regressions/spawned_domain_own_heap.ts";
 import rememberedSetOrder from "./regressions/remembered_set_order.ts";
+import foreverSharedSites from "./regressions/forever_shared_sites.ts";
 import { backEdgePolls } from "../../lib/scenario/polling.ts";
 import { Lifetimes } from "../../lib/scenario/lifetimes.ts";
 import { profileSlots } from "../../lib/scenario/walk.ts";
@@ -211,6 +220,7 @@ const regressions: readonly Scenario[] = [
   comballocSwitchCallstack,
   spawnedDomainOwnHeap,
   rememberedSetOrder,
+  foreverSharedSites,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */
@@ -875,6 +885,29 @@ Deno.test("the remembered set's order of promotion: 154 minor and 47 major colle
   });
   // OCaml 5.3.0: 154 and 47; promoting in allocation order, 151 and 46.
   assert.deepEqual([r.summary.minorCollections, r.summary.majorCycles], [154, 47]);
+});
+
+// ---- 23. keep sites per step -------------------------------------------------------------------
+
+Deno.test("a lifetime two steps share: each step keeps in its own site, as the program does", () => {
+  const program = exportOCaml(foreverSharedSites);
+  const sites = program.keepSites.get(keep.forever) ?? [];
+  // The program's order: the main program's strings (400 slots), then the thread's pairs (8).
+  assert.deepEqual(sites.map((s) => s.capacity), [400, 8]);
+  assert.ok(sites.every((s) => s.owner !== undefined), "each site names its step");
+  const out: RunEvent[] = [];
+  const r = runScenario(foreverSharedSites, {
+    onEvent: (e) => out.push(e),
+    harnessFrames: HARNESS_FRAMES,
+    exportHarness: true,
+    majorHeap: program.majorHeap,
+    keepSites: program.keepSites,
+  });
+  // OCaml 5.3.0: 21 minor collections, 5 major cycles, 35 major allocations sampled before the
+  // first deallocation callback; with the sites taken in compile order, 22, 7 and 28.
+  assert.deepEqual([r.summary.minorCollections, r.summary.majorCycles], [21, 5]);
+  const first = out.findIndex((e) => e.kind === "deallocMajor");
+  assert.equal(out.slice(0, first).filter((e) => e.kind === "allocMajor").length, 35);
 });
 
 // ---- the real runtime ---------------------------------------------------------------------------

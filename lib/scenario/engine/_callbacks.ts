@@ -361,7 +361,7 @@ export class Callbacks {
         const addr = d.alloc(a.words);
         let keep = this.#keepers.get(a);
         if (keep === undefined && !this.#keepers.has(a)) {
-          keep = run.lifetimes.keeper(a.lifetime);
+          keep = run.lifetimes.keeper(a.lifetime, a);
           this.#keepers.set(a, keep);
         }
         keep?.(addr, a.words);

@@ -91,7 +91,7 @@ function prepareAlloc(run: RunContext, st: StepOf<"alloc">): AllocPlan {
     source: st.source,
     size: sizeSource(st.size, run.rng),
     mem: st.customMem === undefined ? undefined : sizeSource(st.customMem, run.rng),
-    keep: run.lifetimes.keeper(st.lifetime),
+    keep: run.lifetimes.keeper(st.lifetime, st),
     domainOf: run.domainCache(st.domain, st.at),
     stackOf: run.frames.cache((t) => run.frames.stackOf(t, frames)),
   };
@@ -300,7 +300,7 @@ interface CombinedPlan {
 }
 
 function prepareCombined(run: RunContext, st: StepOf<"allocCombined">): CombinedPlan {
-  const keeps = st.lifetimes.map((l) => run.lifetimes.keeper(l));
+  const keeps = st.lifetimes.map((l) => run.lifetimes.keeper(l, st));
   const frameLists = st.frames;
   return {
     at: st.at,
@@ -403,7 +403,7 @@ function prepareUnmarshal(run: RunContext, st: StepOf<"unmarshal">): UnmarshalPl
   const frames = st.frames;
   return {
     sizes: st.blocks.map((b) => sizeSource(b, run.rng)),
-    keep: run.lifetimes.keeper(st.lifetime),
+    keep: run.lifetimes.keeper(st.lifetime, st),
     stackOf: run.frames.cache((t) => run.frames.stackOf(t, frames)),
   };
 }

@@ -184,15 +184,28 @@ export class RunContext {
     });
     const keepSites = opts.keepSites;
     const taken = new Map<Lifetime, number>();
+    const takenBy = new Map<object, Map<Lifetime, number>>();
     this.lifetimes = new Lifetimes(
       this.rt,
       () => this.step,
       (addr, old) => this.cur.rememberStore(addr, old),
-      keepSites === undefined ? undefined : (l) => {
+      keepSites === undefined ? undefined : (l, owner) => {
+        const sites = keepSites.get(l);
+        if (sites === undefined) return undefined;
+        if (owner !== undefined && sites.some((s) => s.owner !== undefined)) {
+          // The step's own keep statements of the lifetime, in the program's order: a shared
+          // lifetime (keep.forever) is kept by steps the engine compiles in another order
+          // than the program's (a thread's body first).
+          let byLifetime = takenBy.get(owner);
+          if (byLifetime === undefined) takenBy.set(owner, byLifetime = new Map());
+          const k = byLifetime.get(l) ?? 0;
+          byLifetime.set(l, k + 1);
+          return sites.filter((s) => s.owner === owner)[k];
+        }
         // The lifetime's keep statements in the program's order, one per keeper.
         const k = taken.get(l) ?? 0;
         taken.set(l, k + 1);
-        return keepSites.get(l)?.[k];
+        return sites[k];
       },
     );
     const main = this.rt.mainDomain;
