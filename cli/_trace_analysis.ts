@@ -5,6 +5,7 @@
  */
 import { Reader } from "../lib/memtrace/mod.ts";
 import {
+  type AggregateOptions,
   type AnalysisFilter,
   analyzeTrace,
   buildReport,
@@ -17,7 +18,10 @@ import {
   type ProfileData,
   type Selector,
   speedscopeOf,
+  startAggregate,
   startAnalysis,
+  summarizeProfile,
+  summaryPlan,
   topOf,
   TraceAnalysisError,
 } from "../lib/trace_analysis/mod.ts";
@@ -289,6 +293,13 @@ function limitOf(v: Values, cmd: string): number {
   return parseIntegerOption(`trace ${cmd}`, "--limit", str(v, "limit")) ?? 20;
 }
 
+/** The filter with the cube kept only when it needs it (the live heap at the peak): `top`,
+ * `diff` and the exports measure allocations or the live heap at the end or at a time, which the
+ * profile's per-class totals give, so that their memory follows the classes alone. */
+function withoutCube(filter: AnalysisFilter): AnalysisFilter {
+  return { ...filter, cube: filter.liveAt === "peak" };
+}
+
 /** Reads a trace once under a filter. */
 function analyze(
   file: string,
@@ -297,7 +308,7 @@ function analyze(
 ): { data: ProfileData; selector: Selector } {
   const reader = Reader.open(file);
   try {
-    return analyzeTrace(reader, filter);
+    return analyzeTrace(reader, withoutCube(filter));
   } catch (e) {
     throw usage(e, cmd);
   } finally {
@@ -459,10 +470,10 @@ async function exportCommand(args: string[]): Promise<void> {
   if (format === "pprof" && output === undefined && Deno.stdout.isTerminal()) {
     throw usageError("trace export", "pprof output is binary: give -o FILE or redirect stdout");
   }
-  const filter = {
+  const filter = withoutCube({
     ...filterOf(values, "export"),
     lengths: format === "pprof" ? "exact" : undefined,
-  } as const;
+  });
   const confidence = confidenceOf(values, "export");
   const enc = new TextEncoder();
   let note: string | undefined;
@@ -499,6 +510,40 @@ async function exportCommand(args: string[]): Promise<void> {
   warnEmpty([[file, note]]);
 }
 
+/** Reads an open trace once into a profile ({@linkcode startAggregate}), a few packets at a
+ * time so that signals are handled meanwhile. */
+async function aggregateYielding(
+  trace: TraceInputFile,
+  options: AggregateOptions,
+): Promise<ProfileData> {
+  const pass = startAggregate(trace.reader, options);
+  await readThrough(trace.reader.iterate(pass.onEvent), trace);
+  return pass.finish();
+}
+
+/**
+ * The report's profile of trace `file`, whose first reading is open as `first`: a regular file is
+ * read twice — first without the cube, to plan the summary (the stacks with the most samples,
+ * summary.ts), then with the cube and the plan's merges, so that the cube is only ever built for
+ * what the page keeps (memory then follows the stacks kept, not every class of the trace); a pipe
+ * is read once, with the whole cube, and summarised after.
+ */
+async function reportProfile(file: string, first: TraceInputFile): Promise<ProfileData> {
+  if (first.ahead !== undefined) {
+    const data = await aggregateYielding(first, {});
+    const plan = summaryPlan(data);
+    return plan === null ? data : summarizeProfile(data, plan);
+  }
+  const plan = summaryPlan(await aggregateYielding(first, { cube: false }));
+  const second = await openTraceInput(file);
+  try {
+    const data = await aggregateYielding(second, { mergeStacks: plan?.mergeStacks });
+    return plan === null ? data : summarizeProfile(data, plan);
+  } finally {
+    second.reader.close();
+  }
+}
+
 async function report(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, "report", {
     output: { type: "string", short: "o" },
@@ -509,15 +554,22 @@ async function report(args: string[]): Promise<void> {
   const output = str(values, "output") ?? "report.html";
   const t0 = performance.now();
   const title = str(values, "title");
-  const { bytes, data } = await writeAnalysis(
-    file,
-    output,
-    {},
-    "report",
-    ({ data }, write) => write(new TextEncoder().encode(buildReport(data, { title }))),
-  );
+  const trace = await openTraceInput(file);
+  let bytes = 0, events = 0;
+  try {
+    // The output is opened once the trace's header was read; the trace is read while it is open.
+    await writeOutput(output, async (out) => {
+      const data = await reportProfile(file, trace);
+      const html = new TextEncoder().encode(buildReport(data, { title }));
+      writeAll(out, html);
+      bytes = html.length;
+      events = data.stats.events;
+    });
+  } finally {
+    trace.reader.close();
+  }
   writeStderr(
-    `wrote ${output} (${bytes} bytes, ${data.stats.events} events, ${
+    `wrote ${output} (${bytes} bytes, ${events} events, ${
       (performance.now() - t0).toFixed(0)
     } ms)\n`,
   );

@@ -65,6 +65,7 @@
  */
 export {
   type CallTree,
+  type Column,
   type GroupBy,
   type GroupRow,
   type LiveMode,
@@ -79,6 +80,8 @@ export {
   type ProfilePeak,
   type ProfileRows,
   type ProfileStats,
+  type ProfileSummary,
+  type ProfileTotals,
   type Selection,
   type Selector,
 } from "./profile.ts";
@@ -91,7 +94,21 @@ export type {
   TraceObjectEvent,
   TraceReader,
 } from "./source.ts";
-export { type AggregateOptions, aggregateTrace, type AnalysisPass } from "./aggregate.ts";
+export {
+  type AggregateOptions,
+  aggregateTrace,
+  type AnalysisPass,
+  startAggregate,
+} from "./aggregate.ts";
+export {
+  OTHER_STACKS,
+  REPORT_SITES,
+  REPORT_STACKS,
+  summarizeProfile,
+  type SummaryOptions,
+  type SummaryPlan,
+  summaryPlan,
+} from "./summary.ts";
 export {
   type AnalysisFilter,
   analyzeTrace,
@@ -132,4 +149,4 @@ export {
   type SpeedscopeSampledProfile,
 } from "./export_speedscope.ts";
 export { type ExportOptions, pprofOf } from "./export_pprof.ts";
-export { buildReport, type ReportOptions } from "./report/build.ts";
+export { buildReport, type ReportOptions, summaryNote } from "./report/build.ts";
