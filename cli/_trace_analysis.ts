@@ -18,10 +18,7 @@ import {
   type ProfileData,
   type Selector,
   speedscopeOf,
-  startAggregate,
   startAnalysis,
-  summarizeProfile,
-  summaryPlan,
   topOf,
   TraceAnalysisError,
 } from "../lib/trace_analysis/mod.ts";
@@ -33,6 +30,8 @@ import {
   parseNumber,
 } from "../lib/trace_analysis/intervals.ts";
 import { emptySelectionNote } from "../lib/trace_analysis/empty.ts";
+import { startAggregate } from "../lib/trace_analysis/aggregate.ts";
+import { REPORT_STACKS, summarizeProfile, summaryPlan } from "../lib/trace_analysis/summary.ts";
 import {
   parseDomains,
   parseLiveAt,
@@ -151,7 +150,7 @@ Options:
   -h, --help     show this help
 
 ${FILTERS}`,
-  report: `${usageLines("trace report", "FILE [-o report.html] [--title TEXT]")}
+  report: `${usageLines("trace report", "FILE [-o report.html] [--title TEXT] [--stacks N]")}
 
 Writes one self-contained HTML file (no network: script, style and data inlined) with the
 trace's info, its live heap over time (whole trace and current filter, peak marked), a
@@ -159,12 +158,20 @@ flame graph with zoom, callers/callees of a focused function, and a sortable tab
 sites, functions or stacks; filters (time range, live at end/peak/T, domain, source, size,
 function contains/excludes) update every view. The page embeds aggregates, not events.
 
+A trace with more than N stacks (--stacks, default ${REPORT_STACKS}) gets a summary, which
+the page states with the counts of what it left out: the N stacks with the most samples
+whole, the others merged into one frame '(other stacks)', under which their 200 heaviest
+sites stay. Totals, the time views and the domain, source and size filters stay exact; the
+function filters and the tables by function and stack do not see inside the merged stacks.
+A file is read twice (first to choose the stacks), a pipe once.
+
 OUT is written to a temporary file, renamed when complete and removed on error, Ctrl-C or
 SIGTERM (exit status 130, 143); a device or FIFO (/dev/null) is written in place.
 
 Options:
   -o, --output OUT   the HTML file (default report.html)
   --title TEXT       the page title (default: the executable name)
+  --stacks N         most stacks kept whole (default ${REPORT_STACKS}; 0: no summary)
   -h, --help         show this help`,
 };
 
@@ -528,13 +535,17 @@ async function aggregateYielding(
  * what the page keeps (memory then follows the stacks kept, not every class of the trace); a pipe
  * is read once, with the whole cube, and summarised after.
  */
-async function reportProfile(file: string, first: TraceInputFile): Promise<ProfileData> {
+async function reportProfile(
+  file: string,
+  first: TraceInputFile,
+  stacks: number,
+): Promise<ProfileData> {
   if (first.ahead !== undefined) {
     const data = await aggregateYielding(first, {});
-    const plan = summaryPlan(data);
+    const plan = summaryPlan(data, { stacks });
     return plan === null ? data : summarizeProfile(data, plan);
   }
-  const plan = summaryPlan(await aggregateYielding(first, { cube: false }));
+  const plan = summaryPlan(await aggregateYielding(first, { cube: false }), { stacks });
   const second = await openTraceInput(file);
   try {
     const data = await aggregateYielding(second, { mergeStacks: plan?.mergeStacks });
@@ -548,9 +559,14 @@ async function report(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, "report", {
     output: { type: "string", short: "o" },
     title: { type: "string" },
+    stacks: { type: "string" },
   });
   if (values.help) return writeStdout(ANALYSIS_HELP.report + "\n");
   const [file] = files(positionals, 1, "report");
+  // 0: no summary (every stack whole).
+  const stacks =
+    parseIntegerOption("trace report", "--stacks", str(values, "stacks"), { min: 0 }) ??
+      REPORT_STACKS;
   const output = str(values, "output") ?? "report.html";
   const t0 = performance.now();
   const title = str(values, "title");
@@ -559,8 +575,9 @@ async function report(args: string[]): Promise<void> {
   try {
     // The output is opened once the trace's header was read; the trace is read while it is open.
     await writeOutput(output, async (out) => {
-      const data = await reportProfile(file, trace);
-      const html = new TextEncoder().encode(buildReport(data, { title }));
+      const keep = stacks === 0 ? Infinity : stacks;
+      const data = await reportProfile(file, trace, keep);
+      const html = new TextEncoder().encode(buildReport(data, { title, stacks: keep }));
       writeAll(out, html);
       bytes = html.length;
       events = data.stats.events;

@@ -94,21 +94,7 @@ export type {
   TraceObjectEvent,
   TraceReader,
 } from "./source.ts";
-export {
-  type AggregateOptions,
-  aggregateTrace,
-  type AnalysisPass,
-  startAggregate,
-} from "./aggregate.ts";
-export {
-  OTHER_STACKS,
-  REPORT_SITES,
-  REPORT_STACKS,
-  summarizeProfile,
-  type SummaryOptions,
-  type SummaryPlan,
-  summaryPlan,
-} from "./summary.ts";
+export { type AggregateOptions, aggregateTrace, type AnalysisPass } from "./aggregate.ts";
 export {
   type AnalysisFilter,
   analyzeTrace,
@@ -149,4 +135,4 @@ export {
   type SpeedscopeSampledProfile,
 } from "./export_speedscope.ts";
 export { type ExportOptions, pprofOf } from "./export_pprof.ts";
-export { buildReport, type ReportOptions, summaryNote } from "./report/build.ts";
+export { buildReport, type ReportOptions } from "./report/build.ts";
