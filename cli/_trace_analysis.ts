@@ -31,7 +31,13 @@ import {
 } from "../lib/trace_analysis/intervals.ts";
 import { emptySelectionNote } from "../lib/trace_analysis/empty.ts";
 import { startAggregate } from "../lib/trace_analysis/aggregate.ts";
-import { REPORT_STACKS, summarizeProfile, summaryPlan } from "../lib/trace_analysis/summary.ts";
+import {
+  REPORT_CLASSES,
+  REPORT_STACKS,
+  summarizeProfile,
+  type SummaryOptions,
+  summaryPlan,
+} from "../lib/trace_analysis/summary.ts";
 import {
   parseDomains,
   parseLiveAt,
@@ -158,11 +164,13 @@ flame graph with zoom, callers/callees of a focused function, and a sortable tab
 sites, functions or stacks; filters (time range, live at end/peak/T, domain, source, size,
 function contains/excludes) update every view. The page embeds aggregates, not events.
 
-A trace with more than N stacks (--stacks, default ${REPORT_STACKS}) gets a summary, which
-the page states with the counts of what it left out: the N stacks with the most samples
-whole, the others merged into one frame '(other stacks)', under which their 200 heaviest
-sites stay. Totals, the time views and the domain, source and size filters stay exact; the
-function filters and the tables by function and stack do not see inside the merged stacks.
+A trace with more than N stacks (--stacks, default ${REPORT_STACKS}) or more than
+${REPORT_CLASSES} classes (stack, domain, source, size class) gets a summary, which the page
+states with the counts of what it left out: the stacks with the most samples whole (at most
+N, as many as fit in ${REPORT_CLASSES} classes), the others merged into one frame '(other
+stacks)', under which their heaviest sites stay (at most 200, in a quarter more classes).
+Totals, the time views and the domain, source and size filters stay exact; the function
+filters and the tables by function and stack do not see inside the merged stacks.
 A file is read twice (first to choose the stacks), a pipe once.
 
 OUT is written to a temporary file, renamed when complete and removed on error, Ctrl-C or
@@ -171,7 +179,7 @@ SIGTERM (exit status 130, 143); a device or FIFO (/dev/null) is written in place
 Options:
   -o, --output OUT   the HTML file (default report.html)
   --title TEXT       the page title (default: the executable name)
-  --stacks N         most stacks kept whole (default ${REPORT_STACKS}; 0: no summary)
+  --stacks N         most stacks kept whole (default ${REPORT_STACKS}; 0: no summary at all)
   -h, --help         show this help`,
 };
 
@@ -538,14 +546,14 @@ async function aggregateYielding(
 async function reportProfile(
   file: string,
   first: TraceInputFile,
-  stacks: number,
+  summary: SummaryOptions,
 ): Promise<ProfileData> {
   if (first.ahead !== undefined) {
     const data = await aggregateYielding(first, {});
-    const plan = summaryPlan(data, { stacks });
+    const plan = summaryPlan(data, summary);
     return plan === null ? data : summarizeProfile(data, plan);
   }
-  const plan = summaryPlan(await aggregateYielding(first, { cube: false }), { stacks });
+  const plan = summaryPlan(await aggregateYielding(first, { cube: false }), summary);
   const second = await openTraceInput(file);
   try {
     const data = await aggregateYielding(second, { mergeStacks: plan?.mergeStacks });
@@ -575,9 +583,10 @@ async function report(args: string[]): Promise<void> {
   try {
     // The output is opened once the trace's header was read; the trace is read while it is open.
     await writeOutput(output, async (out) => {
-      const keep = stacks === 0 ? Infinity : stacks;
-      const data = await reportProfile(file, trace, keep);
-      const html = new TextEncoder().encode(buildReport(data, { title, stacks: keep }));
+      // --stacks 0: every stack and class.
+      const summary = stacks === 0 ? { stacks: Infinity, classes: Infinity } : { stacks };
+      const data = await reportProfile(file, trace, summary);
+      const html = new TextEncoder().encode(buildReport(data, { title, ...summary }));
       writeAll(out, html);
       bytes = html.length;
       events = data.stats.events;

@@ -1,6 +1,7 @@
 /**
- * The summary of a profile that the HTML report embeds when the trace has more stacks than a
- * page can draw quickly: the stacks with the most samples, whole; every other stack merged into
+ * The summary of a profile that the HTML report embeds when the trace has more stacks or classes
+ * than a page can draw quickly: the stacks with the most samples, whole (as many as fit in a
+ * budget of classes); every other stack merged into
  * one frame `(other stacks)`, under which the sites with the most samples among them stay (so
  * that the table by site stays exact for those) and the rest are merged into the frame itself.
  * Totals, the time views and the domain, source and size filters stay exact (the merged stacks
@@ -23,12 +24,19 @@ export interface SummaryOptions {
   stacks?: number;
   /** Most sites kept under `(other stacks)` (default {@linkcode REPORT_SITES}). */
   sites?: number;
+  /** Most classes (stack, domain, source, size class) of the stacks and sites kept, as the
+   * profile counts them (default {@linkcode REPORT_CLASSES}): what the page's data grows with.
+   * Stacks are kept heaviest first while they fit (the heaviest always), then sites while
+   * they fit in a quarter of it more. */
+  classes?: number;
 }
 
 /** Stacks the report keeps whole, by default. */
 export const REPORT_STACKS = 2_000;
 /** Sites the report keeps under `(other stacks)`, by default. */
 export const REPORT_SITES = 200;
+/** Classes of the stacks the report keeps whole, by default (a quarter more for the sites). */
+export const REPORT_CLASSES = 16_000;
 
 /** The function (and frame) standing for the stacks a summary merged. */
 export const OTHER_STACKS = "(other stacks)";
@@ -72,25 +80,36 @@ function heaviest(weights: Float64Array, k: number, eligible: (i: number) => boo
 
 /**
  * Which stacks and sites a summary of `data` keeps, or null when it has at most `stacks` stacks
- * with samples (the report then embeds it whole). Stacks are ranked by their samples allocated
+ * and `classes` classes with samples (the report then embeds it whole). Stacks are ranked by their samples allocated
  * (ties by node id, so the plan is deterministic); stacks with no known location are always kept.
  */
 export function summaryPlan(data: ProfileData, options: SummaryOptions = {}): SummaryPlan | null {
   const maxStacks = options.stacks ?? REPORT_STACKS, maxSites = options.sites ?? REPORT_SITES;
+  const maxClasses = options.classes ?? REPORT_CLASSES;
   if (data.summary) return null; // already a summary
   const c = data.classes, nn = data.nodes.parent.length, nl = data.locations.fn.length;
   const perClass = classSamples(data);
-  const perNode = new Float64Array(nn);
-  let total = 0, noLocation = 0;
+  const perNode = new Float64Array(nn), classesOf = new Float64Array(nn);
+  let total = 0, noLocation = 0, withSamples = 0;
   for (let i = 0; i < perClass.length; i++) {
     total += perClass[i];
-    if (c.node[i] >= 0) perNode[c.node[i]] += perClass[i];
-    else noLocation += perClass[i];
+    if (perClass[i] > 0) withSamples++;
+    if (c.node[i] >= 0) {
+      perNode[c.node[i]] += perClass[i];
+      if (perClass[i] > 0) classesOf[c.node[i]]++;
+    } else noLocation += perClass[i];
   }
   let stacks = 0;
   for (let n = 0; n < nn; n++) if (perNode[n] > 0) stacks++;
-  if (stacks <= maxStacks) return null;
-  const kept = heaviest(perNode, maxStacks, () => true);
+  if (stacks <= maxStacks && withSamples <= maxClasses) return null;
+  // The heaviest stacks while they fit (at least one).
+  const kept: number[] = [];
+  let keptClasses = 0;
+  for (const n of heaviest(perNode, maxStacks, () => true)) {
+    if (kept.length > 0 && keptClasses + classesOf[n] > maxClasses) break;
+    kept.push(n);
+    keptClasses += classesOf[n];
+  }
   const mergeStacks = new Int32Array(nn).fill(OTHER);
   let keptSamples = noLocation;
   for (const n of kept) {
@@ -102,9 +121,20 @@ export function summaryPlan(data: ProfileData, options: SummaryOptions = {}): Su
   for (let n = 0; n < nn; n++) {
     if (perNode[n] > 0 && mergeStacks[n] !== n) perSite[data.nodes.loc[n]] += perNode[n];
   }
+  const siteClasses = new Float64Array(nl);
+  for (let n = 0; n < nn; n++) {
+    if (perNode[n] > 0 && mergeStacks[n] !== n) siteClasses[data.nodes.loc[n]] += classesOf[n];
+  }
   let sitesLeftOut = 0;
   for (let l = 0; l < nl; l++) if (perSite[l] > 0) sitesLeftOut++;
-  const sites = heaviest(perSite, maxSites, () => true);
+  // The heaviest sites while their classes (at most those of their stacks) fit in a quarter more.
+  const sites: number[] = [];
+  let sitesClasses = 0;
+  for (const l of heaviest(perSite, maxSites, () => true)) {
+    if (sitesClasses + siteClasses[l] > maxClasses / 4) break;
+    sites.push(l);
+    sitesClasses += siteClasses[l];
+  }
   const siteKept = new Uint8Array(nl);
   let siteSamples = 0;
   for (const l of sites) {

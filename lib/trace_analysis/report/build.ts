@@ -7,7 +7,7 @@
  * The page embeds the profile's tables ({@linkcode ProfileData}, packed: sizes grouped into
  * size classes, rows as differences), not the events, so its size follows the number of
  * distinct stacks, classes and time buckets, not the trace's length; a profile with more than
- * `REPORT_STACKS` stacks is summarised first (summary.ts: the heaviest stacks whole, the others
+ * `REPORT_STACKS` stacks or `REPORT_CLASSES` classes is summarised first (summary.ts: the heaviest stacks whole, the others
  * merged into one frame), and the page says so with the counts of what was left out. The JSON is gzipped and
  * base64-encoded; the page inflates it with the browser's own `DecompressionStream`. Its script
  * runs the very selection functions `trace top` uses.
@@ -31,6 +31,9 @@ export interface ReportOptions {
   stacks?: number;
   /** Most sites kept under `(other stacks)` in a summary (default `REPORT_SITES`, 200). */
   sites?: number;
+  /** Most classes of the stacks kept (default `REPORT_CLASSES`, 16,000): a profile with more
+   * is summarised too. */
+  classes?: number;
 }
 
 function share(part: number, whole: number): string {
@@ -81,7 +84,11 @@ function inlineScript(): string {
 /** The report of a profile, as one HTML document (deterministic: no clock, no randomness). */
 export function buildReport(data: ProfileData, options: ReportOptions = {}): string {
   const title = options.title ?? data.info.executableName;
-  const plan = summaryPlan(data, { stacks: options.stacks, sites: options.sites });
+  const plan = summaryPlan(data, {
+    stacks: options.stacks,
+    sites: options.sites,
+    classes: options.classes,
+  });
   if (plan !== null) data = summarizeProfile(data, plan);
   const note = data.summary === undefined
     ? ""
