@@ -1,7 +1,7 @@
 /**
- * Reading traces, packet by packet through a 32 KiB window, so that a multi-gigabyte file is
- * never held in memory, and a pipe can be read as it comes (bytes already in memory are read in
- * place, with the same packet rules). Events are delivered as objects ({@linkcode Reader.iter})
+ * Reading traces, packet by packet through a window (256 KiB for a regular file, 32 KiB for a
+ * pipe or another source), so that a multi-gigabyte file is never held in memory, and a pipe can
+ * be read as it comes (bytes already in memory are read in place, with the same packet rules). Events are delivered as objects ({@linkcode Reader.iter})
  * or through one reused view ({@linkcode Reader.iterViews}). The checks and their names are
  * memtrace's; where memtrace would crash, loop or read out of bounds on corrupt input, we raise
  * the same typed error instead. What hostile input can make the reader build is bounded: see the
@@ -175,6 +175,12 @@ export interface ReaderOptions {
   /** Most frames one decoded backtrace may hold (default {@linkcode MAX_BACKTRACE_FRAMES});
    * a longer one raises {@linkcode MemtraceLimitError}. */
   maxBacktraceFrames?: number;
+  /** Bytes of the window the source is read through: an integer from
+   * {@linkcode MAX_PACKET_SIZE} (32 KiB, the default of streams and other sources) to 2^30
+   * ({@linkcode Reader.open} of a regular file: {@linkcode FILE_WINDOW_BYTES}). What is read
+   * does not depend on it; a larger window reads a file in fewer calls. Ignored for bytes in
+   * memory, which are read in place. */
+  windowBytes?: number;
 }
 
 /** An iteration started by {@linkcode Reader.iterate}, advanced a few packets at a time (so that
@@ -203,6 +209,25 @@ export const READ_ALL_MAX_FRAMES = 1 << 24;
  * bound of memtrace's own lies below this one. An allocation has at least 1 sample.
  */
 export const MAX_NSAMPLES: number = Number.MAX_SAFE_INTEGER;
+/** The window {@linkcode Reader.open} reads a regular file through: 256 KiB, eight packets (a
+ * read of 32 KiB is a system call per packet, and each costs about as much as decoding a few
+ * hundred events). Closed readers hand their window on to the next one (at most
+ * {@linkcode FREE_WINDOWS} are kept), as domain caches are handed on. */
+export const FILE_WINDOW_BYTES = 1 << 18;
+/** Windows of closed readers kept for later ones. */
+const FREE_WINDOWS = 2;
+const freeWindows: Uint8Array[] = [];
+/** The window of a closed reader. */
+const CLOSED_WINDOW = new Uint8Array(0);
+
+/** A window of `size` bytes, one a closed reader left if there is one. */
+function takeWindow(size: number): Uint8Array {
+  for (let i = freeWindows.length - 1; i >= 0; i--) {
+    if (freeWindows[i].length === size) return freeWindows.splice(i, 1)[0];
+  }
+  return new Uint8Array(size);
+}
+
 /** Domains whose backtraces may be decoded with no condition on the input's size. */
 export const FREE_DOMAIN_CACHES = 64;
 /** Beyond {@linkcode FREE_DOMAIN_CACHES}, one more domain cache is allowed per this many bytes
@@ -319,8 +344,9 @@ export class Reader {
   // The window: win[pos, end) holds file bytes [base + pos, base + end). Bytes in memory are
   // their own window (base 0), read in place; the reader then behaves as if it read them through
   // a window of MAX_PACKET_SIZE bytes (see #advance).
-  readonly #win: Uint8Array;
+  #win: Uint8Array;
   readonly #inPlace: boolean;
+  #closed = false;
   #base = 0;
   #pos = 0;
   #end = 0;
@@ -335,7 +361,14 @@ export class Reader {
   private constructor(source: ByteSource, options: ReaderOptions) {
     this.#source = source;
     this.#inPlace = source instanceof BytesSource;
-    this.#win = source instanceof BytesSource ? source.bytes : new Uint8Array(MAX_PACKET_SIZE);
+    const window = options.windowBytes ?? MAX_PACKET_SIZE;
+    if (!(Number.isInteger(window) && window >= MAX_PACKET_SIZE && window <= 2 ** 30)) {
+      source.close();
+      throw new MemtraceArgumentError(
+        `Reader: windowBytes must be an integer from ${MAX_PACKET_SIZE} to 2^30, got ${window}`,
+      );
+    }
+    this.#win = source instanceof BytesSource ? source.bytes : takeWindow(window);
     this.#rb = new ReadBuf(this.#win, 0, 0);
     this.#name = options.name;
     this.#warn = options.onWarning ?? ((m) => console.error(m));
@@ -405,7 +438,8 @@ export class Reader {
       file.close();
       throw e;
     }
-    return new Reader(source, { name: String(path), ...options });
+    const windowBytes = source instanceof FileSource ? FILE_WINDOW_BYTES : MAX_PACKET_SIZE;
+    return new Reader(source, { name: String(path), windowBytes, ...options });
   }
 
   /** Reads a stream front to back (standard input, a socket…), once. Its size is reported
@@ -424,9 +458,21 @@ export class Reader {
     return this.#source.size();
   }
 
-  /** Releases the file. */
+  /** Releases the file (its locations stay readable). A reader of a file or stream cannot be
+   * iterated once closed ({@linkcode MemtraceArgumentError}); its window goes to the next reader
+   * opened. */
   close(): void {
     this.#source.close();
+    if (this.#inPlace || this.#closed) return;
+    this.#closed = true;
+    if (freeWindows.length < FREE_WINDOWS) freeWindows.push(this.#win);
+    this.#win = CLOSED_WINDOW;
+    this.#rb.buf = CLOSED_WINDOW;
+  }
+
+  /** Refuses to read once the window was handed on. */
+  #checkOpen(): void {
+    if (this.#closed) throw new MemtraceArgumentError("Reader: closed");
   }
 
   /** The name given in error messages (the path for files), if any. */
@@ -500,6 +546,7 @@ export class Reader {
     how: Pick<IterationState, "f" | "g" | "view">,
     options: IterOptions,
   ): EventIteration {
+    this.#checkOpen();
     const st: IterationState = {
       domains: new Map(),
       parse: options.parseBacktraces ?? true,
@@ -555,6 +602,7 @@ export class Reader {
   /** Reads up to `maxPackets` packets of iteration `it`; false at the end. */
   #advance(it: IterationState, maxPackets: number): boolean {
     if (it.done) return false;
+    this.#checkOpen();
     const b = this.#rb;
     for (let n = 0; n < maxPackets; n++) {
       if (this.#end - this.#pos < HEADER_UPPER_BOUND) this.#refill();
