@@ -234,12 +234,20 @@ export const FREE_DOMAIN_CACHES = 64;
  * read: a cache takes 160 KiB, so hostile input cannot make caches outgrow 40 times its size. */
 export const BYTES_PER_DOMAIN_CACHE = 4096;
 
-interface DomainState {
+/** What an iteration keeps of each domain. */
+class DomainState {
   /** Location decoder, made on the domain's first location definition. */
-  locs: LocationReader | null;
+  locs: LocationReader | null = null;
   /** Backtrace decoder, made on the domain's first decoded backtrace. */
-  bt: BacktraceReader | null;
+  bt: BacktraceReader | null = null;
+  /** Time of the domain's last event (the trace's start before its first). */
   lastTime: number;
+  /** The domain. */
+  readonly domain: DomainId;
+  constructor(domain: DomainId, lastTime: number) {
+    this.domain = domain;
+    this.lastTime = lastTime;
+  }
 }
 
 interface IterationState {
@@ -357,6 +365,12 @@ export class Reader {
   /** The trace's pid, as packet headers hold it: high (signed) and low 32 bits. */
   #pidHi = 0;
   #pidLo = 0;
+  // The fields of an allocation decoded by #slowEvent, for #packet.
+  #sLength = 0;
+  #sNsamples = 0;
+  #sSource: MemtraceAllocationSource = MemtraceAllocationSource.Minor;
+  #sCommon = 0;
+  #sNencoded = 0;
 
   private constructor(source: ByteSource, options: ReaderOptions) {
     this.#source = source;
@@ -635,7 +649,11 @@ export class Reader {
         this.#warn("skipping truncated packet");
       } else {
         try {
-          this.#packet(h, this.#pos, packetEnd, it);
+          let st = it.domains.get(h.domain);
+          if (st === undefined) {
+            it.domains.set(h.domain, st = new DomainState(h.domain, this.info.startTime));
+          }
+          this.#packet(h, this.#pos, packetEnd, it, st);
         } catch (e) {
           throw this.#translate(e);
         }
@@ -646,113 +664,88 @@ export class Reader {
   }
 
   /**
-   * Decodes the events of one packet, `win[p, end)`, delivering them to the iteration's
-   * callback. The hot loop of the reader: the common encodings (event headers, one-byte vints,
-   * short allocations, promotions and collections) are read inline from the window; the rest
-   * goes through the {@linkcode ReadBuf}, whose errors name the position they failed at.
+   * Decodes the events of one packet, `win[p, end)`, of domain state `st`, delivering them to
+   * the iteration's callback. The hot loop of the reader: event headers, short allocations and
+   * collections and promotions with one-byte varints, and backtraces are read inline from the
+   * window; every other event goes through {@linkcode #slowEvent}, so that the loop keeps few
+   * paths (each first taken after V8 optimised the loop would send it back to the interpreter).
    */
-  #packet(h: PacketHeader, p: number, end: number, it: IterationState): void {
-    const win = this.#win, rb = this.#rb, wbase = this.#base;
-    rb.end = end;
+  #packet(h: PacketHeader, p: number, end: number, it: IterationState, st: DomainState): void {
+    const win = this.#win, wbase = this.#base;
+    this.#rb.end = end;
     const domain = h.domain;
     const parse = it.parse, f = it.f, g = it.g, view = it.view;
-    let st = it.domains.get(domain);
-    if (st === undefined) {
-      st = { locs: null, bt: null, lastTime: this.info.startTime };
-      it.domains.set(domain, st);
-    }
     let bt = st.bt;
     if (parse && !checkVerifier(bt, h.verifier)) this.#fail("cache verification", p);
     // The domain's backtrace cache and last backtrace, in locals for the loop.
     let loc = bt?.loc ?? EMPTY_BT, pred = bt?.pred ?? EMPTY_PRED;
     let frames = bt?.buffer ?? EMPTY_BT, nframes = bt?.length ?? 0;
-    const start = this.info.startTime;
-    // An event's time: the packet's start with its low 25 bits replaced, plus one wrap at most.
-    const timeBegin = h.timeBegin, timeEnd = h.timeEnd;
-    const timeBase = Math.floor(timeBegin / TIME_SPAN) * TIME_SPAN;
-    const startLow = timeBegin - timeBase;
-    let lastTime = st.lastTime;
+    // An event's time is the packet's start with its low 25 bits replaced, plus one wrap at
+    // most: its offset from the start is (low - startLow) mod 2^25, never negative. The checks
+    // compare offsets (small integers): past `maxOff`, the time is after the packet's end; the
+    // domain's last time is `lastOff` (-1: before the packet's start; 2^25: after any offset).
+    const timeBegin = h.timeBegin;
+    const startLow = timeBegin - Math.floor(timeBegin / TIME_SPAN) * TIME_SPAN;
+    const maxOff = Math.max(-1, Math.min(h.timeEnd - timeBegin, TIME_SPAN));
+    const sinceStart = timeBegin - this.info.startTime;
+    const last = st.lastTime - timeBegin;
+    const lastOff0 = last < 0 ? -1 : last > TIME_SPAN ? TIME_SPAN : last;
+    let lastOff = lastOff0;
     let allocId = h.allocIdBegin;
     while (p < end) {
       const at = p;
       this.#evOff = wbase + at;
       if (end - p < 4) throw new Underflow(p);
-      const word = (win[p] | (win[p + 1] << 8) | (win[p + 2] << 16) | (win[p + 3] << 24)) >>> 0;
+      const word = win[p] | (win[p + 1] << 8) | (win[p + 2] << 16) | (win[p + 3] << 24);
       p += 4;
-      let low = word & TIME_MASK;
-      if (low < startLow) low += TIME_SPAN;
-      const time = timeBase + low;
-      if (!(timeBegin <= time && time <= timeEnd)) this.#fail("time in packet bounds", at);
+      const off = ((word & TIME_MASK) - startLow) & TIME_MASK;
+      if (off > maxOff) this.#fail("time in packet bounds", at);
       const code = word >>> 25;
       if (code > Ev.Collect && (code < 101 || code > 116)) {
         this.#fail(`Unknown event code ${code}`, at);
       }
-      if (lastTime > time) this.#fail("monotone timestamps", at);
-      st.lastTime = lastTime = time;
+      if (lastOff > off) this.#fail("monotone timestamps", at);
+      lastOff = off;
+      const time = sinceStart + off;
       let length: number, nsamples: number, src: MemtraceAllocationSource;
-      let common: number, nencoded: number;
-      if (code > 100) {
+      let common: number, nencoded: number, delta: number;
+      if (code > 100 && p + 1 < end && (common = win[p]) < 253) {
         // A short allocation: one sample of 1..16 words on the minor heap.
+        p++;
         length = code - 100;
         nsamples = 1;
         src = MemtraceAllocationSource.Minor;
-        if (p + 1 < end && (common = win[p]) < 253) p++;
-        else {
-          rb.pos = p;
-          common = rb.getVint();
-          p = rb.pos;
-          if (p >= end) throw new Underflow(p);
-        }
         nencoded = win[p++];
-      } else if (code === Ev.Collect || code === Ev.Promote) {
-        let delta: number;
-        if (p < end && (delta = win[p]) < 253) p++;
-        else {
-          rb.pos = p;
-          delta = rb.getVint();
-          p = rb.pos;
-        }
-        // A negative delta is legal for a collection: a domain may collect an object of a
-        // terminated domain.
-        if (code === Ev.Promote && delta < 0) this.#fail("promote id sync", at);
+      } else if (
+        (code === Ev.Collect || code === Ev.Promote) && p < end && (delta = win[p]) < 253
+      ) {
+        p++;
         const id = allocId - 1 - delta;
         if (view === null) {
           f(
-            time - start,
+            time,
             code === Ev.Collect ? new CollectEvent(id, domain) : new PromoteEvent(id, domain),
           );
         } else {
           view.kind = code === Ev.Collect ? "collect" : "promote";
-          view.time = time - start;
+          view.time = time;
           view.objId = id;
           view.domain = domain;
           g(view);
         }
         continue;
-      } else if (code === Ev.Alloc) {
-        rb.pos = p;
-        length = rb.getVint();
-        const nsamplesAt = rb.pos;
-        nsamples = rb.getVint();
-        // A count of samples: memtrace reads any vint, so a negative or zero count (a 32-bit
-        // form with its sign bit set, say) would pass on to every sum. The 64-bit form is
-        // bounded by getVint: at most 2^53 - 1 (MAX_NSAMPLES).
-        if (nsamples < 1) this.#fail("nsamples at least 1", nsamplesAt);
-        const source = rb.get8();
-        if (source > 2) this.#fail("source", rb.pos - 1);
-        src = source as MemtraceAllocationSource;
-        common = rb.getVint();
-        nencoded = rb.get16();
-        p = rb.pos;
-      } else if (code === Ev.Location) {
-        rb.pos = p;
-        const lr = st.locs ??= new LocationReader();
-        const consistent = lr.get(rb, this.#locTable);
-        p = rb.pos;
-        if (!consistent) this.#fail("consistent location info", at);
-        continue;
       } else {
-        this.#fail("Multiple trace-info events present", at);
+        const q = this.#slowEvent(code, at, p, it, st, allocId, time);
+        if (q < 0) {
+          p = -1 - q;
+          continue;
+        }
+        p = q;
+        length = this.#sLength;
+        nsamples = this.#sNsamples;
+        src = this.#sSource;
+        common = this.#sCommon;
+        nencoded = this.#sNencoded;
       }
       let btBuf = EMPTY_BT, btLen = 0;
       if (!parse) p = skipBacktrace(win, p, end, nencoded);
@@ -817,10 +810,10 @@ export class Reader {
       }
       const id = allocId++;
       if (view === null) {
-        f(time - start, new AllocEvent(id, length, domain, nsamples, src, btBuf, btLen, common));
+        f(time, new AllocEvent(id, length, domain, nsamples, src, btBuf, btLen, common));
       } else {
         view.kind = "alloc";
-        view.time = time - start;
+        view.time = time;
         view.objId = id;
         view.domain = domain;
         view.length = length;
@@ -832,7 +825,84 @@ export class Reader {
         g(view);
       }
     }
+    if (lastOff !== lastOff0) st.lastTime = timeBegin + lastOff;
     if (h.allocIdEnd !== allocId) this.#fail("alloc id sync", p);
+  }
+
+  /**
+   * An event {@linkcode #packet} does not decode inline, its header (at `at`) read: a short
+   * allocation, collection or promotion with a multi-byte varint, an allocation of any size
+   * (code 0), a location definition, or a second trace info (refused). Reads through the
+   * {@linkcode ReadBuf}, whose errors name the position they failed at. A collection or
+   * promotion is delivered here, as a location definition is stored: returns -1 - (the position
+   * after the event). For an allocation, returns the position of its backtrace, its fields left
+   * in `#s*`.
+   */
+  #slowEvent(
+    code: number,
+    at: number,
+    p: number,
+    it: IterationState,
+    st: DomainState,
+    allocId: number,
+    time: number,
+  ): number {
+    const rb = this.#rb;
+    rb.pos = p;
+    if (code > 100) {
+      this.#sLength = code - 100;
+      this.#sNsamples = 1;
+      this.#sSource = MemtraceAllocationSource.Minor;
+      this.#sCommon = rb.getVint();
+      p = rb.pos;
+      if (p >= rb.end) throw new Underflow(p);
+      this.#sNencoded = this.#win[p];
+      return p + 1;
+    }
+    if (code === Ev.Collect || code === Ev.Promote) {
+      const delta = rb.getVint();
+      // A negative delta is legal for a collection: a domain may collect an object of a
+      // terminated domain.
+      if (code === Ev.Promote && delta < 0) this.#fail("promote id sync", at);
+      const id = allocId - 1 - delta, domain = st.domain;
+      const view = it.view;
+      if (view === null) {
+        it.f(
+          time,
+          code === Ev.Collect ? new CollectEvent(id, domain) : new PromoteEvent(id, domain),
+        );
+      } else {
+        view.kind = code === Ev.Collect ? "collect" : "promote";
+        view.time = time;
+        view.objId = id;
+        view.domain = domain;
+        it.g(view);
+      }
+      return -1 - rb.pos;
+    }
+    if (code === Ev.Alloc) {
+      this.#sLength = rb.getVint();
+      const nsamplesAt = rb.pos;
+      const nsamples = rb.getVint();
+      // A count of samples: memtrace reads any vint, so a negative or zero count (a 32-bit
+      // form with its sign bit set, say) would pass on to every sum. The 64-bit form is
+      // bounded by getVint: at most 2^53 - 1 (MAX_NSAMPLES).
+      if (nsamples < 1) this.#fail("nsamples at least 1", nsamplesAt);
+      this.#sNsamples = nsamples;
+      const source = rb.get8();
+      if (source > 2) this.#fail("source", rb.pos - 1);
+      this.#sSource = source as MemtraceAllocationSource;
+      this.#sCommon = rb.getVint();
+      this.#sNencoded = rb.get16();
+      return rb.pos;
+    }
+    if (code === Ev.Location) {
+      const lr = st.locs ??= new LocationReader();
+      const consistent = lr.get(rb, this.#locTable);
+      if (!consistent) this.#fail("consistent location info", at);
+      return -1 - rb.pos;
+    }
+    this.#fail("Multiple trace-info events present", at);
   }
 
   /** A domain's backtrace decoder with its cache, within the budget of domain caches. */
