@@ -1000,9 +1000,27 @@ export class Reader {
   }
 }
 
+/** Bytes of a codeword by its tag (its low two bits): a hit, a hit with one more frame, a hit
+ * with a count byte, a new code (8 bytes). */
+const CODEWORD_BYTES = new Uint8Array([2, 2, 3, 10]);
+
 /** Steps over a backtrace, `win[p..]`, without decoding it (and without touching any cache);
- * returns the position after it. */
+ * returns the position after it. The loop takes no branch on the tags (which a processor cannot
+ * predict); a backtrace that does not fit before `end` is stepped over again with
+ * {@linkcode skipBacktraceChecked}, which throws where memtrace's reads fail. */
 function skipBacktrace(win: Uint8Array, p: number, end: number, nencoded: number): number {
+  const from = p;
+  let i = nencoded;
+  while (i > 0 && p < end) {
+    p += CODEWORD_BYTES[win[p] & 3];
+    i--;
+  }
+  if (i === 0 && p <= end) return p;
+  return skipBacktraceChecked(win, from, end, nencoded);
+}
+
+/** {@linkcode skipBacktrace}, each read checked as memtrace checks it. */
+function skipBacktraceChecked(win: Uint8Array, p: number, end: number, nencoded: number): number {
   for (let i = 0; i < nencoded; i++) {
     if (end - p < 2) throw new Underflow(p);
     const tag = win[p] & 3;
