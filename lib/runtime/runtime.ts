@@ -41,7 +41,7 @@ import {
 } from "./major_gc.ts";
 import { DEFAULT_GC_TIME, GcClock, type GcTimeModel, TimedSink } from "./gc_time.ts";
 import type { MemprofMarkRoots } from "./_mark.ts";
-import { Root, type RootOptions, RootSet } from "./roots.ts";
+import { REACHED_SITE, Root, type RootOptions, RootSet } from "./roots.ts";
 export { Root, type RootOptions, RootSet } from "./roots.ts";
 
 /** Largest block (in words, excluding header) allocated in the minor heap. */
@@ -465,7 +465,7 @@ export class Domain implements MemprofHost {
     sizes: readonly number[],
   ): readonly number[] {
     if (!(this.youngPtr < this.youngLimit || this.actionPending)) return addrs;
-    const locals = addrs.map((a, k) => this.runtime.root(a, sizes[k], { local: true }));
+    const locals = this.#valueRoots(addrs, sizes);
     try {
       this.processPendingActions();
       return locals.map((r) => r.addr);
@@ -474,13 +474,32 @@ export class Domain implements MemprofHost {
     }
   }
 
+  /**
+   * The local root holding a value's blocks: the first block's (the value), the others reached
+   * through it, a chain through first fields as the exported program builds an unmarshalled
+   * value (roots of their own, so that a minor collection promotes them, but neither darkened
+   * when a cycle starts nor written: marking reaches them from the value's block).
+   */
+  #valueRoots(addrs: readonly number[], sizes: readonly number[]): Root[] {
+    const roots: Root[] = [];
+    for (let k = 0; k < addrs.length; k++) {
+      const r = this.runtime.root(addrs[k], sizes[k], {
+        local: true,
+        site: k === 0 ? -1 : REACHED_SITE,
+      });
+      if (k > 0) roots[k - 1].link = r;
+      roots.push(r);
+    }
+    return roots;
+  }
+
   /** {@linkcode #pendingActionsHolding}, resumable. */
   *#pendingActionsHoldingG(
     addrs: readonly number[],
     sizes: readonly number[],
   ): Resumable<readonly number[]> {
     if (!(this.youngPtr < this.youngLimit || this.actionPending)) return addrs;
-    const locals = addrs.map((a, k) => this.runtime.root(a, sizes[k], { local: true }));
+    const locals = this.#valueRoots(addrs, sizes);
     try {
       yield* this.processPendingActionsG();
       return locals.map((r) => r.addr);
