@@ -47,6 +47,7 @@ import {
   type MemprofMarkRoots,
   type ProgramMarkLayout,
 } from "./_mark.ts";
+import { REACHED_SITE } from "./roots.ts";
 
 /** `caml_percent_free` default (`space_overhead`). */
 export const PERCENT_FREE_DEFAULT = 120;
@@ -143,7 +144,7 @@ export interface MajorRoot {
   readonly local: boolean;
   /** Marking work when darkened directly, or -1. */
   readonly darken: number;
-  /** Its keep site, or -1 (marking by layout). */
+  /** Its keep site, -1, or {@linkcode REACHED_SITE} (marking by layout). */
   readonly site?: number;
   /** The root whose block its block's first field links, or null (marking by layout). */
   readonly link?: MajorRoot | null;
@@ -646,7 +647,8 @@ export class MajorGc {
     const links = new Map<number, number>();
     for (const r of roots) {
       if (r.addr < 0 || r.viaMemprof) continue;
-      if (r.local) locals.push(r);
+      // A block another one holds is reached through it (its link), not darkened itself.
+      if (r.local && r.site !== REACHED_SITE) locals.push(r);
       const l = r.link;
       if (l !== null && l !== undefined && l.addr >= 0) links.set(r.addr, l.addr);
     }
