@@ -125,8 +125,8 @@ export const enum Colour {
 /** One block of the major heap that the simulation knows about. (A class, so that every block
  * has one shape from its creation: the sweep loops over them stay monomorphic.) */
 export class MajorBlock {
-  /** Header address. */
-  readonly addr: number;
+  /** Header address (compaction moves a block: `MajorGc.move` in major_gc.ts). */
+  addr: number;
   /** Size with header, in words. */
   readonly whsize: number;
   /** Colour. */

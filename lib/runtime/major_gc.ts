@@ -40,7 +40,7 @@
  * @module
  */
 
-import { Colour, MajorBlock, MajorHeap, OrphanPools, type PoolState } from "./_major_heap.ts";
+import { Colour, type MajorBlock, MajorHeap, OrphanPools, type PoolState } from "./_major_heap.ts";
 import {
   type LocalMarkRoot,
   Marker,
@@ -479,10 +479,8 @@ export class MajorGc {
     const b = this.#blocks.get(from);
     if (b === undefined || from === to) return;
     this.#blocks.delete(from);
-    const moved = new MajorBlock(to, b.whsize, b.colour, b.pool, b.noScan);
-    moved.scanPending = b.scanPending;
-    moved.markedIn = b.markedIn;
-    this.#blocks.set(to, moved);
+    b.addr = to;
+    this.#blocks.set(to, b);
   }
 
   /** `update_major_slice_work`. */
