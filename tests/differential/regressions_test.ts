@@ -112,7 +112,9 @@
 //    `KeepSiteOf.owner`, lib/export/ocaml.ts and lib/scenario/engine/_context.ts).
 // 24. (random campaign, seed 9) `Gc.compact`: a block compaction moved became a copy the heap's
 //    lists did not hold, so the original was never swept (compacted_blocks_swept, from rnd-9-56
-//    and rnd-9-31; lib/runtime/major_gc.ts, `move`).
+//    and rnd-9-31; lib/runtime/major_gc.ts, `move`); and compaction repacks the partially filled
+//    pools of each size class and releases the pools it empties, which the simulation did not
+//    (compaction_repacks_pools; lib/runtime/_major_heap.ts, `compact`).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -174,6 +176,7 @@ import spawnedDomainOwnHeap from "./regressions/spawned_domain_own_heap.ts";
 import rememberedSetOrder from "./regressions/remembered_set_order.ts";
 import foreverSharedSites from "./regressions/forever_shared_sites.ts";
 import compactedBlocksSwept from "./regressions/compacted_blocks_swept.ts";
+import compactionRepacksPools from "./regressions/compaction_repacks_pools.ts";
 import { backEdgePolls } from "../../lib/scenario/polling.ts";
 import { Lifetimes } from "../../lib/scenario/lifetimes.ts";
 import { profileSlots } from "../../lib/scenario/walk.ts";
@@ -226,6 +229,7 @@ const regressions: readonly Scenario[] = [
   rememberedSetOrder,
   foreverSharedSites,
   compactedBlocksSwept,
+  compactionRepacksPools,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */
@@ -932,6 +936,12 @@ function collections(sc: Scenario): number[] {
 Deno.test("blocks Gc.compact moved are swept once dead: 36 minor and 24 major collections, as OCaml 5.3", () => {
   // OCaml 5.3.0: 36 and 24; with the moved blocks never swept, 33 and 21.
   assert.deepEqual(collections(compactedBlocksSwept), [36, 24]);
+});
+
+Deno.test("Gc.compact repacks the pools: 42 minor and 21 major collections, as OCaml 5.3", () => {
+  // OCaml 5.3.0: 42 and 21; without repacking the pools, 41 and 21 (and 41 and 20 with the
+  // moved blocks never swept).
+  assert.deepEqual(collections(compactionRepacksPools), [42, 21]);
 });
 
 // ---- the real runtime ---------------------------------------------------------------------------
