@@ -157,14 +157,16 @@ const KIND_INDEX = {
 } as const;
 type CallbackKindName = keyof typeof KIND_INDEX;
 const CALLBACK_KINDS = Object.keys(KIND_INDEX) as CallbackKindName[];
-/** Why a domain is not spawned while its parent samples. */
-const SPAWN_RACE = "Domain.spawn allocates its result in the parent after the new domain has " +
-  "started (stdlib/domain.ml), so a sample there races with the new domain's first callbacks";
-
 /** Why a domain is not joined while the joining domain samples. */
 const JOIN_RACE = "Domain.join waits for the domain's termination only if it has not finished " +
-  "yet, which depends on timing, and the two paths allocate differently (seen: loop_indices " +
-  "drew its next sample one iteration earlier in 2 of 40 real runs)";
+  "yet, which depends on timing, and the real runs then sample the joining domain at other " +
+  "points (loop_indices: one iteration earlier in 2 of 30 runs; domain_exit_tracked: the " +
+  "join's own closure sampled in some runs only), a race point not modelled yet";
+
+/** Why a domain does not spawn another while its profile samples and a callback may raise. */
+const SPAWN_RAISE = "a callback raising inside Domain.spawn (its allocations run the parent's " +
+  "callbacks) would make it fail before or after the new domain started, which the exported " +
+  "program cannot follow";
 
 /**
  * Programs longer than this many characters are refused: 16 Mi, about 190 times the largest
@@ -655,8 +657,8 @@ class Exporter {
     let pendingJoins: number[] = [];
     const alive = new Set<number>([0]);
     // Domains whose profile samples (a top-level start not yet stopped; a spawned domain takes
-    // its parent's): Domain.spawn and Domain.join allocate there at points that race with the
-    // other domain.
+    // its parent's): Domain.join allocates there at points that race with the ending domain,
+    // and Domain.spawn's allocations may run callbacks that raise.
     const sampling = new Set<string>();
     const steps = this.#sc.steps;
     for (const [k, st] of steps.entries()) {
@@ -670,8 +672,8 @@ class Exporter {
           | { domain: string }
           | undefined)?.domain ?? "main"
         : undefined;
-      if (st.kind === "spawn" && sampling.has(st.domain)) {
-        this.#refuse(st.at, `Domain.spawn while domain "${st.domain}" samples: ${SPAWN_RACE}`);
+      if (st.kind === "spawn" && sampling.has(st.domain) && this.#canRaise) {
+        this.#refuse(st.at, `Domain.spawn while domain "${st.domain}" samples: ${SPAWN_RAISE}`);
       }
       if (joiner !== undefined && sampling.has(joiner)) {
         this.#refuse(st.at, `Domain.join while domain "${joiner}" samples: ${JOIN_RACE}`);
