@@ -40,7 +40,7 @@
  * @module
  */
 
-import { Colour, MajorBlock, MajorHeap, OrphanPools, type PoolState } from "./_major_heap.ts";
+import { Colour, type MajorBlock, MajorHeap, OrphanPools, type PoolState } from "./_major_heap.ts";
 import {
   type LocalMarkRoot,
   Marker,
@@ -480,10 +480,8 @@ export class MajorGc {
     const b = this.#blocks.get(from);
     if (b === undefined || from === to) return;
     this.#blocks.delete(from);
-    const moved = new MajorBlock(to, b.whsize, b.colour, b.pool, b.noScan);
-    moved.scanPending = b.scanPending;
-    moved.markedIn = b.markedIn;
-    this.#blocks.set(to, moved);
+    b.addr = to;
+    this.#blocks.set(to, b);
   }
 
   /** `update_major_slice_work`. */
@@ -665,9 +663,11 @@ export class MajorGc {
    * the write barrier darkens what a slot loses before marking reached it). Local roots are
    * darkened first, in the stop-the-world ({@linkcode darkenWork}); a block held by a global
    * slot costs its size when marking scans the slot, unless the slot loses it before that
-   * ({@linkcode darken}).
+   * ({@linkcode darken}). With `compact` (the last cycle of `Gc.compact`), each domain's heap is
+   * then compacted ({@linkcode MajorHeap.compact}), as `caml_compact_heap` does right after
+   * `caml_cycle_heap`.
    */
-  startCycle(): void {
+  startCycle(opts: { readonly compact?: boolean } = {}): void {
     this.cycles++;
     // Sweeping finished before the cycle could end: the last cycle's garbage is gone.
     for (const [addr, b] of this.#blocks) {
@@ -677,6 +677,7 @@ export class MajorGc {
     for (const d of this.#domains) {
       // The main domain takes the terminated domains' pools (a race in 5.3).
       d.heap!.cycle({ adopt: d === this.#domains[0] });
+      if (opts.compact === true) d.heap!.compact();
       d.sweepingDone = false;
       d.finalFirst = d.finalLast = false;
       d.epheSweep = false;

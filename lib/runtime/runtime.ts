@@ -1822,7 +1822,7 @@ export class Runtime {
       ev.endPhase(by.id, RuntimePhase.EV_COMPACT);
     }
     this.#markProfiles();
-    this.majorGc.startCycle();
+    this.majorGc.startCycle({ compact });
     for (const d of order) {
       t.phase(d.id, RuntimePhase.EV_MAJOR_MARK_ROOTS, t.model.cycleEndNs);
       t.phase(d.id, RuntimePhase.EV_MAJOR_MEMPROF_ROOTS, t.model.memprofPhaseNs);
