@@ -9,11 +9,9 @@
 import type { Frame, GcKind, Lifetime, Scenario } from "../scenario/spec.ts";
 import type { KeepSiteOf } from "../scenario/result.ts";
 import { ExportError } from "./errors.ts";
-import { MAX_PROGRAM_CHARS } from "./exportable.ts";
-import { defName } from "./exportable.ts";
+import { defName, MAX_PROGRAM_CHARS } from "./exportable.ts";
 import type { Ctx, ExportPlan } from "./_plan.ts";
-import { userEventBlocks } from "./_harness_heap.ts";
-import type { HarnessBlock } from "./_harness_heap.ts";
+import { type HarnessBlock, userEventBlocks } from "./_harness_heap.ts";
 import { ocamlCommentString, ocamlString } from "./_ocaml_text.ts";
 import { ocamlHexFloat } from "../util/ocaml_printf.ts";
 

@@ -4,8 +4,7 @@
  * which runs the scenario from an empty minor heap and prints the log after it.
  * @module
  */
-import type { ThreadSpawnStep } from "./_plan.ts";
-import type { Ctx } from "./_plan.ts";
+import type { Ctx, ThreadSpawnStep } from "./_plan.ts";
 import type { Emitter } from "./_emit.ts";
 import { guard, stepsCode } from "./_emit_steps.ts";
 import { ocamlCommentString } from "./_ocaml_text.ts";

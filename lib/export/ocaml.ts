@@ -9,7 +9,9 @@
  * the scenario runs. A construct with no faithful OCaml form is refused with an
  * {@linkcode ExportError}; nothing is approximated silently.
  *
- * See docs/differential.md for the export rules.
+ * The work is split: exportable.ts checks every refusal (and _plan.ts decides the program's
+ * shape) before any code is written; the `_emit_*.ts` writers write the code, a writer per step
+ * kind; this module assembles the program. See docs/differential.md for the export rules.
  * @module
  */
 import type { Lifetime, Scenario } from "../scenario/spec.ts";
