@@ -92,8 +92,9 @@ function largeFile(): { path: string } | { why: string } {
 const largeOnDisk = largeFile();
 const OCAMLOPT_PATH = new URL("../tests/fixtures/memtrace/ocamlopt.ctf", import.meta.url).pathname;
 
-/** Decodes the trace file at `path`, read through the reader's 32 KiB window: what native
- * memtrace's decode bench times (`Reader.open_`, `iter`, `close`). */
+/** Decodes the trace file at `path`, read through the reader's window (`Reader.open`'s default,
+ * 256 KiB for a regular file): what native memtrace's decode bench times (`Reader.open_`,
+ * `iter`, `close`). */
 function decodeFile(path: string): void {
   const r = Reader.open(path);
   r.iterViews(onView);
@@ -197,7 +198,7 @@ if ("path" in largeOnDisk) {
   ]);
   printSideBySide({
     group: "streaming",
-    label: `${largeLabel}, read from a file through the 32 KiB window`,
+    label: `${largeLabel}, read from a file through the reader's window`,
     ours: { value: fig.get("")!, unit: "M events/s" },
     anchor: fig.get("bytes already in memory")!,
     anchorName: "ours in memory",

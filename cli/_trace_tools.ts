@@ -2,35 +2,25 @@
  * memtrace's own tools as `memprof-lab trace` commands: `flamegraph`, `hotspots`, `identify`,
  * `subsample` and `strip-names`, printing and writing exactly what memtrace's `bin/` tools do
  * (lib/memtrace_tools). Wired into cli/trace.ts.
+ *
+ * Each command loads its tool's module when it runs (`import()`), so that `trace identify` does
+ * not load subsample's OCaml random generator or the analysis library (cli/trace.ts says why).
  * @module
  */
-import { type Event, FileSink, Reader } from "../lib/memtrace/mod.ts";
+import type { Event, FileSink } from "../lib/memtrace/mod.ts";
+import { Reader } from "../lib/memtrace/reader.ts";
 import type { ToolPass } from "../lib/memtrace_tools/mod.ts";
-import {
-  EXACT_DRAW_SAMPLES,
-  flamegraphTo,
-  hotspots,
-  identify,
-  MAX_SUBSAMPLE_FACTOR,
-  startStripNames,
-  startSubsample,
-} from "../lib/memtrace_tools/mod.ts";
+import type { RankChangeResult } from "../lib/trace_analysis/rank_change.ts";
 import { StdoutBuffer, writeOutput, writeStderr, writeStdout } from "./_io.ts";
-import {
-  formatRankChange,
-  rankChangeOf,
-  type RankChangeResult,
-} from "../lib/trace_analysis/rank_change.ts";
-import { startAggregate } from "../lib/trace_analysis/aggregate.ts";
 import { parseCommandArgs, parseInteger, usageError } from "./_args.ts";
 import { usageLines } from "./_usage.ts";
-import { openTraceInput, readThrough } from "./_trace_input.ts";
+import { load } from "./_lazy.ts";
 
 /** How OUT is written, as the help texts say it. */
 const OUT_TEXT = `OUT is written to a temporary file, renamed when complete and removed on error,
 Ctrl-C or SIGTERM (exit status 130, 143); a device or FIFO (/dev/null) is written in place.`;
 
-/** The commands' help texts, by command name. */
+/** The commands' help texts, by command name (subsample's: {@linkcode subsampleHelp}). */
 export const TOOL_HELP: Record<string, string> = {
   flamegraph: `${usageLines("trace flamegraph", "FILE")}
 
@@ -57,7 +47,26 @@ promoted, sizes and runtime. FILE is printed as given.
 
 Options:
   -h, --help  show this help`,
-  subsample: `${usageLines("trace subsample", "IN OUT FACTOR [START_S END_S]")}
+  "strip-names": `${usageLines("trace strip-names", "IN OUT")}
+
+Writes to OUT the trace IN without what names the program, byte-identical to memtrace's
+strip_names tool: executable and host '<anonymous>', pid 0, start time 0, no context,
+no backtraces; times, ids, sizes, samples, sources and domains are kept.
+
+${OUT_TEXT}
+
+Options:
+  -h, --help  show this help`,
+};
+
+/** subsample's help text, which gives two of its module's constants. */
+export function subsampleHelp(
+  { MAX_SUBSAMPLE_FACTOR, EXACT_DRAW_SAMPLES }: {
+    MAX_SUBSAMPLE_FACTOR: number;
+    EXACT_DRAW_SAMPLES: number;
+  },
+): string {
+  return `${usageLines("trace subsample", "IN OUT FACTOR [START_S END_S]")}
 
 Writes to OUT the trace IN as if sampled FACTOR times less often, byte-identical to
 memtrace's subsample tool: each sample is kept when OCaml 5's default Random.int FACTOR
@@ -78,27 +87,22 @@ draw, not one per sample; output then not memtrace's). A trace 'copy' refuses is
 refused with copy's error.
 
 Options:
-  -h, --help  show this help`,
-  "strip-names": `${usageLines("trace strip-names", "IN OUT")}
-
-Writes to OUT the trace IN without what names the program, byte-identical to memtrace's
-strip_names tool: executable and host '<anonymous>', pid 0, start time 0, no context,
-no backtraces; times, ids, sizes, samples, sources and domains are kept.
-
-${OUT_TEXT}
-
-Options:
-  -h, --help  show this help`,
-};
+  -h, --help  show this help`;
+}
 
 /** The arguments of `cmd` (negative integers among them: START_S may be one), `counts` of them,
- * or undefined after printing the help for `--help`. */
-function positionals(args: string[], cmd: string, counts: number[]): string[] | undefined {
+ * or undefined after printing the help for `--help` (`help`, default `TOOL_HELP[cmd]`). */
+function positionals(
+  args: string[],
+  cmd: string,
+  counts: number[],
+  help = TOOL_HELP[cmd],
+): string[] | undefined {
   const { values, positionals } = parseCommandArgs(`trace ${cmd}`, args, {}, {
     negativeIntegers: "positional",
   });
   if (values.help) {
-    writeStdout(TOOL_HELP[cmd] + "\n");
+    writeStdout(help + "\n");
     return undefined;
   }
   if (!counts.includes(positionals.length)) {
@@ -135,6 +139,12 @@ async function writeThroughPass<T>(
   output: string,
   start: (reader: Reader, sink: FileSink) => ToolPass<T>,
 ): Promise<T> {
+  const [{ openTraceInput, readThrough }, { FileSink }] = await Promise.all([
+    load<typeof import("./_trace_input.ts")>(new URL("./_trace_input.ts", import.meta.url)),
+    load<typeof import("../lib/memtrace/sink.ts")>(
+      new URL("../lib/memtrace/sink.ts", import.meta.url),
+    ),
+  ]);
   const trace = await openTraceInput(input);
   try {
     let result: T | undefined;
@@ -153,29 +163,42 @@ function integer(text: string, what: string, min: number, max: number): number {
   return parseInteger("trace subsample", what, text, { min, max });
 }
 
-function flamegraphCmd(args: string[]): void {
+async function flamegraphCmd(args: string[]): Promise<void> {
   const p = positionals(args, "flamegraph", [1]);
   if (p === undefined) return;
+  const { flamegraphTo } = await load<typeof import("../lib/memtrace_tools/flamegraph.ts")>(
+    new URL("../lib/memtrace_tools/flamegraph.ts", import.meta.url),
+  );
   // Line by line: the lines of a trace can add up to more than one string can hold.
   const out = new StdoutBuffer();
   withReader(p[0], (r) => flamegraphTo(r, (line) => out.write(line)));
   out.flush();
 }
 
-function hotspotsCmd(args: string[]): void {
+async function hotspotsCmd(args: string[]): Promise<void> {
   const p = positionals(args, "hotspots", [1]);
   if (p === undefined) return;
+  const { hotspots } = await load<typeof import("../lib/memtrace_tools/hotspots.ts")>(
+    new URL("../lib/memtrace_tools/hotspots.ts", import.meta.url),
+  );
   print(withReader(p[0], (r) => hotspots(r)));
 }
 
-function identifyCmd(args: string[]): void {
+async function identifyCmd(args: string[]): Promise<void> {
   const p = positionals(args, "identify", [1]);
   if (p === undefined) return;
+  const { identify } = await load<typeof import("../lib/memtrace_tools/identify.ts")>(
+    new URL("../lib/memtrace_tools/identify.ts", import.meta.url),
+  );
   print(withReader(p[0], (r) => identify(r, { name: p[0] })));
 }
 
 async function subsampleCmd(args: string[]): Promise<void> {
-  const p = positionals(args, "subsample", [3, 5]);
+  const subsample = await load<typeof import("../lib/memtrace_tools/subsample.ts")>(
+    new URL("../lib/memtrace_tools/subsample.ts", import.meta.url),
+  );
+  const { MAX_SUBSAMPLE_FACTOR, startSubsample } = subsample;
+  const p = positionals(args, "subsample", [3, 5], subsampleHelp(subsample));
   if (p === undefined) return;
   const [input, output, factorText, startText, endText] = p;
   const factor = integer(factorText, "FACTOR", 1, MAX_SUBSAMPLE_FACTOR);
@@ -195,6 +218,14 @@ async function subsampleCmd(args: string[]): Promise<void> {
   }
   // The input's and the output's top sites, aggregated as the events go by (lib/trace_analysis;
   // finished with the pass, while the input is open).
+  const [{ startAggregate }, { formatRankChange, rankChangeOf }] = await Promise.all([
+    load<typeof import("../lib/trace_analysis/aggregate.ts")>(
+      new URL("../lib/trace_analysis/aggregate.ts", import.meta.url),
+    ),
+    load<typeof import("../lib/trace_analysis/rank_change.ts")>(
+      new URL("../lib/trace_analysis/rank_change.ts", import.meta.url),
+    ),
+  ]);
   let change: RankChangeResult | undefined;
   const stats = await writeThroughPass(input, output, (r, sink) => {
     const before = startAggregate(r), after = startAggregate(r);
@@ -250,6 +281,9 @@ async function stripNamesCmd(args: string[]): Promise<void> {
   const p = positionals(args, "strip-names", [2]);
   if (p === undefined) return;
   const [input, output] = p;
+  const { startStripNames } = await load<typeof import("../lib/memtrace_tools/strip_names.ts")>(
+    new URL("../lib/memtrace_tools/strip_names.ts", import.meta.url),
+  );
   const n = await writeThroughPass(input, output, startStripNames);
   writeStderr(`wrote ${n} events without names to ${output}\n`);
 }

@@ -1,17 +1,11 @@
 /**
  * `memprof-lab trace` (`deno task trace`) — read, dump, copy and analyse memtrace `.ctf` files.
+ *
+ * A command loads only the modules it uses (`import()` when it runs): the process start is part
+ * of what a command costs, and `trace identify` needs a tenth of what `trace report` does.
  * @module
  */
-import {
-  dumpTraceTo,
-  FileSink,
-  type Info,
-  infoLines,
-  Reader,
-  TraceCopier,
-  type TraceStats,
-  traceStats,
-} from "../lib/memtrace/mod.ts";
+import type { Info, Reader, TraceStats } from "../lib/memtrace/mod.ts";
 import {
   exitStatusOf,
   StdoutBuffer,
@@ -20,9 +14,8 @@ import {
   writeStderr,
   writeStdout,
 } from "./_io.ts";
-import { TOOL_COMMANDS } from "./_trace_tools.ts";
-import { openTraceInput, readThrough } from "./_trace_input.ts";
 import { commandName, usageLines } from "./_usage.ts";
+import { load } from "./_lazy.ts";
 import {
   type OptionTable,
   parseCommandArgs,
@@ -30,11 +23,18 @@ import {
   unknownCommandMessage,
   usageError,
 } from "./_args.ts";
-import { ANALYSIS_COMMAND_LINES, runAnalysisCommand } from "./_trace_analysis.ts";
-import { confidenceOption, infoIntervals } from "./_trace_analysis.ts";
 
-const HELP: Record<string, string> = {
-  main: `${usageLines("trace", "<command> [options]")}
+/** The codec (dump, copy, info). */
+const memtrace = () =>
+  load<typeof import("../lib/memtrace/mod.ts")>(new URL("../lib/memtrace/mod.ts", import.meta.url));
+/** top, diff, export, report, and info's intervals. */
+const analysis = () =>
+  load<typeof import("./_trace_analysis.ts")>(new URL("./_trace_analysis.ts", import.meta.url));
+
+/** The help of `trace` (it lists the analysis commands, whose module it loads). */
+async function mainHelp(): Promise<string> {
+  const { ANALYSIS_COMMAND_LINES } = await analysis();
+  return `${usageLines("trace", "<command> [options]")}
 
 Commands:
   dump FILE        print the trace info, then one line per event
@@ -53,7 +53,10 @@ Run '${commandName("trace <command>")} --help' for a command's options.
 
 Exit status: 0 ok, 1 failure (unreadable or malformed input, a file that cannot be
 written), 2 wrong command line (this help on stderr when no command is given), 130 and
-143 when SIGINT or SIGTERM stops a command writing a file.`,
+143 when SIGINT or SIGTERM stops a command writing a file.`;
+}
+
+const HELP: Record<"dump" | "copy" | "info", string> = {
   dump: `${usageLines("trace dump", "FILE [--no-backtraces] [--max-output CHARS]")}
 
 Prints the 10 info lines (sample_rate, word_size, executable_name, host_name,
@@ -115,7 +118,8 @@ function needFiles(positionals: string[], n: number, cmd: string): string[] {
 }
 
 /** Opens a trace file, or standard input for `-` (read as it comes; its size shows as 0). */
-function openTrace(file: string): Reader {
+async function openTrace(file: string): Promise<Reader> {
+  const { Reader } = await memtrace();
   if (file === "-") return Reader.fromStream(Deno.stdin, { name: "standard input" });
   return Reader.open(file);
 }
@@ -127,7 +131,7 @@ function maxOutput(value: string | boolean | undefined): number | undefined {
   return n === 0 ? Infinity : n;
 }
 
-function dump(args: string[]): void {
+async function dump(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, "dump", {
     "no-backtraces": { type: "boolean" },
     "max-output": { type: "string" },
@@ -135,7 +139,8 @@ function dump(args: string[]): void {
   if (values.help) return writeStdout(HELP.dump + "\n");
   const [file] = needFiles(positionals, 1, "dump");
   const maxOutputChars = maxOutput(values["max-output"]);
-  const reader = openTrace(file);
+  const { dumpTraceTo } = await memtrace();
+  const reader = await openTrace(file);
   const out = new StdoutBuffer();
   try {
     dumpTraceTo(reader, (text) => out.write(text), {
@@ -152,6 +157,10 @@ async function copy(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, "copy", {});
   if (values.help) return writeStdout(HELP.copy + "\n");
   const [input, output] = needFiles(positionals, 2, "copy");
+  const [{ FileSink, TraceCopier }, { openTraceInput, readThrough }] = await Promise.all([
+    memtrace(),
+    load<typeof import("./_trace_input.ts")>(new URL("./_trace_input.ts", import.meta.url)),
+  ]);
   // A pipe is read ahead asynchronously, so that an idle writer cannot keep Ctrl-C waiting.
   const trace = await openTraceInput(input, { stdin: true });
   let n = 0;
@@ -213,13 +222,15 @@ export function infoJson(info: Info, sizeBytes: number, s: TraceStats): Record<s
   };
 }
 
-function info(args: string[]): void {
+async function info(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, "info", {
     json: { type: "boolean" },
     confidence: { type: "string" },
   });
   if (values.help) return writeStdout(HELP.info + "\n");
   const [file] = needFiles(positionals, 1, "info");
+  const [{ infoLines, Reader, traceStats }, { confidenceOption, infoIntervals }] = await Promise
+    .all([memtrace(), analysis()]);
   const confidence = confidenceOption(values.confidence, "info");
   const intervals = (s: TraceStats, i: Info) => infoIntervals(s.samples, i, confidence);
   const reader = Reader.open(file);
@@ -272,7 +283,7 @@ const TRACE_COMMANDS = [
   "report",
 ];
 
-function dispatch(args: string[]): void | Promise<void> {
+async function dispatch(args: string[]): Promise<void> {
   const [cmd, ...rest] = args;
   switch (cmd) {
     case "dump":
@@ -286,18 +297,21 @@ function dispatch(args: string[]): void | Promise<void> {
     case "identify":
     case "subsample":
     case "strip-names":
-      return TOOL_COMMANDS[cmd](rest);
+      return (await load<typeof import("./_trace_tools.ts")>(
+        new URL("./_trace_tools.ts", import.meta.url),
+      )).TOOL_COMMANDS[cmd](rest);
     case "top":
     case "diff":
     case "export":
     case "report":
-      return runAnalysisCommand(cmd, rest).then(() => {});
+      await (await analysis()).runAnalysisCommand(cmd, rest);
+      return;
     case undefined:
-      throw new UsageError("missing command", HELP.main);
+      throw new UsageError("missing command", await mainHelp());
     case "-h":
     case "--help":
     case "help":
-      writeStdout(HELP.main + "\n");
+      writeStdout(await mainHelp() + "\n");
       return;
     default:
       throw usageError("trace", unknownCommandMessage(cmd, TRACE_COMMANDS));

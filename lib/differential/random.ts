@@ -10,7 +10,7 @@
  * @module
  */
 import fc from "fast-check";
-import { ExportError, exportOCaml } from "../export/mod.ts";
+import { checkExportable, ExportError, exportOCaml } from "../export/mod.ts";
 import { countLeafSteps, type Scenario, ScenarioError } from "../scenario/mod.ts";
 import { forEachStep } from "../scenario/walk.ts";
 import { type GenProgram, genProgram, withinBudget } from "./_gen_program.ts";
@@ -37,15 +37,23 @@ export function scenarioSeed(seed: number, index: number): number {
   return h | 0;
 }
 
-/** Whether `p` builds into a valid scenario that the OCaml export accepts. */
-export function isExportable(p: GenProgram): boolean {
+/** The scenario `p` builds into, or undefined when it builds into none (the builder's checks
+ * refuse it). */
+function builtScenario(p: GenProgram): Scenario | undefined {
   try {
-    exportOCaml(buildGenScenario(p, "rnd-check"));
-    return true;
+    return buildGenScenario(p, "rnd-check");
   } catch (e) {
-    if (e instanceof ScenarioError || e instanceof ExportError) return false;
+    if (e instanceof ScenarioError) return undefined;
     throw e;
   }
+}
+
+/** Whether `p` builds into a valid scenario that the OCaml export accepts
+ * ({@linkcode checkExportable}: no refusal, without writing the program; a generated program
+ * is far shorter than the export's limit on a program's length). */
+export function isExportable(p: GenProgram): boolean {
+  const sc = builtScenario(p);
+  return sc !== undefined && checkExportable(sc).length === 0;
 }
 
 /**
@@ -58,13 +66,14 @@ export function isExportable(p: GenProgram): boolean {
  * simulation is left to the campaign, which reports it.
  */
 export function isValidProgram(p: GenProgram): boolean {
-  let sc: Scenario;
+  const sc = builtScenario(p);
+  // The refusals first: a refused program is not written.
+  if (sc === undefined || checkExportable(sc).length > 0) return false;
   let majorHeap;
   try {
-    sc = buildGenScenario(p, "rnd-check");
     majorHeap = exportOCaml(sc).majorHeap;
   } catch (e) {
-    if (e instanceof ScenarioError || e instanceof ExportError) return false;
+    if (e instanceof ExportError) return false;
     throw e;
   }
   try {

@@ -17,7 +17,7 @@ import {
 } from "../export/mod.ts";
 import { canonicalLine, type CanonicalLog, parseRealLog, RealLogError } from "./canonical.ts";
 import { compareLogs, type Comparison } from "./compare.ts";
-import type { RacePoint, RunEvent } from "../scenario/mod.ts";
+import type { RacePoint, RaceResolution, RunEvent } from "../scenario/mod.ts";
 import { processAlive } from "../ocaml/_process.ts";
 import { writeFileAtomicSync } from "../util/atomic_file.ts";
 import { judgeRings, type RingJudgement, type RingMode } from "./ring_run.ts";
@@ -135,6 +135,10 @@ function callbackOf(
   return m === null ? undefined : { kind: m[1], domain: Number(m[2]), id: Number(m[3]) };
 }
 
+/** Simulations {@linkcode resolveRaces} may spend trying race outcomes that show only later
+ * (other adopters of orphans, a spawn's allocations in the other order). */
+const MAX_RACE_TRIES = 32;
+
 /** What a run of a scenario with race points must reproduce: the resolution read from its log. */
 export interface ReadResolution {
   /** The tracked blocks reported dead at a promotion race. */
@@ -142,6 +146,8 @@ export interface ReadResolution {
   /** The adopter of each adoption race's orphans (race `id` → domain), where it was not the
    * collecting domain. */
   readonly adopter: readonly (readonly [number, number])[];
+  /** The spawns whose new domain allocated its DLS array before the parent its result. */
+  readonly childFirst: readonly number[];
 }
 
 /**
@@ -150,8 +156,12 @@ export interface ReadResolution {
  * domain), each time the first difference is explained by a race point — a racing block the real
  * run reported dead (`dealloc_minor` where the simulation has `promote`, same block), or an
  * orphaned block's callback run on another participant of its adoption race — that race is
- * resolved that way and the scenario simulated again. Stops at agreement or at a difference no
- * race explains; returns the last simulation and the resolution.
+ * resolved that way and the scenario simulated again. A difference neither explains may come
+ * from a race whose outcome shows only later (an adoption by another participant, a spawn's
+ * allocations in the other order): the other outcome of each such unresolved race point is then
+ * tried, in the order the simulation met them, and kept if the logs agree further (at most
+ * `MAX_RACE_TRIES` simulations in all). Stops at agreement or at a difference no race explains;
+ * returns the last simulation and the resolution.
  */
 export function resolveRaces(
   sc: Scenario,
@@ -160,10 +170,47 @@ export function resolveRaces(
 ): { sim: CanonicalLog; resolution: ReadResolution; racePoints: number } {
   const dead = new Set<number>();
   const adopter = new Map<number, number>();
+  const childFirst = new Set<number>();
+  const decided = new Set<number>();
+  let tries = 0;
+  /** Whether a trial resolution makes the logs agree further than `index`. */
+  const better = (races: RaceResolution, index: number): boolean => {
+    tries++;
+    const { log } = simulateWithRaces(sc, { ...opts, races });
+    const d = compareLogs(log, real, { context: 0 }).difference;
+    return d === undefined || (d.kind === "callback" && d.index > index);
+  };
+  /** Tries the other outcomes of the race points that show only later and elsewhere (an
+   * adoption by another participant, a spawn's allocations in the other order), one at a
+   * time, in the order the last simulation met them; keeps the first that makes the logs
+   * agree further than `index`. */
+  const search = (points: readonly RacePoint[], index: number): boolean => {
+    for (const p of points) {
+      if (tries >= MAX_RACE_TRIES) return false;
+      if (p.kind === "spawn" && !decided.has(p.spawn)) {
+        decided.add(p.spawn);
+        const trial = new Set(childFirst).add(p.spawn);
+        if (better({ deadAtPromotion: dead, adopter, childFirst: trial }, index)) {
+          childFirst.add(p.spawn);
+          return true;
+        }
+      }
+      if (p.kind !== "adoption" || adopter.has(p.id)) continue;
+      for (const other of p.participants) {
+        if (other === p.domain || tries >= MAX_RACE_TRIES) continue;
+        const trial = new Map(adopter).set(p.id, other);
+        if (better({ deadAtPromotion: dead, adopter: trial, childFirst }, index)) {
+          adopter.set(p.id, other);
+          return true;
+        }
+      }
+    }
+    return false;
+  };
   for (;;) {
     const { log, racePoints } = simulateWithRaces(sc, {
       ...opts,
-      races: { deadAtPromotion: dead, adopter },
+      races: { deadAtPromotion: dead, adopter, childFirst },
     });
     const d = compareLogs(log, real, { context: 0 }).difference;
     if (d !== undefined && d.kind === "callback") {
@@ -178,7 +225,7 @@ export function resolveRaces(
           dead.add(id);
           continue;
         }
-        const adoption = racePoints.find((p) =>
+        const adoption = racePoints.find((p): p is Extract<RacePoint, { kind: "adoption" }> =>
           p.kind === "adoption" && p.ids.includes(id) && !adopter.has(p.id) &&
           p.participants.includes(theirs.domain) && p.domain === ours.domain
         );
@@ -187,12 +234,19 @@ export function resolveRaces(
           continue;
         }
       }
+      // An adoption by another participant shows later, and elsewhere: the orphans' tables
+      // reach the final adopter in another order (a domain that adopted them orphans them
+      // again, its own table first), so their callbacks run in another order on the same
+      // domain. Each unresolved adoption race is tried with its other participants, and a
+      // choice is kept when the logs then agree further.
+      if (d.kind === "callback" && search(racePoints, d.index)) continue;
     }
     return {
       sim: log,
       resolution: {
         deadAtPromotion: [...dead].sort((a, b) => a - b),
         adopter: [...adopter].sort((a, b) => a[0] - b[0]),
+        childFirst: [...childFirst].sort((a, b) => a - b),
       },
       racePoints: racePoints.length,
     };

@@ -24,7 +24,7 @@ import {
   type MajorGcInitialState,
   SliceKind,
 } from "../runtime/major_gc.ts";
-import type { PreludeParams } from "./_prelude.ts";
+import { HARNESS_TABLES, type HarnessShape, LayoutBuilder } from "./_harness_tables.ts";
 import type { ProgramMarkLayout } from "../runtime/_mark.ts";
 import {
   FIXED_EVENTS,
@@ -84,13 +84,12 @@ function markCost(b: HarnessBlock): number {
 }
 
 /** The harness's blocks for prelude parameters `p` and the scenario's own initialised values,
- * in the order the program allocates them. `threadsLibrary` says that the program has the
- * systhreads' baton (lib/export/_prelude.ts, `threadsPrelude`) for `p.threads` threads with
- * programs, which it creates at the end of its initialisation. */
+ * in the order the program allocates them: its tables (_harness_tables.ts), the exceptions'
+ * constructors, the scenario's values, `start_fns` and the trackers. `threadsLibrary` says that
+ * the program has the systhreads' baton (lib/export/_prelude.ts, `threadsPrelude`) for
+ * `p.threads` threads with programs, which it creates at the end of its initialisation. */
 export function harnessBlocks(
-  p:
-    & Pick<PreludeParams, "domains" | "maxDepth" | "profiles" | "sites" | "exceptions">
-    & Partial<Pick<PreludeParams, "threads" | "fifoSites">>,
+  p: HarnessShape,
   extra: readonly HarnessBlock[] = [],
   opts: { readonly threadsLibrary?: boolean } = {},
 ): HarnessBlock[] {
@@ -100,45 +99,12 @@ export function harnessBlocks(
     via: "root",
   });
   const out: HarnessBlock[] = [];
-  const threads = p.threads ?? 0;
-  out.push(root((p.domains + threads) * (p.maxDepth + 1), "ints")); // loops
-  out.push(root(256, "ints")); // ord_of_index
-  // An array literal is copied when evaluated (arrays are mutable): site_capacity, and
-  // fifo_sites below; the empty one is the static atom.
-  if (p.sites.length > 0) out.push(root(p.sites.length, "ints")); // site_capacity
-  if (p.sites.length > 0) {
-    for (const fields of ["pointers", "ints"] as const) { // ks, kd
-      for (const n of p.sites) out.push({ wosize: Math.max(n, 1), fields, via: "scan" });
-      out.push(root(p.sites.length, "pointers"));
-    }
-  }
-  out.push(root(p.sites.length + 1, "ints"), root(p.sites.length + 1, "ints")); // kh, kt
-  const fifo = p.fifoSites?.length ?? 0;
-  if (fifo > 0) out.push(root(fifo, "ints")); // fifo_sites
-  const slots = Math.max(1, p.profiles);
-  out.push(root(slots, "ints"), root(slots * 5, "ints")); // prof, calls
-  out.push(root(p.domains, "ints"), root(p.domains, "ints")); // doms, started
-  out.push(root(p.domains, "ints")); // released
-  const n = threads + 1;
-  if (opts.threadsLibrary) {
-    out.push(root(1, "ints")); // th_turn
-    // th_cond, and its conditions (custom blocks): the main thread's is reached by scanning
-    // th_cond; each other thread's is on its stack as it waits on it (Condition.wait in th_wait),
-    // darkened with the stacks before marking scans anything, at no cost (nothing to scan).
-    out.push(root(n, "pointers"));
-    out.push({ wosize: 2, fields: "noscan", via: "scan" });
-    for (let k = 1; k < n; k++) out.push(root(2, "noscan"));
-    // handed_by, joiner, ended, spawned, joining, parked
-    for (let k = 0; k < 6; k++) out.push(root(n, "ints"));
-    out.push(root(2, "noscan")); // th_parked_cond
-    // th_handle: the threads' descriptors from its second slot (the first holds an immediate),
-    // so its darkening pushes (and marking scans) its fields from the second.
-    out.push({ wosize: n, fields: "pointers", via: "root", mark: n - 1 });
-    out.push(root(n, "ints")); // th_ctx
-    out.push(root(256, "ints")); // th_of_id
+  for (const t of HARNESS_TABLES) {
+    if (!t.threadsOnly || opts.threadsLibrary) out.push(...t.blocks(p));
   }
   for (let i = 0; i < p.exceptions; i++) out.push(root(2, "pointers")); // exception constructors
   for (const b of extra) out.push(b);
+  const slots = Math.max(1, p.profiles);
   out.push(root(slots, "pointers")); // start_fns: static closures
   for (let i = 0; i < p.profiles; i++) out.push(root(5, "pointers")); // trackers
   if (opts.threadsLibrary) {
@@ -148,7 +114,7 @@ export function harnessBlocks(
     // Thread.create's wrapper called the thread's function: it dies young. The systhreads'
     // roots hook (caml_thread_scan_roots) darkens each descriptor with the stacks, pushing its
     // fields from the status: 1 word, then the status is reached by scanning.
-    for (let k = 1; k < n; k++) {
+    for (let k = 0; k < (p.threads ?? 0); k++) {
       out.push({ wosize: 2, fields: "noscan", via: "scan" });
       out.push({ wosize: 3, fields: "pointers", via: "root", mark: 1 });
     }
@@ -362,9 +328,7 @@ export function harnessMajorHeap(
  * other domains' handles are taken as marked.
  */
 export function harnessMarkLayout(
-  p:
-    & Pick<PreludeParams, "domains" | "maxDepth" | "profiles" | "sites" | "exceptions">
-    & Partial<Pick<PreludeParams, "threads" | "fifoSites">>,
+  p: HarnessShape,
   extra: readonly HarnessBlock[] = [],
   opts: {
     readonly threadsLibrary?: boolean;
@@ -372,53 +336,12 @@ export function harnessMarkLayout(
     readonly userEvents?: number;
   } = {},
 ): ProgramMarkLayout {
-  const globals: string[] = [];
-  const blocks: string[] = [];
-  const ints = (n: number) => `${n} 0 0 | i*${n}`;
-  const block = (text: string) => {
-    blocks.push(text);
-    return `b${blocks.length - 1}`;
-  };
-  const threads = p.threads ?? 0;
-  globals.push(ints((p.domains + threads) * (p.maxDepth + 1))); // loops
-  globals.push(ints(256)); // ord_of_index
-  const ns = p.sites.length;
-  if (ns > 0) {
-    globals.push(ints(ns)); // site_capacity
-    globals.push(`${ns} 0 0 | ${p.sites.map((_, s) => `k${s}`).join(" ")}`); // ks
-    globals.push(`${ns} 0 0 | ${p.sites.map((n) => block(ints(Math.max(n, 1)))).join(" ")}`); // kd
+  const lay = new LayoutBuilder();
+  for (const t of HARNESS_TABLES) {
+    if (!t.threadsOnly || opts.threadsLibrary) t.layout(p, lay);
   }
-  globals.push(ints(ns + 1), ints(ns + 1)); // kh, kt
-  const fifo = p.fifoSites?.length ?? 0;
-  if (fifo > 0) globals.push(ints(fifo)); // fifo_sites
-  const slots = Math.max(1, p.profiles);
-  // prof: each slot the config block of the profile the program keeps there, if any.
-  globals.push(`${slots} 0 0 | ${Array.from({ length: slots }, (_, j) => `p${j}`).join(" ")}`);
-  globals.push(ints(slots * 5)); // calls
-  // doms: the main domain's slot holds 0, the others' handles.
-  globals.push(`${p.domains} 0 0 | i${p.domains > 1 ? ` s*${p.domains - 1}` : ""}`);
-  globals.push(ints(p.domains), ints(p.domains)); // started, released
-  const threadBlocks: { descriptor: number; cond: number }[] = [];
-  if (opts.threadsLibrary) {
-    // th_cond: the threads' conditions (custom blocks), the main thread's first; th_handle: from
-    // its second slot, each systhread's descriptor [id; closure; status] (st_stubs.c,
-    // caml_thread_new_descriptor), its closure field cleared by caml_thread_start, its status a
-    // custom block. While a systhread lives, its descriptor and its condition are marked from
-    // the roots (lib/runtime/_mark.ts: `threads`); once it ended, by scanning these arrays.
-    const n = threads + 1;
-    const conds = Array.from({ length: n }, () => blocks.push("2 255 0") - 1);
-    globals.push(`${n} 0 0 | ${conds.map((b) => `b${b}`).join(" ")}`);
-    for (let k = 0; k < 6; k++) globals.push(ints(n)); // th_handed_by … th_parked
-    for (let k = 1; k < n; k++) {
-      const status = blocks.push("2 255 0") - 1;
-      const descriptor = blocks.push(`3 0 0 | i i b${status}`) - 1;
-      threadBlocks.push({ descriptor, cond: conds[k] });
-    }
-    const handles = threadBlocks.map((t) => ` b${t.descriptor}`).join("");
-    globals.push(`${n} 0 0 | i${handles}`);
-    globals.push(ints(n)); // th_ctx
-    globals.push(ints(256)); // th_of_id
-  }
+  const { globals, blocks } = lay;
+  const block = (text: string) => lay.block(text);
   for (let i = 0; i < p.exceptions; i++) globals.push("2 248 0 | s i"); // exception constructors
   // User events: the constructor added to Runtime_events.User.tag (a block like an exception's),
   // then the event Runtime_events.User.register returns ({id; name; typ; tag}, its tag field
@@ -439,10 +362,11 @@ export function harnessMarkLayout(
     if (b.fields === "noscan") globals.push(`${b.wosize} 252 0`);
     else globals.push(`${b.wosize} 0 0 | ${b.fields === "ints" ? "i" : "s"}*${b.wosize}`);
   }
+  const slots = Math.max(1, p.profiles);
   globals.push(`${slots} 0 0 | s*${slots}`); // start_fns: static closures
   for (let i = 0; i < p.profiles; i++) globals.push("5 0 0 | s*5"); // trackers
   const fixed = opts.threadsLibrary
     ? (opts.events ? FIXED_THREADS_EVENTS : FIXED_THREADS)
     : (opts.events ? FIXED_EVENTS : FIXED_PLAIN);
-  return { fixed, globals, blocks, sites: p.sites, threads: threadBlocks, globalRoots };
+  return { fixed, globals, blocks, sites: p.sites, threads: lay.threads, globalRoots };
 }

@@ -3,9 +3,11 @@
  * preallocated int arrays, keeps blocks alive in preallocated slot arrays, counts steps, draws
  * the scenario's sizes and hands the baton between domains. Everything here is allocated when
  * the module initialises, before the scenario starts, and nothing in it allocates afterwards:
- * the program's heap holds only what the scenario declares.
+ * the program's heap holds only what the scenario declares. The tables it keeps are declared
+ * from their one description (_harness_tables.ts), which the heap model reads too.
  * @module
  */
+import { declOf } from "./_harness_tables.ts";
 
 /** Sizes of the harness's tables, fixed when the program is written. */
 export interface PreludeParams {
@@ -66,8 +68,6 @@ export const OUTCOME_RAISE_BASE = 3;
 /** The OCaml text of the harness. */
 export function prelude(p: PreludeParams): string {
   const stride = REC.loops + p.maxDepth + 1 + p.maxFrames;
-  const sites = p.sites.length === 0 ? "[||]" : `[| ${p.sites.join("; ")} |]`;
-  const fifo = p.fifoSites.length === 0 ? "[||]" : `[| ${p.fifoSites.join("; ")} |]`;
   return `[@@@ocaml.warning "-a"]
 
 (* ---- Harness. Allocated at initialisation; allocation-free afterwards. ---- *)
@@ -92,30 +92,30 @@ let serial = ref 0
 
 (* Per domain (by the scenario's domain number), then per systhread with a program: [depth; i1;
    i2; ...], the enclosing loops. *)
-let loops = Array.make (${p.domains + p.threads} * (max_depth + 1)) 0
+${declOf("loops", p)}
 (* Domain.self_index () -> the scenario's number of what runs steps there (its domain, or the
    systhread holding the baton). *)
-let ord_of_index = Array.make 256 0
+${declOf("ord_of_index", p)}
 
 (* Executed steps, as the simulation counts them (lifetimes of kept blocks are in steps). *)
 let step = ref 0
 
 (* Keep sites: slot arrays, ring buffers with due steps for keep.steps. *)
-let site_capacity = ${sites}
-let ks = Array.map (fun n -> Array.make (max n 1) (Obj.repr 0)) site_capacity
-let kd = Array.map (fun n -> Array.make (max n 1) 0) site_capacity
-let kh = Array.make (Array.length site_capacity + 1) 0
-let kt = Array.make (Array.length site_capacity + 1) 0
-let fifo_sites = ${fifo}
+${declOf("site_capacity", p)}
+${declOf("ks", p)}
+${declOf("kd", p)}
+${declOf("kh", p)}
+${declOf("kt", p)}
+${declOf("fifo_sites", p)}
 let next_due = ref max_int
 
 (* Profiles: handles and per-callback call counts, by profile slot. *)
-let prof = Array.make ${Math.max(1, p.profiles)} (Obj.repr 0)
-let calls = Array.make (${Math.max(1, p.profiles)} * 5) 0
+${declOf("prof", p)}
+${declOf("calls", p)}
 
 (* Domains: handles and startup handshakes, by domain number. *)
-let doms = Array.make ${p.domains} (Obj.repr 0)
-let started = Array.make ${p.domains} 0
+${declOf("doms", p)}
+${declOf("started", p)}
 
 (* An empty weak array: [Weak.get] on it allocates nothing and then runs pending actions, as
    caml_process_pending_actions does. *)
@@ -361,7 +361,7 @@ let[@inline never] wait_flag (flags : int array) ord =
   Mutex.unlock baton
 
 (* A spawned domain says it started; a joined domain is let end. *)
-let released = Array.make ${p.domains} 0
+${declOf("released", p)}
 let announce_started ord = raise_flag started ord
 let wait_started ord = wait_flag started ord
 let release_domain ord = raise_flag released ord
@@ -384,28 +384,28 @@ export function threadsPrelude(p: {
   /** Domains (the threads' loop contexts follow theirs). */
   readonly domains: number;
 }): string {
-  const n = p.threads + 1;
-  const ctx = [0, ...Array.from({ length: p.threads }, (_, k) => p.domains + k)];
+  // The thread tables depend on the numbers of threads and domains only.
+  const t = { ...p, maxDepth: 0, profiles: 0, sites: [], exceptions: 0 };
   return `(* ---- Systhreads: one runs scenario steps at a time, the others wait for their turn ---- *)
 
 external thread_cleanup : unit -> unit = "caml_thread_cleanup"
 
-let th_turn = ref 0
-let th_cond = Array.init ${n} (fun _ -> Condition.create ())
-let th_handed_by = Array.make ${n} 0
-let th_joiner = Array.make ${n} (-1)
-let th_ended = Array.make ${n} 0
+${declOf("th_turn", t)}
+${declOf("th_cond", t)}
+${declOf("th_handed_by", t)}
+${declOf("th_joiner", t)}
+${declOf("th_ended", t)}
 (* Created in the scenario (all are created before it runs), and waiting in a join. *)
-let th_spawned = Array.make ${n} 0
+${declOf("th_spawned", t)}
 let () = th_spawned.(0) <- 1
-let th_joining = Array.make ${n} 0
-let th_parked = Array.make ${n} 0
-let th_parked_cond = Condition.create ()
-let th_handle = Array.make ${n} (Obj.repr 0)
+${declOf("th_joining", t)}
+${declOf("th_parked", t)}
+${declOf("th_parked_cond", t)}
+${declOf("th_handle", t)}
 (* Each thread's loop context (see [loops]). *)
-let th_ctx = [| ${ctx.join("; ")} |]
+${declOf("th_ctx", t)}
 (* Thread.id -> thread number, for callbacks (they run on the thread that allocated or polled). *)
-let th_of_id = Array.make 256 0
+${declOf("th_of_id", t)}
 let[@inline never] th_self () = th_of_id.(Thread.id (Thread.self ()))
 
 (* With the baton's mutex held: waits until it is thread [me]'s turn. *)

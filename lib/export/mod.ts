@@ -31,3 +31,10 @@ export {
   moduleNameOf,
 } from "./ocaml.ts";
 export { ExportError } from "./errors.ts";
+export {
+  checkExportable,
+  type ExportableOptions,
+  type ExportRefusal,
+  MAX_PROGRAM_CHARS,
+  type RefusalKind,
+} from "./exportable.ts";

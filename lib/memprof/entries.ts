@@ -130,6 +130,11 @@ export class Entries {
   block: number[] = [];
   /** Strong roots: last callback's result, or the callstack before the allocation callback. */
   userData: unknown[] = [];
+  /** Address of the heap block `userData` is, or {@linkcode NO_BLOCK}: a callstack array
+   * allocated by memprof (`capture_callstack_GC`, `unstash_callstack`), which a minor
+   * collection promotes while the entry holds it. (The exported program's callbacks return
+   * `Some` of an immediate: their results are no blocks.) */
+  dataBlock: number[] = [];
   /** Number of samples. */
   samples: number[] = [];
   /** Block size in words, excluding header. */
@@ -188,6 +193,7 @@ export class Entries {
   clear(): void {
     this.block = [];
     this.userData = [];
+    this.dataBlock = [];
     this.samples = [];
     this.wosize = [];
     this.meta = new Int32Array(0);
@@ -211,6 +217,7 @@ export class Entries {
       this.samples.push(0);
       this.wosize.push(0);
       this.userData.push(undefined);
+      this.dataBlock.push(NO_BLOCK);
       this.runner.push(null);
     }
   }
@@ -243,14 +250,22 @@ export class Entries {
 
   /**
    * memprof.c's `new_entry` for a block of `wosize` words sampled `samples` times, whose user
-   * data is `userData` (its callstack); returns the new index. Its `meta` is 0 (source NORMAL,
-   * no flag): the caller sets `F_OFFSET`, `F_ALLOC_YOUNG` and the source there if needed.
+   * data is `userData` (its callstack, a heap block at `dataBlock` if not stashed); returns the
+   * new index. Its `meta` is 0 (source NORMAL, no flag): the caller sets `F_OFFSET`,
+   * `F_ALLOC_YOUNG` and the source there if needed.
    */
-  newEntry(block: number, userData: unknown, wosize: number, samples: number): number {
+  newEntry(
+    block: number,
+    userData: unknown,
+    wosize: number,
+    samples: number,
+    dataBlock: number = NO_BLOCK,
+  ): number {
     this.ensure(1);
     const i = this.size++;
     this.block[i] = block;
     this.userData[i] = userData;
+    this.dataBlock[i] = dataBlock;
     this.samples[i] = samples;
     this.wosize[i] = wosize;
     this.meta[i] = 0;
@@ -274,6 +289,7 @@ export class Entries {
   delete(i: number): void {
     this.meta[i] = (this.meta[i] & ~F_OFFSET) | F_DELETED;
     this.userData[i] = undefined;
+    this.dataBlock[i] = NO_BLOCK;
     this.block[i] = NO_BLOCK;
     if (i < this.evict) this.evict = i;
   }
@@ -301,6 +317,7 @@ export class Entries {
         if (i !== j) {
           block[j] = block[i];
           userData[j] = userData[i];
+          this.dataBlock[j] = this.dataBlock[i];
           samples[j] = samples[i];
           wosize[j] = wosize[i];
           meta[j] = m;
@@ -392,6 +409,8 @@ export class Entries {
       toBlock[k] = block[i];
       toUserData[k] = userData[i];
       userData[i] = undefined;
+      to.dataBlock[k] = this.dataBlock[i];
+      this.dataBlock[i] = NO_BLOCK;
       to.samples[k] = this.samples[i];
       to.wosize[k] = this.wosize[i];
       toMeta[k] = m;

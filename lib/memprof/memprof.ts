@@ -74,9 +74,10 @@ export interface MemprofHost {
   pollGcWork(): void;
   /**
    * An allocation by the runtime itself on behalf of memprof (callstack arrays, the sample_info
-   * record): `caml_alloc`/`caml_alloc_small` while sampling is suspended.
+   * record): `caml_alloc`/`caml_alloc_small` while sampling is suspended. Returns the young
+   * block's address, or -1 if it is not in the minor heap.
    */
-  allocForMemprof(wosize: number): void;
+  allocForMemprof(wosize: number): number;
   /** `caml_get_callstack`: at most `max` frames; `allocIdx` selects a comballoc component. */
   captureCallstack(max: number, allocIdx: number): readonly string[];
   /** `Is_young`. */
@@ -455,6 +456,26 @@ export class MemprofDomain {
     return n;
   }
 
+  /**
+   * The minor collection's part of `caml_memprof_scan_roots` that moves blocks: each table's
+   * entries from its young cursor on (`domain_apply_actions` with `young`) hold their callstack
+   * arrays until their allocation callbacks run; `oldify` promotes a young one (`oldify_one`,
+   * given its address and size) and returns its new address.
+   */
+  promoteYoungData(oldify: (addr: number, wosize: number) => number): void {
+    const host = this.host;
+    for (const es of this.#allTables()) {
+      if (es.validatedConfig() === null) continue;
+      const data = es.dataBlock;
+      for (let i = es.young; i < es.size; ++i) {
+        const a = data[i];
+        if (a !== NO_BLOCK && host.isYoung(a)) {
+          data[i] = oldify(a, (es.userData[i] as readonly string[]).length);
+        }
+      }
+    }
+  }
+
   /** `caml_memprof_after_minor_gc`: notice promotions and deaths of young tracked blocks. */
   afterMinorGc(): void {
     this.orphansAdopt();
@@ -522,18 +543,24 @@ export class MemprofDomain {
     return frames.length ? new Stash(frames) : EMPTY;
   }
 
-  /** `capture_callstack_GC`: the array is allocated now (sampling is suspended). */
+  /** Address of the array the last {@linkcode #captureCallstackGC} or {@linkcode #unstash}
+   * allocated, or {@linkcode NO_BLOCK} (an empty callstack is the atom, no allocation). */
+  #callstackBlock = NO_BLOCK;
+
+  /** `capture_callstack_GC`: the array is allocated now (sampling is suspended); its address
+   * is left in {@linkcode #callstackBlock}. */
   #captureCallstackGC(allocIdx: number): readonly string[] {
     const frames = this.host.captureCallstack(this.entries.config!.callstackSize, allocIdx);
-    if (frames.length) this.host.allocForMemprof(frames.length);
+    this.#callstackBlock = frames.length ? this.host.allocForMemprof(frames.length) : NO_BLOCK;
     return frames;
   }
 
-  /** `unstash_callstack`. */
+  /** `unstash_callstack`: a stashed callstack's array is allocated now (its address left in
+   * {@linkcode #callstackBlock}); an array is returned as it is. */
   #unstash(cs: unknown): readonly string[] {
     if (Array.isArray(cs)) return cs; // captured with the heap usable, or empty
     const frames = (cs as Stash).frames;
-    this.host.allocForMemprof(frames.length);
+    this.#callstackBlock = this.host.allocForMemprof(frames.length);
     return frames;
   }
 
@@ -554,7 +581,8 @@ export class MemprofDomain {
     thread.runningTable = es;
     thread.runningIndex = i;
     es.setRunner(i, thread, cbIndex);
-    es.userData[i] = undefined;
+    es.userData[i] = undefined; // `e->user_data = Val_unit`: the callstack array is garbage now
+    es.dataBlock[i] = NO_BLOCK;
 
     const stats = this.shared.stats;
     if (cbIndex === CB_ALLOC) stats.alloc++;
@@ -589,8 +617,8 @@ export class MemprofDomain {
       return res;
     }
     es.userData[i] = value;
-    // The returned value is a fresh OCaml value, assumed young: scan it at the next minor GC.
-    if (i < es.young) es.young = i;
+    // memprof.c moves the young cursor back only for a young block; the exported program's
+    // callbacks return `Some` of an immediate (an id), so it stays.
     const m = es.meta[i];
     if (
       i < es.active && ((m & F_DEALLOCATED) || ((m & F_PROMOTED) && cbIndex !== CB_PROMOTE))
@@ -658,9 +686,13 @@ export class MemprofDomain {
 
   /** memprof.c's `run_alloc_callback_res`, up to the call: the `sample_info` record. */
   #allocInfo(es: Entries, i: number): AllocationInfo {
+    const stashed = !Array.isArray(es.userData[i]);
     const callstack = this.#unstash(es.userData[i]);
     es.userData[i] = callstack;
-    this.host.allocForMemprof(4); // the sample_info record
+    if (stashed) es.dataBlock[i] = this.#callstackBlock;
+    // The sample_info record: a minor collection it causes promotes the callstack array, held
+    // by the entry (if at or after the young cursor, which memprof.c scans from).
+    this.host.allocForMemprof(4);
     return {
       nSamples: es.samples[i],
       size: es.wosize[i],
@@ -928,7 +960,7 @@ export class MemprofDomain {
     const samples = this.#samplesAt(0, triggerOfs);
     if (samples === 0) return this.#entriesRunCallbacks(thread, es);
     const callstack = this.#captureCallstackGC(0);
-    const i = es.newEntry(0, callstack, wosize, samples);
+    const i = es.newEntry(0, callstack, wosize, samples, this.#callstackBlock);
     es.meta[i] = F_ALLOC_YOUNG | F_OFFSET;
     const config = es.validatedConfig();
     if (i !== 0 || es.active !== 0 || config === null || config.status !== ProfileStatus.SAMPLING) {
@@ -1029,7 +1061,7 @@ export class MemprofDomain {
       triggerOfs = this.#triggerOfs;
       if (samples) {
         const callstack = this.#captureCallstackGC(subAlloc);
-        const i = entries.newEntry(allocOfs, callstack, allocWosz, samples);
+        const i = entries.newEntry(allocOfs, callstack, allocWosz, samples, this.#callstackBlock);
         entries.meta[i] = F_ALLOC_YOUNG | F_OFFSET;
       }
     } while (subAlloc);

@@ -75,6 +75,7 @@ export {
   type ByteSource,
   BytesSource,
   type EventIteration,
+  FILE_WINDOW_BYTES,
   FileSource,
   formatLocationCodeHex,
   FREE_DOMAIN_CACHES,

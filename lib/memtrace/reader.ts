@@ -1,7 +1,7 @@
 /**
- * Reading traces, packet by packet through a 32 KiB window, so that a multi-gigabyte file is
- * never held in memory, and a pipe can be read as it comes (bytes already in memory are read in
- * place, with the same packet rules). Events are delivered as objects ({@linkcode Reader.iter})
+ * Reading traces, packet by packet through a window (256 KiB for a regular file, 32 KiB for a
+ * pipe or another source), so that a multi-gigabyte file is never held in memory, and a pipe can
+ * be read as it comes (bytes already in memory are read in place, with the same packet rules). Events are delivered as objects ({@linkcode Reader.iter})
  * or through one reused view ({@linkcode Reader.iterViews}). The checks and their names are
  * memtrace's; where memtrace would crash, loop or read out of bounds on corrupt input, we raise
  * the same typed error instead. What hostile input can make the reader build is bounded: see the
@@ -175,6 +175,12 @@ export interface ReaderOptions {
   /** Most frames one decoded backtrace may hold (default {@linkcode MAX_BACKTRACE_FRAMES});
    * a longer one raises {@linkcode MemtraceLimitError}. */
   maxBacktraceFrames?: number;
+  /** Bytes of the window the source is read through: an integer from
+   * {@linkcode MAX_PACKET_SIZE} (32 KiB, the default of streams and other sources) to 2^30
+   * ({@linkcode Reader.open} of a regular file: {@linkcode FILE_WINDOW_BYTES}). What is read
+   * does not depend on it; a larger window reads a file in fewer calls. Ignored for bytes in
+   * memory, which are read in place. */
+  windowBytes?: number;
 }
 
 /** An iteration started by {@linkcode Reader.iterate}, advanced a few packets at a time (so that
@@ -203,18 +209,45 @@ export const READ_ALL_MAX_FRAMES = 1 << 24;
  * bound of memtrace's own lies below this one. An allocation has at least 1 sample.
  */
 export const MAX_NSAMPLES: number = Number.MAX_SAFE_INTEGER;
+/** The window {@linkcode Reader.open} reads a regular file through: 256 KiB, eight packets (a
+ * read of 32 KiB is a system call per packet, and each costs about as much as decoding a few
+ * hundred events). Closed readers hand their window on to the next one (at most
+ * {@linkcode FREE_WINDOWS} are kept), as domain caches are handed on. */
+export const FILE_WINDOW_BYTES = 1 << 18;
+/** Windows of closed readers kept for later ones. */
+const FREE_WINDOWS = 2;
+const freeWindows: Uint8Array[] = [];
+/** The window of a closed reader. */
+const CLOSED_WINDOW = new Uint8Array(0);
+
+/** A window of `size` bytes, one a closed reader left if there is one. */
+function takeWindow(size: number): Uint8Array {
+  for (let i = freeWindows.length - 1; i >= 0; i--) {
+    if (freeWindows[i].length === size) return freeWindows.splice(i, 1)[0];
+  }
+  return new Uint8Array(size);
+}
+
 /** Domains whose backtraces may be decoded with no condition on the input's size. */
 export const FREE_DOMAIN_CACHES = 64;
 /** Beyond {@linkcode FREE_DOMAIN_CACHES}, one more domain cache is allowed per this many bytes
  * read: a cache takes 160 KiB, so hostile input cannot make caches outgrow 40 times its size. */
 export const BYTES_PER_DOMAIN_CACHE = 4096;
 
-interface DomainState {
+/** What an iteration keeps of each domain. */
+class DomainState {
   /** Location decoder, made on the domain's first location definition. */
-  locs: LocationReader | null;
+  locs: LocationReader | null = null;
   /** Backtrace decoder, made on the domain's first decoded backtrace. */
-  bt: BacktraceReader | null;
+  bt: BacktraceReader | null = null;
+  /** Time of the domain's last event (the trace's start before its first). */
   lastTime: number;
+  /** The domain. */
+  readonly domain: DomainId;
+  constructor(domain: DomainId, lastTime: number) {
+    this.domain = domain;
+    this.lastTime = lastTime;
+  }
 }
 
 interface IterationState {
@@ -319,8 +352,9 @@ export class Reader {
   // The window: win[pos, end) holds file bytes [base + pos, base + end). Bytes in memory are
   // their own window (base 0), read in place; the reader then behaves as if it read them through
   // a window of MAX_PACKET_SIZE bytes (see #advance).
-  readonly #win: Uint8Array;
+  #win: Uint8Array;
   readonly #inPlace: boolean;
+  #closed = false;
   #base = 0;
   #pos = 0;
   #end = 0;
@@ -331,11 +365,24 @@ export class Reader {
   /** The trace's pid, as packet headers hold it: high (signed) and low 32 bits. */
   #pidHi = 0;
   #pidLo = 0;
+  // The fields of an allocation decoded by #slowEvent, for #packet.
+  #sLength = 0;
+  #sNsamples = 0;
+  #sSource: MemtraceAllocationSource = MemtraceAllocationSource.Minor;
+  #sCommon = 0;
+  #sNencoded = 0;
 
   private constructor(source: ByteSource, options: ReaderOptions) {
     this.#source = source;
     this.#inPlace = source instanceof BytesSource;
-    this.#win = source instanceof BytesSource ? source.bytes : new Uint8Array(MAX_PACKET_SIZE);
+    const window = options.windowBytes ?? MAX_PACKET_SIZE;
+    if (!(Number.isInteger(window) && window >= MAX_PACKET_SIZE && window <= 2 ** 30)) {
+      source.close();
+      throw new MemtraceArgumentError(
+        `Reader: windowBytes must be an integer from ${MAX_PACKET_SIZE} to 2^30, got ${window}`,
+      );
+    }
+    this.#win = source instanceof BytesSource ? source.bytes : takeWindow(window);
     this.#rb = new ReadBuf(this.#win, 0, 0);
     this.#name = options.name;
     this.#warn = options.onWarning ?? ((m) => console.error(m));
@@ -405,7 +452,8 @@ export class Reader {
       file.close();
       throw e;
     }
-    return new Reader(source, { name: String(path), ...options });
+    const windowBytes = source instanceof FileSource ? FILE_WINDOW_BYTES : MAX_PACKET_SIZE;
+    return new Reader(source, { name: String(path), windowBytes, ...options });
   }
 
   /** Reads a stream front to back (standard input, a socket…), once. Its size is reported
@@ -424,9 +472,21 @@ export class Reader {
     return this.#source.size();
   }
 
-  /** Releases the file. */
+  /** Releases the file (its locations stay readable). A reader of a file or stream cannot be
+   * iterated once closed ({@linkcode MemtraceArgumentError}); its window goes to the next reader
+   * opened. */
   close(): void {
     this.#source.close();
+    if (this.#inPlace || this.#closed) return;
+    this.#closed = true;
+    if (freeWindows.length < FREE_WINDOWS) freeWindows.push(this.#win);
+    this.#win = CLOSED_WINDOW;
+    this.#rb.buf = CLOSED_WINDOW;
+  }
+
+  /** Refuses to read once the window was handed on. */
+  #checkOpen(): void {
+    if (this.#closed) throw new MemtraceArgumentError("Reader: closed");
   }
 
   /** The name given in error messages (the path for files), if any. */
@@ -500,6 +560,7 @@ export class Reader {
     how: Pick<IterationState, "f" | "g" | "view">,
     options: IterOptions,
   ): EventIteration {
+    this.#checkOpen();
     const st: IterationState = {
       domains: new Map(),
       parse: options.parseBacktraces ?? true,
@@ -555,6 +616,7 @@ export class Reader {
   /** Reads up to `maxPackets` packets of iteration `it`; false at the end. */
   #advance(it: IterationState, maxPackets: number): boolean {
     if (it.done) return false;
+    this.#checkOpen();
     const b = this.#rb;
     for (let n = 0; n < maxPackets; n++) {
       if (this.#end - this.#pos < HEADER_UPPER_BOUND) this.#refill();
@@ -587,7 +649,11 @@ export class Reader {
         this.#warn("skipping truncated packet");
       } else {
         try {
-          this.#packet(h, this.#pos, packetEnd, it);
+          let st = it.domains.get(h.domain);
+          if (st === undefined) {
+            it.domains.set(h.domain, st = new DomainState(h.domain, this.info.startTime));
+          }
+          this.#packet(h, this.#pos, packetEnd, it, st);
         } catch (e) {
           throw this.#translate(e);
         }
@@ -598,113 +664,88 @@ export class Reader {
   }
 
   /**
-   * Decodes the events of one packet, `win[p, end)`, delivering them to the iteration's
-   * callback. The hot loop of the reader: the common encodings (event headers, one-byte vints,
-   * short allocations, promotions and collections) are read inline from the window; the rest
-   * goes through the {@linkcode ReadBuf}, whose errors name the position they failed at.
+   * Decodes the events of one packet, `win[p, end)`, of domain state `st`, delivering them to
+   * the iteration's callback. The hot loop of the reader: event headers, short allocations and
+   * collections and promotions with one-byte varints, and backtraces are read inline from the
+   * window; every other event goes through {@linkcode #slowEvent}, so that the loop keeps few
+   * paths (each first taken after V8 optimised the loop would send it back to the interpreter).
    */
-  #packet(h: PacketHeader, p: number, end: number, it: IterationState): void {
-    const win = this.#win, rb = this.#rb, wbase = this.#base;
-    rb.end = end;
+  #packet(h: PacketHeader, p: number, end: number, it: IterationState, st: DomainState): void {
+    const win = this.#win, wbase = this.#base;
+    this.#rb.end = end;
     const domain = h.domain;
     const parse = it.parse, f = it.f, g = it.g, view = it.view;
-    let st = it.domains.get(domain);
-    if (st === undefined) {
-      st = { locs: null, bt: null, lastTime: this.info.startTime };
-      it.domains.set(domain, st);
-    }
     let bt = st.bt;
     if (parse && !checkVerifier(bt, h.verifier)) this.#fail("cache verification", p);
     // The domain's backtrace cache and last backtrace, in locals for the loop.
     let loc = bt?.loc ?? EMPTY_BT, pred = bt?.pred ?? EMPTY_PRED;
     let frames = bt?.buffer ?? EMPTY_BT, nframes = bt?.length ?? 0;
-    const start = this.info.startTime;
-    // An event's time: the packet's start with its low 25 bits replaced, plus one wrap at most.
-    const timeBegin = h.timeBegin, timeEnd = h.timeEnd;
-    const timeBase = Math.floor(timeBegin / TIME_SPAN) * TIME_SPAN;
-    const startLow = timeBegin - timeBase;
-    let lastTime = st.lastTime;
+    // An event's time is the packet's start with its low 25 bits replaced, plus one wrap at
+    // most: its offset from the start is (low - startLow) mod 2^25, never negative. The checks
+    // compare offsets (small integers): past `maxOff`, the time is after the packet's end; the
+    // domain's last time is `lastOff` (-1: before the packet's start; 2^25: after any offset).
+    const timeBegin = h.timeBegin;
+    const startLow = timeBegin - Math.floor(timeBegin / TIME_SPAN) * TIME_SPAN;
+    const maxOff = Math.max(-1, Math.min(h.timeEnd - timeBegin, TIME_SPAN));
+    const sinceStart = timeBegin - this.info.startTime;
+    const last = st.lastTime - timeBegin;
+    const lastOff0 = last < 0 ? -1 : last > TIME_SPAN ? TIME_SPAN : last;
+    let lastOff = lastOff0;
     let allocId = h.allocIdBegin;
     while (p < end) {
       const at = p;
       this.#evOff = wbase + at;
       if (end - p < 4) throw new Underflow(p);
-      const word = (win[p] | (win[p + 1] << 8) | (win[p + 2] << 16) | (win[p + 3] << 24)) >>> 0;
+      const word = win[p] | (win[p + 1] << 8) | (win[p + 2] << 16) | (win[p + 3] << 24);
       p += 4;
-      let low = word & TIME_MASK;
-      if (low < startLow) low += TIME_SPAN;
-      const time = timeBase + low;
-      if (!(timeBegin <= time && time <= timeEnd)) this.#fail("time in packet bounds", at);
+      const off = ((word & TIME_MASK) - startLow) & TIME_MASK;
+      if (off > maxOff) this.#fail("time in packet bounds", at);
       const code = word >>> 25;
       if (code > Ev.Collect && (code < 101 || code > 116)) {
         this.#fail(`Unknown event code ${code}`, at);
       }
-      if (lastTime > time) this.#fail("monotone timestamps", at);
-      st.lastTime = lastTime = time;
+      if (lastOff > off) this.#fail("monotone timestamps", at);
+      lastOff = off;
+      const time = sinceStart + off;
       let length: number, nsamples: number, src: MemtraceAllocationSource;
-      let common: number, nencoded: number;
-      if (code > 100) {
+      let common: number, nencoded: number, delta: number;
+      if (code > 100 && p + 1 < end && (common = win[p]) < 253) {
         // A short allocation: one sample of 1..16 words on the minor heap.
+        p++;
         length = code - 100;
         nsamples = 1;
         src = MemtraceAllocationSource.Minor;
-        if (p + 1 < end && (common = win[p]) < 253) p++;
-        else {
-          rb.pos = p;
-          common = rb.getVint();
-          p = rb.pos;
-          if (p >= end) throw new Underflow(p);
-        }
         nencoded = win[p++];
-      } else if (code === Ev.Collect || code === Ev.Promote) {
-        let delta: number;
-        if (p < end && (delta = win[p]) < 253) p++;
-        else {
-          rb.pos = p;
-          delta = rb.getVint();
-          p = rb.pos;
-        }
-        // A negative delta is legal for a collection: a domain may collect an object of a
-        // terminated domain.
-        if (code === Ev.Promote && delta < 0) this.#fail("promote id sync", at);
+      } else if (
+        (code === Ev.Collect || code === Ev.Promote) && p < end && (delta = win[p]) < 253
+      ) {
+        p++;
         const id = allocId - 1 - delta;
         if (view === null) {
           f(
-            time - start,
+            time,
             code === Ev.Collect ? new CollectEvent(id, domain) : new PromoteEvent(id, domain),
           );
         } else {
           view.kind = code === Ev.Collect ? "collect" : "promote";
-          view.time = time - start;
+          view.time = time;
           view.objId = id;
           view.domain = domain;
           g(view);
         }
         continue;
-      } else if (code === Ev.Alloc) {
-        rb.pos = p;
-        length = rb.getVint();
-        const nsamplesAt = rb.pos;
-        nsamples = rb.getVint();
-        // A count of samples: memtrace reads any vint, so a negative or zero count (a 32-bit
-        // form with its sign bit set, say) would pass on to every sum. The 64-bit form is
-        // bounded by getVint: at most 2^53 - 1 (MAX_NSAMPLES).
-        if (nsamples < 1) this.#fail("nsamples at least 1", nsamplesAt);
-        const source = rb.get8();
-        if (source > 2) this.#fail("source", rb.pos - 1);
-        src = source as MemtraceAllocationSource;
-        common = rb.getVint();
-        nencoded = rb.get16();
-        p = rb.pos;
-      } else if (code === Ev.Location) {
-        rb.pos = p;
-        const lr = st.locs ??= new LocationReader();
-        const consistent = lr.get(rb, this.#locTable);
-        p = rb.pos;
-        if (!consistent) this.#fail("consistent location info", at);
-        continue;
       } else {
-        this.#fail("Multiple trace-info events present", at);
+        const q = this.#slowEvent(code, at, p, it, st, allocId, time);
+        if (q < 0) {
+          p = -1 - q;
+          continue;
+        }
+        p = q;
+        length = this.#sLength;
+        nsamples = this.#sNsamples;
+        src = this.#sSource;
+        common = this.#sCommon;
+        nencoded = this.#sNencoded;
       }
       let btBuf = EMPTY_BT, btLen = 0;
       if (!parse) p = skipBacktrace(win, p, end, nencoded);
@@ -769,10 +810,10 @@ export class Reader {
       }
       const id = allocId++;
       if (view === null) {
-        f(time - start, new AllocEvent(id, length, domain, nsamples, src, btBuf, btLen, common));
+        f(time, new AllocEvent(id, length, domain, nsamples, src, btBuf, btLen, common));
       } else {
         view.kind = "alloc";
-        view.time = time - start;
+        view.time = time;
         view.objId = id;
         view.domain = domain;
         view.length = length;
@@ -784,7 +825,84 @@ export class Reader {
         g(view);
       }
     }
+    if (lastOff !== lastOff0) st.lastTime = timeBegin + lastOff;
     if (h.allocIdEnd !== allocId) this.#fail("alloc id sync", p);
+  }
+
+  /**
+   * An event {@linkcode #packet} does not decode inline, its header (at `at`) read: a short
+   * allocation, collection or promotion with a multi-byte varint, an allocation of any size
+   * (code 0), a location definition, or a second trace info (refused). Reads through the
+   * {@linkcode ReadBuf}, whose errors name the position they failed at. A collection or
+   * promotion is delivered here, as a location definition is stored: returns -1 - (the position
+   * after the event). For an allocation, returns the position of its backtrace, its fields left
+   * in `#s*`.
+   */
+  #slowEvent(
+    code: number,
+    at: number,
+    p: number,
+    it: IterationState,
+    st: DomainState,
+    allocId: number,
+    time: number,
+  ): number {
+    const rb = this.#rb;
+    rb.pos = p;
+    if (code > 100) {
+      this.#sLength = code - 100;
+      this.#sNsamples = 1;
+      this.#sSource = MemtraceAllocationSource.Minor;
+      this.#sCommon = rb.getVint();
+      p = rb.pos;
+      if (p >= rb.end) throw new Underflow(p);
+      this.#sNencoded = this.#win[p];
+      return p + 1;
+    }
+    if (code === Ev.Collect || code === Ev.Promote) {
+      const delta = rb.getVint();
+      // A negative delta is legal for a collection: a domain may collect an object of a
+      // terminated domain.
+      if (code === Ev.Promote && delta < 0) this.#fail("promote id sync", at);
+      const id = allocId - 1 - delta, domain = st.domain;
+      const view = it.view;
+      if (view === null) {
+        it.f(
+          time,
+          code === Ev.Collect ? new CollectEvent(id, domain) : new PromoteEvent(id, domain),
+        );
+      } else {
+        view.kind = code === Ev.Collect ? "collect" : "promote";
+        view.time = time;
+        view.objId = id;
+        view.domain = domain;
+        it.g(view);
+      }
+      return -1 - rb.pos;
+    }
+    if (code === Ev.Alloc) {
+      this.#sLength = rb.getVint();
+      const nsamplesAt = rb.pos;
+      const nsamples = rb.getVint();
+      // A count of samples: memtrace reads any vint, so a negative or zero count (a 32-bit
+      // form with its sign bit set, say) would pass on to every sum. The 64-bit form is
+      // bounded by getVint: at most 2^53 - 1 (MAX_NSAMPLES).
+      if (nsamples < 1) this.#fail("nsamples at least 1", nsamplesAt);
+      this.#sNsamples = nsamples;
+      const source = rb.get8();
+      if (source > 2) this.#fail("source", rb.pos - 1);
+      this.#sSource = source as MemtraceAllocationSource;
+      this.#sCommon = rb.getVint();
+      this.#sNencoded = rb.get16();
+      return rb.pos;
+    }
+    if (code === Ev.Location) {
+      const lr = st.locs ??= new LocationReader();
+      const consistent = lr.get(rb, this.#locTable);
+      if (!consistent) this.#fail("consistent location info", at);
+      return -1 - rb.pos;
+    }
+    this.#fail("Multiple trace-info events present", at);
   }
 
   /** A domain's backtrace decoder with its cache, within the budget of domain caches. */
@@ -882,9 +1000,27 @@ export class Reader {
   }
 }
 
+/** Bytes of a codeword by its tag (its low two bits): a hit, a hit with one more frame, a hit
+ * with a count byte, a new code (8 bytes). */
+const CODEWORD_BYTES = new Uint8Array([2, 2, 3, 10]);
+
 /** Steps over a backtrace, `win[p..]`, without decoding it (and without touching any cache);
- * returns the position after it. */
+ * returns the position after it. The loop takes no branch on the tags (which a processor cannot
+ * predict); a backtrace that does not fit before `end` is stepped over again with
+ * {@linkcode skipBacktraceChecked}, which throws where memtrace's reads fail. */
 function skipBacktrace(win: Uint8Array, p: number, end: number, nencoded: number): number {
+  const from = p;
+  let i = nencoded;
+  while (i > 0 && p < end) {
+    p += CODEWORD_BYTES[win[p] & 3];
+    i--;
+  }
+  if (i === 0 && p <= end) return p;
+  return skipBacktraceChecked(win, from, end, nencoded);
+}
+
+/** {@linkcode skipBacktrace}, each read checked as memtrace checks it. */
+function skipBacktraceChecked(win: Uint8Array, p: number, end: number, nencoded: number): number {
   for (let i = 0; i < nencoded; i++) {
     if (end - p < 2) throw new Underflow(p);
     const tag = win[p] & 3;

@@ -14,7 +14,7 @@
  * naming the object.
  * @module
  */
-import { AllocationSource } from "../memtrace/mod.ts";
+import { AllocationSource } from "../memtrace/types.ts";
 import { forEachView, type TraceInput } from "./input.ts";
 import { ShadowingIntMap } from "./_int_map.ts";
 import { printfE, printfF } from "./_printf.ts";

@@ -125,8 +125,8 @@ export const enum Colour {
 /** One block of the major heap that the simulation knows about. (A class, so that every block
  * has one shape from its creation: the sweep loops over them stay monomorphic.) */
 export class MajorBlock {
-  /** Header address. */
-  readonly addr: number;
+  /** Header address (compaction moves a block: `MajorGc.move` in major_gc.ts). */
+  addr: number;
   /** Size with header, in words. */
   readonly whsize: number;
   /** Colour. */
@@ -181,6 +181,12 @@ export class Pool {
   /** Slots in use. */
   get used(): number {
     return this.fixed + this.blocks.length;
+  }
+  /** Live blocks of `p` once colours have rotated (UNMARKED ones, and its permanent ones). */
+  static live(p: Pool): number {
+    let n = p.fixed;
+    for (const b of p.blocks) if (b.colour === Colour.UNMARKED) n++;
+    return n;
   }
 }
 
@@ -434,6 +440,64 @@ export class MajorHeap {
     while (this.#sweptLarge.length) orphans.large.push(this.#sweptLarge.pop()!);
     this.poolWords = 0;
     this.largeWords = 0;
+  }
+
+  /**
+   * `caml_compact_heap`'s part in this heap, right after {@linkcode cycle} (colours rotated:
+   * UNMARKED is live, GARBAGE died in the cycle that ended): size class by size class, the
+   * partially filled pools (`unswept_avail_pools`, head first) are kept until their free slots
+   * can hold the live blocks of the pools after them; those are evacuated into the list's head
+   * pool (which goes to the full list once it fills), their garbage dropped, and released
+   * (`pool_free`). Full pools and large allocations stay. Which slot a block had is not
+   * modelled: an evacuated pool's blocks move in the reverse of their allocation order (a fresh
+   * pool hands out its slots from the highest address down), its permanent blocks last.
+   */
+  compact(): void {
+    for (let sz = 1; sz < NUM_SIZECLASSES; sz++) {
+      const list = this.#unsweptAvail[sz];
+      const n = list.length;
+      if (n === 0) continue;
+      let totalLive = 0;
+      for (const p of list) totalLive += Pool.live(p);
+      if (totalLive === 0) continue;
+      // Keep pools from the head while the free slots kept are fewer than the live blocks left.
+      let free = 0;
+      let remaining = totalLive;
+      let k = n - 1;
+      for (; k >= 0 && free < remaining; k--) {
+        const p = list[k];
+        free += p.capacity - p.used;
+        remaining -= Pool.live(p);
+      }
+      // list[0..k] (the tail of the C list, its last pool first here) are evacuated.
+      const evacuated = list.splice(0, k + 1);
+      for (let e = evacuated.length - 1; e >= 0; e--) {
+        const from = evacuated[e];
+        const blocks = from.blocks;
+        for (let i = blocks.length - 1; i >= 0; i--) {
+          const b = blocks[i];
+          if (b.colour === Colour.GARBAGE) b.pool = null;
+          else this.#evacuateInto(sz, b);
+        }
+        for (let i = 0; i < from.fixed; i++) this.#evacuateInto(sz, null);
+        blocks.length = 0;
+        from.fixed = 0;
+        this.poolWords -= POOL_WSIZE;
+      }
+    }
+  }
+
+  /** One live block (`null`: a permanent one) copied into the head of the size class's
+   * partially filled pools, which moves to the full ones once it has no free slot. */
+  #evacuateInto(sz: number, b: MajorBlock | null): void {
+    const avail = this.#unsweptAvail[sz];
+    const to = avail[avail.length - 1];
+    if (b === null) to.fixed++;
+    else {
+      to.blocks.push(b);
+      b.pool = to;
+    }
+    if (to.used === to.capacity) this.#unsweptFull[sz].push(avail.pop()!);
   }
 
   /**

@@ -40,13 +40,14 @@
  * @module
  */
 
-import { Colour, MajorBlock, MajorHeap, OrphanPools, type PoolState } from "./_major_heap.ts";
+import { Colour, type MajorBlock, MajorHeap, OrphanPools, type PoolState } from "./_major_heap.ts";
 import {
   type LocalMarkRoot,
   Marker,
   type MemprofMarkRoots,
   type ProgramMarkLayout,
 } from "./_mark.ts";
+import { REACHED_SITE } from "./roots.ts";
 
 /** `caml_percent_free` default (`space_overhead`). */
 export const PERCENT_FREE_DEFAULT = 120;
@@ -143,7 +144,7 @@ export interface MajorRoot {
   readonly local: boolean;
   /** Marking work when darkened directly, or -1. */
   readonly darken: number;
-  /** Its keep site, or -1 (marking by layout). */
+  /** Its keep site, -1, or {@linkcode REACHED_SITE} (marking by layout). */
   readonly site?: number;
   /** The root whose block its block's first field links, or null (marking by layout). */
   readonly link?: MajorRoot | null;
@@ -479,10 +480,8 @@ export class MajorGc {
     const b = this.#blocks.get(from);
     if (b === undefined || from === to) return;
     this.#blocks.delete(from);
-    const moved = new MajorBlock(to, b.whsize, b.colour, b.pool, b.noScan);
-    moved.scanPending = b.scanPending;
-    moved.markedIn = b.markedIn;
-    this.#blocks.set(to, moved);
+    b.addr = to;
+    this.#blocks.set(to, b);
   }
 
   /** `update_major_slice_work`. */
@@ -646,7 +645,8 @@ export class MajorGc {
     const links = new Map<number, number>();
     for (const r of roots) {
       if (r.addr < 0 || r.viaMemprof) continue;
-      if (r.local) locals.push(r);
+      // A block another one holds is reached through it (its link), not darkened itself.
+      if (r.local && r.site !== REACHED_SITE) locals.push(r);
       const l = r.link;
       if (l !== null && l !== undefined && l.addr >= 0) links.set(r.addr, l.addr);
     }
@@ -663,9 +663,11 @@ export class MajorGc {
    * the write barrier darkens what a slot loses before marking reached it). Local roots are
    * darkened first, in the stop-the-world ({@linkcode darkenWork}); a block held by a global
    * slot costs its size when marking scans the slot, unless the slot loses it before that
-   * ({@linkcode darken}).
+   * ({@linkcode darken}). With `compact` (the last cycle of `Gc.compact`), each domain's heap is
+   * then compacted ({@linkcode MajorHeap.compact}), as `caml_compact_heap` does right after
+   * `caml_cycle_heap`.
    */
-  startCycle(): void {
+  startCycle(opts: { readonly compact?: boolean } = {}): void {
     this.cycles++;
     // Sweeping finished before the cycle could end: the last cycle's garbage is gone.
     for (const [addr, b] of this.#blocks) {
@@ -675,6 +677,7 @@ export class MajorGc {
     for (const d of this.#domains) {
       // The main domain takes the terminated domains' pools (a race in 5.3).
       d.heap!.cycle({ adopt: d === this.#domains[0] });
+      if (opts.compact === true) d.heap!.compact();
       d.sweepingDone = false;
       d.finalFirst = d.finalLast = false;
       d.epheSweep = false;

@@ -120,6 +120,9 @@ export interface RootOptions {
   readonly viaMemprof?: boolean;
 }
 
+/** {@linkcode Root.site} of a block that another kept block holds: no slot of the program's. */
+export const REACHED_SITE = -2;
+
 /** The roots of a runtime, in creation order (see the module doc). */
 export class RootSet implements Iterable<Root> {
   /** Called with the block a global slot (a root not `local`) held when the slot is

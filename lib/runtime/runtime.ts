@@ -41,7 +41,7 @@ import {
 } from "./major_gc.ts";
 import { DEFAULT_GC_TIME, GcClock, type GcTimeModel, TimedSink } from "./gc_time.ts";
 import type { MemprofMarkRoots } from "./_mark.ts";
-import { Root, type RootOptions, RootSet } from "./roots.ts";
+import { REACHED_SITE, Root, type RootOptions, RootSet } from "./roots.ts";
 export { Root, type RootOptions, RootSet } from "./roots.ts";
 
 /** Largest block (in words, excluding header) allocated in the minor heap. */
@@ -331,10 +331,14 @@ export class Domain implements MemprofHost {
     this.majorSliceEpoch = epoch;
   }
 
-  /** Memprof's own minor-heap allocation (callstack arrays, sample_info), from C. */
-  allocForMemprof(wosize: number): void {
-    if (wosize > MAX_YOUNG_WOSIZE) this.runtime.takeAddresses(wosize + 1);
-    else this.allocFromRuntime(wosize);
+  /** Memprof's own minor-heap allocation (callstack arrays, sample_info), from C: the young
+   * block's address, or -1 (a block too large for the minor heap). */
+  allocForMemprof(wosize: number): number {
+    if (wosize > MAX_YOUNG_WOSIZE) {
+      this.runtime.takeAddresses(wosize + 1);
+      return -1;
+    }
+    return this.allocFromRuntime(wosize);
   }
 
   /** `caml_get_callstack`: the current thread's frames (or a comballoc component's). */
@@ -461,7 +465,7 @@ export class Domain implements MemprofHost {
     sizes: readonly number[],
   ): readonly number[] {
     if (!(this.youngPtr < this.youngLimit || this.actionPending)) return addrs;
-    const locals = addrs.map((a, k) => this.runtime.root(a, sizes[k], { local: true }));
+    const locals = this.#valueRoots(addrs, sizes);
     try {
       this.processPendingActions();
       return locals.map((r) => r.addr);
@@ -470,13 +474,32 @@ export class Domain implements MemprofHost {
     }
   }
 
+  /**
+   * The local root holding a value's blocks: the first block's (the value), the others reached
+   * through it, a chain through first fields as the exported program builds an unmarshalled
+   * value (roots of their own, so that a minor collection promotes them, but neither darkened
+   * when a cycle starts nor written: marking reaches them from the value's block).
+   */
+  #valueRoots(addrs: readonly number[], sizes: readonly number[]): Root[] {
+    const roots: Root[] = [];
+    for (let k = 0; k < addrs.length; k++) {
+      const r = this.runtime.root(addrs[k], sizes[k], {
+        local: true,
+        site: k === 0 ? -1 : REACHED_SITE,
+      });
+      if (k > 0) roots[k - 1].link = r;
+      roots.push(r);
+    }
+    return roots;
+  }
+
   /** {@linkcode #pendingActionsHolding}, resumable. */
   *#pendingActionsHoldingG(
     addrs: readonly number[],
     sizes: readonly number[],
   ): Resumable<readonly number[]> {
     if (!(this.youngPtr < this.youngLimit || this.actionPending)) return addrs;
-    const locals = addrs.map((a, k) => this.runtime.root(a, sizes[k], { local: true }));
+    const locals = this.#valueRoots(addrs, sizes);
     try {
       yield* this.processPendingActionsG();
       return locals.map((r) => r.addr);
@@ -1571,6 +1594,20 @@ export class Runtime {
     const shared = this.domains.length > 1;
     const local: Set<number> | null = shared ? new Set() : null;
     let promoted = 0;
+    /** `oldify_one` of young block `a` of `wosize` words: its new address. */
+    const oldify = (a: number, wosize: number): number => {
+      let to = fwd.get(a);
+      if (to === undefined) {
+        to = this.takeAddresses(wosize + 1);
+        fwd.set(a, to);
+        this.#forwarded[a & (FORWARDING_FILTER_SIZE - 1)] = 1;
+        promoted += wosize;
+        const owner = this.#youngOwner(a) ?? by;
+        owner.promotedWords += wosize + 1;
+        this.majorGc.allocate(owner.major, to, wosize + 1, false, this.#youngNoScan.has(a));
+      }
+      return to;
+    };
     const promote = (r: Root) => {
       const a = r.addr;
       if (a >= 0 && this.isYoung(a)) {
@@ -1578,28 +1615,22 @@ export class Runtime {
           if (r.local) local!.add(a);
           else races.add(a);
         }
-        let to = fwd.get(a);
-        if (to === undefined) {
-          to = this.takeAddresses(r.wosize + 1);
-          fwd.set(a, to);
-          this.#forwarded[a & (FORWARDING_FILTER_SIZE - 1)] = 1;
-          promoted += r.wosize;
-          const owner = this.#youngOwner(a) ?? by;
-          owner.promotedWords += r.wosize + 1;
-          this.majorGc.allocate(owner.major, to, r.wosize + 1, false, this.#youngNoScan.has(a));
-        }
-        r.addr = to;
+        r.addr = oldify(a, r.wosize);
       }
     };
     // The remembered set first (caml_empty_minor_heap_promote): a keep site's slot promotes the
     // block it holds now at the place of the slot's first entry, which decides the pools the
-    // blocks go to, hence which pools later free slots or empty; then the other roots.
+    // blocks go to, hence which pools later free slots or empty; then memprof's roots (the
+    // callstack arrays its entries hold until their allocation callbacks run,
+    // `caml_memprof_scan_roots` in EV_MINOR_MEMPROF_ROOTS); then the other roots (the local
+    // roots, EV_MINOR_LOCAL_ROOTS).
     for (const key of this.#refOrder) {
       const r = this.#refSlots.get(key)!;
       if (this.roots.has(r)) promote(r);
     }
     this.#refOrder = [];
     this.#refSlots.clear();
+    for (const d of order) d.memprof.promoteYoungData(oldify);
     for (const r of this.roots) promote(r);
     this.promotedWords += promoted;
     this.#youngNoScan.clear();
@@ -1791,7 +1822,7 @@ export class Runtime {
       ev.endPhase(by.id, RuntimePhase.EV_COMPACT);
     }
     this.#markProfiles();
-    this.majorGc.startCycle();
+    this.majorGc.startCycle({ compact });
     for (const d of order) {
       t.phase(d.id, RuntimePhase.EV_MAJOR_MARK_ROOTS, t.model.cycleEndNs);
       t.phase(d.id, RuntimePhase.EV_MAJOR_MEMPROF_ROOTS, t.model.memprofPhaseNs);

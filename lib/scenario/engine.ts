@@ -24,7 +24,8 @@
  */
 import type { RunOptions, RunResult } from "./result.ts";
 import type { Scenario } from "./spec.ts";
-import { usesThreadPrograms } from "./walk.ts";
+import { segmentStarts, usesThreadPrograms } from "./walk.ts";
+import { harnessJoin } from "./engine/_compile_domains.ts";
 import { RunContext } from "./engine/_context.ts";
 import { Callbacks } from "./engine/_callbacks.ts";
 import { compilePlain, compileResumable } from "./engine/_compile.ts";
@@ -75,8 +76,12 @@ function run(
     // Leave nothing pending: callbacks of the last steps run at a final poll of each domain
     // (with the export's harness and several domains, each resumes first: RunContext.drain).
     const multi = options.exportHarness === true && sc.domains.length > 1;
+    // The first to resume joins the domain that ended the last segment (the export's harness).
+    let trailing = multi ? segmentStarts(sc).trailingJoins : [];
     for (const d of ctx.names.domains.values()) {
       if (!d.alive) continue;
+      for (const _ of trailing) harnessJoin(ctx, d, "end");
+      trailing = [];
       if (multi) ctx.drain(d, "end");
       ctx.cur = d;
       ctx.guard("end", () => d.processPendingActions());

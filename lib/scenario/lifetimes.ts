@@ -119,7 +119,7 @@ export class Lifetimes {
       case "forever": {
         let kt = 0; // keep_slot: the next free slot
         return (addr, wosize, reached) => {
-          const r = this.#rt.root(addr, wosize, reached ? {} : { site, slot: kt++ });
+          const r = this.#rt.root(addr, wosize, reached ? { site: REACHED } : { site, slot: kt++ });
           this.#forever.push(r);
           linked(r, reached);
           if (!reached) this.#store(addr, -1);
@@ -131,7 +131,11 @@ export class Lifetimes {
           const after = l.steps + 1;
           let kt = 0; // keep_steps: slots used in turn
           return (addr, wosize, reached) => {
-            const r = this.#rt.root(addr, wosize, reached ? {} : { site, slot: kt++ % cap });
+            const r = this.#rt.root(
+              addr,
+              wosize,
+              reached ? { site: REACHED } : { site, slot: kt++ % cap },
+            );
             this.#at(this.#now() + after, r);
             linked(r, reached);
             if (!reached) this.#store(addr, -1);
@@ -148,7 +152,7 @@ export class Lifetimes {
           const r = this.#rt.root(
             addr,
             wosize,
-            reached ? {} : { site, slot: fifo ? kt++ % cap : kt++ },
+            reached ? { site: REACHED } : { site, slot: fifo ? kt++ % cap : kt++ },
           );
           this.end(l, () => r.release());
           linked(r, reached);
@@ -163,7 +167,7 @@ export class Lifetimes {
           const r = this.#rt.root(
             addr,
             wosize,
-            reached ? {} : { site, slot: 0, link: head ?? null },
+            reached ? { site: REACHED } : { site, slot: 0, link: head ?? null },
           );
           this.#waitFor(l.name, () => r.release());
           linked(r, reached);

@@ -91,6 +91,10 @@ export interface RunOptions {
  *   blocks without waiting for the others (caml_memprof_after_minor_gc), so it reports the block
  *   promoted, or dead (the block lives on, untracked). `id` is the block's allocation callback
  *   number, as in the callback log.
+ * - `spawn`: a domain spawned while its parent samples. `Domain.spawn` allocates its result
+ *   record in the parent once the new domain runs (stdlib/domain.ml), while the new domain
+ *   allocates its DLS array (`Array.make 8`, whose callback runs before it returns): when both
+ *   are sampled, their callbacks run in either order.
  * - `adoption`: the tracked blocks of a terminated domain (orphans) were waiting when several
  *   domains took part in a collection; whichever scans memprof's roots first adopts them all
  *   (memprof.c, orphans_adopt), and their later callbacks run on it. `id` is the smallest
@@ -117,6 +121,15 @@ export type RacePoint =
     readonly participants: readonly number[];
     /** The domain that adopted them in this run. */
     readonly domain: number;
+  }
+  | {
+    /** The kind of race. */
+    readonly kind: "spawn";
+    /** The spawn's number in the run (1 for the first `Domain.spawn`). */
+    readonly spawn: number;
+    /** Whether the new domain allocated its DLS array before the parent allocated
+     * Domain.spawn's result, in this run. */
+    readonly childFirst: boolean;
   };
 
 /** A resolution of a run's race points ({@linkcode RacePoint}). */
@@ -127,6 +140,10 @@ export interface RaceResolution {
   /** For adoption races (by their `id`): the domain that adopts the orphans. Default: the
    * domain that started the collection. */
   readonly adopter?: ReadonlyMap<number, number>;
+  /** Spawns (by their number, from 1) whose new domain allocates its DLS array before the
+   * parent allocates Domain.spawn's result. Default: the parent first (the more frequent real
+   * outcome). */
+  readonly childFirst?: ReadonlySet<number>;
 }
 
 /** One callback or exception of a run, as {@linkcode RunOptions.onEvent} receives it. */

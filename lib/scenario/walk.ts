@@ -192,18 +192,32 @@ export function usesThreadPrograms(sc: Scenario): boolean {
   ) !== undefined;
 }
 
+/** Where a domain resumes ({@linkcode segmentStarts}). */
+export interface SegmentStart {
+  /** The domain running the segment. */
+  readonly domain: string;
+  /** Domains that ended (`terminate`) since the previous segment began: the exported program
+   * joins them (`Domain.join`) when this segment begins, before its domain resumes. */
+  readonly joins: readonly string[];
+}
+
 /**
  * Where each domain resumes: in a scenario with several domains, the top-level steps run in
  * segments, each on one domain (the exported program passes a baton between them), and a
  * segment begins where a step's domain differs from the segment's, or after a domain's
  * `terminate`. Steps of no domain (`release`, runtime_events control) run on the current
  * segment's domain, or on the main domain after a termination. Returns each step that begins a
- * segment with its domain's name; empty for a scenario with one domain.
+ * segment with its domain's name and the domains it joins first, and the domains that ended
+ * after the last segment began (the main domain joins them at the run's end); empty for a
+ * scenario with one domain.
  */
-export function segmentStarts(sc: Scenario): ReadonlyMap<Step, string> {
-  const starts = new Map<Step, string>();
-  if (sc.domains.length <= 1) return starts;
+export function segmentStarts(
+  sc: Scenario,
+): { readonly starts: ReadonlyMap<Step, SegmentStart>; readonly trailingJoins: readonly string[] } {
+  const starts = new Map<Step, SegmentStart>();
+  if (sc.domains.length <= 1) return { starts, trailingJoins: [] };
   let cur: { domain: string; terminates: boolean } | undefined;
+  let pending: string[] = [];
   for (const st of sc.steps) {
     const domain = "domain" in st
       ? st.domain
@@ -212,9 +226,13 @@ export function segmentStarts(sc: Scenario): ReadonlyMap<Step, string> {
       : "main";
     if (cur === undefined || cur.domain !== domain || cur.terminates) {
       cur = { domain, terminates: false };
-      starts.set(st, domain);
+      starts.set(st, { domain, joins: pending });
+      pending = [];
     }
-    if (st.kind === "terminate") cur.terminates = true;
+    if (st.kind === "terminate") {
+      cur.terminates = true;
+      pending.push(st.domain);
+    }
   }
-  return starts;
+  return { starts, trailingJoins: pending };
 }

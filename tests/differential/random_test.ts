@@ -97,7 +97,13 @@ const faultyDiff = (sc: Scenario) =>
 Deno.test("an injected fault is found and shrunk to a scenario of at most 10 steps", async () => {
   let found = 0;
   for (let i = 0; i < 60 && found < 2; i++) {
-    const outcome = await judgeRandom(9, i, { diff: faultyDiff, shrinkMs: 60_000 });
+    // Bounded by candidates, not time: a time budget ends at another candidate on a loaded
+    // machine (44 steps left after 60 s once, with other work running).
+    const outcome = await judgeRandom(9, i, {
+      diff: faultyDiff,
+      shrinkMs: Number.POSITIVE_INFINITY,
+      shrinkRuns: 400,
+    });
     if (outcome.result.status !== "differs") continue;
     found++;
     const s = outcome.shrunk!;

@@ -110,6 +110,22 @@
 //    an 8-slot site and marking found 8 of them: OCaml 5.3 drains hundreds in one slice
 //    (forever_shared_sites, from rnd-10-103; keep sites are recorded per step,
 //    `KeepSiteOf.owner`, lib/export/ocaml.ts and lib/scenario/engine/_context.ts).
+// 24. (random campaign, seed 9; numbered by the next free entry when written, another helper
+//    may have taken it) memprof's callstack arrays are young blocks that the entry holds until
+//    its allocation callback starts; a minor collection in between (the `sample_info` record's
+//    allocation filling the minor heap) promotes them through memprof's roots. The simulation
+//    promoted none: 6 words fewer at two minor collections, and a major cycle ended later
+//    (callstack_promoted, from rnd-9-162; lib/memprof/memprof.ts, promoteYoungData).
+// 25. (random campaign, seed 5) intern_end holds an unmarshalled value in one local root, its
+//    root block, the others reached through it; the simulation held each block in a local root,
+//    darkened as roots when a cycle started in a callback, which marking charges less than
+//    blocks reached by scanning (unmarshal_value_local_root, from rnd-5-150;
+//    lib/runtime/runtime.ts, #valueRoots).
+// 26. (random campaign, seed 9) `Gc.compact`: a block compaction moved became a copy the heap's
+//    lists did not hold, so the original was never swept (compacted_blocks_swept, from rnd-9-56
+//    and rnd-9-31; lib/runtime/major_gc.ts, `move`); and compaction repacks the partially filled
+//    pools of each size class and releases the pools it empties, which the simulation did not
+//    (compaction_repacks_pools; lib/runtime/_major_heap.ts, `compact`).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -170,6 +186,10 @@ import customCyclesMarshalPromoted from "./regressions/custom_cycles_marshal_pro
 import spawnedDomainOwnHeap from "./regressions/spawned_domain_own_heap.ts";
 import rememberedSetOrder from "./regressions/remembered_set_order.ts";
 import foreverSharedSites from "./regressions/forever_shared_sites.ts";
+import callstackPromoted from "./regressions/callstack_promoted.ts";
+import unmarshalValueLocalRoot from "./regressions/unmarshal_value_local_root.ts";
+import compactedBlocksSwept from "./regressions/compacted_blocks_swept.ts";
+import compactionRepacksPools from "./regressions/compaction_repacks_pools.ts";
 import { backEdgePolls } from "../../lib/scenario/polling.ts";
 import { Lifetimes } from "../../lib/scenario/lifetimes.ts";
 import { profileSlots } from "../../lib/scenario/walk.ts";
@@ -221,6 +241,10 @@ const regressions: readonly Scenario[] = [
   spawnedDomainOwnHeap,
   rememberedSetOrder,
   foreverSharedSites,
+  callstackPromoted,
+  unmarshalValueLocalRoot,
+  compactedBlocksSwept,
+  compactionRepacksPools,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */
@@ -908,6 +932,93 @@ Deno.test("a lifetime two steps share: each step keeps in its own site, as the p
   assert.deepEqual([r.summary.minorCollections, r.summary.majorCycles], [21, 5]);
   const first = out.findIndex((e) => e.kind === "deallocMajor");
   assert.equal(out.slice(0, first).filter((e) => e.kind === "allocMajor").length, 35);
+});
+
+// ---- 24. memprof's callstack arrays promoted ----------------------------------------------------
+
+/** The events of `sc` run as its exported program runs (its heap and keep sites). */
+function exportedRun(sc: Scenario): { events: RunEvent[]; r: ReturnType<typeof runScenario> } {
+  const program = exportOCaml(sc);
+  const out: RunEvent[] = [];
+  const r = runScenario(sc, {
+    onEvent: (e) => out.push(e),
+    harnessFrames: HARNESS_FRAMES,
+    exportHarness: true,
+    majorHeap: program.majorHeap,
+    keepSites: program.keepSites,
+  });
+  return { events: out, r };
+}
+
+Deno.test("memprof's callstack arrays held by entries are promoted: the words and the cycle's end OCaml 5.3 has", () => {
+  const { events: out, r } = exportedRun(callstackPromoted);
+  // OCaml 5.3.0's ring (the same program with runtime_events started) counts 206,453 words
+  // promoted by its 233 minor collections; without the callstack arrays, the simulation
+  // promoted 206,429 (4 arrays of 5 frames).
+  assert.deepEqual([r.summary.minorCollections, r.summary.majorCycles], [233, 4]);
+  assert.equal(r.gc.promotedWords, 206_453);
+  // OCaml's callback 13,213: the fourth cycle's first deallocation, at iteration 11.1075 (the
+  // simulation had an allocation callback there, its cycle ending later).
+  assert.equal(out[13_212].kind, "deallocMajor");
+  assert.deepEqual(out[13_212].loops, [11, 1075]);
+});
+
+// ---- 25. an unmarshalled value's local root ------------------------------------------------------
+
+Deno.test("intern_end holds an unmarshalled value in one local root: the cycle's end OCaml 5.3 has", () => {
+  const { events: out, r } = exportedRun(unmarshalValueLocalRoot);
+  assert.deepEqual([r.summary.minorCollections, r.summary.majorCycles], [54, 46]);
+  // OCaml's callbacks 3,087 and 3,088: a major allocation at iteration 4.2.2, then the cycle's
+  // deallocations at 4.2.3 (the simulation ended the cycle at 4.2.2).
+  assert.deepEqual([out[3086].kind, out[3086].loops], ["allocMajor", [4, 2, 2]]);
+  assert.deepEqual([out[3087].kind, out[3087].loops], ["deallocMajor", [4, 2, 3]]);
+});
+
+Deno.test("the blocks an unmarshalled value's root holds are no slots: releasing them darkens nothing", () => {
+  // keep.steps (with and without a name), keep.until, keep.forever and keep.list keep a value's
+  // other blocks as reached through its root block: the program writes only the root's slot,
+  // and its write barrier darkens only the root block (the ring's keeper already did so).
+  for (
+    const l of [
+      { kind: "steps", steps: 1 },
+      { kind: "steps", steps: 1, until: "v" },
+      { kind: "until", name: "v" },
+      { kind: "list", name: "v" },
+    ] as const
+  ) {
+    const rt = new Runtime({ minorHeapWords: 4096 });
+    const darkened: number[] = [];
+    const barrier = rt.roots.onOverwrite;
+    rt.roots.onOverwrite = (a) => {
+      darkened.push(a);
+      barrier?.(a);
+    };
+    let step = 0;
+    const lt = new Lifetimes(rt, () => step, () => {}, () => ({ site: 0, capacity: 4 }));
+    const keepIt = lt.keeper(l)!;
+    const d = rt.mainDomain;
+    const value = [d.alloc(3), d.alloc(4), d.alloc(5)];
+    value.forEach((a, k) => keepIt(a, 3 + k, k > 0));
+    if (l.kind !== "list") step = 2;
+    lt.release("v");
+    for (let n = 1; n <= 4; n++) lt.tick(n);
+    assert.deepEqual(darkened, [value[0]], JSON.stringify(l));
+  }
+});
+
+// ---- 26. compaction ------------------------------------------------------------------------------
+
+Deno.test("blocks Gc.compact moved are swept once dead: 36 minor and 24 major collections, as OCaml 5.3", () => {
+  // OCaml 5.3.0: 36 and 24; with the moved blocks never swept, 33 and 21.
+  const { r } = exportedRun(compactedBlocksSwept);
+  assert.deepEqual([r.summary.minorCollections, r.summary.majorCycles], [36, 24]);
+});
+
+Deno.test("Gc.compact repacks the pools: 42 minor and 21 major collections, as OCaml 5.3", () => {
+  // OCaml 5.3.0: 42 and 21; without repacking the pools, 41 and 21 (and 41 and 20 with the
+  // moved blocks never swept).
+  const { r } = exportedRun(compactionRepacksPools);
+  assert.deepEqual([r.summary.minorCollections, r.summary.majorCycles], [42, 21]);
 });
 
 // ---- the real runtime ---------------------------------------------------------------------------

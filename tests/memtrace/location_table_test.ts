@@ -3,6 +3,7 @@ import { ReadBuf, Underflow } from "../../lib/memtrace/buf.ts";
 import { LocationTable } from "../../lib/memtrace/_location_table.ts";
 import {
   Location,
+  MAX_PACKET_SIZE,
   MemorySink,
   MemtraceFormatError,
   Reader,
@@ -136,7 +137,8 @@ Deno.test("ocamlopt.ctf's locations read through the 32 KiB window equal those r
   const path = Deno.makeTempFileSync({ suffix: ".ctf" });
   try {
     Deno.writeFileSync(path, ocamlopt);
-    const inPlace = Reader.fromBytes(ocamlopt), streamed = Reader.open(path);
+    const inPlace = Reader.fromBytes(ocamlopt);
+    const streamed = Reader.open(path, { windowBytes: MAX_PACKET_SIZE });
     const codes = new Set<number>();
     inPlace.iterViews((v) => {
       for (let i = 0; i < v.backtraceLength; i++) codes.add(v.backtraceBuffer[i]);

@@ -1,12 +1,15 @@
 // The reader streams: a trace of about a gigabyte, served on the fly by a ByteSource that
-// repeats one packet, is read through a 32 KiB window, never held whole.
+// repeats one packet, is read through a 32 KiB window, never held whole. Regular files are read
+// through a larger window (FILE_WINDOW_BYTES), handed on from closed readers to new ones.
 import assert from "node:assert/strict";
 import {
   AllocationSource,
   type ByteSource,
+  FILE_WINDOW_BYTES,
   Location,
   MAX_PACKET_SIZE,
   MemorySink,
+  MemtraceArgumentError,
   Reader,
   Writer,
 } from "../../lib/memtrace/mod.ts";
@@ -91,4 +94,94 @@ Deno.test("a ~1 GB trace is read through a 32 KiB window, never whole", () => {
   assert.ok(src.size() >= 1e9);
   assert.ok(src.maxRequest <= MAX_PACKET_SIZE, `asked for ${src.maxRequest} bytes at once`);
   assert.ok(src.reads >= src.size() / MAX_PACKET_SIZE, "the file was read piece by piece");
+});
+
+/** Every field of every event of `r`, backtraces included, as text lines. */
+function eventLines(r: Reader): string[] {
+  const out: string[] = [];
+  r.iterViews((v) => {
+    const bt = Array.from(v.backtraceBuffer.subarray(0, v.backtraceLength)).join(",");
+    out.push(
+      `${v.kind} ${v.time} ${v.objId} ${v.domain} ${v.length} ${v.nsamples} ${v.source} ` +
+        `${v.commonPrefix} ${bt}`,
+    );
+  });
+  return out;
+}
+
+const OCAMLOPT = new URL("../fixtures/memtrace/ocamlopt.ctf", import.meta.url);
+
+Deno.test("windowBytes: a source is asked for at most the window at once, with the same events", () => {
+  const { head, packet } = parts();
+  const copies = Math.ceil(3e6 / packet.length);
+  const small = new RepeatingSource(head, packet, copies);
+  const large = new RepeatingSource(head, packet, copies);
+  const a = eventLines(Reader.fromSource(small));
+  const b = eventLines(Reader.fromSource(large, { windowBytes: FILE_WINDOW_BYTES }));
+  assert.equal(a.length, 100 * copies);
+  assert.deepEqual(b, a);
+  assert.equal(small.maxRequest, MAX_PACKET_SIZE);
+  assert.ok(large.maxRequest > MAX_PACKET_SIZE && large.maxRequest <= FILE_WINDOW_BYTES);
+  assert.ok(large.reads * 4 < small.reads, `${large.reads} reads against ${small.reads}`);
+  for (const bad of [MAX_PACKET_SIZE - 1, 2 ** 30 + 1, 40_000.5, NaN]) {
+    assert.throws(
+      () => Reader.fromSource(new RepeatingSource(head, packet, 1), { windowBytes: bad }),
+      MemtraceArgumentError,
+    );
+  }
+});
+
+Deno.test("a file read through the default window, or a 32 KiB one, gives what is read in place", () => {
+  const bytes = Deno.readFileSync(OCAMLOPT);
+  const inPlace = eventLines(Reader.fromBytes(bytes));
+  assert.equal(inPlace.length, 3499);
+  for (const windowBytes of [undefined, MAX_PACKET_SIZE, MAX_PACKET_SIZE + 1]) {
+    const r = Reader.open(OCAMLOPT, windowBytes === undefined ? {} : { windowBytes });
+    assert.deepEqual(eventLines(r), inPlace, `window ${windowBytes}`);
+    r.close();
+  }
+});
+
+Deno.test("a closed reader keeps its locations, refuses to iterate, and its window serves the next", () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    // Two different files, read one after the other and overlapping: a window handed on by a
+    // closed reader must not carry anything over, and a reader still open keeps its own.
+    const { head, packet } = parts();
+    const other = `${dir}/other.ctf`;
+    const copies = 2000;
+    const whole = new Uint8Array(head.length + copies * packet.length);
+    whole.set(head);
+    for (let i = 0; i < copies; i++) whole.set(packet, head.length + i * packet.length);
+    Deno.writeFileSync(other, whole);
+    const expectOther = eventLines(Reader.fromBytes(whole));
+    const expectOcamlopt = eventLines(Reader.fromBytes(Deno.readFileSync(OCAMLOPT)));
+
+    const first = Reader.open(OCAMLOPT);
+    const codes = new Set<number>();
+    first.iterViews((v) => {
+      for (let i = 0; i < v.backtraceLength; i++) codes.add(v.backtraceBuffer[i]);
+    });
+    first.close();
+    assert.throws(() => first.iterViews(() => {}), MemtraceArgumentError);
+    const inPlace = Reader.fromBytes(Deno.readFileSync(OCAMLOPT));
+    eventLines(inPlace);
+    for (const c of codes) {
+      assert.deepEqual(first.lookupLocationCode(c), inPlace.lookupLocationCode(c));
+    }
+
+    const second = Reader.open(other);
+    const it = second.iterate(() => {});
+    it.advance(1);
+    const third = Reader.open(OCAMLOPT);
+    assert.deepEqual(eventLines(third), expectOcamlopt);
+    third.close();
+    second.close();
+    assert.throws(() => it.advance(), MemtraceArgumentError);
+    const fourth = Reader.open(other);
+    assert.deepEqual(eventLines(fourth), expectOther);
+    fourth.close();
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
 });

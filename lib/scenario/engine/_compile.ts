@@ -8,17 +8,17 @@
  */
 import type { Resumable } from "../../memprof/mod.ts";
 import type { Step } from "../spec.ts";
-import { segmentStarts, type StepVisitor, visitStep } from "../walk.ts";
+import { type SegmentStart, segmentStarts, type StepVisitor, visitStep } from "../walk.ts";
 import type { GOp, Op, RunContext } from "./_context.ts";
 import type { Callbacks } from "./_callbacks.ts";
 import { allocSteps, allocStepsG } from "./_compile_alloc.ts";
 import { controlSteps, controlStepsG } from "./_compile_control.ts";
-import { domainSteps, domainStepsG } from "./_compile_domains.ts";
+import { domainSteps, domainStepsG, harnessJoin } from "./_compile_domains.ts";
 import { runtimeSteps, runtimeStepsG } from "./_compile_runtime.ts";
 import { type Baton, threadProgramSteps, threadProgramStepsG } from "./_threads.ts";
 import { sequence } from "./_step.ts";
 
-const NO_STARTS: ReadonlyMap<Step, string> = new Map();
+const NO_STARTS: ReadonlyMap<Step, SegmentStart> = new Map();
 
 /** Compiles the top-level steps of `run` into plain closures. */
 export function compilePlain(run: RunContext, callbacks: Callbacks): Op {
@@ -34,16 +34,18 @@ export function compilePlain(run: RunContext, callbacks: Callbacks): Op {
     return ops.length === 1 ? ops[0] : sequence(ops);
   }
   const steps = run.sc.steps;
-  const starts = run.opts.exportHarness === true ? segmentStarts(run.sc) : NO_STARTS;
+  const starts = run.opts.exportHarness === true ? segmentStarts(run.sc).starts : NO_STARTS;
   if (run.opts.checkInvariants !== true && starts.size === 0) return body(steps);
   // With the export's harness, a domain resuming drains its pending actions first; memprof's invariants are checked after
   // each top-level step when asked.
   const ops = steps.map((st) => {
     const op = visitStep(st, visitor);
-    const domain = starts.get(st);
-    if (domain === undefined) return op;
+    const start = starts.get(st);
+    if (start === undefined) return op;
     return () => {
-      run.drain(run.domain(domain, st.at), st.at);
+      const d = run.domain(start.domain, st.at);
+      for (const _ of start.joins) harnessJoin(run, d, st.at);
+      run.drain(d, st.at);
       op();
     };
   });
@@ -71,14 +73,16 @@ export function compileResumable(run: RunContext, callbacks: Callbacks, baton: B
     return () => sequenceG(ops);
   }
   const steps = run.sc.steps;
-  const starts = run.opts.exportHarness === true ? segmentStarts(run.sc) : NO_STARTS;
+  const starts = run.opts.exportHarness === true ? segmentStarts(run.sc).starts : NO_STARTS;
   if (run.opts.checkInvariants !== true && starts.size === 0) return body(steps);
   const ops = steps.map((st): GOp => {
     const op = visitStep(st, visitor);
-    const domain = starts.get(st);
-    if (domain === undefined) return op;
+    const start = starts.get(st);
+    if (start === undefined) return op;
     return function* () {
-      yield* run.drainG(run.domain(domain, st.at), st.at);
+      const d = run.domain(start.domain, st.at);
+      for (const _ of start.joins) harnessJoin(run, d, st.at);
+      yield* run.drainG(d, st.at);
       yield* op();
     };
   });

@@ -3,12 +3,12 @@
  * (`Thread.create` without a program, `switchTo`, `Thread.exit`), in both forms.
  * @module
  */
-import type { Domain } from "../../runtime/mod.ts";
+import { comballocBlock, type Domain, type Root } from "../../runtime/mod.ts";
 import type { Resumable } from "../../memprof/mod.ts";
-import type { StepOf } from "../walk.ts";
+import { findStep, someAction, type StepOf } from "../walk.ts";
 import type { Op, RunContext } from "./_context.ts";
+import { HARNESS_FRAME } from "./_frames.ts";
 import {
-  discardG,
   domainOp,
   domainOpG,
   domainOpY,
@@ -66,6 +66,78 @@ export function domainStepsG(run: RunContext): ResumableSteps<DomainKind> {
   };
 }
 
+/**
+ * What `Domain.spawn` allocates in the parent before the new domain starts (stdlib/domain.ml and
+ * its compiled code in OCaml 5.3.0): `Condition.create` and `Mutex.create` (C primitives, custom
+ * blocks of 2 words, right to left as OCaml evaluates a record's fields: their callbacks wait for
+ * the next poll), then one combined allocation of the body's closure (5 words) and `term_sync`
+ * (3 words), whose slow path runs those callbacks first. The callstacks have `Domain.spawn`'s
+ * frame (a `<harness>` one with the export's harness) on top of the step's. term_sync (with its mutex and condition) lives
+ * as long as the program holds the domain's handle, which the exported program does to its end;
+ * the closure until the new domain's body returns ({@linkcode SpawnKept}).
+ */
+function spawnParentAllocations(run: RunContext, parent: Domain): SpawnKept {
+  const t = parent.current;
+  t.callstack = run.frames.stackOf(t, stdlibFrame(run));
+  const forever: Root[] = [];
+  forever.push(run.rt.root(parent.allocFromRuntime(2), 2)); // Condition.create
+  forever.push(run.rt.root(parent.allocFromRuntime(2), 2)); // Mutex.create
+  const lens = SPAWN_COMBINED;
+  const base = parent.allocCombined(lens);
+  const closure = run.rt.root(comballocBlock(base, lens, 0), lens[0]);
+  forever.push(run.rt.root(comballocBlock(base, lens, 1), lens[1]));
+  return { forever, untilEnd: [closure] };
+}
+
+/** {@linkcode spawnParentAllocations}, resumable. */
+function* spawnParentAllocationsG(run: RunContext, parent: Domain): Resumable<SpawnKept> {
+  const t = parent.current;
+  t.callstack = run.frames.stackOf(t, stdlibFrame(run));
+  const forever: Root[] = [];
+  forever.push(run.rt.root(parent.allocFromRuntime(2), 2)); // Condition.create
+  forever.push(run.rt.root(parent.allocFromRuntime(2), 2)); // Mutex.create
+  const lens = SPAWN_COMBINED;
+  const base = yield* parent.allocCombinedG(lens);
+  const closure = run.rt.root(comballocBlock(base, lens, 0), lens[0]);
+  forever.push(run.rt.root(comballocBlock(base, lens, 1), lens[1]));
+  return { forever, untilEnd: [closure] };
+}
+
+/** `Domain.spawn`'s combined allocation, lowest address first: the body's closure (code
+ * pointer, arity, and the three values it closes over), then `term_sync`. */
+const SPAWN_COMBINED: readonly number[] = [5, 3];
+
+/** Blocks a spawn keeps: for the program's whole run, and until the new domain ends. */
+interface SpawnKept {
+  readonly forever: readonly Root[];
+  readonly untilEnd: Root[];
+}
+
+/** The roots each live spawned domain's blocks hold until it ends (its DLS array, Domain.spawn's
+ * closure), keyed by the domain (a run's own objects). */
+const keptUntilEnd = new WeakMap<Domain, Root[]>();
+
+/** `Domain.spawn`'s last allocation, in the parent once the new domain runs: its result record
+ * `{ domain; term_sync }` (2 words), held by the program's handle. */
+function spawnResult(run: RunContext, parent: Domain, at: string): void {
+  run.cur = parent;
+  const t = parent.current;
+  run.guard(at, () => {
+    t.callstack = run.frames.stackOf(t, stdlibFrame(run));
+    run.rt.root(parent.alloc(2), 2);
+  });
+}
+
+/** {@linkcode spawnResult}, resumable. */
+function* spawnResultG(run: RunContext, parent: Domain, at: string): Resumable<void> {
+  run.cur = parent;
+  const t = parent.current;
+  yield* run.guardG(at, function* () {
+    t.callstack = run.frames.stackOf(t, stdlibFrame(run));
+    run.rt.root(yield* parent.allocG(2), 2);
+  });
+}
+
 /** `Domain.spawn` up to the new domain's first act: returns the parent and the child, which is
  * current, its callstack set. */
 function spawnBegin(run: RunContext, st: StepOf<"spawn">): { parent: Domain; child: Domain } {
@@ -103,8 +175,22 @@ function spawnOp(run: RunContext, st: StepOf<"spawn">): Op {
   return () => {
     run.tick(st.at);
     emptyBeforeSpawn(run, st);
-    const { parent, child } = spawnBegin(run, st);
-    run.guard(st.at, () => child.makeArray(8));
+    const parent = run.domain(st.domain, st.at);
+    run.cur = parent;
+    let kept: SpawnKept = { forever: [], untilEnd: [] };
+    run.guard(st.at, () => {
+      kept = spawnParentAllocations(run, parent);
+    });
+    const { child } = spawnBegin(run, st);
+    const childFirst = spawnRace(run, parent);
+    if (!childFirst) spawnResult(run, parent, st.at);
+    // DLS.create_dls: the array is the domain's DLS state (a global root) until it ends.
+    run.cur = child;
+    run.guard(st.at, () => {
+      kept.untilEnd.push(run.rt.root(child.makeArray(8), 8));
+    });
+    keptUntilEnd.set(child, kept.untilEnd);
+    if (childFirst) spawnResult(run, parent, st.at);
     run.cur = parent;
   };
 }
@@ -112,9 +198,98 @@ function spawnOp(run: RunContext, st: StepOf<"spawn">): Op {
 function* spawnG(run: RunContext, st: StepOf<"spawn">): Resumable<void> {
   yield* run.tickG(st.at);
   yield* emptyBeforeSpawnG(run, st);
-  const { parent, child } = spawnBegin(run, st);
-  yield* run.guardG(st.at, () => discardG(child.makeArrayG(8)));
+  const parent = run.domain(st.domain, st.at);
   run.cur = parent;
+  let kept: SpawnKept = { forever: [], untilEnd: [] };
+  yield* run.guardG(st.at, function* () {
+    kept = yield* spawnParentAllocationsG(run, parent);
+  });
+  const { child } = spawnBegin(run, st);
+  const childFirst = spawnRace(run, parent);
+  if (!childFirst) yield* spawnResultG(run, parent, st.at);
+  run.cur = child;
+  yield* run.guardG(st.at, function* () {
+    kept.untilEnd.push(run.rt.root(yield* child.makeArrayG(8), 8));
+  });
+  keptUntilEnd.set(child, kept.untilEnd);
+  if (childFirst) yield* spawnResultG(run, parent, st.at);
+  run.cur = parent;
+}
+
+/** The spawn race point (`RacePoint`'s `spawn`): met when the parent samples (its profile is
+ * running); returns whether the new domain allocates its DLS array before the parent allocates
+ * Domain.spawn's result in this run (43 of 50 real runs of a scenario sampling every word had
+ * the parent first, tests/differential/races_test.ts). */
+function spawnRace(run: RunContext, parent: Domain): boolean {
+  const spawn = ++run.spawns;
+  if (!parent.memprof.sampling()) return false;
+  const childFirst = run.opts.races?.childFirst?.has(spawn) ?? false;
+  run.racePoints.push({ kind: "spawn", spawn, childFirst });
+  return childFirst;
+}
+
+/**
+ * A spawned domain's end, after its function returned and `do_at_exit` polled: the runtime
+ * stores its result in `term_sync` (runtime/domain.c, `make_finished`: `Ok ()` then `Finished`,
+ * two `caml_alloc_1` from C with no OCaml frame left, sampled with their callbacks waiting: the
+ * domain never polls again, so they are orphaned at its termination), and what only the domain
+ * held dies (its DLS array; Domain.spawn's closure, the body's argument).
+ */
+function domainEndAllocations(run: RunContext, d: Domain): void {
+  const kept = keptUntilEnd.get(d);
+  if (kept === undefined) return; // the main domain, or a domain not spawned by a step
+  keptUntilEnd.delete(d);
+  d.current.callstack = [];
+  // `Ok ()`, held in a local root while `Finished` is allocated, which then holds it; both
+  // are reached from term_sync for the rest of the run.
+  run.rt.root(d.allocFromRuntime(1, false), 1);
+  run.rt.root(d.allocFromRuntime(1, false), 1);
+  for (const r of kept) r.release();
+}
+
+/** `Domain.join`'s own allocation, on the joining domain: the closure of its wait loop (3
+ * words, stdlib/domain.ml), dead once the join returns. Its callstack has `Domain.join`'s
+ * frame on the step's; with the export's harness, the exported program's `join_dom` too when
+ * a callback may raise (it then catches and retries, so its call is not a tail call). */
+function joinAllocation(run: RunContext, d: Domain): void {
+  const t = d.current;
+  t.callstack = run.frames.stackOf(t, joinFrames(run));
+  d.alloc(3);
+}
+
+const NO_FRAME: readonly string[] = [];
+const ONE_FRAME: readonly string[] = [HARNESS_FRAME];
+const TWO_FRAMES: readonly string[] = [HARNESS_FRAME, HARNESS_FRAME];
+
+/** The frame `Domain.spawn` or `Domain.join` (the standard library's) puts on the step's
+ * callstack: with the export's harness, a `<harness>` frame as the exported program's own;
+ * without, none (a run's callstacks hold the scenario's frames only). */
+function stdlibFrame(run: RunContext): readonly string[] {
+  return run.opts.exportHarness === true ? ONE_FRAME : NO_FRAME;
+}
+
+/** The frames {@linkcode joinAllocation} puts on the joining step's callstack. */
+function joinFrames(run: RunContext): readonly string[] {
+  if (run.opts.exportHarness !== true) return NO_FRAME;
+  let raises = joinRaises.get(run);
+  if (raises === undefined) {
+    raises = findStep(run.sc.steps, (st) =>
+      st.kind === "memprofStart" && someAction(st.profile.tracker, (a) =>
+        a.kind === "raise")) !== undefined;
+    joinRaises.set(run, raises);
+  }
+  return raises ? TWO_FRAMES : ONE_FRAME;
+}
+const joinRaises = new WeakMap<RunContext, boolean>();
+
+/** With the export's harness, a domain resuming first joins the domains that ended since its
+ * previous turn (the exported program's `join_dom` at the start of a segment): only the
+ * joining domain's {@linkcode joinAllocation} remains to do, the domains having ended. */
+export function harnessJoin(run: RunContext, d: Domain, at: string): void {
+  const prev = run.cur;
+  run.cur = d;
+  run.guard(at, () => joinAllocation(run, d));
+  run.cur = prev;
 }
 
 /**
@@ -152,6 +327,7 @@ function terminateWorkG(
 function endDomain(run: RunContext, d: Domain): void {
   run.lifecycle("domain terminates");
   try {
+    domainEndAllocations(run, d);
     run.rt.terminateDomain(d);
   } finally {
     run.cur = run.rt.mainDomain;
@@ -165,11 +341,13 @@ function joinWork(run: RunContext, st: StepOf<"join">): DomainWork {
   return (d) => {
     const target = run.domain(st.target, st.at);
     run.lifecycle(`Domain.join ${st.target}@${target.id}`);
+    run.guard(st.at, () => joinAllocation(run, d));
     // (issue 22, polls) Released, the target's function returns: do_at_exit's poll, drained
     // as at a `terminate` step (terminateWork).
     run.drain(target, st.at);
     run.cur = target;
     try {
+      domainEndAllocations(run, target);
       run.rt.terminateDomain(target);
     } finally {
       run.cur = d;

@@ -92,6 +92,8 @@ export class RunContext {
   readonly log: CallbackLog;
   /** The race points met, in order (RunResult.racePoints). */
   readonly racePoints: RacePoint[] = [];
+  /** Spawns so far (the number of the next `spawn` race point, less one). */
+  spawns = 0;
   readonly lifetimes: Lifetimes;
   /** The trace's sample rate: the first profile's (or the overriding) rate. */
   readonly traceRate: number;

@@ -8,7 +8,7 @@ import type { Domain, Thread } from "../../runtime/mod.ts";
 import type { RunOptions } from "../result.ts";
 
 /** The placeholder frame of {@linkcode RunOptions.harnessFrames}. */
-const HARNESS_FRAME = "<harness>";
+export const HARNESS_FRAME = "<harness>";
 
 /** The frames of a thread's enclosing `call` steps, outermost first. `version` changes at every
  * push and pop, so that allocation steps can reuse the callstack they built last time. */

@@ -20,7 +20,8 @@ import {
   OCamlInvalidArgument,
   type Resumable,
 } from "../../memprof/mod.ts";
-import type { StepOf } from "../walk.ts";
+import { segmentStarts, type StepOf } from "../walk.ts";
+import { harnessJoin } from "./_compile_domains.ts";
 import { ActionError } from "./_action_error.ts";
 import type { GOp, Op, RunContext } from "./_context.ts";
 import {
@@ -153,8 +154,11 @@ export class Baton {
   *#mainProgramG(top: GOp): Resumable<ThreadCtx | undefined> {
     yield* top();
     const multi = this.#run.opts.exportHarness === true && this.#run.sc.domains.length > 1;
+    let trailing = multi ? segmentStarts(this.#run.sc).trailingJoins : [];
     for (const d of this.#run.names.domains.values()) {
       if (!d.alive) continue;
+      for (const _ of trailing) harnessJoin(this.#run, d, "end");
+      trailing = [];
       if (multi) yield* this.#run.drainG(d, "end");
       this.#run.cur = d;
       yield* this.#run.guardG("end", () => d.processPendingActionsG());

@@ -1,0 +1,298 @@
+/**
+ * The harness's tables, described once: for each global the prelude (lib/export/_prelude.ts)
+ * declares that allocates a block and keeps it, its OCaml declaration, the blocks it allocates
+ * (lib/export/_harness_heap.ts, `harnessBlocks`: the major heap's pacing at the scenario's start)
+ * and its place in the module's marking layout (`harnessMarkLayout`). The prelude writes each
+ * declaration from here, and the heap model reads the same entries, so that the two cannot
+ * drift apart (tests/export/harness_tables_test.ts reads the written prelude back against them;
+ * tests/export/harness_heap_real_test.ts compares the model's heap with the real program's).
+ * @module
+ */
+import type { HarnessBlock } from "./_harness_heap.ts";
+
+/** What the tables' sizes depend on (lib/export/_prelude.ts, `PreludeParams`). */
+export interface HarnessShape {
+  /** Number of domains the scenario names (main first). */
+  readonly domains: number;
+  /** Deepest loop nesting on any domain. */
+  readonly maxDepth: number;
+  /** Profile slots (one per profile name). */
+  readonly profiles: number;
+  /** Keep-site capacities, by site. */
+  readonly sites: readonly number[];
+  /** Number of distinct exceptions callbacks raise. */
+  readonly exceptions: number;
+  /** Number of systhreads with programs of their own (none if absent). */
+  readonly threads?: number;
+  /** Sites kept for a number of steps (none if absent). */
+  readonly fifoSites?: readonly number[];
+}
+
+/** Builds a program module's marking layout (lib/runtime/_mark.ts, `ProgramMarkLayout`): its
+ * globals in field order, the blocks they reach, and the systhreads' blocks. */
+export class LayoutBuilder {
+  /** The module's global blocks. */
+  readonly globals: string[] = [];
+  /** The blocks the globals reach. */
+  readonly blocks: string[] = [];
+  /** Each systhread's descriptor and condition (block numbers). */
+  readonly threads: { descriptor: number; cond: number }[] = [];
+  /** The threads' conditions (block numbers), the main thread's first. */
+  conds: number[] = [];
+
+  /** Adds a block; returns its reference (`bK`). */
+  block(text: string): string {
+    return `b${this.blocks.push(text) - 1}`;
+  }
+}
+
+/** A table of the harness (see the module doc). */
+export interface HarnessTable {
+  /** Its OCaml name. */
+  readonly name: string;
+  /** Declared by the systhreads' part of the prelude (`threadsPrelude`), linked only with the
+   * threads library. */
+  readonly threadsOnly?: true;
+  /** Its declaration, as the prelude writes it. */
+  decl(p: HarnessShape): string;
+  /** The blocks it allocates and keeps, in the order it allocates them. */
+  blocks(p: HarnessShape): HarnessBlock[];
+  /** Its part of the marking layout (nothing for a block whose darkening pushes nothing and
+   * that reaches nothing: a reference, a mutex or a condition of its own). */
+  layout(p: HarnessShape, lay: LayoutBuilder): void;
+}
+
+const root = (wosize: number, fields: HarnessBlock["fields"]): HarnessBlock => ({
+  wosize,
+  fields,
+  via: "root",
+});
+/** Layout of an array of `n` immediates. */
+export const ints = (n: number): string => `${n} 0 0 | i*${n}`;
+const slotsOf = (p: HarnessShape) => Math.max(1, p.profiles);
+const threadsOf = (p: HarnessShape) => (p.threads ?? 0) + 1;
+
+/** An array of `size(p)` immediates initialised to `init`, declared `let name = Array.make …`. */
+function intArray(
+  name: string,
+  sizeText: (p: HarnessShape) => string,
+  size: (p: HarnessShape) => number,
+  init = "0",
+  extra: { readonly threadsOnly?: true } = {},
+): HarnessTable {
+  return {
+    name,
+    ...extra,
+    decl: (p) => `let ${name} = Array.make ${sizeText(p)} ${init}`,
+    blocks: (p) => [root(size(p), "ints")],
+    layout: (p, lay) => void lay.globals.push(ints(size(p))),
+  };
+}
+
+/** A thread table: one immediate per thread (the main thread's first). */
+const threadInts = (name: string, init = "0"): HarnessTable =>
+  intArray(name, (p) => `${threadsOf(p)}`, threadsOf, init, { threadsOnly: true });
+
+/** The tables, in the order the program allocates them (the prelude's, then its systhreads'
+ * part); {@linkcode HARNESS_TABLE} finds one by name. */
+export const HARNESS_TABLES: readonly HarnessTable[] = [
+  intArray(
+    "loops",
+    (p) => `(${p.domains + (p.threads ?? 0)} * (max_depth + 1))`,
+    (p) => (p.domains + (p.threads ?? 0)) * (p.maxDepth + 1),
+  ),
+  intArray("ord_of_index", () => "256", () => 256),
+  {
+    // An array literal is copied when evaluated (arrays are mutable); the empty one is the
+    // static atom.
+    name: "site_capacity",
+    decl: (p) =>
+      `let site_capacity = ${p.sites.length === 0 ? "[||]" : `[| ${p.sites.join("; ")} |]`}`,
+    blocks: (p) => p.sites.length === 0 ? [] : [root(p.sites.length, "ints")],
+    layout: (p, lay) => {
+      if (p.sites.length > 0) lay.globals.push(ints(p.sites.length));
+    },
+  },
+  {
+    name: "ks",
+    decl: () => "let ks = Array.map (fun n -> Array.make (max n 1) (Obj.repr 0)) site_capacity",
+    blocks: (p) =>
+      p.sites.length === 0 ? [] : [
+        ...p.sites.map((n): HarnessBlock => ({
+          wosize: Math.max(n, 1),
+          fields: "pointers",
+          via: "scan",
+        })),
+        root(p.sites.length, "pointers"),
+      ],
+    layout: (p, lay) => {
+      const ns = p.sites.length;
+      if (ns > 0) lay.globals.push(`${ns} 0 0 | ${p.sites.map((_, s) => `k${s}`).join(" ")}`);
+    },
+  },
+  {
+    name: "kd",
+    decl: () => "let kd = Array.map (fun n -> Array.make (max n 1) 0) site_capacity",
+    blocks: (p) =>
+      p.sites.length === 0 ? [] : [
+        ...p.sites.map((n): HarnessBlock => ({
+          wosize: Math.max(n, 1),
+          fields: "ints",
+          via: "scan",
+        })),
+        root(p.sites.length, "pointers"),
+      ],
+    layout: (p, lay) => {
+      const ns = p.sites.length;
+      if (ns > 0) {
+        lay.globals.push(
+          `${ns} 0 0 | ${p.sites.map((n) => lay.block(ints(Math.max(n, 1)))).join(" ")}`,
+        );
+      }
+    },
+  },
+  intArray("kh", () => "(Array.length site_capacity + 1)", (p) => p.sites.length + 1),
+  intArray("kt", () => "(Array.length site_capacity + 1)", (p) => p.sites.length + 1),
+  {
+    name: "fifo_sites",
+    decl: (p) => {
+      const f = p.fifoSites ?? [];
+      return `let fifo_sites = ${f.length === 0 ? "[||]" : `[| ${f.join("; ")} |]`}`;
+    },
+    blocks: (p) => (p.fifoSites?.length ?? 0) === 0 ? [] : [root(p.fifoSites!.length, "ints")],
+    layout: (p, lay) => {
+      const fifo = p.fifoSites?.length ?? 0;
+      if (fifo > 0) lay.globals.push(ints(fifo));
+    },
+  },
+  {
+    // Each slot the config block of the profile the program keeps there, if any.
+    name: "prof",
+    decl: (p) => `let prof = Array.make ${slotsOf(p)} (Obj.repr 0)`,
+    blocks: (p) => [root(slotsOf(p), "ints")],
+    layout: (p, lay) => {
+      const slots = slotsOf(p);
+      lay.globals.push(
+        `${slots} 0 0 | ${Array.from({ length: slots }, (_, j) => `p${j}`).join(" ")}`,
+      );
+    },
+  },
+  intArray("calls", (p) => `(${slotsOf(p)} * 5)`, (p) => slotsOf(p) * 5),
+  {
+    // The main domain's slot holds 0, the others' handles.
+    name: "doms",
+    decl: (p) => `let doms = Array.make ${p.domains} (Obj.repr 0)`,
+    blocks: (p) => [root(p.domains, "ints")],
+    layout: (p, lay) =>
+      void lay.globals.push(`${p.domains} 0 0 | i${p.domains > 1 ? ` s*${p.domains - 1}` : ""}`),
+  },
+  intArray("started", (p) => `${p.domains}`, (p) => p.domains),
+  intArray("released", (p) => `${p.domains}`, (p) => p.domains),
+  {
+    name: "th_turn",
+    threadsOnly: true,
+    decl: () => "let th_turn = ref 0",
+    blocks: () => [root(1, "ints")],
+    layout: () => {},
+  },
+  {
+    // The threads' conditions (custom blocks): the main thread's is reached by scanning
+    // th_cond; each other thread's is on its stack as it waits on it (Condition.wait in
+    // th_wait), darkened with the stacks before marking scans anything, at no cost (nothing to
+    // scan).
+    name: "th_cond",
+    threadsOnly: true,
+    decl: (p) => `let th_cond = Array.init ${threadsOf(p)} (fun _ -> Condition.create ())`,
+    blocks: (p) => {
+      const n = threadsOf(p);
+      const out = [root(n, "pointers"), { wosize: 2, fields: "noscan", via: "scan" } as const];
+      for (let k = 1; k < n; k++) out.push(root(2, "noscan"));
+      return out;
+    },
+    layout: (p, lay) => {
+      const n = threadsOf(p);
+      lay.conds = Array.from({ length: n }, () => lay.blocks.push("2 255 0") - 1);
+      lay.globals.push(`${n} 0 0 | ${lay.conds.map((b) => `b${b}`).join(" ")}`);
+    },
+  },
+  threadInts("th_handed_by"),
+  threadInts("th_joiner", "(-1)"),
+  threadInts("th_ended"),
+  threadInts("th_spawned"),
+  threadInts("th_joining"),
+  threadInts("th_parked"),
+  {
+    name: "th_parked_cond",
+    threadsOnly: true,
+    decl: () => "let th_parked_cond = Condition.create ()",
+    blocks: () => [root(2, "noscan")],
+    layout: () => {},
+  },
+  {
+    // The threads' descriptors from its second slot (the first holds an immediate), so its
+    // darkening pushes (and marking scans) its fields from the second: each systhread's
+    // descriptor [id; closure; status] (st_stubs.c, caml_thread_new_descriptor), its closure
+    // field cleared by caml_thread_start, its status a custom block. While a systhread lives,
+    // its descriptor and its condition are marked from the roots (lib/runtime/_mark.ts:
+    // `threads`); once it ended, by scanning these arrays.
+    name: "th_handle",
+    threadsOnly: true,
+    decl: (p) => `let th_handle = Array.make ${threadsOf(p)} (Obj.repr 0)`,
+    blocks: (
+      p,
+    ) => [{ wosize: threadsOf(p), fields: "pointers", via: "root", mark: p.threads ?? 0 }],
+    layout: (p, lay) => {
+      const n = threadsOf(p);
+      for (let k = 1; k < n; k++) {
+        const status = lay.blocks.push("2 255 0") - 1;
+        const descriptor = lay.blocks.push(`3 0 0 | i i b${status}`) - 1;
+        lay.threads.push({ descriptor, cond: lay.conds[k] });
+      }
+      lay.globals.push(`${n} 0 0 | i${lay.threads.map((t) => ` b${t.descriptor}`).join("")}`);
+    },
+  },
+  {
+    // Each thread's loop context (see `loops`): the main thread's, then the domains' count on.
+    name: "th_ctx",
+    threadsOnly: true,
+    decl: (p) => {
+      const ctx = [0, ...Array.from({ length: p.threads ?? 0 }, (_, k) => p.domains + k)];
+      return `let th_ctx = [| ${ctx.join("; ")} |]`;
+    },
+    blocks: (p) => [root(threadsOf(p), "ints")],
+    layout: (p, lay) => void lay.globals.push(ints(threadsOf(p))),
+  },
+  intArray("th_of_id", () => "256", () => 256, "0", { threadsOnly: true }),
+];
+
+/** The table named `name` (see {@linkcode HARNESS_TABLES}). */
+export const HARNESS_TABLE: Readonly<Record<string, HarnessTable>> = Object.fromEntries(
+  HARNESS_TABLES.map((t) => [t.name, t]),
+);
+
+/** The prelude's declaration of table `name` for shape `p`. */
+export function declOf(name: string, p: HarnessShape): string {
+  const t = HARNESS_TABLE[name];
+  if (t === undefined) throw new Error(`internal error: no harness table ${name}`);
+  return t.decl(p);
+}
+
+/**
+ * The prelude's other values that allocate a block at initialisation and keep it: references, the
+ * baton's mutex and condition, the empty weak array (names, for the check that the prelude
+ * declares nothing else, tests/export/harness_tables_test.ts). The heap model counts them
+ * together, as measured (`_harness_heap.ts`, `OTHER_INIT_BLOCKS`), not one by one.
+ */
+export const HARNESS_SMALL_VALUES: readonly string[] = [
+  "log_n",
+  "log_overflow",
+  "frozen",
+  "serial",
+  "step",
+  "next_due",
+  "empty_weak",
+  "rng",
+  "turn",
+  "baton",
+  "baton_moved",
+];
