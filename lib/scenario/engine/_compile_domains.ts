@@ -191,6 +191,7 @@ function spawnOp(run: RunContext, st: StepOf<"spawn">): Op {
     });
     keptUntilEnd.set(child, kept.untilEnd);
     if (childFirst) spawnResult(run, parent, st.at);
+    run.rt.domainHandleStored(run.sc.domains.indexOf(st.child), child);
     run.cur = parent;
   };
 }
@@ -213,6 +214,7 @@ function* spawnG(run: RunContext, st: StepOf<"spawn">): Resumable<void> {
   });
   keptUntilEnd.set(child, kept.untilEnd);
   if (childFirst) yield* spawnResultG(run, parent, st.at);
+  run.rt.domainHandleStored(run.sc.domains.indexOf(st.child), child);
   run.cur = parent;
 }
 
@@ -244,6 +246,9 @@ function domainEndAllocations(run: RunContext, d: Domain): void {
   // are reached from term_sync for the rest of the run.
   run.rt.root(d.allocFromRuntime(1, false), 1);
   run.rt.root(d.allocFromRuntime(1, false), 1);
+  for (const [name, dom] of run.names.domains) {
+    if (dom === d) run.rt.domainResultStored(run.sc.domains.indexOf(name));
+  }
   for (const r of kept) r.release();
 }
 
