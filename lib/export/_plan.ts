@@ -42,12 +42,12 @@ export const SPAWN_RAISE =
   "callbacks) would make it fail before or after the new domain started, which the exported " +
   "program cannot follow";
 
-/** Why a domain is not joined while the joining domain samples. */
+/** Why a domain is not joined by a `join` step while the joining domain samples. */
 export const JOIN_RACE =
   "Domain.join waits for the domain's termination only if it has not finished " +
   "yet, which depends on timing, and the real runs then sample the joining domain at other " +
-  "points (loop_indices: one iteration earlier in 2 of 30 runs; domain_exit_tracked: the " +
-  "join's own closure sampled in some runs only), a race point not modelled yet";
+  "points (loop_indices: one iteration earlier in 2 of 30 runs), a race point modelled for " +
+  "a `terminate` (the next domain joins) but not yet for a `join` step";
 
 /** Where code is generated (or checked): on which domain, how deep in loops, inside what. */
 export interface Ctx {
@@ -266,17 +266,13 @@ function planSegments(
   // and Domain.spawn's allocations may run callbacks that raise.
   const sampling = new Set<string>();
   const steps = sc.steps;
-  for (const [k, st] of steps.entries()) {
+  for (const st of steps) {
     const domain = "domain" in st ? st.domain : undefined;
     if (st.kind === "memprofStart") sampling.add(st.domain);
     if (st.kind === "memprofStop") sampling.delete(st.domain);
-    const joiner = st.kind === "join"
-      ? st.domain
-      : st.kind === "terminate"
-      ? (steps.slice(k + 1).find((n) => "domain" in n && n.domain !== st.domain) as
-        | { domain: string }
-        | undefined)?.domain ?? "main"
-      : undefined;
+    // A `terminate` is joined by the next segment's domain: where that domain is when the
+    // ending one ends is the `join` race point, which the simulation models (RacePoint).
+    const joiner = st.kind === "join" ? st.domain : undefined;
     if (st.kind === "spawn" && sampling.has(st.domain) && canRaise) {
       refuse(
         "spawnWhileSampling",
