@@ -62,8 +62,8 @@ export interface RaceOutcome {
   readonly adopter: readonly (readonly [number, number])[];
   /** The resolution read from it: the spawns whose new domain allocated first. */
   readonly childFirst: readonly number[];
-  /** The resolution read from it: the domain ends whose joiner was not `late`, with where it
-   * was (`RaceResolution.join`). */
+  /** The resolution read from it: the domain ends whose joiner was not where it usually is,
+   * with where it was (`RaceResolution.join`). */
   readonly join: readonly (readonly [number, JoinOutcome])[];
   /** Whether the simulation with that resolution printed the same log. */
   readonly reproduced: boolean;
@@ -144,6 +144,9 @@ function callbackOf(
  * (other adopters of orphans, a spawn's allocations in the other order). */
 const MAX_RACE_TRIES = 32;
 
+/** The join race's outcomes, in the order resolveRaces tries them. */
+const JOIN_OUTCOMES: readonly JoinOutcome[] = ["late", "closureFirst", "callbacksFirst"];
+
 /** What a run of a scenario with race points must reproduce: the resolution read from its log. */
 export interface ReadResolution {
   /** The tracked blocks reported dead at a promotion race. */
@@ -153,8 +156,8 @@ export interface ReadResolution {
   readonly adopter: readonly (readonly [number, number])[];
   /** The spawns whose new domain allocated its DLS array before the parent its result. */
   readonly childFirst: readonly number[];
-  /** The domain ends (by number) whose joiner was not `late` (`RaceResolution.join`), with
-   * where it was. */
+  /** The domain ends (by number) whose joiner was not where it usually is
+   * (`RaceResolution.join`), with where it was. */
   readonly join: readonly (readonly [number, JoinOutcome])[];
 }
 
@@ -214,7 +217,7 @@ export function resolveRaces(
       }));
     }
     if (p.kind === "join" && !base.join!.has(p.join)) {
-      return (["closureFirst", "callbacksFirst"] as const).map((outcome) => ({
+      return JOIN_OUTCOMES.filter((o) => o !== p.outcome).map((outcome) => ({
         key: `join ${p.join} ${outcome}`,
         races: { ...base, join: new Map(base.join).set(p.join, outcome) },
         keep: () => join.set(p.join, outcome),

@@ -379,15 +379,22 @@ function joinerOf(run: RunContext, ended: string): Domain | undefined {
 /**
  * The join race point (`RacePoint`'s `join`): met when a domain ends while its joiner samples, or
  * while both hold tracked blocks (the orphans' adopter may change). Returns where the joiner
- * was in this run (`RunOptions.races.join`, default `late`).
+ * was in this run (`RunOptions.races.join`, default `usual`: `late` for a `terminate`, whose
+ * joiner is woken as the domain ends; `closureFirst` for a `join` step, whose joiner releases
+ * the domain and joins at once).
  */
-function joinRace(run: RunContext, ending: Domain, joiner: Domain | undefined): JoinOutcome {
+function joinRace(
+  run: RunContext,
+  ending: Domain,
+  joiner: Domain | undefined,
+  usual: JoinOutcome = "late",
+): JoinOutcome {
   const join = ++run.domainEnds;
-  if (joiner === undefined) return "late";
+  if (joiner === undefined) return usual;
   const relevant = joiner.memprof.sampling() ||
     (joiner.memprof.entryCount() > 0 && ending.memprof.entryCount() > 0);
-  if (!relevant) return "late";
-  const outcome = run.opts.races?.join?.get(join) ?? "late";
+  if (!relevant) return usual;
+  const outcome = run.opts.races?.join?.get(join) ?? usual;
   run.racePoints.push({ kind: "join", join, outcome });
   return outcome;
 }
@@ -414,20 +421,41 @@ function earlyJoinAllocation(
  * drains what callbacks that made ready on it (the program's `join_g`, retried until it returns,
  * then `resume_g`: Domain.join's own poll runs them, and a raise aborts the join). */
 function joinWork(run: RunContext, st: StepOf<"join">): DomainWork {
+  const harness = run.opts.exportHarness === true;
   return (d) => {
     const target = run.domain(st.target, st.at);
     run.lifecycle(`Domain.join ${st.target}@${target.id}`);
-    run.guard(st.at, () => joinAllocation(run, d));
+    // The joiner releases the domain and joins at once: its closure comes first unless the
+    // ending domain was quicker (the join race point, with the export's harness).
+    const outcome = harness ? joinRace(run, target, d, "closureFirst") : "closureFirst";
+    let closure: Root | undefined;
+    if (outcome === "closureFirst") {
+      run.guard(st.at, () => {
+        const addr = joinAllocation(run, d);
+        // Held by the join's frame through the collection (which promotes it); without the
+        // harness, as the goldens were made, not.
+        if (harness) closure = run.rt.root(addr, 3);
+      });
+    }
     // (issue 22, polls) Released, the target's function returns: do_at_exit's poll, drained
     // as at a `terminate` step (terminateWork).
     run.drain(target, st.at);
     run.cur = target;
     try {
       domainEndAllocations(run, target);
-      run.rt.terminateDomain(target);
+      run.rt.terminateDomain(target, {
+        afterCollection: outcome === "callbacksFirst"
+          ? () => {
+            run.drain(d, st.at);
+            run.cur = target;
+          }
+          : undefined,
+      });
     } finally {
+      closure?.release();
       run.cur = d;
     }
+    if (outcome !== "closureFirst") run.guard(st.at, () => joinAllocation(run, d));
   };
 }
 
