@@ -84,9 +84,9 @@ Deno.test("a scenario without refusals exports; each refused library scenario's 
     );
   }
   // comballoc, thread_exit_in_callback, sources, threads, callback_actions, tracer_reentrancy,
-  // thread_block_in_callback, loop_indices (domains_orphans and domain_exit_tracked are
+  // thread_block_in_callback (domains_orphans, domain_exit_tracked and loop_indices are
   // exported since their domains' ends are the `join` race point).
-  assert.equal(refused, 8);
+  assert.equal(refused, 7);
 });
 
 /** checkExportable's verdict on `sc` and the export's: the first refusal is the export's error,
