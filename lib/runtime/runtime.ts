@@ -1582,11 +1582,14 @@ export class Runtime {
   /**
    * Domain termination (`caml_domain_terminate`): its minor heap is emptied by a collection,
    * then memprof orphans its entries to the global list for another domain to adopt.
+   * `afterCollection` runs between the two (what another domain does meanwhile: the `join`
+   * race point, docs/differential.md).
    */
-  terminateDomain(d: Domain): void {
+  terminateDomain(d: Domain, opts: { readonly afterCollection?: () => void } = {}): void {
     if (!d.alive) return;
     if (this.domains.length === 1) throw new Error("cannot terminate the last domain");
     this.minorCollection(d);
+    opts.afterCollection?.();
     this.majorGc.removeDomain(d.major);
     d.memprof.destroy();
     d.alive = false;
