@@ -199,8 +199,9 @@ interface JobReport {
 }
 
 /** Runs `deno` with `args`, condensing its report as {@linkcode Condenser} does (unless
- * `verbose`), holding what it prints until it ends; the summary line is taken out. */
-async function job(args: string[], verbose: boolean): Promise<JobReport> {
+ * `verbose`), holding what it prints until it ends; the summary line is taken out. `label` names
+ * the run if it ends without a summary. */
+async function job(args: string[], verbose: boolean, label: string): Promise<JobReport> {
   const child = new Deno.Command(Deno.execPath(), {
     args,
     stdin: "null",
@@ -229,7 +230,15 @@ async function job(args: string[], verbose: boolean): Promise<JobReport> {
   const tail = err.filter((l) =>
     !/^(error: Test failed|Stack backtrace:|\s+\d+: <unknown>)$/.test(l.replace(ANSI, ""))
   );
-  return { lines: [...out, ...tail], counts, success: status.success };
+  // A run that ended without its summary (killed, crashed) says so.
+  const end = counts === undefined && !status.success
+    ? [
+      `${label} ... FAILED: deno ${args[0]} exited with status ${status.code}${
+        status.signal === null ? "" : ` (${status.signal})`
+      } without its summary`,
+    ]
+    : [];
+  return { lines: [...out, ...tail, ...end], counts, success: status.success };
 }
 
 /** The run of `files` with `jobs` at a time (MEMPROF_LAB_TEST_JOBS): one type check, then each
@@ -248,10 +257,10 @@ async function runJobs(
   const queue: (() => Promise<JobReport>)[] = [
     // Type checking, once for every file (each run below skips it).
     async () => {
-      const r = await job(["check", ...files], true);
+      const r = await job(["check", ...files], true, "type check");
       return r.success ? { lines: [], success: true } : r;
     },
-    ...files.map((f) => () => job(["test", "--no-check", ...flags, f], verbose)),
+    ...files.map((f) => () => job(["test", "--no-check", ...flags, f], verbose, `./${f}`)),
   ];
   const counts: Map<string, { count: number; steps: number }>[] = [];
   let failedRuns = 0;

@@ -158,12 +158,22 @@ Deno.test("MEMPROF_LAB_TEST_JOBS=2 runs each file of tests/ on its own, reports 
         'Deno.test({ name: "b3", ignore: true, fn() {} });\n',
     );
     await Deno.writeTextFile(`${dir}/tests/helper.ts`, "export const x = 1;\n");
+    await Deno.writeTextFile(
+      `${dir}/tests/c_test.ts`,
+      'Deno.test("c1", () => Deno.kill(Deno.pid, "SIGKILL"));\n',
+    );
     const run = async (files: Record<string, string> = {}) => {
       for (const [name, text] of Object.entries(files)) {
         await Deno.writeTextFile(`${dir}/tests/${name}`, text);
       }
       const out = await new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", new URL("./run_tests.ts", import.meta.url).pathname, "--allow-read"],
+        args: [
+          "run",
+          "-A",
+          new URL("./run_tests.ts", import.meta.url).pathname,
+          "--allow-read",
+          "--allow-run",
+        ],
         cwd: dir,
         env: { MEMPROF_LAB_TEST_JOBS: "2", NO_COLOR: "1" },
         stdout: "piped",
@@ -179,11 +189,19 @@ Deno.test("MEMPROF_LAB_TEST_JOBS=2 runs each file of tests/ on its own, reports 
     // The failing file whole, with its errors.
     assert.ok(lines.includes("running 3 tests from ./tests/sub/b_test.ts"), failing.text);
     assert.ok(lines.includes("error: Error: boom"), failing.text);
-    assert.match(lines.at(-2)!, /^FAILED \| 3 passed \(1 step\) \| 1 failed \| 1 ignored \(\S+\)$/);
+    // A file whose run ends without deno's summary is one failure, named.
+    assert.ok(
+      lines.includes(
+        "./tests/c_test.ts ... FAILED: deno test exited with status 137 (SIGKILL) without its summary",
+      ),
+      failing.text,
+    );
+    assert.match(lines.at(-2)!, /^FAILED \| 3 passed \(1 step\) \| 2 failed \| 1 ignored \(\S+\)$/);
     assert.equal(lines.filter((l) => /^(ok|FAILED) \|/.test(l)).length, 1, failing.text);
     // Fixed, the run passes.
     const passing = await run({
       "sub/b_test.ts": 'Deno.test("b1", () => {});\n',
+      "c_test.ts": "",
     });
     assert.equal(passing.code, 0, passing.text);
     assert.match(passing.text, /\nok \| 3 passed \(1 step\) \| 0 failed \(\S+\)\n$/);
