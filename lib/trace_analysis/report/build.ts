@@ -5,21 +5,23 @@
  * range, live at end/peak/T, domain, source, size, function) that update every view.
  *
  * The page embeds the profile's tables ({@linkcode ProfileData}, packed: sizes grouped into
- * size classes, rows as differences), not the events, so its size follows the number of
+ * size classes, rows as differences, in bytes: _row_bytes.js), not the events, so its size follows the number of
  * distinct stacks, classes and time buckets, not the trace's length; a profile with more than
  * `REPORT_STACKS` stacks or `REPORT_CLASSES` classes is summarised first (summary.ts: the heaviest stacks whole, the others
- * merged into one frame), and the page says so with the counts of what was left out. The JSON is gzipped and
- * base64-encoded; the page inflates it with the browser's own `DecompressionStream`. Its script
+ * merged into one frame), and the page says so with the counts of what was left out. The JSON and the rows'
+ * bytes are each gzipped and base64-encoded; the page inflates them with the browser's own `DecompressionStream`. Its script
  * runs the very selection functions `trace top` uses.
  * @module
  */
 import { gzipSync } from "node:zlib";
 import selectSource from "../_select.js" with { type: "text" };
 import intervalSource from "../_interval.js" with { type: "text" };
+import rowBytesSource from "../_row_bytes.js" with { type: "text" };
+import { encodeRowBytes } from "../_row_bytes.js";
 import clientSource from "./client.js" with { type: "text" };
 import styleSource from "./style.css" with { type: "text" };
 import type { ProfileData, ProfileSummary } from "../profile.ts";
-import { packProfile } from "../select.ts";
+import { type PackedRows, packProfile } from "../select.ts";
 import { OTHER_STACKS, summarizeProfile, summaryPlan } from "../summary.ts";
 
 /** Options of {@linkcode buildReport}. */
@@ -74,7 +76,9 @@ function base64(bytes: Uint8Array): string {
 /** The selection functions as a classic script: their `export` keywords dropped. */
 function inlineScript(): string {
   const script =
-    [selectSource, intervalSource].map((s) => s.replace(/^export (function|const) /gm, "$1 ")).join(
+    [selectSource, intervalSource, rowBytesSource].map((s) =>
+      s.replace(/^export (function|const) /gm, "$1 ")
+    ).join(
       "\n",
     ) + "\n" + clientSource;
   if (/<\/script|<!--/i.test(script)) throw new Error("report script holds a closing tag");
@@ -93,8 +97,14 @@ export function buildReport(data: ProfileData, options: ReportOptions = {}): str
   const note = data.summary === undefined
     ? ""
     : `<p class="summary-note" id="summary-note">${escapeHtml(summaryNote(data.summary))}</p>\n`;
-  const json = new TextEncoder().encode(JSON.stringify(packProfile(data)));
+  const { rows, ...rest } = packProfile(data) as { rows: PackedRows };
+  // The rows (most of the data) as bytes, the rest as JSON: see _row_bytes.js.
+  const { bytes, widths } = encodeRowBytes(rows);
+  const json = new TextEncoder().encode(
+    JSON.stringify({ ...rest, rows: { count: rows.cls.length, widths } }),
+  );
   const packed = base64(gzipSync(json));
+  const packedRows = base64(gzipSync(bytes));
   const nb = Math.max(0, data.grid.buckets - 1);
   return `<!DOCTYPE html>
 <html lang="en">
@@ -164,6 +174,7 @@ ${note}</header>
 </div>
 </main>
 <script type="application/octet-stream" id="profile-data" data-encoding="json+gzip+base64">${packed}</script>
+<script type="application/octet-stream" id="profile-rows" data-encoding="bytes+gzip+base64">${packedRows}</script>
 <script>
 ${inlineScript()}</script>
 </body>
