@@ -23,6 +23,7 @@ import styleSource from "./style.css" with { type: "text" };
 import type { ProfileData, ProfileSummary } from "../profile.ts";
 import { type PackedRows, packProfile } from "../select.ts";
 import { OTHER_STACKS, summarizeProfile, summaryPlan } from "../summary.ts";
+import { coarsenGrid, REPORT_ROWS } from "../coarsen.ts";
 
 /** Options of {@linkcode buildReport}. */
 export interface ReportOptions {
@@ -36,6 +37,9 @@ export interface ReportOptions {
   /** Most classes of the stacks kept (default `REPORT_CLASSES`, 16,000): a profile with more
    * is summarised too. */
   classes?: number;
+  /** Most rows of the time cube the page holds (default `REPORT_ROWS`, 400,000): past them, the
+   * page's time grid is coarsened (coarsen.ts), and the page says so. */
+  rows?: number;
 }
 
 function share(part: number, whole: number): string {
@@ -85,6 +89,26 @@ function inlineScript(): string {
   return script;
 }
 
+/** The page's sentence on a coarsened time grid. */
+export function gridNote(
+  fine: { buckets: number; widthUs: number },
+  coarse: { buckets: number; widthUs: number },
+  rows: number,
+  budget: number,
+): string {
+  const en = (n: number) => n.toLocaleString("en-US");
+  const us = (n: number) => `${en(n)} µs`;
+  return `Time grid: ${en(coarse.buckets)} interval${coarse.buckets === 1 ? "" : "s"} of ${
+    us(coarse.widthUs)
+  }, merged from the ${en(fine.buckets)} intervals of ${
+    us(fine.widthUs)
+  } of the trace's analysis, so that the page holds fewer rows of its time cube: ${
+    en(rows)
+  } (budget ${
+    en(budget)
+  }; one interval has at most 4 rows a class). The time views and filters are exact on this grid. ('trace top --from/--to/--live-at' read exact times.)`;
+}
+
 /** The report of a profile, as one HTML document (deterministic: no clock, no randomness). */
 export function buildReport(data: ProfileData, options: ReportOptions = {}): string {
   const title = options.title ?? data.info.executableName;
@@ -94,10 +118,24 @@ export function buildReport(data: ProfileData, options: ReportOptions = {}): str
     classes: options.classes,
   });
   if (plan !== null) data = summarizeProfile(data, plan);
-  const note = data.summary === undefined
+  let note = data.summary === undefined
     ? ""
     : `<p class="summary-note" id="summary-note">${escapeHtml(summaryNote(data.summary))}</p>\n`;
-  const { rows, ...rest } = packProfile(data) as { rows: PackedRows };
+  let packedProfile = packProfile(data) as { rows: PackedRows };
+  // The page's rows grow with the buckets each class's objects span: past the budget, buckets
+  // are merged in pairs (coarsen.ts) until the rows fit (with one bucket, 4 rows a class).
+  const rowBudget = options.rows ?? REPORT_ROWS;
+  const fine = data.grid;
+  while (packedProfile.rows.cls.length > rowBudget && data.grid.buckets > 1) {
+    data = coarsenGrid(data);
+    packedProfile = packProfile(data) as { rows: PackedRows };
+  }
+  if (data.grid !== fine) {
+    note += `<p class="summary-note" id="grid-note">${
+      escapeHtml(gridNote(fine, data.grid, packedProfile.rows.cls.length, rowBudget))
+    }</p>\n`;
+  }
+  const { rows, ...rest } = packedProfile;
   // The rows (most of the data) as bytes, the rest as JSON: see _row_bytes.js.
   const { bytes, widths } = encodeRowBytes(rows);
   const json = new TextEncoder().encode(
