@@ -492,8 +492,12 @@
         if (n !== ROOT) setFocus(fnFn[n]);
       },
     );
-    const scroller = $("flame-scroll");
-    scroller.scrollTop = scroller.scrollHeight;
+    // The flame graph's root is at its bottom: scrolled there at the next frame, when the page is
+    // laid out anyway (reading its height now would lay it out once more).
+    requestAnimationFrame(() => {
+      const scroller = $("flame-scroll");
+      scroller.scrollTop = scroller.scrollHeight;
+    });
     // Breadcrumbs of the zoomed node.
     const crumbs = $("flame-path");
     crumbs.replaceChildren();
@@ -866,6 +870,12 @@
     schedule();
   });
   render();
-  performance.mark("report-rendered");
-  document.body.dataset.ready = "1";
+  // Drawn: after the first frame that shows the views (laid out and painted), not merely after
+  // the script that builds them.
+  requestAnimationFrame(() =>
+    setTimeout(() => {
+      performance.mark("report-rendered");
+      document.body.dataset.ready = "1";
+    }, 0)
+  );
 })();
