@@ -31,9 +31,9 @@ export function coarsenGrid(data: ProfileData): ProfileData {
   const half = (x: number) => (x === NEVER ? NEVER : x >> 1);
   const rows = r === null ? null : {
     cls: r.cls,
-    a: Int32Array.from(r.a, half),
-    e: Int32Array.from(r.e, half),
-    p: Int32Array.from(r.p, half),
+    a: Uint8Array.from(r.a, half),
+    e: Uint8Array.from(r.e, half),
+    p: Uint8Array.from(r.p, half),
     samples: r.samples,
   };
   return {

@@ -121,14 +121,17 @@ export function buildReport(data: ProfileData, options: ReportOptions = {}): str
   let note = data.summary === undefined
     ? ""
     : `<p class="summary-note" id="summary-note">${escapeHtml(summaryNote(data.summary))}</p>\n`;
-  let packedProfile = packProfile(data) as { rows: PackedRows };
+  let packedProfile: { rows: PackedRows } | undefined = packProfile(data, { typedRows: true }) as {
+    rows: PackedRows;
+  };
   // The page's rows grow with the buckets each class's objects span: past the budget, buckets
   // are merged in pairs (coarsen.ts) until the rows fit (with one bucket, 4 rows a class).
   const rowBudget = options.rows ?? REPORT_ROWS;
   const fine = data.grid;
   while (packedProfile.rows.cls.length > rowBudget && data.grid.buckets > 1) {
+    packedProfile = undefined; // not kept while the next one is built
     data = coarsenGrid(data);
-    packedProfile = packProfile(data) as { rows: PackedRows };
+    packedProfile = packProfile(data, { typedRows: true }) as { rows: PackedRows };
   }
   if (data.grid !== fine) {
     note += `<p class="summary-note" id="grid-note">${
