@@ -15,14 +15,9 @@
  */
 
 import { discard as memprofDiscard, MemprofDomain, MemprofShared } from "../memprof/memprof.ts";
-import type {
-  MemprofHost,
-  MemprofThread,
-  OrphanTable,
-  Resumable,
-  StartOptions,
-} from "../memprof/memprof.ts";
-export type { Resumable } from "../memprof/memprof.ts";
+import type { MemprofHost, MemprofThread, OrphanTable, StartOptions } from "../memprof/memprof.ts";
+import { type Resumable, runToEnd } from "../memprof/resumable.ts";
+export type { Resumable } from "../memprof/resumable.ts";
 import type { Profile } from "../memprof/profile.ts";
 import { AllocationSource } from "../memprof/profile.ts";
 import {
@@ -251,6 +246,16 @@ export class Domain implements MemprofHost {
     this.#refEntries++;
   }
 
+  /** `Caml_state->young_ptr += words` (memprof undoing, then redoing, a sampled allocation). */
+  moveYoungPtr(words: number): void {
+    this.youngPtr += words;
+  }
+
+  /** `Caml_state->memprof_young_trigger = addr`. */
+  setMemprofTrigger(addr: number): void {
+    this.memprofYoungTrigger = addr;
+  }
+
   /** `caml_set_action_pending`: a flag only; it does not move young_limit in 5.3. */
   setActionPending(): void {
     this.actionPending = true;
@@ -384,6 +389,12 @@ export class Domain implements MemprofHost {
   }
 
   // ---- allocation ----
+  //
+  // Each runtime path that may run callbacks is written once, as a generator (`…G`), for runs
+  // whose callbacks may block their systhread (memprof's `Blocking`): it passes on what a blocked
+  // callback yields to the caller's scheduler. The plain methods drive it to its end
+  // (`runToEnd`, which fails naming the operation if a callback blocks); only the bump-pointer
+  // fast paths (`alloc`, `allocCombined`, the poll's test) are written out in both.
 
   /**
    * An allocation by OCaml code of one block of `wosize` words (an `Alloc_small` at a poll
@@ -397,21 +408,9 @@ export class Domain implements MemprofHost {
       this.youngPtr = p;
       return p;
     }
-    return this.#allocSlow(wosize, p);
+    // Kept out of line so that the common case stays small enough to inline everywhere.
+    return runToEnd(this.#allocSlowG(wosize, p), "caml_alloc_small_dispatch");
   }
-
-  /** {@linkcode alloc} past the young limit, or of a block too large for the minor heap: kept
-   * out of `alloc` so that its common case stays small enough to inline everywhere. */
-  #allocSlow(wosize: number, p: number): number {
-    if (wosize > MAX_YOUNG_WOSIZE) return this.makeArray(wosize);
-    this.youngPtr = p;
-    this.#dispatch(wosize, FROM_OCAML, null);
-    return this.youngPtr;
-  }
-
-  // Each runtime path that may run callbacks has a resumable form too (`…G`, a generator) for
-  // runs whose callbacks may block their systhread (memprof's `Blocking`): it does exactly what
-  // the plain form does, passing on what a blocked callback yields to the caller's scheduler.
 
   /** {@linkcode alloc}, resumable. */
   *allocG(wosize: number): Resumable<number> {
@@ -420,9 +419,15 @@ export class Domain implements MemprofHost {
       this.youngPtr = p;
       return p;
     }
+    return yield* this.#allocSlowG(wosize, p);
+  }
+
+  /** {@linkcode alloc} past the young limit (the young pointer would be `p`), or of a block too
+   * large for the minor heap. */
+  *#allocSlowG(wosize: number, p: number): Resumable<number> {
     if (wosize > MAX_YOUNG_WOSIZE) return yield* this.makeArrayG(wosize);
     this.youngPtr = p;
-    yield* this.#dispatchG(wosize, null);
+    yield* this.#dispatchG(wosize, FROM_OCAML, null);
     return this.youngPtr;
   }
 
@@ -432,12 +437,7 @@ export class Domain implements MemprofHost {
    * allocation callback of a sampled array runs before `Array.make` returns.
    */
   makeArray(wosize: number): number {
-    const addr = wosize <= MAX_YOUNG_WOSIZE
-      ? this.allocFromRuntime(wosize, false)
-      : this.#allocShrSampled(wosize, AllocationSource.NORMAL, false);
-    const res = this.#pendingActionsHolding([addr], [wosize])[0];
-    this.returnFromC();
-    return res;
+    return runToEnd(this.makeArrayG(wosize), "Array.make");
   }
 
   /** {@linkcode makeArray}, resumable. */
@@ -456,21 +456,6 @@ export class Domain implements MemprofHost {
    * do: a collection run by a callback keeps the blocks alive and may move them. Returns where
    * they are afterwards. Throws what a callback throws.
    */
-  #pendingActionsHolding(
-    addrs: readonly number[],
-    sizes: readonly number[],
-  ): readonly number[] {
-    if (!(this.youngPtr < this.youngLimit || this.actionPending)) return addrs;
-    const locals = addrs.map((a, k) => this.runtime.root(a, sizes[k], { local: true }));
-    try {
-      this.processPendingActions();
-      return locals.map((r) => r.addr);
-    } finally {
-      for (const r of locals) r.release();
-    }
-  }
-
-  /** {@linkcode #pendingActionsHolding}, resumable. */
   *#pendingActionsHoldingG(
     addrs: readonly number[],
     sizes: readonly number[],
@@ -499,16 +484,7 @@ export class Domain implements MemprofHost {
       this.youngPtr = p;
       return p;
     }
-    this.youngPtr = p;
-    this.#comballocStacks = callstacks ?? null;
-    this.#comballocThread = this.current;
-    try {
-      this.#dispatch(whsize - 1, FROM_OCAML, lens);
-    } finally {
-      this.#comballocStacks = null;
-      this.#comballocThread = null;
-    }
-    return this.youngPtr;
+    return runToEnd(this.#allocCombinedSlowG(lens, callstacks, p), "caml_alloc_small_dispatch");
   }
 
   /** {@linkcode allocCombined}, resumable. The components' callstacks are captured before any
@@ -524,11 +500,21 @@ export class Domain implements MemprofHost {
       this.youngPtr = p;
       return p;
     }
+    return yield* this.#allocCombinedSlowG(lens, callstacks, p);
+  }
+
+  /** {@linkcode allocCombined} past the young limit (the young pointer would be `p`). */
+  *#allocCombinedSlowG(
+    lens: readonly number[],
+    callstacks: readonly (readonly string[])[] | undefined,
+    p: number,
+  ): Resumable<number> {
+    const whsize = this.youngPtr - p;
     this.youngPtr = p;
     this.#comballocStacks = callstacks ?? null;
     this.#comballocThread = this.current;
     try {
-      yield* this.#dispatchG(whsize - 1, lens);
+      yield* this.#dispatchG(whsize - 1, FROM_OCAML, lens);
     } finally {
       this.#comballocStacks = null;
       this.#comballocThread = null;
@@ -549,7 +535,9 @@ export class Domain implements MemprofHost {
     }
     const p = this.youngPtr - wosize - 1;
     this.youngPtr = p;
-    if (p < this.youngLimit) this.#dispatch(wosize, FROM_RUNTIME, null);
+    if (p < this.youngLimit) {
+      runToEnd(this.#dispatchG(wosize, FROM_RUNTIME, null), "caml_alloc_small");
+    }
     if (noScan) this.runtime.youngNoScan(this.youngPtr);
     return this.youngPtr;
   }
@@ -682,18 +670,14 @@ export class Domain implements MemprofHost {
    * callback that collects while `intern_end` holds the value may move them.
    */
   unmarshalValue(blocks: readonly number[]): readonly number[] {
-    const addrs = this.#internAlloc(blocks);
-    if (addrs.length === 0) return addrs;
-    // intern_end holds the root, and through it every block of the value.
-    const res = this.#pendingActionsHolding(addrs, blocks);
-    this.returnFromC();
-    return res;
+    return runToEnd(this.unmarshalValueG(blocks), "caml_input_val");
   }
 
   /** {@linkcode unmarshalValue}, resumable. */
   *unmarshalValueG(blocks: readonly number[]): Resumable<readonly number[]> {
     const addrs = this.#internAlloc(blocks);
     if (addrs.length === 0) return addrs;
+    // intern_end holds the root, and through it every block of the value.
     const res = yield* this.#pendingActionsHoldingG(addrs, blocks);
     this.returnFromC();
     return res;
@@ -710,7 +694,9 @@ export class Domain implements MemprofHost {
       // Alloc_small_enter_GC_no_track: from C, not tracked as a whole.
       const p = this.youngPtr - whsize;
       this.youngPtr = p;
-      if (p < this.youngLimit) this.#dispatch(bulkWosize, FROM_RUNTIME_UNTRACKED, null);
+      if (p < this.youngLimit) {
+        runToEnd(this.#dispatchG(bulkWosize, FROM_RUNTIME_UNTRACKED, null), "intern_alloc");
+      }
       dest = this.youngPtr;
     } else dest = -1;
     const addrs: number[] = [];
@@ -731,15 +717,16 @@ export class Domain implements MemprofHost {
   }
 
   /** `caml_alloc_small_dispatch`, entered `from` OCaml code or the runtime ({@linkcode
-   * FROM_OCAML}, …); `lens` are a combined allocation's block sizes. */
-  #dispatch(wosize: number, from: AllocFrom, lens: readonly number[] | null): void {
+   * FROM_OCAML}, …); `lens` are a combined allocation's block sizes. Only from OCaml code may
+   * callbacks run (from the runtime, they wait for a poll point). */
+  *#dispatchG(wosize: number, from: AllocFrom, lens: readonly number[] | null): Resumable<void> {
     const whsize = wosize + 1;
     this.stats.runtimeEntries++;
     this.youngPtr += whsize;
     for (;;) {
       if (from === FROM_OCAML) {
-        const res = this.doPendingActions();
-        if (res) this.raise(res.exn);
+        const res = yield* this.doPendingActionsG();
+        if (res) yield* this.raiseG(res.exn);
       } else {
         this.pollGcWork();
         this.actionPending = true;
@@ -750,30 +737,12 @@ export class Domain implements MemprofHost {
     }
     this.youngPtr -= whsize;
     if (this.youngPtr < this.memprofYoungTrigger) {
-      if (from === FROM_OCAML) this.memprof.sampleYoung(wosize, lens);
+      if (from === FROM_OCAML) yield* this.memprof.sampleYoungG(wosize, lens);
       else if (from === FROM_RUNTIME) this.memprof.sampleYoungFromC(wosize);
       else {
         this.memprof.setTrigger();
         this.resetYoungLimit();
       }
-    }
-  }
-
-  /** {@linkcode #dispatch} from OCaml code, resumable (from the runtime, no callback runs). */
-  *#dispatchG(wosize: number, lens: readonly number[] | null): Resumable<void> {
-    const whsize = wosize + 1;
-    this.stats.runtimeEntries++;
-    this.youngPtr += whsize;
-    for (;;) {
-      const res = yield* this.doPendingActionsG();
-      if (res) yield* this.raiseG(res.exn);
-      if (this.youngPtr - whsize >= this.youngTrigger) break;
-      this.#events.counter(this.id, RuntimeCounter.EV_C_FORCE_MINOR_ALLOC_SMALL, 1);
-      this.pollGcWork();
-    }
-    this.youngPtr -= whsize;
-    if (this.youngPtr < this.memprofYoungTrigger) {
-      yield* this.memprof.sampleYoungG(wosize, lens);
     }
   }
 
@@ -784,11 +753,7 @@ export class Domain implements MemprofHost {
    * the exception is raised; an exception they raise is raised instead.
    */
   raise(exn: unknown): never {
-    if (this.youngPtr < this.youngLimit || this.actionPending) {
-      const res = this.doPendingActions();
-      if (res) throw res.exn;
-    }
-    throw exn;
+    return runToEnd(this.raiseG(exn), "caml_raise");
   }
 
   /** {@linkcode raise}, resumable. */
@@ -805,11 +770,7 @@ export class Domain implements MemprofHost {
    * callback raised (wrapped), or null.
    */
   doPendingActions(): { exn: unknown } | null {
-    this.pollGcWork();
-    this.actionPending = false;
-    const res = this.memprof.runCallbacks();
-    if (res) this.actionPending = true;
-    return res;
+    return runToEnd(this.doPendingActionsG(), "caml_do_pending_actions_res");
   }
 
   /** {@linkcode doPendingActions}, resumable. */
@@ -828,7 +789,9 @@ export class Domain implements MemprofHost {
    * that filled it), then runs `caml_process_pending_actions`. Throws what a callback throws.
    */
   poll(): void {
-    if (this.youngPtr <= this.youngLimit) this.processPendingActions();
+    if (this.youngPtr <= this.youngLimit) {
+      runToEnd(this.processPendingActionsG(), "caml_process_pending_actions");
+    }
   }
 
   /** {@linkcode poll}, resumable. */
@@ -841,10 +804,7 @@ export class Domain implements MemprofHost {
    * actions if any are flagged. Throws what a callback throws.
    */
   processPendingActions(): void {
-    if (this.youngPtr < this.youngLimit || this.actionPending) {
-      const res = this.doPendingActions();
-      if (res) this.raise(res.exn);
-    }
+    runToEnd(this.processPendingActionsG(), "caml_process_pending_actions");
   }
 
   /** {@linkcode processPendingActions}, resumable. */
@@ -859,22 +819,10 @@ export class Domain implements MemprofHost {
 
   /** Runs `body` between the begin and end events of `phase` on this domain (the end event is
    * emitted even if `body` throws, but for `Gc.full_major`: {@linkcode #endsWhenRaising}). */
-  #inPhase(phase: RuntimePhase, body: () => void): void {
+  *#inPhaseG(phase: RuntimePhase, body: Resumable<void>): Resumable<void> {
     this.#events.beginPhase(this.id, phase);
     try {
-      body();
-    } catch (e) {
-      if (Domain.#endsWhenRaising(phase)) this.#events.endPhase(this.id, phase);
-      throw e;
-    }
-    this.#events.endPhase(this.id, phase);
-  }
-
-  /** {@linkcode #inPhase}, resumable. */
-  *#inPhaseG(phase: RuntimePhase, body: () => Resumable<void>): Resumable<void> {
-    this.#events.beginPhase(this.id, phase);
-    try {
-      yield* body();
+      yield* body;
     } catch (e) {
       if (Domain.#endsWhenRaising(phase)) this.#events.endPhase(this.id, phase);
       throw e;
@@ -896,120 +844,85 @@ export class Domain implements MemprofHost {
 
   /** `Gc.minor ()`: a minor collection, then pending actions (callbacks). */
   minorGc(): void {
-    this.#inPhase(RuntimePhase.EV_EXPLICIT_GC_MINOR, () => {
-      this.requestedMinorGc = true;
-      this.pollGcWork();
-      this.processPendingActions();
-      this.returnFromC();
-    });
+    runToEnd(this.minorGcG(), "Gc.minor");
+  }
+
+  /** {@linkcode minorGc}, resumable. */
+  *minorGcG(): Resumable<void> {
+    yield* this.#inPhaseG(RuntimePhase.EV_EXPLICIT_GC_MINOR, this.#minorGcBodyG());
+  }
+
+  *#minorGcBodyG(): Resumable<void> {
+    this.requestedMinorGc = true;
+    this.pollGcWork();
+    yield* this.processPendingActionsG();
+    this.returnFromC();
   }
 
   /** `Gc.major_slice 0`: a slice with the work due (`GC_CALCULATE_MAJOR_SLICE`), then callbacks. */
   majorSlice(): void {
-    this.#inPhase(RuntimePhase.EV_EXPLICIT_GC_MAJOR_SLICE, () => {
-      this.#slice(SliceKind.CALCULATE);
-      this.processPendingActions();
-      this.returnFromC();
-    });
+    runToEnd(this.majorSliceG(), "Gc.major_slice");
+  }
+
+  /** {@linkcode majorSlice}, resumable. */
+  *majorSliceG(): Resumable<void> {
+    yield* this.#inPhaseG(RuntimePhase.EV_EXPLICIT_GC_MAJOR_SLICE, this.#majorSliceBodyG());
+  }
+
+  *#majorSliceBodyG(): Resumable<void> {
+    this.#slice(SliceKind.CALCULATE);
+    yield* this.processPendingActionsG();
+    this.returnFromC();
   }
 
   /** `Gc.major ()` (gc_ctrl.c, `gc_major_res`): the minor heaps emptied once
    * (`caml_empty_minor_heaps_once`), the current major cycle finished (which empties them
    * twice more), then callbacks: three minor collections in all. */
   majorGc(): void {
-    this.#inPhase(RuntimePhase.EV_EXPLICIT_GC_MAJOR, () => {
-      this.runtime.minorCollection(this);
-      this.runtime.finishMajorCycle(this);
-      this.processPendingActions();
-      this.returnFromC();
-    });
-  }
-
-  /** `Gc.full_major ()` (or, with `compact`, `Gc.compact ()`): three major cycles, the last one
-   * compacting if asked, pending actions after each. */
-  #threeCycles(compact: boolean): void {
-    this.#inPhase(Domain.#cyclesPhase(compact), () => {
-      for (let i = 0; i < 3; i++) {
-        this.runtime.finishMajorCycle(this, { compact: compact && i === 2 });
-        try {
-          this.processPendingActions();
-        } catch (e) {
-          // gc_ctrl.c: `Gc.compact` counts the collection before raising, `Gc.full_major` not.
-          if (compact) this.runtime.gcTotals.forcedMajors++;
-          throw e;
-        }
-      }
-      this.runtime.gcTotals.forcedMajors++;
-      this.returnFromC();
-    });
-  }
-
-  /** `Gc.full_major ()`: three major cycles, pending actions after each. */
-  fullMajor(): void {
-    this.#threeCycles(false);
-  }
-
-  /** `Gc.compact ()`: three major cycles, the last one compacting, callbacks after each. */
-  compact(): void {
-    this.#threeCycles(true);
-  }
-
-  /** {@linkcode minorGc}, resumable. */
-  *minorGcG(): Resumable<void> {
-    yield* this.#inPhaseG(
-      RuntimePhase.EV_EXPLICIT_GC_MINOR,
-      function* (this: Domain) {
-        this.requestedMinorGc = true;
-        this.pollGcWork();
-        yield* this.processPendingActionsG();
-        this.returnFromC();
-      }.bind(this),
-    );
-  }
-
-  /** {@linkcode majorSlice}, resumable. */
-  *majorSliceG(): Resumable<void> {
-    yield* this.#inPhaseG(
-      RuntimePhase.EV_EXPLICIT_GC_MAJOR_SLICE,
-      function* (this: Domain) {
-        this.#slice(SliceKind.CALCULATE);
-        yield* this.processPendingActionsG();
-        this.returnFromC();
-      }.bind(this),
-    );
+    runToEnd(this.majorGcG(), "Gc.major");
   }
 
   /** {@linkcode majorGc}, resumable. */
   *majorGcG(): Resumable<void> {
-    yield* this.#inPhaseG(
-      RuntimePhase.EV_EXPLICIT_GC_MAJOR,
-      function* (this: Domain) {
-        this.runtime.minorCollection(this);
-        this.runtime.finishMajorCycle(this);
-        yield* this.processPendingActionsG();
-        this.returnFromC();
-      }.bind(this),
-    );
+    yield* this.#inPhaseG(RuntimePhase.EV_EXPLICIT_GC_MAJOR, this.#majorGcBodyG());
   }
 
-  /** {@linkcode #threeCycles}, resumable. */
+  *#majorGcBodyG(): Resumable<void> {
+    this.runtime.minorCollection(this);
+    this.runtime.finishMajorCycle(this);
+    yield* this.processPendingActionsG();
+    this.returnFromC();
+  }
+
+  /** `Gc.full_major ()` (or, with `compact`, `Gc.compact ()`): three major cycles, the last one
+   * compacting if asked, pending actions after each. */
   *#threeCyclesG(compact: boolean): Resumable<void> {
-    yield* this.#inPhaseG(
-      Domain.#cyclesPhase(compact),
-      function* (this: Domain) {
-        for (let i = 0; i < 3; i++) {
-          this.runtime.finishMajorCycle(this, { compact: compact && i === 2 });
-          try {
-            yield* this.processPendingActionsG();
-          } catch (e) {
-            if (compact) this.runtime.gcTotals.forcedMajors++;
-            throw e;
-          }
-        }
-        this.runtime.gcTotals.forcedMajors++;
-        this.returnFromC();
-      }.bind(this),
-    );
+    yield* this.#inPhaseG(Domain.#cyclesPhase(compact), this.#threeCyclesBodyG(compact));
+  }
+
+  *#threeCyclesBodyG(compact: boolean): Resumable<void> {
+    for (let i = 0; i < 3; i++) {
+      this.runtime.finishMajorCycle(this, { compact: compact && i === 2 });
+      try {
+        yield* this.processPendingActionsG();
+      } catch (e) {
+        // gc_ctrl.c: `Gc.compact` counts the collection before raising, `Gc.full_major` not.
+        if (compact) this.runtime.gcTotals.forcedMajors++;
+        throw e;
+      }
+    }
+    this.runtime.gcTotals.forcedMajors++;
+    this.returnFromC();
+  }
+
+  /** `Gc.full_major ()`: three major cycles, pending actions after each. */
+  fullMajor(): void {
+    runToEnd(this.fullMajorG(), "Gc.full_major");
+  }
+
+  /** `Gc.compact ()`: three major cycles, the last one compacting, callbacks after each. */
+  compact(): void {
+    runToEnd(this.compactG(), "Gc.compact");
   }
 
   /**
@@ -1056,8 +969,7 @@ export class Domain implements MemprofHost {
 
   /** `Gc.Memprof.stop`. */
   memprofStop(): void {
-    this.memprof.stop();
-    this.returnFromC();
+    runToEnd(this.memprofStopG(), "Gc.Memprof.stop");
   }
 
   /** {@linkcode memprofStop}, resumable. */

@@ -2,8 +2,9 @@
  * Counts plain/resumable twins: pairs of functions or methods of one file where one is the
  * resumable (generator) form of the other — `xG` beside `x`, `xOp`, `xWork` or `xWorkG`, and
  * `compilePlain` beside `compileResumable` — and sorts each pair into a `driver` (the plain one
- * only drives the generator to its end: its body is one `runToEnd(…)` call, so the logic is
- * written once) or a `twin` (both hold logic: the same truth written twice).
+ * only drives a generator to its end: its body is one `runToEnd(…)` call, so the logic is
+ * written once), a `fast` path (the plain one tests and moves fields, a bump-pointer fast path,
+ * and otherwise drives a generator) or a `twin` (both hold logic: the same truth written twice).
  *
  * It reads the files as text (declarations at the start of a line, bodies by brace depth), which
  * is enough for this repository's style (`deno fmt`).
@@ -33,8 +34,9 @@ export interface Pair {
   readonly file: string;
   readonly plain: Declaration;
   readonly resumable: Declaration;
-  /** `driver`: the plain one only runs the resumable one to its end; `twin`: both hold logic. */
-  readonly kind: "driver" | "twin";
+  /** `driver`: the plain one only runs a generator to its end; `fast`: it is a bump-pointer fast
+   * path in front of such a driver; `twin`: both hold logic. */
+  readonly kind: "driver" | "fast" | "twin";
 }
 
 const KEYWORDS = new Set([
@@ -130,8 +132,34 @@ function plainNames(name: string): string[] {
 
 /** Whether `body` only drives a generator to its end. */
 function isDriver(body: string): boolean {
-  const s = body.trim().replace(/\s+/g, " ");
+  const s = withoutComments(body).trim().replace(/\s+/g, " ");
   return /^(?:return )?runToEnd\(.*\);?$/.test(s) && !/;.+/.test(s.replace(/;$/, ""));
+}
+
+/**
+ * Whether `body` is a bump-pointer fast path in front of a driver: it drives a generator to its
+ * end, and besides that call it calls nothing (only tests and moves fields: `if`, `for`).
+ */
+function isFastPath(body: string): boolean {
+  const s = withoutComments(body);
+  const k = s.indexOf("runToEnd(");
+  if (k < 0) return false;
+  const rest = s.slice(0, k) + s.slice(closingParen(s, k + "runToEnd".length));
+  return !/[\w$\]]\s*\(/.test(rest.replace(/\b(?:if|for|while)\s*\(/g, ""));
+}
+
+function withoutComments(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/\/\/.*$/gm, "");
+}
+
+/** The index after the parenthesis closing the one at `open`. */
+function closingParen(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    if (text[i] === "(") depth++;
+    else if (text[i] === ")" && --depth === 0) return i + 1;
+  }
+  return text.length;
 }
 
 /** The plain/resumable pairs of the file `file` whose text is `text`. */
@@ -152,7 +180,7 @@ export function pairsOf(file: string, text: string): Pair[] {
           file,
           plain,
           resumable: r,
-          kind: isDriver(plain.body) ? "driver" : "twin",
+          kind: isDriver(plain.body) ? "driver" : isFastPath(plain.body) ? "fast" : "twin",
         });
       }
     }
@@ -197,6 +225,9 @@ if (import.meta.main) {
       } ${p.file}:${p.plain.line} ${p.plain.name} ~ :${p.resumable.line} ${p.resumable.name}`,
     );
   }
-  const twins = pairs.filter((p) => p.kind === "twin").length;
-  console.log(`${twins} twins, ${pairs.length - twins} drivers (${pairs.length} pairs)`);
+  const count = (k: Pair["kind"]) => pairs.filter((p) => p.kind === k).length;
+  console.log(
+    `${count("twin")} twins, ${count("fast")} fast paths in front of a driver, ` +
+      `${count("driver")} drivers (${pairs.length} pairs)`,
+  );
 }
