@@ -88,6 +88,20 @@ export interface RuntimeOptions {
   gcTime?: Partial<GcTimeModel>;
 }
 
+/** A domain's statistics ({@linkcode Domain.stats}). */
+export interface DomainStats {
+  /** Words allocated in the minor heap before the last minor collection. */
+  minorWordsBeforeLastGc: number;
+  /** Words allocated in the minor heap, up to the last minor collection. */
+  minorWords: number;
+  /** Major slices run. */
+  majorSlices: number;
+  /** `EV_C_FORCE_MINOR_MEMPROF` counters emitted. */
+  forcedMinorMemprof: number;
+  /** Entries into the runtime from the allocation path (`caml_alloc_small_dispatch`). */
+  runtimeEntries: number;
+}
+
 /** A systhread. */
 export class Thread {
   /** Thread id (unique in the runtime). */
@@ -118,40 +132,79 @@ export class Domain implements MemprofHost {
   readonly id: number;
   /** Owning runtime. */
   readonly runtime: Runtime;
+  #youngStart: number = 0;
   /** Lowest address of the minor heap. */
-  youngStart = 0;
+  get youngStart(): number {
+    return this.#youngStart;
+  }
+  #youngEnd: number = 0;
   /** One past the highest address of the minor heap. */
-  youngEnd = 0;
-  /** Allocation pointer. */
-  youngPtr = 0;
+  get youngEnd(): number {
+    return this.#youngEnd;
+  }
+  #youngPtr: number = 0;
+  /** Allocation pointer (`young_ptr`): the header of the last block allocated in the minor heap. */
+  get youngPtr(): number {
+    return this.#youngPtr;
+  }
+  #youngTrigger: number = 0;
   /** GC trigger: the middle, then the start, of the minor heap. */
-  youngTrigger = 0;
+  get youngTrigger(): number {
+    return this.#youngTrigger;
+  }
+  #memprofYoungTrigger: number = 0;
   /** memprof's trigger. */
-  memprofYoungTrigger = 0;
+  get memprofYoungTrigger(): number {
+    return this.#memprofYoungTrigger;
+  }
+  #youngLimit: number = 0;
   /** Allocation below this enters the runtime; +Infinity forces it (an interrupt). */
-  youngLimit = 0;
+  get youngLimit(): number {
+    return this.#youngLimit;
+  }
+  #actionPending: boolean = false;
   /** `Caml_state->action_pending`. */
-  actionPending = false;
+  get actionPending(): boolean {
+    return this.#actionPending;
+  }
+  #requestedMinorGc: boolean = false;
   /** A minor collection was requested. */
-  requestedMinorGc = false;
+  get requestedMinorGc(): boolean {
+    return this.#requestedMinorGc;
+  }
+  #requestedMajorSlice: boolean = false;
   /** A major slice was requested. */
-  requestedMajorSlice = false;
+  get requestedMajorSlice(): boolean {
+    return this.#requestedMajorSlice;
+  }
   /** This domain's side of the major GC's pacing (allocated words, slice target). */
   readonly major: DomainMajorState = new DomainMajorState();
+  #promotedWords = 0;
   /** @internal Words (headers included) the minor collection in progress promoted from this
    * domain's minor heap. */
-  promotedWords = 0;
+  get promotedWords(): number {
+    return this.#promotedWords;
+  }
+  #majorSliceEpoch: number = -1;
   /** `major_slice_epoch`: the global epoch when this domain's last slice began. A new domain
    * starts at 0, behind any epoch (domain.c), so its first poll runs a slice. */
-  majorSliceEpoch: number = -1;
+  get majorSliceEpoch(): number {
+    return this.#majorSliceEpoch;
+  }
+  #alive = true;
   /** Still running. */
-  alive = true;
+  get alive(): boolean {
+    return this.#alive;
+  }
   /** memprof state. */
   readonly memprof: MemprofDomain;
   /** Systhreads (the first is the domain's main thread). */
   readonly threads: Thread[] = [];
+  #current: Thread;
   /** Thread holding the domain lock. */
-  current: Thread;
+  get current(): Thread {
+    return this.#current;
+  }
   /** Per-component callstacks of the combined allocation in progress, if any. */
   #comballocStacks: readonly (readonly string[])[] | null = null;
   /** The thread whose combined allocation `#comballocStacks` belongs to: a callback of that
@@ -168,14 +221,17 @@ export class Domain implements MemprofHost {
   #refSize: number;
   #refLimit: number;
 
-  /** Statistics. */
-  readonly stats = {
+  readonly #stats: DomainStats = {
     minorWordsBeforeLastGc: 0,
     minorWords: 0,
     majorSlices: 0,
     forcedMinorMemprof: 0,
     runtimeEntries: 0,
   };
+  /** Statistics (the runtime's to count). */
+  get stats(): Readonly<DomainStats> {
+    return this.#stats;
+  }
 
   /** Use {@linkcode Runtime.spawnDomain}. */
   constructor(runtime: Runtime, id: number, parent: Domain | null) {
@@ -185,12 +241,12 @@ export class Domain implements MemprofHost {
     this.#refSize = Math.floor(runtime.minorHeapWords / 8);
     this.#refLimit = this.#refSize;
     // The main domain's last slice was the harness's own (see Runtime.majorSliceEpoch).
-    if (parent === null) this.majorSliceEpoch = runtime.majorSliceEpoch;
+    if (parent === null) this.#majorSliceEpoch = runtime.majorSliceEpoch;
     this.#newMinorArena();
     this.memprof = new MemprofDomain(this, runtime.memprofShared, parent ? parent.memprof : null);
     const t = new Thread(runtime.nextThreadId++, this, this.memprof.current!);
     this.threads.push(t);
-    this.current = t;
+    this.#current = t;
     // allocate_minor_heap: place the triggers.
     this.memprof.setTrigger();
     this.resetYoungLimit();
@@ -198,10 +254,10 @@ export class Domain implements MemprofHost {
 
   #newMinorArena(): void {
     const size = this.runtime.minorHeapWords;
-    this.youngStart = this.runtime.takeAddresses(size);
-    this.youngEnd = this.youngStart + size;
-    this.youngPtr = this.youngEnd;
-    this.youngTrigger = this.youngStart + size / 2;
+    this.#youngStart = this.runtime.takeAddresses(size);
+    this.#youngEnd = this.#youngStart + size;
+    this.#youngPtr = this.#youngEnd;
+    this.#youngTrigger = this.#youngStart + size / 2;
   }
 
   get #events(): RuntimeEventsSink {
@@ -212,14 +268,14 @@ export class Domain implements MemprofHost {
 
   /** `caml_reset_young_limit` (5.3): also sets action_pending. */
   resetYoungLimit(): void {
-    this.youngLimit = this.youngTrigger > this.memprofYoungTrigger
-      ? this.youngTrigger
-      : this.memprofYoungTrigger;
+    this.#youngLimit = this.#youngTrigger > this.#memprofYoungTrigger
+      ? this.#youngTrigger
+      : this.#memprofYoungTrigger;
     if (
-      this.requestedMinorGc || this.requestedMajorSlice ||
-      this.majorSliceEpoch < this.runtime.majorSliceEpoch
-    ) this.youngLimit = Infinity;
-    this.actionPending = true;
+      this.#requestedMinorGc || this.#requestedMajorSlice ||
+      this.#majorSliceEpoch < this.runtime.majorSliceEpoch
+    ) this.#youngLimit = Infinity;
+    this.#actionPending = true;
   }
 
   /**
@@ -236,8 +292,8 @@ export class Domain implements MemprofHost {
       if (this.#refLimit === this.#refSize) {
         this.#events.counter(this.id, RuntimeCounter.EV_C_REQUEST_MINOR_REALLOC_REF_TABLE, 1);
         this.#refLimit = this.#refSize + REF_TABLE_RESERVE;
-        this.requestedMinorGc = true;
-        this.youngLimit = Infinity; // caml_request_minor_gc interrupts the domain
+        this.#requestedMinorGc = true;
+        this.#youngLimit = Infinity; // caml_request_minor_gc interrupts the domain
       } else {
         this.#refSize *= 2;
         this.#refLimit = this.#refSize + REF_TABLE_RESERVE;
@@ -246,19 +302,35 @@ export class Domain implements MemprofHost {
     this.#refEntries++;
   }
 
+  /** `caml_interrupt_self`: the next allocation or poll of this domain enters the runtime. */
+  interrupt(): void {
+    this.#youngLimit = Infinity;
+  }
+
+  /** @internal During a minor collection: `words` (headers included) promoted from this
+   * domain's minor heap. */
+  addPromoted(words: number): void {
+    this.#promotedWords += words;
+  }
+
+  /** @internal The domain ended ({@linkcode Runtime.terminateDomain}). */
+  markTerminated(): void {
+    this.#alive = false;
+  }
+
   /** `Caml_state->young_ptr += words` (memprof undoing, then redoing, a sampled allocation). */
   moveYoungPtr(words: number): void {
-    this.youngPtr += words;
+    this.#youngPtr += words;
   }
 
   /** `Caml_state->memprof_young_trigger = addr`. */
   setMemprofTrigger(addr: number): void {
-    this.memprofYoungTrigger = addr;
+    this.#memprofYoungTrigger = addr;
   }
 
   /** `caml_set_action_pending`: a flag only; it does not move young_limit in 5.3. */
   setActionPending(): void {
-    this.actionPending = true;
+    this.#actionPending = true;
   }
 
   /**
@@ -268,7 +340,7 @@ export class Domain implements MemprofHost {
    * first allocation of a callback (its `Some`) enters the runtime and does the GC work due.
    */
   enterOCamlFromC(): void {
-    if (this.actionPending) this.youngLimit = Infinity;
+    if (this.#actionPending) this.#youngLimit = Infinity;
   }
 
   /**
@@ -279,7 +351,7 @@ export class Domain implements MemprofHost {
    * an earlier callback made ready.
    */
   returnFromC(): void {
-    if (this.actionPending) this.youngLimit = Infinity;
+    if (this.#actionPending) this.#youngLimit = Infinity;
   }
 
   /**
@@ -290,24 +362,24 @@ export class Domain implements MemprofHost {
    */
   pollGcWork(): void {
     const rt = this.runtime;
-    if (this.youngPtr - MAX_YOUNG_WHSIZE < this.youngTrigger) {
-      if (this.youngTrigger === this.youngStart) {
-        this.requestedMinorGc = true;
+    if (this.#youngPtr - MAX_YOUNG_WHSIZE < this.#youngTrigger) {
+      if (this.#youngTrigger === this.#youngStart) {
+        this.#requestedMinorGc = true;
       } else {
         // Half the arena used: the trigger moves to the start.
         rt.advanceMajorSliceEpoch();
-        this.youngTrigger = this.youngStart;
+        this.#youngTrigger = this.#youngStart;
       }
-    } else if (this.requestedMinorGc) {
+    } else if (this.#requestedMinorGc) {
       rt.advanceMajorSliceEpoch();
     }
-    if (this.majorSliceEpoch < rt.majorSliceEpoch) this.requestedMajorSlice = true;
-    if (this.requestedMinorGc) {
-      this.requestedMinorGc = false;
+    if (this.#majorSliceEpoch < rt.majorSliceEpoch) this.#requestedMajorSlice = true;
+    if (this.#requestedMinorGc) {
+      this.#requestedMinorGc = false;
       this.runtime.minorCollection(this);
     }
-    if (this.requestedMajorSlice || this.major.requestedGlobal) {
-      this.requestedMajorSlice = false;
+    if (this.#requestedMajorSlice || this.major.requestedGlobal) {
+      this.#requestedMajorSlice = false;
       this.#events.beginPhase(this.id, RuntimePhase.EV_MAJOR);
       this.#slice(SliceKind.AUTO);
       this.#events.endPhase(this.id, RuntimePhase.EV_MAJOR);
@@ -320,8 +392,8 @@ export class Domain implements MemprofHost {
       this.#events.beginPhase(this.id, RuntimePhase.EV_STW_LEADER);
       this.#events.endPhase(this.id, RuntimePhase.EV_STW_LEADER);
       for (const d of this.runtime.domains) {
-        d.requestedMajorSlice = true;
-        d.youngLimit = Infinity;
+        d.#requestedMajorSlice = true;
+        d.#youngLimit = Infinity;
       }
     }
     this.resetYoungLimit();
@@ -330,10 +402,10 @@ export class Domain implements MemprofHost {
   /** A major slice of this domain (`caml_major_collection_slice`); it records the epoch it
    * began in. */
   #slice(kind: SliceKind): void {
-    this.stats.majorSlices++;
+    this.#stats.majorSlices++;
     const epoch = this.runtime.majorSliceEpoch;
     this.runtime.majorSlice(this, kind);
-    this.majorSliceEpoch = epoch;
+    this.#majorSliceEpoch = epoch;
   }
 
   /** Memprof's own minor-heap allocation (callstack arrays, sample_info), from C. */
@@ -346,9 +418,9 @@ export class Domain implements MemprofHost {
   captureCallstack(max: number, allocIdx: number): readonly string[] {
     const cs = this.#comballocStacks;
     const frames = cs !== null && allocIdx >= 0 && allocIdx < cs.length &&
-        this.#comballocThread === this.current
+        this.#comballocThread === this.#current
       ? cs[allocIdx]
-      : this.current.callstack;
+      : this.#current.callstack;
     if (frames.length === 0 || max === 0) return NO_FRAMES;
     // By reference when whole: a thread's callstack array is replaced, never changed in place.
     return frames.length <= max ? frames : frames.slice(0, max);
@@ -357,7 +429,7 @@ export class Domain implements MemprofHost {
   /** `Is_young`: in some domain's minor heap. */
   isYoung(addr: number): boolean {
     // This domain's own minor heap first: where nearly every block memprof asks about lives.
-    return (addr >= this.youngStart && addr < this.youngEnd) || this.runtime.isYoung(addr);
+    return (addr >= this.#youngStart && addr < this.#youngEnd) || this.runtime.isYoung(addr);
   }
 
   /** Where the minor collection in progress moved a young block, or -1 if it died. */
@@ -379,7 +451,7 @@ export class Domain implements MemprofHost {
 
   /** Emits `EV_C_FORCE_MINOR_MEMPROF` (memprof had to poll GC work to make room). */
   forceMinorMemprofCounter(): void {
-    this.stats.forcedMinorMemprof++;
+    this.#stats.forcedMinorMemprof++;
     this.#events.counter(this.id, RuntimeCounter.EV_C_FORCE_MINOR_MEMPROF, 1);
   }
 
@@ -403,9 +475,9 @@ export class Domain implements MemprofHost {
    * collect, and throw what a callback throws (then nothing is allocated).
    */
   alloc(wosize: number): number {
-    const p = this.youngPtr - wosize - 1;
-    if (p >= this.youngLimit && wosize <= MAX_YOUNG_WOSIZE) {
-      this.youngPtr = p;
+    const p = this.#youngPtr - wosize - 1;
+    if (p >= this.#youngLimit && wosize <= MAX_YOUNG_WOSIZE) {
+      this.#youngPtr = p;
       return p;
     }
     // Kept out of line so that the common case stays small enough to inline everywhere.
@@ -414,9 +486,9 @@ export class Domain implements MemprofHost {
 
   /** {@linkcode alloc}, resumable. */
   *allocG(wosize: number): Resumable<number> {
-    const p = this.youngPtr - wosize - 1;
-    if (p >= this.youngLimit && wosize <= MAX_YOUNG_WOSIZE) {
-      this.youngPtr = p;
+    const p = this.#youngPtr - wosize - 1;
+    if (p >= this.#youngLimit && wosize <= MAX_YOUNG_WOSIZE) {
+      this.#youngPtr = p;
       return p;
     }
     return yield* this.#allocSlowG(wosize, p);
@@ -426,9 +498,9 @@ export class Domain implements MemprofHost {
    * large for the minor heap. */
   *#allocSlowG(wosize: number, p: number): Resumable<number> {
     if (wosize > MAX_YOUNG_WOSIZE) return yield* this.makeArrayG(wosize);
-    this.youngPtr = p;
+    this.#youngPtr = p;
     yield* this.#dispatchG(wosize, FROM_OCAML, null);
-    return this.youngPtr;
+    return this.#youngPtr;
   }
 
   /**
@@ -460,7 +532,7 @@ export class Domain implements MemprofHost {
     addrs: readonly number[],
     sizes: readonly number[],
   ): Resumable<readonly number[]> {
-    if (!(this.youngPtr < this.youngLimit || this.actionPending)) return addrs;
+    if (!(this.#youngPtr < this.#youngLimit || this.#actionPending)) return addrs;
     const locals = addrs.map((a, k) => this.runtime.root(a, sizes[k], { local: true }));
     try {
       yield* this.processPendingActionsG();
@@ -479,9 +551,9 @@ export class Domain implements MemprofHost {
   allocCombined(lens: readonly number[], callstacks?: readonly (readonly string[])[]): number {
     let whsize = 0;
     for (let k = 0; k < lens.length; k++) whsize += lens[k] + 1;
-    const p = this.youngPtr - whsize;
-    if (p >= this.youngLimit) {
-      this.youngPtr = p;
+    const p = this.#youngPtr - whsize;
+    if (p >= this.#youngLimit) {
+      this.#youngPtr = p;
       return p;
     }
     return runToEnd(this.#allocCombinedSlowG(lens, callstacks, p), "caml_alloc_small_dispatch");
@@ -495,9 +567,9 @@ export class Domain implements MemprofHost {
   ): Resumable<number> {
     let whsize = 0;
     for (let k = 0; k < lens.length; k++) whsize += lens[k] + 1;
-    const p = this.youngPtr - whsize;
-    if (p >= this.youngLimit) {
-      this.youngPtr = p;
+    const p = this.#youngPtr - whsize;
+    if (p >= this.#youngLimit) {
+      this.#youngPtr = p;
       return p;
     }
     return yield* this.#allocCombinedSlowG(lens, callstacks, p);
@@ -509,17 +581,47 @@ export class Domain implements MemprofHost {
     callstacks: readonly (readonly string[])[] | undefined,
     p: number,
   ): Resumable<number> {
-    const whsize = this.youngPtr - p;
-    this.youngPtr = p;
+    const whsize = this.#youngPtr - p;
+    this.#youngPtr = p;
     this.#comballocStacks = callstacks ?? null;
-    this.#comballocThread = this.current;
+    this.#comballocThread = this.#current;
     try {
       yield* this.#dispatchG(whsize - 1, FROM_OCAML, lens);
     } finally {
       this.#comballocStacks = null;
       this.#comballocThread = null;
     }
-    return this.youngPtr;
+    return this.#youngPtr;
+  }
+
+  /**
+   * The inline part of an allocation by OCaml code of `whsize` words, headers included (one
+   * block or a combined allocation): when it stays at or above `young_limit`, the young pointer
+   * moves down and the address of the first block is returned; otherwise nothing changes and -1
+   * is returned (the caller takes the runtime's path: {@linkcode alloc},
+   * {@linkcode allocCombined}).
+   */
+  bump(whsize: number): number {
+    const p = this.#youngPtr - whsize;
+    if (p < this.#youngLimit) return -1;
+    this.#youngPtr = p;
+    return p;
+  }
+
+  /**
+   * `words` words (headers included) of inline allocations by OCaml code at once, as many
+   * {@linkcode bump}s would do them: the young pointer must stay strictly above `young_limit`
+   * (so that no allocation nor poll among them would have entered the runtime), else this
+   * throws a RangeError and nothing changes. For bulk runs of allocation loops.
+   */
+  advanceYoung(words: number): void {
+    const p = this.#youngPtr - words;
+    if (!(words >= 0 && p > this.#youngLimit)) {
+      throw new RangeError(
+        `advanceYoung(${words}): the young pointer ${this.#youngPtr} would reach the limit ${this.#youngLimit}`,
+      );
+    }
+    this.#youngPtr = p;
   }
 
   /**
@@ -533,13 +635,13 @@ export class Domain implements MemprofHost {
     if (wosize > MAX_YOUNG_WOSIZE) {
       return this.allocMajor(wosize, AllocationSource.NORMAL, noScan);
     }
-    const p = this.youngPtr - wosize - 1;
-    this.youngPtr = p;
-    if (p < this.youngLimit) {
+    const p = this.#youngPtr - wosize - 1;
+    this.#youngPtr = p;
+    if (p < this.#youngLimit) {
       runToEnd(this.#dispatchG(wosize, FROM_RUNTIME, null), "caml_alloc_small");
     }
-    if (noScan) this.runtime.youngNoScan(this.youngPtr);
-    return this.youngPtr;
+    if (noScan) this.runtime.youngNoScan(this.#youngPtr);
+    return this.#youngPtr;
   }
 
   /**
@@ -573,7 +675,7 @@ export class Domain implements MemprofHost {
    * root. No callback runs (they wait for the next poll). Returns the block's address.
    */
   checkUrgentGc(addr: number, wosize: number): number {
-    if (!(this.youngPtr < this.youngLimit)) return addr;
+    if (!(this.#youngPtr < this.#youngLimit)) return addr;
     const r = this.runtime.root(addr, wosize, { local: true });
     try {
       this.pollGcWork();
@@ -596,7 +698,7 @@ export class Domain implements MemprofHost {
     if (m.allocatedDirect > this.runtime.minorHeapWords / 5) {
       this.#events.counter(this.id, RuntimeCounter.EV_C_REQUEST_MAJOR_ALLOC_SHR, 1);
       m.requestedGlobal = true;
-      this.youngLimit = Infinity;
+      this.#youngLimit = Infinity;
     }
     return addr;
   }
@@ -619,8 +721,8 @@ export class Domain implements MemprofHost {
         const maxMinor = Math.trunc(this.runtime.minorHeapWords * 8 / 100) * CUSTOM_MINOR_RATIO;
         this.#extraMinor += mem / maxMinor;
         if (this.#extraMinor > 1.0) {
-          this.requestedMinorGc = true;
-          this.youngLimit = Infinity;
+          this.#requestedMinorGc = true;
+          this.#youngLimit = Infinity;
         }
       }
     } else {
@@ -646,7 +748,7 @@ export class Domain implements MemprofHost {
     if (this.major.extraResources > 0.2) {
       this.#events.counter(this.id, RuntimeCounter.EV_C_REQUEST_MAJOR_ADJUST_GC_SPEED, 1);
       this.major.requestedGlobal = true;
-      this.youngLimit = Infinity;
+      this.#youngLimit = Infinity;
     }
   }
 
@@ -692,12 +794,12 @@ export class Domain implements MemprofHost {
     let dest: number;
     if (bulkWosize <= MAX_YOUNG_WOSIZE && bulkWosize !== 0) {
       // Alloc_small_enter_GC_no_track: from C, not tracked as a whole.
-      const p = this.youngPtr - whsize;
-      this.youngPtr = p;
-      if (p < this.youngLimit) {
+      const p = this.#youngPtr - whsize;
+      this.#youngPtr = p;
+      if (p < this.#youngLimit) {
         runToEnd(this.#dispatchG(bulkWosize, FROM_RUNTIME_UNTRACKED, null), "intern_alloc");
       }
-      dest = this.youngPtr;
+      dest = this.#youngPtr;
     } else dest = -1;
     const addrs: number[] = [];
     for (const w of blocks) {
@@ -721,22 +823,22 @@ export class Domain implements MemprofHost {
    * callbacks run (from the runtime, they wait for a poll point). */
   *#dispatchG(wosize: number, from: AllocFrom, lens: readonly number[] | null): Resumable<void> {
     const whsize = wosize + 1;
-    this.stats.runtimeEntries++;
-    this.youngPtr += whsize;
+    this.#stats.runtimeEntries++;
+    this.#youngPtr += whsize;
     for (;;) {
       if (from === FROM_OCAML) {
         const res = yield* this.doPendingActionsG();
         if (res) yield* this.raiseG(res.exn);
       } else {
         this.pollGcWork();
-        this.actionPending = true;
+        this.#actionPending = true;
       }
-      if (this.youngPtr - whsize >= this.youngTrigger) break;
+      if (this.#youngPtr - whsize >= this.#youngTrigger) break;
       this.#events.counter(this.id, RuntimeCounter.EV_C_FORCE_MINOR_ALLOC_SMALL, 1);
       this.pollGcWork();
     }
-    this.youngPtr -= whsize;
-    if (this.youngPtr < this.memprofYoungTrigger) {
+    this.#youngPtr -= whsize;
+    if (this.#youngPtr < this.#memprofYoungTrigger) {
       if (from === FROM_OCAML) yield* this.memprof.sampleYoungG(wosize, lens);
       else if (from === FROM_RUNTIME) this.memprof.sampleYoungFromC(wosize);
       else {
@@ -758,7 +860,7 @@ export class Domain implements MemprofHost {
 
   /** {@linkcode raise}, resumable. */
   *raiseG(exn: unknown): Resumable<never> {
-    if (this.youngPtr < this.youngLimit || this.actionPending) {
+    if (this.#youngPtr < this.#youngLimit || this.#actionPending) {
       const res = yield* this.doPendingActionsG();
       if (res) throw res.exn;
     }
@@ -776,9 +878,9 @@ export class Domain implements MemprofHost {
   /** {@linkcode doPendingActions}, resumable. */
   *doPendingActionsG(): Resumable<{ exn: unknown } | null> {
     this.pollGcWork();
-    this.actionPending = false;
+    this.#actionPending = false;
     const res = yield* this.memprof.runCallbacksG();
-    if (res) this.actionPending = true;
+    if (res) this.#actionPending = true;
     return res;
   }
 
@@ -789,14 +891,14 @@ export class Domain implements MemprofHost {
    * that filled it), then runs `caml_process_pending_actions`. Throws what a callback throws.
    */
   poll(): void {
-    if (this.youngPtr <= this.youngLimit) {
+    if (this.#youngPtr <= this.#youngLimit) {
       runToEnd(this.processPendingActionsG(), "caml_process_pending_actions");
     }
   }
 
   /** {@linkcode poll}, resumable. */
   *pollG(): Resumable<void> {
-    if (this.youngPtr <= this.youngLimit) yield* this.processPendingActionsG();
+    if (this.#youngPtr <= this.#youngLimit) yield* this.processPendingActionsG();
   }
 
   /**
@@ -809,7 +911,7 @@ export class Domain implements MemprofHost {
 
   /** {@linkcode processPendingActions}, resumable. */
   *processPendingActionsG(): Resumable<void> {
-    if (this.youngPtr < this.youngLimit || this.actionPending) {
+    if (this.#youngPtr < this.#youngLimit || this.#actionPending) {
       const res = yield* this.doPendingActionsG();
       if (res) yield* this.raiseG(res.exn);
     }
@@ -853,7 +955,7 @@ export class Domain implements MemprofHost {
   }
 
   *#minorGcBodyG(): Resumable<void> {
-    this.requestedMinorGc = true;
+    this.#requestedMinorGc = true;
     this.pollGcWork();
     yield* this.processPendingActionsG();
     this.returnFromC();
@@ -1000,7 +1102,7 @@ export class Domain implements MemprofHost {
     if (!t.alive || t.domain !== this) {
       throw new Error("switchTo: not a live thread of this domain");
     }
-    this.current = t;
+    this.#current = t;
     this.memprof.enterThread(t.memprof);
   }
 
@@ -1009,7 +1111,7 @@ export class Domain implements MemprofHost {
    * runs, `during` may switch to other threads; on leaving, this thread takes the lock back.
    */
   blockingSection(during?: () => void): void {
-    const me = this.current;
+    const me = this.#current;
     during?.();
     if (me.alive) this.switchTo(me);
   }
@@ -1022,9 +1124,9 @@ export class Domain implements MemprofHost {
    */
   enterBlockingSection(): void {
     for (;;) {
-      if (this.youngLimit === Infinity || this.actionPending) this.pollGcWork();
-      if (this.youngLimit !== Infinity) return;
-      this.switchTo(this.current);
+      if (this.#youngLimit === Infinity || this.#actionPending) this.pollGcWork();
+      if (this.#youngLimit !== Infinity) return;
+      this.switchTo(this.#current);
     }
   }
 
@@ -1040,12 +1142,12 @@ export class Domain implements MemprofHost {
     const k = this.threads.indexOf(t);
     if (k >= 0) this.threads.splice(k, 1);
     if (opts.handOver === false) return;
-    if (this.current === t && this.threads.length) this.switchTo(this.threads[0]);
+    if (this.#current === t && this.threads.length) this.switchTo(this.threads[0]);
   }
 
   /** Sets the current thread's callstack (innermost frame first). */
   setCallstack(frames: readonly string[]): void {
-    this.current.callstack = frames;
+    this.#current.callstack = frames;
   }
 
   // ---- collections (called by the runtime) ----
@@ -1080,14 +1182,14 @@ export class Domain implements MemprofHost {
     t.phase(
       id,
       RuntimePhase.EV_MINOR_LOCAL_ROOTS_PROMOTE,
-      t.minorShare("localRootsPromote") + this.promotedWords * t.model.perPromotedWordNs,
+      t.minorShare("localRootsPromote") + this.#promotedWords * t.model.perPromotedWordNs,
     );
     t.spend(t.minorShare("localRoots"));
     ev.endPhase(id, RuntimePhase.EV_MINOR_LOCAL_ROOTS);
     this.#extraMinor = 0;
-    const allocated = this.youngEnd - this.youngPtr;
-    this.stats.minorWords += allocated;
-    this.stats.minorWordsBeforeLastGc = allocated;
+    const allocated = this.#youngEnd - this.#youngPtr;
+    this.#stats.minorWords += allocated;
+    this.#stats.minorWordsBeforeLastGc = allocated;
     ev.beginPhase(id, RuntimePhase.EV_MINOR_MEMPROF_CLEAN);
     this.memprof.afterMinorGc();
     t.spend(t.minorShare("memprofClean"));
@@ -1098,11 +1200,11 @@ export class Domain implements MemprofHost {
     this.memprof.setTrigger();
     this.resetYoungLimit();
     // 5.3 reports both in bytes, headers included for the promoted blocks.
-    ev.counter(this.id, RuntimeCounter.EV_C_MINOR_PROMOTED, this.promotedWords * 8);
+    ev.counter(this.id, RuntimeCounter.EV_C_MINOR_PROMOTED, this.#promotedWords * 8);
     ev.counter(this.id, RuntimeCounter.EV_C_MINOR_ALLOCATED, allocated * 8);
     this.runtime.gcTotals.minorWords += allocated;
-    this.runtime.gcTotals.promotedWords += this.promotedWords;
-    this.promotedWords = 0;
+    this.runtime.gcTotals.promotedWords += this.#promotedWords;
+    this.#promotedWords = 0;
     t.spend(t.minorRest());
     ev.endPhase(this.id, RuntimePhase.EV_MINOR);
     t.phaseAround(id, RuntimePhase.EV_MINOR_FINALIZED, t.minorShare("finalized"), () => {
@@ -1453,7 +1555,7 @@ export class Runtime {
     this.minorCollection(d);
     this.majorGc.removeDomain(d.major);
     d.memprof.destroy();
-    d.alive = false;
+    d.markTerminated();
     this.domains.splice(this.domains.indexOf(d), 1);
     this.#freeDomainIds.push(d.id);
     this.events.lifecycle(d.id, Lifecycle.EV_DOMAIN_TERMINATE, this.pid);
@@ -1497,7 +1599,7 @@ export class Runtime {
           this.#forwarded[a & (FORWARDING_FILTER_SIZE - 1)] = 1;
           promoted += r.wosize;
           const owner = this.#youngOwner(a) ?? by;
-          owner.promotedWords += r.wosize + 1;
+          owner.addPromoted(r.wosize + 1);
           this.majorGc.allocate(owner.major, to, r.wosize + 1, false, this.#youngNoScan.has(a));
         }
         r.addr = to;
@@ -1566,7 +1668,7 @@ export class Runtime {
   advanceMajorSliceEpoch(): void {
     const old = this.majorSliceEpoch;
     this.majorSliceEpoch = this.#minorCount;
-    if (old !== this.#minorCount) { for (const d of this.domains) d.youngLimit = Infinity; }
+    if (old !== this.#minorCount) { for (const d of this.domains) d.interrupt(); }
   }
 
   /** @internal A slice by `by` (the major GC may end the cycle, led by `by`). */

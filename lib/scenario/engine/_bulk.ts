@@ -109,7 +109,7 @@ export function bulkIterations(
   if (k <= 0) return 0;
   if (fixedWords !== undefined) {
     run.cur = d;
-    d.youngPtr -= k * fixedWords;
+    d.advanceYoung(k * fixedWords);
     run.skipSteps(k * m);
     run.counts.allocations += k * body.blocks;
     run.counts.words += k * fixedWords;
@@ -117,12 +117,22 @@ export function bulkIterations(
     return k;
   }
   const lens = body.lens, lifetimes = run.lifetimes;
-  // The state not yet written back: steps since `run.step`, young pointer, counts.
+  // The state not yet written back: steps since `run.step`, young pointer (`written`: as the
+  // domain has it), counts.
   const step0 = run.step;
   let step = step0, flushedStep = step0, ptr = d.youngPtr, flushedPtr = ptr, allocations = 0;
+  let written = ptr;
   let due = lifetimes.nextDue;
+  /** The allocations so far, made on the domain (before a keeper's store, which may move the
+   * limit: the allocations came first). */
+  const writePtr = () => {
+    if (ptr !== written) {
+      d.advanceYoung(written - ptr);
+      written = ptr;
+    }
+  };
   const flush = () => {
-    d.youngPtr = ptr;
+    writePtr();
     run.step = step;
     run.elapse(step - flushedStep);
     run.counts.allocations += allocations;
@@ -173,6 +183,7 @@ export function bulkIterations(
       }
       // What a keeper looks at: the step number (its release's step) and the current domain.
       run.step = step;
+      writePtr();
       // Block j of the step at ptr + Σ_{i<j} (lens[i] + 1), kept in order.
       let a = ptr;
       for (let j = 0; j < blocks; j++) {

@@ -314,8 +314,8 @@ function prepareCombined(run: RunContext, st: StepOf<"allocCombined">): Combined
 }
 
 /** The work of a plain `allocCombined` step, after its tick. With fixed sizes, the runtime's
- * inline path (`Domain.allocCombined`'s first test) is taken here without building the
- * arguments of its slow path. */
+ * inline path (`Domain.bump`, `Domain.allocCombined`'s first test) is taken here without
+ * building the arguments of its slow path. */
 function combinedWork(run: RunContext, plan: CombinedPlan): () => void {
   const { at, sizes, domainOf, stacksOf, anyKept, fixed } = plan;
   if (fixed === undefined) {
@@ -339,14 +339,8 @@ function combinedWork(run: RunContext, plan: CombinedPlan): () => void {
     const d = domainOf();
     if (run.cur !== d) run.cur = d;
     try {
-      const p = d.youngPtr - whsize;
-      let base: number;
-      if (p >= d.youngLimit) {
-        d.youngPtr = p;
-        base = p;
-      } else {
-        base = d.allocCombined(fixed, stacksOf(d.current));
-      }
+      let base = d.bump(whsize);
+      if (base < 0) base = d.allocCombined(fixed, stacksOf(d.current));
       run.counts.allocations += blocks;
       run.counts.words += whsize;
       if (anyKept) combinedDone(run, plan, base, fixed, { counted: true });
