@@ -19,7 +19,8 @@
  * @module
  */
 import type { Domain } from "../../runtime/mod.ts";
-import type { Op, RunContext } from "./_context.ts";
+import type { Resumable } from "../../memprof/mod.ts";
+import type { GOp, Op, RunContext } from "./_context.ts";
 import { type BulkUnit, bulkUnitOf } from "./_compile_alloc.ts";
 
 /** A loop body every step of which is a {@linkcode BulkUnit} on one domain. */
@@ -38,10 +39,16 @@ export interface BulkBody {
   readonly lens: number[];
   /** Where the last run stopped inside an iteration: the number of its steps done (0: none). */
   partial: number;
+  /** The last run stopped at step `partial` of an iteration after its tick (whose releases
+   * changed the domain's state): the step's release poll, when `pollAfterTick`, and its work
+   * are left to the caller, in the loop's form (see {@linkcode finishTicked}). */
+  ticked: boolean;
+  /** With `ticked`: the release loop's poll is due (on the domain the last step ran on). */
+  pollAfterTick: boolean;
 }
 
 /** The {@linkcode BulkBody} of a loop body compiled step by step into `ops`, or undefined. */
-export function bulkBody(run: RunContext, ops: readonly Op[]): BulkBody | undefined {
+export function bulkBody(run: RunContext, ops: readonly (Op | GOp)[]): BulkBody | undefined {
   const units: BulkUnit[] = [];
   for (const op of ops) {
     const u = bulkUnitOf(op);
@@ -72,6 +79,8 @@ export function bulkBody(run: RunContext, ops: readonly Op[]): BulkBody | undefi
     blocks,
     lens: new Array<number>(most).fill(0),
     partial: 0,
+    ticked: false,
+    pollAfterTick: false,
   };
 }
 
@@ -79,7 +88,9 @@ export function bulkBody(run: RunContext, ops: readonly Op[]): BulkBody | undefi
  * Runs a bulk run of at most `left` iterations of `body`, from the loop's current iteration;
  * returns how many iterations it completed. When it stopped inside an iteration, `body.partial`
  * says how many of that iteration's steps are done (all of them possibly: its back-edge is left
- * to the caller); else 0. `polls`: the loop polls at its back-edge on `loopDomain`.
+ * to the caller), and `body.ticked` that the next one is half done (its tick); else 0. `polls`:
+ * the loop polls at its back-edge on `loopDomain`. Nothing here runs a callback, so both forms
+ * of the engine share it.
  */
 export function bulkIterations(
   run: RunContext,
@@ -91,6 +102,7 @@ export function bulkIterations(
   },
 ): number {
   body.partial = 0;
+  body.ticked = false;
   const d = body.domainOf();
   if (d === undefined || (polls && d !== loopDomain)) return 0;
   const limit = d.youngLimit;
@@ -155,10 +167,11 @@ export function bulkIterations(
           before !== d || d.youngLimit !== limit || d.youngPtr !== ptr || d.youngPtr <= limit
         ) {
           // The release loop's poll (on the domain the last step ran on) may enter the runtime:
-          // this step ends as the compiled one does, and so does the run.
-          if (before.alive) run.releasePoll(unit.at);
-          unit.work();
-          body.partial = u + 1;
+          // this step ends as the compiled one does (its poll and work left to the caller), and
+          // so does the run.
+          body.partial = u;
+          body.ticked = true;
+          body.pollAfterTick = before.alive;
           return it;
         }
         due = lifetimes.nextDue;
@@ -224,4 +237,21 @@ function settle(
       return;
     }
   }
+}
+
+/** The step a bulk run stopped in after its tick (`body.ticked`), finished as the compiled plain
+ * step finishes it; returns the number of the iteration's steps done. */
+export function finishTicked(run: RunContext, body: BulkBody): number {
+  const unit = body.units[body.partial];
+  if (body.pollAfterTick) run.releasePoll(unit.at);
+  unit.work();
+  return body.partial + 1;
+}
+
+/** {@linkcode finishTicked}, resumable. */
+export function* finishTickedG(run: RunContext, body: BulkBody): Resumable<number> {
+  const unit = body.units[body.partial];
+  if (body.pollAfterTick) yield* run.releasePollG(unit.at);
+  yield* unit.workG();
+  return body.partial + 1;
 }

@@ -12,7 +12,7 @@ import { sizeSource } from "../rng.ts";
 import type { AllocSource } from "../spec.ts";
 import { maxSize } from "../polling.ts";
 import type { StepOf } from "../walk.ts";
-import type { Op, RunContext } from "./_context.ts";
+import type { GOp, Op, RunContext } from "./_context.ts";
 import {
   domainOp,
   domainOpY,
@@ -54,12 +54,14 @@ export function allocSteps(run: RunContext): PlainSteps<AllocKind> {
 export function allocStepsG(run: RunContext): ResumableSteps<AllocKind> {
   return {
     alloc: (st) => {
-      const p = prepareAlloc(run, st);
-      return () => allocG(run, p);
+      const plan = prepareAlloc(run, st);
+      const workG = () => allocWorkG(run, plan);
+      return registerAllocG(run, st, plan, workG);
     },
     allocCombined: (st) => {
-      const p = prepareCombined(run, st);
-      return () => combinedG(run, p);
+      const plan = prepareCombined(run, st);
+      const workG = () => combinedWorkG(run, plan);
+      return registerCombinedG(run, st, plan, workG);
     },
     unmarshal: (st) => {
       const plan = prepareUnmarshal(run, st);
@@ -130,9 +132,9 @@ function allocWork(run: RunContext, plan: AllocPlan): () => void {
   };
 }
 
-function* allocG(run: RunContext, plan: AllocPlan): Resumable<void> {
+/** The work of a resumable `alloc` step, after its tick. */
+function* allocWorkG(run: RunContext, plan: AllocPlan): Resumable<void> {
   const { at, source, size, mem, keep, domainOf, stackOf } = plan;
-  yield* run.tickG(at);
   const d = domainOf();
   run.cur = d;
   d.current.callstack = stackOf(d.current);
@@ -196,8 +198,10 @@ function allocFromC(
  * step's own size sources and keeper, so that a bulk run and the step draw and keep alike.
  */
 export interface BulkUnit {
-  /** The step's work after its tick, as the compiled step does it. */
+  /** The step's work after its tick, as the compiled step does it: plain… */
   readonly work: () => void;
+  /** …and resumable. */
+  readonly workG: () => Resumable<void>;
   /** The step's position. */
   readonly at: string;
   /** Domain name. */
@@ -218,12 +222,13 @@ export interface BulkUnit {
   readonly stackOf: ((t: Thread) => readonly string[]) | undefined;
 }
 
-/** The bulk units of compiled allocation steps, by their compiled closure. */
-const bulkUnits = new WeakMap<Op, BulkUnit>();
+/** The bulk units of compiled allocation steps, by their compiled closure (plain or
+ * resumable). */
+const bulkUnits = new WeakMap<Op | GOp, BulkUnit>();
 
 /** The {@linkcode BulkUnit} of a compiled step, when it is an allocation that a loop's bulk run
  * can do: OCaml code's inline allocation, of sizes no larger than the minor heap's blocks. */
-export function bulkUnitOf(op: Op): BulkUnit | undefined {
+export function bulkUnitOf(op: Op | GOp): BulkUnit | undefined {
   return bulkUnits.get(op);
 }
 
@@ -235,6 +240,14 @@ function ticked(run: RunContext, at: string, work: () => void): Op {
   };
 }
 
+/** The resumable step `at` doing `workG` after its tick. */
+function tickedG(run: RunContext, at: string, workG: () => Resumable<void>): GOp {
+  return function* () {
+    yield* run.tickG(at);
+    yield* workG();
+  };
+}
+
 /** The plain `alloc` step doing `work`, registered as a bulk unit if it can be one. */
 function registerAlloc(
   run: RunContext,
@@ -243,11 +256,37 @@ function registerAlloc(
   work: () => void,
 ): Op {
   const op = ticked(run, st.at, work);
+  const unit = allocUnit(run, st, plan, { work, workG: () => allocWorkG(run, plan) });
+  if (unit !== undefined) bulkUnits.set(op, unit);
+  return op;
+}
+
+/** The resumable `alloc` step doing `workG`, registered as a bulk unit if it can be one. */
+function registerAllocG(
+  run: RunContext,
+  st: StepOf<"alloc">,
+  plan: AllocPlan,
+  workG: () => Resumable<void>,
+): GOp {
+  const op = tickedG(run, st.at, workG);
+  const unit = allocUnit(run, st, plan, { work: allocWork(run, plan), workG });
+  if (unit !== undefined) bulkUnits.set(op, unit);
+  return op;
+}
+
+/** The bulk unit of an `alloc` step, if it can be one. */
+function allocUnit(
+  run: RunContext,
+  st: StepOf<"alloc">,
+  plan: AllocPlan,
+  { work, workG }: Pick<BulkUnit, "work" | "workG">,
+): BulkUnit | undefined {
   const max = maxSize(st.size);
-  if (st.source !== "caml" || max > MAX_YOUNG_WOSIZE) return op;
-  bulkUnits.set(op, {
+  if (st.source !== "caml" || max > MAX_YOUNG_WOSIZE) return undefined;
+  return {
     at: st.at,
     work,
+    workG,
     domain: st.domain,
     sizes: [plan.size],
     fixed: typeof st.size === "number" ? [st.size] : undefined,
@@ -256,8 +295,7 @@ function registerAlloc(
     keeps: plan.keep === undefined ? [] : [plan.keep],
     delay: run.lifetimes.delayOf(st.lifetime),
     stackOf: plan.stackOf,
-  });
-  return op;
+  };
 }
 
 /** The plain `allocCombined` step doing `work`, registered as a bulk unit. */
@@ -268,11 +306,35 @@ function registerCombined(
   work: () => void,
 ): Op {
   const op = ticked(run, st.at, work);
+  bulkUnits.set(op, combinedUnit(run, st, plan, { work, workG: () => combinedWorkG(run, plan) }));
+  return op;
+}
+
+/** The resumable `allocCombined` step doing `workG`, registered as a bulk unit. */
+function registerCombinedG(
+  run: RunContext,
+  st: StepOf<"allocCombined">,
+  plan: CombinedPlan,
+  workG: () => Resumable<void>,
+): GOp {
+  const op = tickedG(run, st.at, workG);
+  bulkUnits.set(op, combinedUnit(run, st, plan, { work: combinedWork(run, plan), workG }));
+  return op;
+}
+
+/** The bulk unit of an `allocCombined` step. */
+function combinedUnit(
+  run: RunContext,
+  st: StepOf<"allocCombined">,
+  plan: CombinedPlan,
+  { work, workG }: Pick<BulkUnit, "work" | "workG">,
+): BulkUnit {
   let maxWords = 0;
   for (const sz of st.sizes) maxWords += maxSize(sz) + 1;
-  bulkUnits.set(op, {
+  return {
     at: st.at,
     work,
+    workG,
     domain: st.domain,
     sizes: plan.sizes,
     fixed: plan.fixed,
@@ -281,8 +343,7 @@ function registerCombined(
     keeps: plan.anyKept ? plan.keeps : [],
     delay: st.lifetimes.reduce((m, l) => Math.min(m, run.lifetimes.delayOf(l)), Infinity),
     stackOf: undefined,
-  });
-  return op;
+  };
 }
 
 // ---- allocCombined -------// ---- allocCombined -------------------------------------------------------------------------
@@ -350,9 +411,9 @@ function combinedWork(run: RunContext, plan: CombinedPlan): () => void {
   };
 }
 
-function* combinedG(run: RunContext, plan: CombinedPlan): Resumable<void> {
+/** The work of a resumable `allocCombined` step, after its tick. */
+function* combinedWorkG(run: RunContext, plan: CombinedPlan): Resumable<void> {
   const { at, sizes, domainOf, stacksOf } = plan;
-  yield* run.tickG(at);
   const d = domainOf();
   run.cur = d;
   const lens = sizes.map((sz) => sz());
