@@ -19,7 +19,7 @@
  * @module
  */
 import type { Domain } from "../../runtime/mod.ts";
-import type { Resumable } from "../../memprof/mod.ts";
+import { type Resumable, runToEnd } from "../../memprof/mod.ts";
 import type { GOp, Op, RunContext } from "./_context.ts";
 import { type BulkUnit, bulkUnitOf } from "./_compile_alloc.ts";
 
@@ -242,10 +242,7 @@ function settle(
 /** The step a bulk run stopped in after its tick (`body.ticked`), finished as the compiled plain
  * step finishes it; returns the number of the iteration's steps done. */
 export function finishTicked(run: RunContext, body: BulkBody): number {
-  const unit = body.units[body.partial];
-  if (body.pollAfterTick) run.releasePoll(unit.at);
-  unit.work();
-  return body.partial + 1;
+  return runToEnd(finishTickedG(run, body), `step ${body.units[body.partial].at}`);
 }
 
 /** {@linkcode finishTicked}, resumable. */

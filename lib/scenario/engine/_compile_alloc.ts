@@ -20,6 +20,7 @@ import {
   type ResumableSteps,
   tickedOp,
   tickedOpG,
+  tickedOpY,
 } from "./_step.ts";
 
 /** The step kinds compiled here. */
@@ -30,11 +31,15 @@ export function allocSteps(run: RunContext): PlainSteps<AllocKind> {
   return {
     alloc: (st) => {
       const plan = prepareAlloc(run, st);
-      return registerAlloc(run, st, plan, allocWork(run, plan));
+      const work = allocWork(run, plan);
+      const unit = allocUnit(run, st, plan, () => allocWorkG(run, plan));
+      return withUnit(tickedOp(run, st.at, work), unit);
     },
     allocCombined: (st) => {
       const plan = prepareCombined(run, st);
-      return registerCombined(run, st, plan, combinedWork(run, plan));
+      const work = combinedWork(run, plan);
+      const unit = combinedUnit(run, st, plan, () => combinedWorkG(run, plan));
+      return withUnit(tickedOp(run, st.at, work), unit);
     },
     unmarshal: (st) => {
       const plan = prepareUnmarshal(run, st);
@@ -56,12 +61,14 @@ export function allocStepsG(run: RunContext): ResumableSteps<AllocKind> {
     alloc: (st) => {
       const plan = prepareAlloc(run, st);
       const workG = () => allocWorkG(run, plan);
-      return registerAllocG(run, st, plan, workG);
+      const unit = allocUnit(run, st, plan, workG);
+      return withUnit(tickedOpY(run, st.at, workG), unit);
     },
     allocCombined: (st) => {
       const plan = prepareCombined(run, st);
       const workG = () => combinedWorkG(run, plan);
-      return registerCombinedG(run, st, plan, workG);
+      const unit = combinedUnit(run, st, plan, workG);
+      return withUnit(tickedOpY(run, st.at, workG), unit);
     },
     unmarshal: (st) => {
       const plan = prepareUnmarshal(run, st);
@@ -198,9 +205,8 @@ function allocFromC(
  * step's own size sources and keeper, so that a bulk run and the step draw and keep alike.
  */
 export interface BulkUnit {
-  /** The step's work after its tick, as the compiled step does it: plain… */
-  readonly work: () => void;
-  /** …and resumable. */
+  /** The step's work after its tick, as the compiled step does it (resumable: a plain loop
+   * runs it to its end). */
   readonly workG: () => Resumable<void>;
   /** The step's position. */
   readonly at: string;
@@ -232,44 +238,8 @@ export function bulkUnitOf(op: Op | GOp): BulkUnit | undefined {
   return bulkUnits.get(op);
 }
 
-/** The plain step `at` doing `work` after its tick. */
-function ticked(run: RunContext, at: string, work: () => void): Op {
-  return () => {
-    run.tick(at);
-    work();
-  };
-}
-
-/** The resumable step `at` doing `workG` after its tick. */
-function tickedG(run: RunContext, at: string, workG: () => Resumable<void>): GOp {
-  return function* () {
-    yield* run.tickG(at);
-    yield* workG();
-  };
-}
-
-/** The plain `alloc` step doing `work`, registered as a bulk unit if it can be one. */
-function registerAlloc(
-  run: RunContext,
-  st: StepOf<"alloc">,
-  plan: AllocPlan,
-  work: () => void,
-): Op {
-  const op = ticked(run, st.at, work);
-  const unit = allocUnit(run, st, plan, { work, workG: () => allocWorkG(run, plan) });
-  if (unit !== undefined) bulkUnits.set(op, unit);
-  return op;
-}
-
-/** The resumable `alloc` step doing `workG`, registered as a bulk unit if it can be one. */
-function registerAllocG(
-  run: RunContext,
-  st: StepOf<"alloc">,
-  plan: AllocPlan,
-  workG: () => Resumable<void>,
-): GOp {
-  const op = tickedG(run, st.at, workG);
-  const unit = allocUnit(run, st, plan, { work: allocWork(run, plan), workG });
+/** `op`, registered as the compiled step of bulk unit `unit` (if any). */
+function withUnit<O extends Op | GOp>(op: O, unit: BulkUnit | undefined): O {
   if (unit !== undefined) bulkUnits.set(op, unit);
   return op;
 }
@@ -279,13 +249,12 @@ function allocUnit(
   run: RunContext,
   st: StepOf<"alloc">,
   plan: AllocPlan,
-  { work, workG }: Pick<BulkUnit, "work" | "workG">,
+  workG: () => Resumable<void>,
 ): BulkUnit | undefined {
   const max = maxSize(st.size);
   if (st.source !== "caml" || max > MAX_YOUNG_WOSIZE) return undefined;
   return {
     at: st.at,
-    work,
     workG,
     domain: st.domain,
     sizes: [plan.size],
@@ -298,42 +267,17 @@ function allocUnit(
   };
 }
 
-/** The plain `allocCombined` step doing `work`, registered as a bulk unit. */
-function registerCombined(
-  run: RunContext,
-  st: StepOf<"allocCombined">,
-  plan: CombinedPlan,
-  work: () => void,
-): Op {
-  const op = ticked(run, st.at, work);
-  bulkUnits.set(op, combinedUnit(run, st, plan, { work, workG: () => combinedWorkG(run, plan) }));
-  return op;
-}
-
-/** The resumable `allocCombined` step doing `workG`, registered as a bulk unit. */
-function registerCombinedG(
-  run: RunContext,
-  st: StepOf<"allocCombined">,
-  plan: CombinedPlan,
-  workG: () => Resumable<void>,
-): GOp {
-  const op = tickedG(run, st.at, workG);
-  bulkUnits.set(op, combinedUnit(run, st, plan, { work: combinedWork(run, plan), workG }));
-  return op;
-}
-
 /** The bulk unit of an `allocCombined` step. */
 function combinedUnit(
   run: RunContext,
   st: StepOf<"allocCombined">,
   plan: CombinedPlan,
-  { work, workG }: Pick<BulkUnit, "work" | "workG">,
+  workG: () => Resumable<void>,
 ): BulkUnit {
   let maxWords = 0;
   for (const sz of st.sizes) maxWords += maxSize(sz) + 1;
   return {
     at: st.at,
-    work,
     workG,
     domain: st.domain,
     sizes: plan.sizes,

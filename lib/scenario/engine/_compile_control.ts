@@ -12,6 +12,7 @@ import {
   OCamlFailure,
   OCamlInvalidArgument,
   type Resumable,
+  runToEnd,
 } from "../../memprof/mod.ts";
 import { backEdgePolls } from "../polling.ts";
 import type { StepOf } from "../walk.ts";
@@ -323,13 +324,7 @@ function loopEnd(
 /** The poll at a loop's back-edge on domain `d`. An OCaml exception a callback raises there
  * goes to the enclosing attempt, or, outside any, is returned: it leaves the loop. */
 function backEdgePoll(run: RunContext, plan: RepeatPlan, d: Domain): OCamlException | undefined {
-  run.cur = d;
-  try {
-    d.poll();
-  } catch (e) {
-    return backEdgeFailure(run, plan, e);
-  }
-  return undefined;
+  return runToEnd(backEdgePollG(run, plan, d), `step ${plan.at}`);
 }
 
 /** {@linkcode backEdgePoll}, resumable. */

@@ -6,13 +6,14 @@
 import type { Domain } from "../../runtime/mod.ts";
 import type { Resumable } from "../../memprof/mod.ts";
 import type { StepOf } from "../walk.ts";
-import type { Op, RunContext } from "./_context.ts";
+import type { RunContext } from "./_context.ts";
 import {
   discardG,
   domainOp,
   domainOpG,
   domainOpY,
   type DomainWork,
+  plainOf,
   type PlainSteps,
   type ResumableSteps,
   tickedOp,
@@ -31,8 +32,8 @@ export type DomainKind =
 /** The plain compilers of domain steps and of the older form of systhreads. */
 export function domainSteps(run: RunContext): PlainSteps<DomainKind> {
   return {
-    spawn: (st) => spawnOp(run, st),
-    terminate: (st) => domainOp(run, st, terminateWork(run, st)),
+    spawn: (st) => plainOf(() => spawnG(run, st), st.at),
+    terminate: (st) => plainOf(domainOpY(run, st, terminateWorkG(run, st)), st.at),
     join: (st) => {
       const work = joinWork(run, st);
       if (run.opts.exportHarness !== true) return domainOp(run, st, work);
@@ -83,14 +84,6 @@ function spawnBegin(run: RunContext, st: StepOf<"spawn">): { parent: Domain; chi
 
 /** With the export's harness (`RunOptions.exportHarness`): the exported program's
  * `Gc.minor ()` before `Domain.spawn`, then the parent drains what callbacks it made ready. */
-function emptyBeforeSpawn(run: RunContext, st: StepOf<"spawn">): void {
-  if (run.opts.exportHarness !== true) return;
-  const parent = run.domain(st.domain, st.at);
-  run.cur = parent;
-  run.guard(st.at, () => parent.minorGc());
-  run.drain(parent, st.at);
-}
-
 function* emptyBeforeSpawnG(run: RunContext, st: StepOf<"spawn">): Resumable<void> {
   if (run.opts.exportHarness !== true) return;
   const parent = run.domain(st.domain, st.at);
@@ -99,16 +92,7 @@ function* emptyBeforeSpawnG(run: RunContext, st: StepOf<"spawn">): Resumable<voi
   yield* run.drainG(parent, st.at);
 }
 
-function spawnOp(run: RunContext, st: StepOf<"spawn">): Op {
-  return () => {
-    run.tick(st.at);
-    emptyBeforeSpawn(run, st);
-    const { parent, child } = spawnBegin(run, st);
-    run.guard(st.at, () => child.makeArray(8));
-    run.cur = parent;
-  };
-}
-
+/** `Domain.spawn`. */
 function* spawnG(run: RunContext, st: StepOf<"spawn">): Resumable<void> {
   yield* run.tickG(st.at);
   yield* emptyBeforeSpawnG(run, st);
@@ -125,17 +109,6 @@ function* spawnG(run: RunContext, st: StepOf<"spawn">): Resumable<void> {
  * exception, which `Domain.join` raises again: the exported program drains them at its
  * `terminate` step (`resume_dom`), each raise logged as the step's, and so does this.
  */
-function terminateWork(run: RunContext, st: StepOf<"terminate">): DomainWork {
-  return (d) => {
-    try {
-      run.drain(d, st.at);
-    } finally {
-      endDomain(run, d);
-    }
-  };
-}
-
-/** {@linkcode terminateWork}, resumable. */
 function terminateWorkG(
   run: RunContext,
   st: StepOf<"terminate">,
