@@ -705,6 +705,12 @@ export class MemprofDomain {
     return res;
   }
 
+  /** Whether {@linkcode runCallbacksG} has anything to run: callbacks are pending and the
+   * current thread is not suspended. */
+  callbacksDue(): boolean {
+    return !this.current!.suspended && this.pending;
+  }
+
   /**
    * `caml_memprof_run_callbacks_res`: run pending callbacks of the domain, the current thread
    * and the orphans; they may block their thread. Returns the exception a callback raised,
@@ -713,7 +719,7 @@ export class MemprofDomain {
   *runCallbacksG(): Resumable<CallbackResult> {
     const thread = this.current!;
     let res: Result = null;
-    if (thread.suspended || !this.pending) return res;
+    if (!this.callbacksDue()) return res;
     this.orphansAdopt();
     this.updateSuspended(true);
     res = yield* this.#entriesRunCallbacksG(thread, this.entries);

@@ -879,7 +879,8 @@ export class Domain implements MemprofHost {
   *doPendingActionsG(): Resumable<{ exn: unknown } | null> {
     this.pollGcWork();
     this.#actionPending = false;
-    const res = yield* this.memprof.runCallbacksG();
+    // (No generator when nothing is due: most runtime entries run no callback.)
+    const res = this.memprof.callbacksDue() ? yield* this.memprof.runCallbacksG() : null;
     if (res) this.#actionPending = true;
     return res;
   }

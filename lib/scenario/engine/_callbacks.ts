@@ -17,6 +17,7 @@ import {
   OCamlFailure,
   OCamlInvalidArgument,
   type Resumable,
+  runToEnd,
   ThreadExit,
   type Tracker,
 } from "../../memprof/mod.ts";
@@ -119,15 +120,18 @@ export class Callbacks {
     });
     const am = callback("allocMinor"), aj = callback("allocMajor"), pr = callback("promote");
     const dm = callback("deallocMinor"), dj = callback("deallocMajor");
-    // Each callback returns memprof's Blocking: its body, which may pass the baton
-    // (act.yieldTo) in a resumable run; memprof runs it, a plain path to its end.
-    const blocking = <R>(r: Resumable<R>): R => new Blocking(r) as unknown as R;
+    // A callback that may pass the baton (act.yieldTo, in a resumable run) returns memprof's
+    // Blocking: its body, which memprof runs; any other runs its body to its end at once.
+    const blocks = (c: CallbackCtx) =>
+      this.#baton !== undefined && c.spec.actions.some(({ action }) => passesBaton(action));
+    const form = <R>(c: CallbackCtx, r: Resumable<R>): R =>
+      blocks(c) ? new Blocking(r) as unknown as R : runToEnd(r, `callback ${c.kind}`);
     return {
-      allocMinor: (info) => blocking(this.#onAllocG(am, info)),
-      allocMajor: (info) => blocking(this.#onAllocG(aj, info)),
-      promote: (v) => blocking(this.#onPromoteG(pr, v)),
-      deallocMinor: (v) => blocking(this.#onDeallocG(dm, v)),
-      deallocMajor: (v) => blocking(this.#onDeallocG(dj, v)),
+      allocMinor: (info) => form(am, this.#onAllocG(am, info)),
+      allocMajor: (info) => form(aj, this.#onAllocG(aj, info)),
+      promote: (v) => form(pr, this.#onPromoteG(pr, v)),
+      deallocMinor: (v) => form(dm, this.#onDeallocG(dm, v)),
+      deallocMajor: (v) => form(dj, this.#onDeallocG(dj, v)),
     };
   }
 
@@ -135,19 +139,19 @@ export class Callbacks {
 
   *#onAllocG(c: CallbackCtx, info: AllocationInfo): Resumable<Tracked | undefined> {
     const start = this.#allocBegin(c, info);
-    yield* this.#actionsG(c, start);
+    if (c.spec.actions.length > 0) yield* this.#actionsG(c, start);
     return this.#allocEnd(c, info, start);
   }
 
   *#onPromoteG(c: CallbackCtx, v: Tracked): Resumable<Tracked | undefined> {
     const start = this.#promoteBegin(c, v);
-    yield* this.#actionsG(c, start);
+    if (c.spec.actions.length > 0) yield* this.#actionsG(c, start);
     return this.#promoteEnd(c, v, start);
   }
 
   *#onDeallocG(c: CallbackCtx, v: Tracked): Resumable<void> {
     const start = this.#deallocBegin(c, v);
-    yield* this.#actionsG(c, start);
+    if (c.spec.actions.length > 0) yield* this.#actionsG(c, start);
     this.#deallocEnd(v, start);
   }
 
@@ -394,4 +398,9 @@ function callerFirst(frames: readonly string[]): string {
     out += k === frames.length - 1 ? frames[k] : " " + frames[k];
   }
   return out;
+}
+
+/** Whether action `a` passes the baton to another thread. */
+function passesBaton(a: CallbackAction): boolean {
+  return a.kind === "yieldTo" || a.kind === "yieldToNext";
 }
