@@ -5,7 +5,7 @@
  * @module
  */
 import type { Domain } from "../../runtime/mod.ts";
-import type { Resumable } from "../../memprof/mod.ts";
+import { type Resumable, runToEnd } from "../../memprof/mod.ts";
 import { bytesType, Type, type UserEvent } from "../../runtime_events/mod.ts";
 import type { GcKind, UserEventSpec } from "../spec.ts";
 import type { StepOf } from "../walk.ts";
@@ -16,6 +16,7 @@ import {
   domainOpG,
   domainOpY,
   type DomainWork,
+  plainOf,
   type PlainSteps,
   type ResumableSteps,
   tickedOp,
@@ -40,18 +41,9 @@ export function runtimeSteps(run: RunContext, callbacks: Callbacks): PlainSteps<
   return {
     gc: (st) => domainOp(run, st, (d) => runGc(d, st.what)),
     poll: (st) => domainOp(run, st, (d) => d.poll()),
-    release: (st) =>
-      tickedOp(run, st.at, () => {
-        run.lifetimes.release(st.name);
-        // The exported program's release loops: their back-edges are polls.
-        run.guard(st.at, () => run.cur.poll());
-      }),
+    release: (st) => plainOf(() => releaseG(run, st), st.at),
     memprofStart: (st) => domainOp(run, st, memprofStartWork(run, callbacks, st)),
-    memprofStop: (st) =>
-      domainOp(run, st, (d) => {
-        d.memprofStop();
-        run.lifecycle("Gc.Memprof.stop");
-      }),
+    memprofStop: (st) => plainOf(domainOpY(run, st, (d) => memprofStopG(run, d)), st.at),
     memprofDiscard: (st) => domainOp(run, st, memprofDiscardWork(run, st)),
     eventsStart: (st) => tickedOp(run, st.at, eventsWork(run, st)),
     eventsPause: (st) => tickedOp(run, st.at, eventsWork(run, st)),
@@ -79,6 +71,8 @@ export function runtimeStepsG(
   };
 }
 
+/** A `release` step: the blocks of lifetime `st.name` go, then the poll of the exported
+ * program's release loop (its back-edge). */
 function* releaseG(run: RunContext, st: StepOf<"release">): Resumable<void> {
   yield* run.tickG(st.at);
   run.lifetimes.release(st.name);
@@ -165,18 +159,7 @@ function writeUserEvent(run: RunContext, d: Domain, name: string, ev: UserEventS
 
 /** The collection `what` on domain `d`, as the `Gc` module function of that name. */
 export function runGc(d: Domain, what: GcKind): void {
-  switch (what) {
-    case "minor":
-      return d.minorGc();
-    case "majorSlice":
-      return d.majorSlice();
-    case "major":
-      return d.majorGc();
-    case "fullMajor":
-      return d.fullMajor();
-    case "compact":
-      return d.compact();
-  }
+  runToEnd(runGcG(d, what), `Gc.${what}`);
 }
 
 /** {@linkcode runGc}, resumable. */
@@ -191,6 +174,6 @@ function runGcG(d: Domain, what: GcKind): Resumable<void> {
     case "fullMajor":
       return d.fullMajorG();
     case "compact":
-      return d.fullMajorG(true);
+      return d.compactG();
   }
 }

@@ -16,6 +16,7 @@ import {
   OCamlInvalidArgument,
   type Profile,
   type Resumable,
+  runToEnd,
   ThreadExit,
 } from "../../memprof/mod.ts";
 import { checkDomainInvariants } from "../../memprof/invariants.ts";
@@ -304,8 +305,14 @@ export class RunContext {
   /** The poll of the exported program's `release_due`, at the start of step `at`, on the
    * domain the last step ran on. */
   releasePoll(at: string): void {
+    const d = this.cur;
+    if (d.youngPtr <= d.youngLimit) runToEnd(this.releasePollG(at), at);
+  }
+
+  /** {@linkcode releasePoll}, resumable. */
+  *releasePollG(at: string): Resumable<void> {
     try {
-      this.cur.poll();
+      yield* this.cur.pollG();
     } catch (e) {
       this.stepFailed(at, e);
     }
@@ -345,13 +352,7 @@ export class RunContext {
   *tickG(at: string): Resumable<void> {
     this.clockNs += this.s.clockTickNs;
     const n = ++this.step;
-    if (this.lifetimes.tick(n) && this.cur.alive) {
-      try {
-        yield* this.cur.pollG();
-      } catch (e) {
-        this.stepFailed(at, e);
-      }
-    }
+    if (this.lifetimes.tick(n) && this.cur.alive) yield* this.releasePollG(at);
     if (--this.#untilProgress === 0) this.#progress(n);
   }
 
@@ -393,17 +394,7 @@ export class RunContext {
    * (runs with {@linkcode RunOptions.exportHarness}).
    */
   drain(d: Domain, at: string): void {
-    const prev = this.cur;
-    this.cur = d;
-    for (;;) {
-      try {
-        d.processPendingActions();
-        break;
-      } catch (e) {
-        this.stepFailed(at, e);
-      }
-    }
-    this.cur = prev;
+    runToEnd(this.drainG(d, at), at);
   }
 
   /** {@linkcode drain}, resumable. */
