@@ -147,6 +147,8 @@ function invoke(cb: (x: unknown) => unknown, param: unknown, site: number): unkn
 const STOP = -1;
 /** {@linkcode MemprofDomain.nextCallback}: nothing to run on this entry; look again. */
 const NEXT = -2;
+/** {@linkcode MemprofDomain.sampleYoung}'s plain part stopped where the callbacks' loop runs. */
+const LOOP = Symbol("loop");
 
 /** A stashed callstack: captured when the heap could not be allocated in. */
 class Stash {
@@ -600,16 +602,18 @@ export class MemprofDomain {
     return null;
   }
 
-  /** memprof.c's `run_callback_res`: a callback returning a {@linkcode Blocking} runs it,
-   * passing on what it yields. */
-  *#runCallbackG(
+  /** memprof.c's `run_callback_res`, as plain code: the callback's outcome (null, or the
+   * exception it raised, wrapped), or, when the callback returned a {@linkcode Blocking}, that
+   * Blocking: the callback is still running, and its caller finishes it on a resumable path
+   * ({@linkcode #blockedCallbackG}). */
+  #runCallback(
     thread: MemprofThread,
     es: Entries,
     i: number,
     site: number,
     param: unknown,
     cbIndex: number,
-  ): Resumable<Result> {
+  ): Result | Blocking {
     const cb = this.#callbackAt(es, site);
     if (!this.#beginCallback(thread, es, i, cbIndex)) return null;
     let value: unknown = undefined;
@@ -618,15 +622,37 @@ export class MemprofDomain {
       if (cb) {
         this.host.enterOCamlFromC();
         value = invoke(cb, param, site);
-        if (typeof value === "object" && value instanceof Blocking) value = yield* value.run;
+        if (typeof value === "object" && value instanceof Blocking) return value;
       }
     } catch (exn) {
-      // A plain path inside the callback (an action's allocation) that a callback blocked.
-      if (exn instanceof BlockedOutsideResumableRun) throw exn;
-      res = { exn };
-      this.shared.stats.exceptions++;
+      res = this.#raised(exn);
     }
     return this.#endCallback(thread, value, res, cbIndex);
+  }
+
+  /** The rest of {@linkcode #runCallback} for a callback that returned `blocking`: its body
+   * runs, passing on what it yields, then the callback ends. */
+  *#blockedCallbackG(
+    thread: MemprofThread,
+    blocking: Blocking,
+    cbIndex: number,
+  ): Resumable<Result> {
+    let value: unknown = undefined;
+    let res: Result = null;
+    try {
+      value = yield* blocking.run;
+    } catch (exn) {
+      res = this.#raised(exn);
+    }
+    return this.#endCallback(thread, value, res, cbIndex);
+  }
+
+  /** What a callback threw, as its outcome (an OCaml exception it raised); a plain path inside
+   * the callback (an action's allocation) that a callback blocked fails the operation. */
+  #raised(exn: unknown): Result {
+    if (exn instanceof BlockedOutsideResumableRun) throw exn;
+    this.shared.stats.exceptions++;
+    return { exn };
   }
 
   /** memprof.c's `run_alloc_callback_res`, up to the call: the `sample_info` record. */
@@ -646,10 +672,10 @@ export class MemprofDomain {
     };
   }
 
-  /** memprof.c's `run_alloc_callback_res`. */
-  *#runAllocCallbackG(thread: MemprofThread, es: Entries, i: number): Resumable<Result> {
+  /** memprof.c's `run_alloc_callback_res`, as {@linkcode #runCallback}. */
+  #runAllocCallback(thread: MemprofThread, es: Entries, i: number): Result | Blocking {
     const info = this.#allocInfo(es, i);
-    return yield* this.#runCallbackG(
+    return this.#runCallback(
       thread,
       es,
       i,
@@ -720,17 +746,10 @@ export class MemprofDomain {
       if (k === STOP) break;
       if (k === NEXT) continue;
       const i = es.active;
-      if (k === CB_ALLOC) res = yield* this.#runAllocCallbackG(thread, es, i);
-      else {
-        res = yield* this.#runCallbackG(
-          thread,
-          es,
-          i,
-          this.#siteOf(es, i, k),
-          es.userData[i],
-          k,
-        );
-      }
+      const r = k === CB_ALLOC
+        ? this.#runAllocCallback(thread, es, i)
+        : this.#runCallback(thread, es, i, this.#siteOf(es, i, k), es.userData[i], k);
+      res = r instanceof Blocking ? yield* this.#blockedCallbackG(thread, r, k) : r;
       if (res) break;
     }
     es.evictDeleted();
@@ -824,28 +843,59 @@ export class MemprofDomain {
    * then it is redone unless a callback raised (then the exception is rethrown). A callback of
    * the allocation may block its thread: the allocation is redone when it resumes, wherever
    * young_ptr is then.
+   *
+   * It runs as plain code as far as it can: for what nearly every sample is (one block, by a
+   * thread whose table is empty, whose callback returns), to its end, and then it returns null.
+   * Otherwise it returns the rest (from the callback that blocked or raised, or from the
+   * callbacks' loop on), which the caller runs to its end ({@linkcode runToEnd}) or, on a
+   * resumable path, yields through.
    */
-  *sampleYoungG(wosize: number, lens: readonly number[] | null): Resumable<void> {
+  sampleYoung(wosize: number, lens: readonly number[] | null): Resumable<void> | null {
     const thread = this.current!;
     const es = thread.entries;
-    let res: Result;
-    if (lens === null && es.size === 0) res = yield* this.#sampleYoungOneG(thread, es, wosize);
-    else {
-      this.#sampleYoungBegin(thread, wosize, lens);
-      res = yield* this.#entriesRunCallbacksG(thread, es);
+    if (lens === null && es.size === 0) {
+      const r = this.#sampleYoungOne(thread, es, wosize);
+      if (r === null) {
+        this.#sampleYoungEnd(thread, wosize, null);
+        return null;
+      }
+      return this.#sampleYoungRestG(thread, wosize, r);
     }
+    this.#sampleYoungBegin(thread, wosize, lens);
+    return this.#sampleYoungRestG(thread, wosize, LOOP);
+  }
+
+  /** {@linkcode sampleYoung} from where its plain part stopped (`from`): the allocation
+   * callback that blocked (its Blocking), the exception one raised, or {@linkcode LOOP} (the
+   * callbacks' loop is to run). */
+  *#sampleYoungRestG(
+    thread: MemprofThread,
+    wosize: number,
+    from: Result | Blocking | typeof LOOP,
+  ): Resumable<void> {
+    const es = thread.entries;
+    let res = from;
+    if (res instanceof Blocking) {
+      res = this.#afterFirstCallback(es, yield* this.#blockedCallbackG(thread, res, CB_ALLOC));
+    }
+    if (res === LOOP) res = yield* this.#entriesRunCallbacksG(thread, es);
     this.#sampleYoungEnd(thread, wosize, res);
     if (res) yield* this.host.raiseG(res.exn);
   }
 
   /**
-   * {@linkcode sampleYoungG}'s first part for what nearly every sample is — one block, not a
+   * {@linkcode sampleYoung}'s first part for what nearly every sample is — one block, not a
    * combined allocation, by a thread whose table is empty: `#sampleYoungBegin` and
    * `#entriesRunCallbacks` written out for that one entry, with the same effects in the same
-   * order. Anything but the plain outcome (the callback returned a value and left its entry
-   * alone) goes on through the general code.
+   * order. Returns the outcome of the entry's callback (null, or the exception it raised), the
+   * Blocking it returned, or {@linkcode LOOP}: anything but the plain outcome (the callback
+   * returned a value and left its entry alone) goes on through the general code.
    */
-  *#sampleYoungOneG(thread: MemprofThread, es: Entries, wosize: number): Resumable<Result> {
+  #sampleYoungOne(
+    thread: MemprofThread,
+    es: Entries,
+    wosize: number,
+  ): Result | Blocking | typeof LOOP {
     const host = this.host;
     const triggerOfs = host.memprofYoungTrigger - host.youngPtr;
     host.moveYoungPtr(wosize + 1);
@@ -855,16 +905,22 @@ export class MemprofDomain {
     host.resetYoungLimit();
     // The block is at offset 0 of the (undone) allocation.
     const samples = this.#samplesAt(0, triggerOfs);
-    if (samples === 0) return yield* this.#entriesRunCallbacksG(thread, es);
+    if (samples === 0) return LOOP;
     const callstack = this.#captureCallstackGC(0);
     const i = es.newEntry(0, callstack, wosize, samples, this.#callstackBlock);
     es.meta[i] = F_ALLOC_YOUNG | F_OFFSET;
     const config = es.validatedConfig();
     if (i !== 0 || es.active !== 0 || config === null || config.status !== ProfileStatus.SAMPLING) {
-      return yield* this.#entriesRunCallbacksG(thread, es);
+      return LOOP;
     }
     // entries_run_callbacks, first turn: the entry's allocation callback.
-    const res = yield* this.#runAllocCallbackG(thread, es, 0);
+    const res = this.#runAllocCallback(thread, es, 0);
+    return res instanceof Blocking ? res : this.#afterFirstCallback(es, res);
+  }
+
+  /** {@linkcode #sampleYoungOne} after the entry's callback returned (`res`): the loop's second
+   * turn, for an entry left alone, or {@linkcode LOOP}. */
+  #afterFirstCallback(es: Entries, res: Result): Result | typeof LOOP {
     if (res !== null) {
       es.evictDeleted();
       return res;
@@ -881,7 +937,7 @@ export class MemprofDomain {
       es.ensure(0);
       return null;
     }
-    return yield* this.#entriesRunCallbacksG(thread, es);
+    return LOOP;
   }
 
   /** `caml_memprof_sample_young` for an allocation from C (the runtime): tracked, its callback

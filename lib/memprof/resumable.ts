@@ -5,6 +5,12 @@
  * where a scheduler can resume it. A caller with no scheduler (a plain run) drives the generator
  * to its end at once with {@linkcode runToEnd}, which fails with
  * {@linkcode BlockedOutsideResumableRun}, naming the operation, if anything blocks.
+ *
+ * So that a plain run makes no generator where no callback blocks, the hottest paths (the
+ * allocation slow path, memprof's sampling, pending actions) run as plain code as far as they
+ * can, and return the rest (from the callback on that blocked, raised or is to run in a loop)
+ * as a generator, or null when they ran to their end; plain callers pass it to `runToEnd`,
+ * resumable ones yield through it. The rest is the same code: no path is written twice.
  * @module
  */
 
@@ -43,9 +49,14 @@ export class BlockedOutsideResumableRun extends Error {
  * Drives `run` to its end and returns its result: the plain form of a resumable path. If it
  * yields (a callback blocked its thread), the computation is abandoned — its `finally` blocks
  * run, as when an exception leaves it — and {@linkcode BlockedOutsideResumableRun} is thrown,
- * naming `operation`.
+ * naming `operation`. `run` may be null: what a path that ran to its end as plain code returns
+ * for its rest (then nothing runs, and the result is undefined).
  */
-export function runToEnd<R>(run: Resumable<R>, operation: string): R {
+export function runToEnd<R>(run: Resumable<R>, operation: string): R;
+/** {@linkcode runToEnd} of a path's rest, if any. */
+export function runToEnd<R>(run: Resumable<R> | null, operation: string): R | undefined;
+export function runToEnd<R>(run: Resumable<R> | null, operation: string): R | undefined {
+  if (run === null) return undefined;
   const r = run.next();
   if (r.done === true) return r.value;
   try {

@@ -470,7 +470,10 @@ export class Domain implements MemprofHost {
   // whose callbacks may block their systhread (memprof's `Blocking`): it passes on what a blocked
   // callback yields to the caller's scheduler. The plain methods drive it to its end
   // (`runToEnd`, which fails naming the operation if a callback blocks); only the bump-pointer
-  // fast paths (`alloc`, `allocCombined`, the poll's test) are written out in both.
+  // fast paths (`alloc`, `allocCombined`, the poll's test) are written out in both. The hottest
+  // ones (the allocation slow path, pending actions) run as plain code up to the first callback
+  // due, and return the rest of the path as a generator, or null if none is due: a plain run
+  // makes no generator where no callback runs (see lib/memprof/resumable.ts).
 
   /**
    * An allocation by OCaml code of one block of `wosize` words (an `Alloc_small` at a poll
@@ -485,7 +488,7 @@ export class Domain implements MemprofHost {
       return p;
     }
     // Kept out of line so that the common case stays small enough to inline everywhere.
-    return runToEnd(this.#allocSlowG(wosize, p), "caml_alloc_small_dispatch");
+    return runToEnd(this.#allocSlow(wosize, p), "caml_alloc_small_dispatch") ?? this.#youngPtr;
   }
 
   /** {@linkcode alloc}, resumable. */
@@ -495,16 +498,18 @@ export class Domain implements MemprofHost {
       this.#youngPtr = p;
       return p;
     }
-    return yield* this.#allocSlowG(wosize, p);
+    const rest = this.#allocSlow(wosize, p);
+    return (rest === null ? undefined : yield* rest) ?? this.#youngPtr;
   }
 
   /** {@linkcode alloc} past the young limit (the young pointer would be `p`), or of a block too
-   * large for the minor heap. */
-  *#allocSlowG(wosize: number, p: number): Resumable<number> {
-    if (wosize > MAX_YOUNG_WOSIZE) return yield* this.makeArrayG(wosize);
+   * large for the minor heap, as far as it runs as plain code: null if it ran to its end, else
+   * its rest. Either way the block is at young_ptr then, unless the rest returns its address
+   * (a block too large, allocated by `Array.make`). */
+  #allocSlow(wosize: number, p: number): Resumable<number | void> | null {
+    if (wosize > MAX_YOUNG_WOSIZE) return this.makeArrayG(wosize);
     this.#youngPtr = p;
-    yield* this.#dispatchG(wosize, FROM_OCAML, null);
-    return this.#youngPtr;
+    return this.#dispatch(wosize, FROM_OCAML, null);
   }
 
   /**
@@ -579,7 +584,8 @@ export class Domain implements MemprofHost {
       this.#youngPtr = p;
       return p;
     }
-    return runToEnd(this.#allocCombinedSlowG(lens, callstacks, p), "caml_alloc_small_dispatch");
+    runToEnd(this.#allocCombinedSlow(lens, callstacks, p), "caml_alloc_small_dispatch");
+    return this.#youngPtr;
   }
 
   /** {@linkcode allocCombined}, resumable. The components' callstacks are captured before any
@@ -595,26 +601,45 @@ export class Domain implements MemprofHost {
       this.#youngPtr = p;
       return p;
     }
-    return yield* this.#allocCombinedSlowG(lens, callstacks, p);
+    const rest = this.#allocCombinedSlow(lens, callstacks, p);
+    if (rest !== null) yield* rest;
+    return this.#youngPtr;
   }
 
-  /** {@linkcode allocCombined} past the young limit (the young pointer would be `p`). */
-  *#allocCombinedSlowG(
+  /** {@linkcode allocCombined} past the young limit (the young pointer would be `p`), as far as
+   * it runs as plain code: null if it ran to its end, else its rest. The blocks are at
+   * young_ptr then. */
+  #allocCombinedSlow(
     lens: readonly number[],
     callstacks: readonly (readonly string[])[] | undefined,
     p: number,
-  ): Resumable<number> {
+  ): Resumable<void> | null {
     const whsize = this.#youngPtr - p;
     this.#youngPtr = p;
     this.#comballocStacks = callstacks ?? null;
     this.#comballocThread = this.#current;
+    let rest: Resumable<void> | null = null;
     try {
-      yield* this.#dispatchG(whsize - 1, FROM_OCAML, lens);
+      rest = this.#dispatch(whsize - 1, FROM_OCAML, lens);
+      if (rest !== null) return this.#combinedRestG(rest);
     } finally {
-      this.#comballocStacks = null;
-      this.#comballocThread = null;
+      if (rest === null) this.#endCombined();
     }
-    return this.#youngPtr;
+    return null;
+  }
+
+  /** A combined allocation's rest: the components' callstacks stay until it ends. */
+  *#combinedRestG(rest: Resumable<void>): Resumable<void> {
+    try {
+      yield* rest;
+    } finally {
+      this.#endCombined();
+    }
+  }
+
+  #endCombined(): void {
+    this.#comballocStacks = null;
+    this.#comballocThread = null;
   }
 
   /**
@@ -661,7 +686,7 @@ export class Domain implements MemprofHost {
     const p = this.#youngPtr - wosize - 1;
     this.#youngPtr = p;
     if (p < this.#youngLimit) {
-      runToEnd(this.#dispatchG(wosize, FROM_RUNTIME, null), "caml_alloc_small");
+      runToEnd(this.#dispatch(wosize, FROM_RUNTIME, null), "caml_alloc_small");
     }
     if (noScan) this.runtime.youngNoScan(this.#youngPtr);
     return this.#youngPtr;
@@ -820,7 +845,7 @@ export class Domain implements MemprofHost {
       const p = this.#youngPtr - whsize;
       this.#youngPtr = p;
       if (p < this.#youngLimit) {
-        runToEnd(this.#dispatchG(bulkWosize, FROM_RUNTIME_UNTRACKED, null), "intern_alloc");
+        runToEnd(this.#dispatch(bulkWosize, FROM_RUNTIME_UNTRACKED, null), "intern_alloc");
       }
       dest = this.#youngPtr;
     } else dest = -1;
@@ -843,32 +868,71 @@ export class Domain implements MemprofHost {
 
   /** `caml_alloc_small_dispatch`, entered `from` OCaml code or the runtime ({@linkcode
    * FROM_OCAML}, …); `lens` are a combined allocation's block sizes. Only from OCaml code may
-   * callbacks run (from the runtime, they wait for a poll point). */
-  *#dispatchG(wosize: number, from: AllocFrom, lens: readonly number[] | null): Resumable<void> {
-    const whsize = wosize + 1;
+   * callbacks run (from the runtime, they wait for a poll point). Runs as plain code up to the
+   * first callback due: returns null if none was, else the rest of the dispatch. */
+  #dispatch(
+    wosize: number,
+    from: AllocFrom,
+    lens: readonly number[] | null,
+  ): Resumable<void> | null {
     this.#stats.runtimeEntries++;
-    this.#youngPtr += whsize;
-    for (;;) {
+    this.#youngPtr += wosize + 1;
+    return this.#dispatchLoop(wosize, from, lens);
+  }
+
+  /** {@linkcode #dispatch}'s loop: pending actions (GC work, callbacks), until the allocation
+   * fits above young_trigger; then the allocation and its sample. */
+  #dispatchLoop(
+    wosize: number,
+    from: AllocFrom,
+    lens: readonly number[] | null,
+  ): Resumable<void> | null {
+    do {
       if (from === FROM_OCAML) {
-        const res = yield* this.doPendingActionsG();
-        if (res) yield* this.raiseG(res.exn);
+        if (this.#beginPendingActions()) return this.#dispatchCallbacksG(wosize, lens);
       } else {
         this.pollGcWork();
         this.#actionPending = true;
       }
-      if (this.#youngPtr - whsize >= this.#youngTrigger) break;
-      this.#events.counter(this.id, RuntimeCounter.EV_C_FORCE_MINOR_ALLOC_SMALL, 1);
-      this.pollGcWork();
-    }
-    this.#youngPtr -= whsize;
+    } while (!this.#fits(wosize + 1));
+    return this.#dispatchSample(wosize, from, lens);
+  }
+
+  /** Whether `whsize` words fit above young_trigger; if not, a forced minor collection's work
+   * is polled. */
+  #fits(whsize: number): boolean {
+    if (this.#youngPtr - whsize >= this.#youngTrigger) return true;
+    this.#events.counter(this.id, RuntimeCounter.EV_C_FORCE_MINOR_ALLOC_SMALL, 1);
+    this.pollGcWork();
+    return false;
+  }
+
+  /** {@linkcode #dispatchLoop} from OCaml code, from the pending actions' callbacks on. */
+  *#dispatchCallbacksG(wosize: number, lens: readonly number[] | null): Resumable<void> {
+    const res = yield* this.#pendingCallbacksG();
+    if (res) yield* this.raiseG(res.exn);
+    const rest = this.#fits(wosize + 1)
+      ? this.#dispatchSample(wosize, FROM_OCAML, lens)
+      : this.#dispatchLoop(wosize, FROM_OCAML, lens);
+    if (rest !== null) yield* rest;
+  }
+
+  /** {@linkcode #dispatch}'s end: the allocation, sampled if it crossed memprof's trigger. */
+  #dispatchSample(
+    wosize: number,
+    from: AllocFrom,
+    lens: readonly number[] | null,
+  ): Resumable<void> | null {
+    this.#youngPtr -= wosize + 1;
     if (this.#youngPtr < this.#memprofYoungTrigger) {
-      if (from === FROM_OCAML) yield* this.memprof.sampleYoungG(wosize, lens);
-      else if (from === FROM_RUNTIME) this.memprof.sampleYoungFromC(wosize);
+      if (from === FROM_OCAML) return this.memprof.sampleYoung(wosize, lens);
+      if (from === FROM_RUNTIME) this.memprof.sampleYoungFromC(wosize);
       else {
         this.memprof.setTrigger();
         this.resetYoungLimit();
       }
     }
+    return null;
   }
 
   /**
@@ -900,10 +964,19 @@ export class Domain implements MemprofHost {
 
   /** {@linkcode doPendingActions}, resumable. */
   *doPendingActionsG(): Resumable<{ exn: unknown } | null> {
+    return this.#beginPendingActions() ? yield* this.#pendingCallbacksG() : null;
+  }
+
+  /** {@linkcode doPendingActions} up to its callbacks: whether any are due. */
+  #beginPendingActions(): boolean {
     this.pollGcWork();
     this.#actionPending = false;
-    // (No generator when nothing is due: most runtime entries run no callback.)
-    const res = this.memprof.callbacksDue() ? yield* this.memprof.runCallbacksG() : null;
+    return this.memprof.callbacksDue();
+  }
+
+  /** {@linkcode doPendingActions}'s callbacks. */
+  *#pendingCallbacksG(): Resumable<{ exn: unknown } | null> {
+    const res = yield* this.memprof.runCallbacksG();
     if (res) this.#actionPending = true;
     return res;
   }
@@ -916,7 +989,7 @@ export class Domain implements MemprofHost {
    */
   poll(): void {
     if (this.#youngPtr <= this.#youngLimit) {
-      runToEnd(this.processPendingActionsG(), "caml_process_pending_actions");
+      runToEnd(this.#pendingActions(), "caml_process_pending_actions");
     }
   }
 
@@ -930,15 +1003,26 @@ export class Domain implements MemprofHost {
    * actions if any are flagged. Throws what a callback throws.
    */
   processPendingActions(): void {
-    runToEnd(this.processPendingActionsG(), "caml_process_pending_actions");
+    runToEnd(this.#pendingActions(), "caml_process_pending_actions");
   }
 
   /** {@linkcode processPendingActions}, resumable. */
   *processPendingActionsG(): Resumable<void> {
-    if (this.#youngPtr < this.#youngLimit || this.#actionPending) {
-      const res = yield* this.doPendingActionsG();
-      if (res) yield* this.raiseG(res.exn);
-    }
+    const rest = this.#pendingActions();
+    if (rest !== null) yield* rest;
+  }
+
+  /** {@linkcode processPendingActions} up to its callbacks: null if none are due, else the
+   * rest. */
+  #pendingActions(): Resumable<void> | null {
+    if (!(this.#youngPtr < this.#youngLimit || this.#actionPending)) return null;
+    return this.#beginPendingActions() ? this.#pendingActionsRestG() : null;
+  }
+
+  /** {@linkcode #pendingActions}'s rest: the callbacks, then what one raised is raised. */
+  *#pendingActionsRestG(): Resumable<void> {
+    const res = yield* this.#pendingCallbacksG();
+    if (res) yield* this.raiseG(res.exn);
   }
 
   // ---- explicit GC (Gc module) ----

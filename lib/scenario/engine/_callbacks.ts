@@ -121,17 +121,28 @@ export class Callbacks {
     const am = callback("allocMinor"), aj = callback("allocMajor"), pr = callback("promote");
     const dm = callback("deallocMinor"), dj = callback("deallocMajor");
     // A callback that may pass the baton (act.yieldTo, in a resumable run) returns memprof's
-    // Blocking: its body, which memprof runs; any other runs its body to its end at once.
+    // Blocking: its body, which memprof runs; any other runs its body to its end at once, and
+    // one without actions (nearly all) makes no generator: its begin, then its end.
     const blocks = (c: CallbackCtx) =>
       this.#baton !== undefined && c.spec.actions.some(({ action }) => passesBaton(action));
-    const form = <R>(c: CallbackCtx, r: Resumable<R>): R =>
-      blocks(c) ? new Blocking(r) as unknown as R : runToEnd(r, `callback ${c.kind}`);
+    const form = <R>(c: CallbackCtx, r: () => Resumable<R>): R =>
+      blocks(c) ? new Blocking(r()) as unknown as R : runToEnd(r(), `callback ${c.kind}`);
+    const onAlloc = (c: CallbackCtx): (info: AllocationInfo) => Tracked | undefined =>
+      c.spec.actions.length === 0
+        ? (info) => this.#allocEnd(c, info, this.#allocBegin(c, info))
+        : (info) => form(c, () => this.#onAllocG(c, info));
+    const onDealloc = (c: CallbackCtx): (v: Tracked) => void =>
+      c.spec.actions.length === 0
+        ? (v) => this.#deallocEnd(v, this.#deallocBegin(c, v))
+        : (v) => form(c, () => this.#onDeallocG(c, v));
     return {
-      allocMinor: (info) => form(am, this.#onAllocG(am, info)),
-      allocMajor: (info) => form(aj, this.#onAllocG(aj, info)),
-      promote: (v) => form(pr, this.#onPromoteG(pr, v)),
-      deallocMinor: (v) => form(dm, this.#onDeallocG(dm, v)),
-      deallocMajor: (v) => form(dj, this.#onDeallocG(dj, v)),
+      allocMinor: onAlloc(am),
+      allocMajor: onAlloc(aj),
+      promote: pr.spec.actions.length === 0
+        ? (v) => this.#promoteEnd(pr, v, this.#promoteBegin(pr, v))
+        : (v) => form(pr, () => this.#onPromoteG(pr, v)),
+      deallocMinor: onDealloc(dm),
+      deallocMajor: onDealloc(dj),
     };
   }
 

@@ -1,0 +1,37 @@
+// The plain engine makes no generator for a sampled allocation whose callbacks have no actions
+// (issue 26): its tracker's callbacks run their begin and end at once, and the runtime's slow
+// path hands on no rest (tests/runtime/plain_paths_test.ts). A callback with an action runs its
+// body as a generator to its end.
+import assert from "node:assert/strict";
+import { act, cb, runScenario, scenario } from "../../lib/scenario/mod.ts";
+import { generatorSteps } from "../runtime/_generator_steps.ts";
+
+Deno.test("a plain run's samples make no generator when their callbacks have no actions", () => {
+  const sc = scenario({ name: "plain_samples" }, (s) => {
+    s.main.memprof.start({ samplingRate: 0.05, callstackSize: 4 });
+    s.main.repeat(2000, () => s.main.alloc(2));
+  });
+  let summary: ReturnType<typeof runScenario>["summary"] | undefined;
+  const steps = generatorSteps(() => summary = runScenario(sc).summary);
+  assert.ok(
+    summary!.callbacks.allocMinor > 100,
+    `samples were taken (${summary!.callbacks.allocMinor})`,
+  );
+  assert.equal(summary!.minorCollections, 0);
+  assert.equal(steps, 0);
+});
+
+Deno.test("a callback with an action runs its body as a generator", () => {
+  const sc = scenario({ name: "plain_samples_alloc" }, (s) => {
+    s.main.memprof.start({
+      samplingRate: 0.05,
+      callstackSize: 4,
+      tracker: { allocMinor: cb.track().always(act.alloc(1)) },
+    });
+    s.main.repeat(2000, () => s.main.alloc(2));
+  });
+  let calls = 0;
+  const steps = generatorSteps(() => calls = runScenario(sc).summary.callbacks.allocMinor);
+  assert.ok(calls > 100);
+  assert.ok(steps >= calls, `${steps} steps for ${calls} callbacks`);
+});
