@@ -21,6 +21,7 @@ import {
   type ResumableSteps,
   tickedOp,
   tickedOpG,
+  tickedOpY,
 } from "./_step.ts";
 
 /** The step kinds compiled here. */
@@ -41,7 +42,13 @@ export function runtimeSteps(run: RunContext, callbacks: Callbacks): PlainSteps<
   return {
     gc: (st) => domainOp(run, st, (d) => runGc(d, st.what)),
     poll: (st) => domainOp(run, st, (d) => d.poll()),
-    release: (st) => plainOf(() => releaseG(run, st), st.at),
+    // releaseWorkG's plain form: its poll (releasePoll, a fast path in front of releasePollG)
+    // makes a generator only when it enters the runtime.
+    release: (st) =>
+      tickedOp(run, st.at, () => {
+        run.lifetimes.release(st.name);
+        run.releasePoll(st.at);
+      }),
     memprofStart: (st) => domainOp(run, st, memprofStartWork(run, callbacks, st)),
     memprofStop: (st) => plainOf(domainOpY(run, st, (d) => memprofStopG(run, d)), st.at),
     memprofDiscard: (st) => domainOp(run, st, memprofDiscardWork(run, st)),
@@ -60,7 +67,7 @@ export function runtimeStepsG(
   return {
     gc: (st) => domainOpY(run, st, (d) => runGcG(d, st.what)),
     poll: (st) => domainOpY(run, st, (d) => d.pollG()),
-    release: (st) => () => releaseG(run, st),
+    release: (st) => tickedOpY(run, st.at, () => releaseWorkG(run, st)),
     memprofStart: (st) => domainOpG(run, st, memprofStartWork(run, callbacks, st)),
     memprofStop: (st) => domainOpY(run, st, (d) => memprofStopG(run, d)),
     memprofDiscard: (st) => domainOpG(run, st, memprofDiscardWork(run, st)),
@@ -71,13 +78,11 @@ export function runtimeStepsG(
   };
 }
 
-/** A `release` step: the blocks of lifetime `st.name` go, then the poll of the exported
- * program's release loop (its back-edge). */
-function* releaseG(run: RunContext, st: StepOf<"release">): Resumable<void> {
-  yield* run.tickG(st.at);
+/** A `release` step's work, after its tick: the blocks of lifetime `st.name` go, then the poll
+ * of the exported program's release loop (its back-edge), under the step's guard. */
+function* releaseWorkG(run: RunContext, st: StepOf<"release">): Resumable<void> {
   run.lifetimes.release(st.name);
-  // The exported program's release loops: their back-edges are polls.
-  yield* run.guardG(st.at, () => run.cur.pollG());
+  yield* run.releasePollG(st.at);
 }
 
 function memprofStartWork(

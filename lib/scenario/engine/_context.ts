@@ -302,8 +302,8 @@ export class RunContext {
     if (--this.#untilProgress === 0) this.#progress(n);
   }
 
-  /** The poll of the exported program's `release_due`, at the start of step `at`, on the
-   * domain the last step ran on. */
+  /** The poll of the exported program's release loops (`release_due` at the start of step
+   * `at`, or a `release` step's), on the domain the last step ran on, under step `at`'s guard. */
   releasePoll(at: string): void {
     const d = this.cur;
     if (d.youngPtr <= d.youngLimit) runToEnd(this.releasePollG(at), at);
