@@ -14,10 +14,12 @@
  * Each bench runs what its `deno task trace` command runs (cli/_trace_analysis.ts,
  * cli/_trace_tools.ts), decode included, with the output built in memory instead of written:
  *
- * - `top`: `analyzeTrace` + `topOf` (by site, 20 rows) + `formatTop`;
+ * - `top`: `analyzeTrace` without the cube + `topOf` (by site, 20 rows) + `formatTop`;
  * - `flamegraph`: memtrace's flamegraph tool port (`lib/memtrace_tools`);
- * - `export --format folded`: `analyzeTrace` + `foldedStacks`, encoded;
- * - `report`: `analyzeTrace` + `buildReport`, encoded.
+ * - `export --format folded`: `analyzeTrace` without the cube + `foldedStacks`, encoded;
+ * - `report`: two passes, as for a file — `aggregateTrace` without the cube and `summaryPlan`
+ *   (no summary here: 1,500 stacks), then `aggregateTrace` with the cube — + `buildReport`,
+ *   encoded.
  *
  * Before the table, one line per command: the median of 5 timed passes (after 1 warm-up) next
  * to the goal of 1 s.
@@ -26,12 +28,14 @@
 import { Reader } from "../lib/memtrace/mod.ts";
 import { flamegraph } from "../lib/memtrace_tools/mod.ts";
 import {
+  aggregateTrace,
   analyzeTrace,
   buildReport,
   foldedStacks,
   formatTop,
   topOf,
 } from "../lib/trace_analysis/mod.ts";
+import { summarizeProfile, summaryPlan } from "../lib/trace_analysis/summary.ts";
 import { syntheticTrace } from "../tests/trace_analysis/_synthetic.ts";
 import { medianSeconds, printSideBySide } from "./_side_by_side.ts";
 
@@ -43,7 +47,7 @@ let sink = 0;
 
 /** `trace top FILE`. */
 function top(): void {
-  const { data, selector } = analyzeTrace(Reader.fromBytes(TRACE));
+  const { data, selector } = analyzeTrace(Reader.fromBytes(TRACE), { cube: false });
   const lines = formatTop(topOf(data, selector, { by: "site", limit: 20 }), "trace.ctf");
   sink += encoder.encode(lines.join("\n") + "\n").length;
 }
@@ -55,14 +59,15 @@ function flame(): void {
 
 /** `trace export FILE --format folded`. */
 function folded(): void {
-  const { data, selector } = analyzeTrace(Reader.fromBytes(TRACE));
+  const { data, selector } = analyzeTrace(Reader.fromBytes(TRACE), { cube: false });
   sink += encoder.encode(foldedStacks(data, selector).map((l) => l + "\n").join("")).length;
 }
 
 /** `trace report FILE` (the HTML kept in memory). */
 function report(): void {
-  const { data } = analyzeTrace(Reader.fromBytes(TRACE));
-  sink += encoder.encode(buildReport(data)).length;
+  const plan = summaryPlan(aggregateTrace(Reader.fromBytes(TRACE), { cube: false }));
+  const data = aggregateTrace(Reader.fromBytes(TRACE), { mergeStacks: plan?.mergeStacks });
+  sink += encoder.encode(buildReport(plan === null ? data : summarizeProfile(data, plan))).length;
 }
 
 const COMMANDS: [string, () => void][] = [

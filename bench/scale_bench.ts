@@ -8,11 +8,14 @@
  * cache (`bigTrace`).
  *
  * One row per command and size: wall time, events per second, peak RSS (GNU time) and whether
- * it is under 500 MB. A command is stopped after `MEMPROF_LAB_BENCH_SCALE_TIMEOUT` seconds
+ * it is under 500 MB, with the load average before and after (the machine may be shared). A
+ * command is stopped after `MEMPROF_LAB_BENCH_SCALE_TIMEOUT` seconds
  * (default 900) and its row says so; `MEMPROF_LAB_BENCH_SCALE_COMMANDS` (comma-separated, e.g.
  * `hotspots,flamegraph`) runs only those commands. For `report`, when Chromium is at
  * /usr/bin/chromium, the page is loaded in headless Chromium and the time until all its views
- * are drawn (the page's `report-rendered` mark) is printed against the goal of 3 s.
+ * are drawn (the page's `report-rendered` mark, median of 3 loads) is printed against the goal of
+ * 3 s, next to that of the report of an empty trace (a fixture) loaded in the same browser: the
+ * page's own cost on this machine at this load, its anchor.
  * @module
  */
 import { bigTrace } from "./_big_trace.ts";
@@ -41,27 +44,77 @@ const COMMANDS: [string, (file: string, out: string) => string[]][] = [
   ["report", (f, out) => ["report", f, "-o", `${out}/report.html`]],
 ];
 
-/** Time until the report's views are all drawn in headless Chromium, in ms, or why not. */
-async function chromiumDrawn(html: string): Promise<number | string> {
+/** The report of an empty trace (a fixture of the repository): the page's own cost, the anchor
+ * its drawing time is measured against, in the same browser. */
+const ANCHOR_TRACE = here("../tests/fixtures/memtrace-tools/extra/edge_empty.ctf");
+
+/** The load average over the last minute (the machine is shared: times scale with it). */
+function load(): string {
+  try {
+    return Deno.readTextFileSync("/proc/loadavg").split(" ")[0];
+  } catch {
+    return "?";
+  }
+}
+
+/** Times until the views of each page are all drawn in headless Chromium (the page's
+ * `report-rendered` mark), in ms, the median of `runs` loads, or why not. */
+async function chromiumDrawn(htmls: string[], runs = 3): Promise<(number | string)[]> {
   const chromium = "/usr/bin/chromium";
   try {
     Deno.statSync(chromium);
   } catch {
-    return "no Chromium at /usr/bin/chromium";
+    return htmls.map(() => "no Chromium at /usr/bin/chromium");
   }
   const { chromium: pw } = await import("playwright-core");
   const browser = await pw.launch({ executablePath: chromium, args: ["--no-sandbox"] });
   try {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    await page.goto(`file://${html}`, { timeout: 120_000 });
-    await page.waitForSelector("body[data-ready='1']", { timeout: 120_000 });
-    return await page.evaluate(
-      `performance.getEntriesByName("report-rendered")[0]?.startTime ?? -1`,
-    ) as number;
-  } catch (e) {
-    return `not drawn (${(e as Error).message.split("\n")[0]})`;
+    const out: (number | string)[] = [];
+    for (const html of htmls) {
+      const times: number[] = [];
+      try {
+        for (let i = 0; i < runs; i++) {
+          const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+          await page.goto(`file://${html}`, { timeout: 120_000 });
+          await page.waitForSelector("body[data-ready='1']", { timeout: 120_000 });
+          times.push(
+            await page.evaluate(
+              `performance.getEntriesByName("report-rendered")[0]?.startTime ?? -1`,
+            ) as number,
+          );
+          await page.close();
+        }
+        out.push(times.sort((a, b) => a - b)[Math.floor(times.length / 2)]);
+      } catch (e) {
+        out.push(`not drawn (${(e as Error).message.split("\n")[0]})`);
+      }
+    }
+    return out;
   } finally {
     await browser.close();
+  }
+}
+
+/** Runs `trace` with `args` as a whole process, stopped after TIMEOUT s. */
+function runTrace(args: string[]): ProcessCost | string {
+  try {
+    return runMeasured("timeout", [
+      "-s",
+      "KILL",
+      String(TIMEOUT),
+      Deno.execPath(),
+      "run",
+      "--config",
+      here("../deno.json"),
+      "--allow-read",
+      "--allow-write",
+      here("../cli/trace.ts"),
+      ...args,
+    ]);
+  } catch (e) {
+    return (e as Error).message.includes("(exit status 137)")
+      ? `stopped after ${TIMEOUT} s`
+      : `failed: ${(e as Error).message.split("\n").slice(0, 2).join(" ")}`;
   }
 }
 
@@ -79,26 +132,8 @@ async function run(): Promise<void> {
       );
       for (const [name, args] of COMMANDS) {
         if (ONLY !== undefined && !ONLY.includes(name)) continue;
-        let cost: ProcessCost | string;
-        try {
-          cost = runMeasured("timeout", [
-            "-s",
-            "KILL",
-            String(TIMEOUT),
-            Deno.execPath(),
-            "run",
-            "--config",
-            here("../deno.json"),
-            "--allow-read",
-            "--allow-write",
-            here("../cli/trace.ts"),
-            ...args(trace.path, out),
-          ]);
-        } catch (e) {
-          cost = (e as Error).message.includes("(exit status 137)")
-            ? `stopped after ${TIMEOUT} s`
-            : `failed: ${(e as Error).message.split("\n").slice(0, 2).join(" ")}`;
-        }
+        const before = load();
+        const cost = runTrace(args(trace.path, out));
         if (typeof cost === "string") {
           console.log(`scale: ${name}, ${events.toLocaleString("en-US")} events: ${cost}`);
           continue;
@@ -109,16 +144,25 @@ async function run(): Promise<void> {
             cost.seconds.toFixed(2)
           } s, ${(events / cost.seconds / 1e6).toFixed(2)} M events/s, peak RSS ${rss} MiB (${
             cost.peakRss !== undefined && cost.peakRss < 500e6 ? "under" : "NOT under"
-          } 500 MB)`,
+          } 500 MB; load average ${before} before, ${load()} after)`,
         );
         if (name === "report") {
-          const drawn = await chromiumDrawn(`${out}/report.html`);
+          const anchor = runTrace(["report", ANCHOR_TRACE, "-o", `${out}/anchor.html`]);
+          const pages = typeof anchor === "string"
+            ? [`${out}/report.html`]
+            : [`${out}/report.html`, `${out}/anchor.html`];
+          const [drawn, empty] = await chromiumDrawn(pages);
+          const size = Deno.statSync(`${out}/report.html`).size;
           console.log(
-            `scale: report page, ${events.toLocaleString("en-US")} events: ${
+            `scale: report page, ${events.toLocaleString("en-US")} events (${
+              (size / 1e6).toFixed(2)
+            } MB): ${
               typeof drawn === "number"
                 ? `all views drawn in Chromium after ${(drawn / 1000).toFixed(2)} s (goal < 3 s)`
                 : drawn
-            }`,
+            }; the page of an empty trace: ${
+              typeof empty === "number" ? `${(empty / 1000).toFixed(2)} s` : empty ?? "not built"
+            } (medians of 3 loads; load average ${load()})`,
           );
         }
       }

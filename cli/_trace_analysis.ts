@@ -5,6 +5,7 @@
  */
 import { Reader } from "../lib/memtrace/mod.ts";
 import {
+  type AggregateOptions,
   type AnalysisFilter,
   analyzeTrace,
   buildReport,
@@ -29,6 +30,14 @@ import {
   parseNumber,
 } from "../lib/trace_analysis/intervals.ts";
 import { emptySelectionNote } from "../lib/trace_analysis/empty.ts";
+import { startAggregate } from "../lib/trace_analysis/aggregate.ts";
+import {
+  REPORT_CLASSES,
+  REPORT_STACKS,
+  summarizeProfile,
+  type SummaryOptions,
+  summaryPlan,
+} from "../lib/trace_analysis/summary.ts";
 import {
   parseDomains,
   parseLiveAt,
@@ -147,7 +156,7 @@ Options:
   -h, --help     show this help
 
 ${FILTERS}`,
-  report: `${usageLines("trace report", "FILE [-o report.html] [--title TEXT]")}
+  report: `${usageLines("trace report", "FILE [-o report.html] [--title TEXT] [--stacks N]")}
 
 Writes one self-contained HTML file (no network: script, style and data inlined) with the
 trace's info, its live heap over time (whole trace and current filter, peak marked), a
@@ -155,12 +164,22 @@ flame graph with zoom, callers/callees of a focused function, and a sortable tab
 sites, functions or stacks; filters (time range, live at end/peak/T, domain, source, size,
 function contains/excludes) update every view. The page embeds aggregates, not events.
 
+A trace with more than N stacks (--stacks, default ${REPORT_STACKS}) or more than
+${REPORT_CLASSES} classes (stack, domain, source, size class) gets a summary, which the page
+states with the counts of what it left out: the stacks with the most samples whole (at most
+N, as many as fit in ${REPORT_CLASSES} classes), the others merged into one frame '(other
+stacks)', under which their heaviest sites stay (at most 200, in a quarter more classes).
+Totals, the time views and the domain, source and size filters stay exact; the function
+filters and the tables by function and stack do not see inside the merged stacks.
+A file is read twice (first to choose the stacks), a pipe once.
+
 OUT is written to a temporary file, renamed when complete and removed on error, Ctrl-C or
 SIGTERM (exit status 130, 143); a device or FIFO (/dev/null) is written in place.
 
 Options:
   -o, --output OUT   the HTML file (default report.html)
   --title TEXT       the page title (default: the executable name)
+  --stacks N         most stacks kept whole (default ${REPORT_STACKS}; 0: no summary at all)
   -h, --help         show this help`,
 };
 
@@ -289,6 +308,13 @@ function limitOf(v: Values, cmd: string): number {
   return parseIntegerOption(`trace ${cmd}`, "--limit", str(v, "limit")) ?? 20;
 }
 
+/** The filter with the cube kept only when it needs it (the live heap at the peak): `top`,
+ * `diff` and the exports measure allocations or the live heap at the end or at a time, which the
+ * profile's per-class totals give, so that their memory follows the classes alone. */
+function withoutCube(filter: AnalysisFilter): AnalysisFilter {
+  return { ...filter, cube: filter.liveAt === "peak" };
+}
+
 /** Reads a trace once under a filter. */
 function analyze(
   file: string,
@@ -297,7 +323,7 @@ function analyze(
 ): { data: ProfileData; selector: Selector } {
   const reader = Reader.open(file);
   try {
-    return analyzeTrace(reader, filter);
+    return analyzeTrace(reader, withoutCube(filter));
   } catch (e) {
     throw usage(e, cmd);
   } finally {
@@ -459,10 +485,10 @@ async function exportCommand(args: string[]): Promise<void> {
   if (format === "pprof" && output === undefined && Deno.stdout.isTerminal()) {
     throw usageError("trace export", "pprof output is binary: give -o FILE or redirect stdout");
   }
-  const filter = {
+  const filter = withoutCube({
     ...filterOf(values, "export"),
     lengths: format === "pprof" ? "exact" : undefined,
-  } as const;
+  });
   const confidence = confidenceOf(values, "export");
   const enc = new TextEncoder();
   let note: string | undefined;
@@ -499,25 +525,77 @@ async function exportCommand(args: string[]): Promise<void> {
   warnEmpty([[file, note]]);
 }
 
+/** Reads an open trace once into a profile ({@linkcode startAggregate}), a few packets at a
+ * time so that signals are handled meanwhile. */
+async function aggregateYielding(
+  trace: TraceInputFile,
+  options: AggregateOptions,
+): Promise<ProfileData> {
+  const pass = startAggregate(trace.reader, options);
+  await readThrough(trace.reader.iterate(pass.onEvent), trace);
+  return pass.finish();
+}
+
+/**
+ * The report's profile of trace `file`, whose first reading is open as `first`: a regular file is
+ * read twice — first without the cube, to plan the summary (the stacks with the most samples,
+ * summary.ts), then with the cube and the plan's merges, so that the cube is only ever built for
+ * what the page keeps (memory then follows the stacks kept, not every class of the trace); a pipe
+ * is read once, with the whole cube, and summarised after.
+ */
+async function reportProfile(
+  file: string,
+  first: TraceInputFile,
+  summary: SummaryOptions,
+): Promise<ProfileData> {
+  if (first.ahead !== undefined) {
+    const data = await aggregateYielding(first, {});
+    const plan = summaryPlan(data, summary);
+    return plan === null ? data : summarizeProfile(data, plan);
+  }
+  const plan = summaryPlan(await aggregateYielding(first, { cube: false }), summary);
+  const second = await openTraceInput(file);
+  try {
+    const data = await aggregateYielding(second, { mergeStacks: plan?.mergeStacks });
+    return plan === null ? data : summarizeProfile(data, plan);
+  } finally {
+    second.reader.close();
+  }
+}
+
 async function report(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, "report", {
     output: { type: "string", short: "o" },
     title: { type: "string" },
+    stacks: { type: "string" },
   });
   if (values.help) return writeStdout(ANALYSIS_HELP.report + "\n");
   const [file] = files(positionals, 1, "report");
+  // 0: no summary (every stack whole).
+  const stacks =
+    parseIntegerOption("trace report", "--stacks", str(values, "stacks"), { min: 0 }) ??
+      REPORT_STACKS;
   const output = str(values, "output") ?? "report.html";
   const t0 = performance.now();
   const title = str(values, "title");
-  const { bytes, data } = await writeAnalysis(
-    file,
-    output,
-    {},
-    "report",
-    ({ data }, write) => write(new TextEncoder().encode(buildReport(data, { title }))),
-  );
+  const trace = await openTraceInput(file);
+  let bytes = 0, events = 0;
+  try {
+    // The output is opened once the trace's header was read; the trace is read while it is open.
+    await writeOutput(output, async (out) => {
+      // --stacks 0: every stack and class.
+      const summary = stacks === 0 ? { stacks: Infinity, classes: Infinity } : { stacks };
+      const data = await reportProfile(file, trace, summary);
+      const html = new TextEncoder().encode(buildReport(data, { title, ...summary }));
+      writeAll(out, html);
+      bytes = html.length;
+      events = data.stats.events;
+    });
+  } finally {
+    trace.reader.close();
+  }
   writeStderr(
-    `wrote ${output} (${bytes} bytes, ${data.stats.events} events, ${
+    `wrote ${output} (${bytes} bytes, ${events} events, ${
       (performance.now() - t0).toFixed(0)
     } ms)\n`,
   );

@@ -15,20 +15,44 @@ export class ShadowingIntMap {
   #keys = new Float64Array(1 << 10).fill(EMPTY);
   #values = new Float64Array(1 << 10);
   #mask = (1 << 10) - 1;
+  /** 32 less the table's log2 size: a key's home is the top bits of its scrambled hash. */
+  #shift = 32 - 10;
   #size = 0;
   readonly #hidden = new Map<number, number[]>();
 
   /** The slot where `key` is or would go. */
   #slot(key: number): number {
     const keys = this.#keys, mask = this.#mask;
-    // The low 32 bits mixed with the high ones, then scrambled (ids are often consecutive).
-    const lo = key >>> 0, hi = (key - lo) / 4294967296;
-    let i = (Math.imul(lo ^ Math.imul(hi, 0x27d4eb2d), 0x9e3779b1) >>> 0) & mask;
+    let i = this.#home(key);
     for (;;) {
       const k = keys[i];
       if (k === key || k === EMPTY) return i;
       i = (i + 1) & mask;
     }
+  }
+
+  /**
+   * The slot a key hashes to: its low 32 bits mixed with the high ones, multiplied by the golden
+   * ratio's 32-bit constant, and the product's top bits taken (Fibonacci hashing). Its low bits
+   * would depend only on the key's low bits, so that ids differing by multiples of the table's
+   * size, which a crafted trace can hold, would all share one home and make every probe walk
+   * them all.
+   */
+  #home(key: number): number {
+    const lo = key >>> 0, hi = (key - lo) / 4294967296;
+    return Math.imul(lo ^ Math.imul(hi, 0x27d4eb2d), 0x9e3779b1) >>> this.#shift;
+  }
+
+  /** @internal The longest run of occupied slots (what a probe may walk), for tests. */
+  longestRun(): number {
+    let longest = 0, run = 0;
+    const keys = this.#keys;
+    // Twice round, so that a run wrapping past the end is counted whole.
+    for (let n = 0; n < 2 * keys.length; n++) {
+      run = keys[n & this.#mask] === EMPTY ? 0 : run + 1;
+      if (run > longest) longest = run;
+    }
+    return Math.min(longest, this.#size);
   }
 
   /** `Tbl.add`. */
@@ -72,8 +96,7 @@ export class ShadowingIntMap {
       j = (j + 1) & mask;
       const k = keys[j];
       if (k === EMPTY) break;
-      const lo = k >>> 0, hi = (k - lo) / 4294967296;
-      const home = (Math.imul(lo ^ Math.imul(hi, 0x27d4eb2d), 0x9e3779b1) >>> 0) & mask;
+      const home = this.#home(k);
       // Entry j may fill the hole if its home is not cyclically in (hole, j].
       if ((j > hole && (home <= hole || home > j)) || (j < hole && home <= hole && home > j)) {
         keys[hole] = k;
@@ -92,6 +115,7 @@ export class ShadowingIntMap {
     this.#keys = new Float64Array(n).fill(EMPTY);
     this.#values = new Float64Array(n);
     this.#mask = n - 1;
+    this.#shift--;
     for (let i = 0; i < oldKeys.length; i++) {
       const k = oldKeys[i];
       if (k === EMPTY) continue;

@@ -4,7 +4,7 @@
  * not inlined into the page.
  * @module
  */
-import { NEVER, type ProfileData } from "./profile.ts";
+import { type Column, NEVER, type ProfileData } from "./profile.ts";
 
 /** A row's sort key is its cell (a, e, p: 24 bits) · 2^29 + its index (rows are fewer). */
 const ROW = 2 ** 29;
@@ -24,6 +24,8 @@ function sizeClassHigh(length: number): number {
  * profile.
  */
 export function packProfile(data: ProfileData): object {
+  const r = data.rows;
+  if (r === null) throw new Error("packProfile needs a profile with its cube");
   const c = data.classes;
   const nc = c.node.length;
   // Merge classes by (node, domain, source, size class), numbered in order of first use.
@@ -58,7 +60,6 @@ export function packProfile(data: ProfileData): object {
 
   // Rows of merged classes, sorted by (class, a, e, p), equal ones summed: a counting sort by
   // class, then each class's rows sorted by cell·2^29 + row (so equal cells keep row order).
-  const r = data.rows;
   const nr = r.cls.length;
   const start = new Int32Array(merged + 1);
   for (let j = 0; j < nr; j++) start[remap[r.cls[j]] + 1]++;
@@ -91,15 +92,28 @@ export function packProfile(data: ProfileData): object {
     }
   }
 
-  const merge = (perClass: number[]) => {
+  const merge = (perClass: Column) => {
     const out: number[] = new Array(merged).fill(0);
     for (let i = 0; i < perClass.length; i++) out[remap[i]] += perClass[i];
     return out;
   };
   const at = data.liveAt;
+  // Without the totals (the page has the cube): unpackProfile sets them to null.
+  const { totals: _, ...rest } = data;
   return {
-    ...data,
-    nodes: { parentDistance: data.nodes.parent.map((p, i) => i - p), loc: data.nodes.loc },
+    ...rest,
+    // Plain arrays: JSON has no typed arrays.
+    locations: {
+      fn: Array.from(data.locations.fn),
+      file: Array.from(data.locations.file),
+      line: Array.from(data.locations.line),
+      start: Array.from(data.locations.start),
+      end: Array.from(data.locations.end),
+    },
+    nodes: {
+      parentDistance: Array.from(data.nodes.parent, (p, i) => i - p),
+      loc: Array.from(data.nodes.loc),
+    },
     fnodes: null,
     classes,
     rows: { cls: cols[0], a: cols[1], e: cols[2], p: cols[3], samples: cols[4] },

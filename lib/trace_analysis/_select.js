@@ -34,8 +34,7 @@ export const STACK_TEXT_CHARS = 16384;
 export function deriveFunctionPaths(data) {
   const parent = data.nodes.parent, loc = data.nodes.loc, locFn = data.locations.fn;
   const nf = data.functions.length;
-  /** @type {number[]} */
-  const fnodeOf = new Array(parent.length);
+  const fnodeOf = new Int32Array(parent.length);
   /** @type {number[]} */
   const fParent = [];
   /** @type {number[]} */
@@ -90,6 +89,7 @@ export function unpackProfile(packed) {
   const data = {
     ...packed,
     nodes: { parent: dist.map((d, i) => i - d), loc: packed.nodes.loc, fnode: [] },
+    totals: null,
     rows: { cls, a, e, p, samples: r.samples },
   };
   return deriveFunctionPaths(data);
@@ -273,7 +273,7 @@ export function stackOrder(data) {
   let r = stackRanks.get(data);
   if (r === undefined) {
     const loc = data.nodes.loc;
-    const texts = data.locations.fn.map((_, l) => locationText(data, l));
+    const texts = Array.from(data.locations.fn, (_, l) => locationText(data, l));
     r = pathOrder(data.nodes.parent, (n) => loc[n], texts, [NO_LOCATION]);
     stackRanks.set(data, r);
   }
@@ -369,12 +369,30 @@ export function selectSamples(data, sel) {
     }
     return { samples, promoted, liveEnd };
   }
+  const t = data.totals;
+  if (
+    t && (sel.live === "alloc" || sel.live === "end") && sel.fromBucket === null &&
+    sel.toBucket === null
+  ) {
+    // Allocations, or the live heap at the end, over the whole window: the per-class totals.
+    const end = sel.live === "end";
+    for (let i = 0; i < nc; i++) {
+      if (mask[i] === 0) continue;
+      samples[i] = end ? t.liveEnd[i] : t.samples[i];
+      promoted[i] = end ? t.liveEndPromoted[i] : t.promoted[i];
+      liveEnd[i] = t.liveEnd[i];
+    }
+    return { samples, promoted, liveEnd };
+  }
+  const r = data.rows;
+  if (r === null) {
+    throw new Error("this profile has no cube: time buckets and the live heap at a bucket need it");
+  }
   const lo = sel.fromBucket ?? 0, hi = sel.toBucket ?? Infinity;
   /** @type {number} */
   let k = -1;
   if (sel.live === "peak") k = data.peak === null ? -2 : data.peak.bucket;
   else if (sel.live === "bucket") k = sel.liveBucket ?? -2;
-  const r = data.rows;
   for (let j = 0; j < r.cls.length; j++) {
     const cls = r.cls[j];
     if (mask[cls] === 0) continue;
@@ -565,6 +583,7 @@ export function liveSeries(data, mask, fromBucket, toBucket) {
   const delta = new Float64Array(nb + 1);
   const lo = fromBucket ?? 0, hi = toBucket ?? Infinity;
   const r = data.rows;
+  if (r === null) throw new Error("this profile has no cube: the live series needs it");
   for (let j = 0; j < r.cls.length; j++) {
     if (mask !== null && mask[r.cls[j]] === 0) continue;
     const a = r.a[j];

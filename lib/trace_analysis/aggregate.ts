@@ -9,13 +9,19 @@
 import type { TraceEvent, TraceReader } from "./source.ts";
 import { type LocatedLocations, locationLookup } from "../memtrace/reader.ts";
 import { FrameTable } from "./_frames.ts";
-import { GrowF64, GrowI32, plainArray } from "./_grow.ts";
-import { KeyIndex } from "./_index.ts";
+import { GrowF64, GrowI32 } from "./_grow.ts";
+import { type ClassColumns, ClassIndex } from "./_class_index.ts";
 import { RowIndex } from "./_row_index.ts";
 import { IdMap } from "./_id_map.ts";
 import { deriveFunctionPaths } from "./select.ts";
 import { TraceAnalysisError } from "./errors.ts";
-import { MAX_BUCKETS, NEVER, type ProfileData, type ProfilePeak } from "./profile.ts";
+import {
+  MAX_BUCKETS,
+  NEVER,
+  type ProfileData,
+  type ProfilePeak,
+  type ProfileRows,
+} from "./profile.ts";
 
 /** Options of {@linkcode aggregateTrace}. */
 export interface AggregateOptions {
@@ -38,6 +44,20 @@ export interface AggregateOptions {
    * export shows, per sample).
    */
   lengths?: "classes" | "exact";
+  /**
+   * Keep the cube (samples by class and allocation, end and promotion time buckets; default
+   * true): what time ranges of the grid, the live heap at a bucket (the peak) and the report's
+   * views need. Without it the profile's `rows` are null and memory follows the classes alone:
+   * allocations and the live heap at the end (or at `liveAtUs`) come from per-class totals.
+   */
+  cube?: boolean;
+  /**
+   * Stacks to merge while reading (the report's summary: `summaryPlan` in summary.ts, from a
+   * first pass over the same trace): per stack node, the node whose classes its allocations
+   * join — itself, or a code ≤ −2 that `summarizeProfile` turns into a frame. Nodes past its
+   * end join −2.
+   */
+  mergeStacks?: Int32Array;
 }
 
 /** Lengths up to this many words are each their own size class. */
@@ -125,25 +145,48 @@ export function startAggregate(
       : (c) => reader.lookupLocationCode(c),
   );
 
-  // Classes: (node, domain, source, length or size class), indexed by (source·2^32 + node,
-  // domain, length or the size class's largest length).
+  const cube = options.cube ?? true;
+  const merge = options.mergeStacks;
+
+  // Classes: (node, domain, source, length or size class), indexed by those keys read back from
+  // these columns (`cols`, refreshed when a column grows).
   const clsNode = new GrowI32(), clsDomain = new GrowI32(), clsSource = new GrowI32();
   const clsLength = new GrowF64();
-  const clsIndex = new KeyIndex();
+  const cols: ClassColumns = {
+    node: clsNode.data,
+    domain: clsDomain.data,
+    source: clsSource.data,
+    size: clsLength.data,
+  };
+  const clsIndex = new ClassIndex();
+  // Per-class totals, and counts at the exact live-at time.
+  const totSamples = new GrowF64(), totPromoted = new GrowF64(), totLiveEnd = new GrowF64();
+  const totEndPromoted = new GrowF64();
+  const atSamples = new GrowF64(), atPromoted = new GrowF64(), atLiveEnd = new GrowF64();
   function classOf(node: number, domain: number, source: number, length: number): number {
     const size = exact ? length : sizeClassMax(length);
-    let c = clsIndex.get(source * 2 ** 32 + node, domain, size);
+    let c = clsIndex.get(node, domain, source, size, cols);
     if (c >= 0) return c;
     c = clsNode.push(node);
     clsDomain.push(domain);
     clsSource.push(source);
     clsLength.push(size);
-    clsIndex.add(source * 2 ** 32 + node, domain, size, c);
+    cols.node = clsNode.data;
+    cols.domain = clsDomain.data;
+    cols.source = clsSource.data;
+    cols.size = clsLength.data;
+    clsIndex.add(c, cols);
+    totSamples.push(0);
+    totPromoted.push(0);
+    totLiveEnd.push(0);
+    totEndPromoted.push(0);
+    if (liveAt !== undefined) {
+      atSamples.push(0);
+      atPromoted.push(0);
+      atLiveEnd.push(0);
+    }
     return c;
   }
-
-  // Per-class counts at the exact live-at time.
-  const atSamples = new GrowF64(), atPromoted = new GrowF64(), atLiveEnd = new GrowF64();
 
   // The time grid: bucket width doubles (and the cube is re-keyed) as time runs past it.
   let width = 1;
@@ -180,6 +223,7 @@ export function startAggregate(
       }
       gridAlloc = ga;
       gridEnd = ge;
+      if (!cube) continue;
       // The rows re-keyed in place (no second copy of them): row r moves to w ≤ r, or adds into
       // an earlier row that now has its key; the index only ever holds rows before w.
       const n = rowCls.length;
@@ -225,7 +269,13 @@ export function startAggregate(
     const e = Number.isNaN(end) ? NEVER : Math.max(a, bucket(end));
     if (e !== NEVER) gridEnd[e] += n;
     if (slotIn.data[slot] === 0) return;
-    addRow(cls, a, e, promotedAt < 0 ? NEVER : Math.max(a, bucket(promotedAt)), n);
+    totSamples.data[cls] += n;
+    if (promotedAt >= 0) totPromoted.data[cls] += n;
+    if (e === NEVER) {
+      totLiveEnd.data[cls] += n;
+      if (promotedAt >= 0) totEndPromoted.data[cls] += n;
+    }
+    if (cube) addRow(cls, a, e, promotedAt < 0 ? NEVER : Math.max(a, bucket(promotedAt)), n);
     if (liveAt !== undefined && t <= liveAt && !(end <= liveAt)) {
       atSamples.data[cls] += n;
       if (promotedAt >= 0 && promotedAt <= liveAt) atPromoted.data[cls] += n;
@@ -263,12 +313,12 @@ export function startAggregate(
         ev.backtraceLength,
         ev.commonPrefix,
       );
-      const cls = classOf(node, ev.domain, ev.source, ev.length);
-      while (atSamples.length < clsNode.length) {
-        atSamples.push(0);
-        atPromoted.push(0);
-        atLiveEnd.push(0);
-      }
+      const cls = classOf(
+        merge === undefined || node < 0 ? node : node < merge.length ? merge[node] : -2,
+        ev.domain,
+        ev.source,
+        ev.length,
+      );
       const n = ev.nsamples;
       stats.samples += n;
       if (ev.source === 0) stats.allocations.minor++;
@@ -317,20 +367,8 @@ export function startAggregate(
     const buckets = stats.events === 0 ? 0 : bucket(stats.durationUs) + 1;
     stats.domains = [...domains].sort((x, y) => x - y);
 
-    // Rows sorted by (cls, a, e, p) for a deterministic, compressible order: their keys
-    // cls·2^24 + cell(a, e, p) sorted as numbers (exact: classes are fewer than 2^29).
-    const nRows = rowCls.length;
-    const keys = new Float64Array(nRows);
-    for (let r = 0; r < nRows; r++) {
-      keys[r] = rowCls.data[r] * 2 ** 24 + rowCell.data[r];
-    }
-    keys.sort();
-    const order = new Int32Array(nRows);
-    for (let j = 0; j < nRows; j++) {
-      const cls = Math.floor(keys[j] / 2 ** 24);
-      order[j] = rowIndex.get(cls, keys[j] - cls * 2 ** 24, rowCls.data, rowCell.data);
-    }
-
+    const nc = clsNode.length;
+    const col = (g: GrowI32 | GrowF64) => g.data.subarray(0, g.length);
     const info = reader.info;
     return deriveFunctionPaths({
       format: "memprof-lab-trace-profile",
@@ -362,45 +400,64 @@ export function startAggregate(
       functions: frames.functions,
       files: frames.files,
       locations: {
-        fn: frames.locFn.toArray(),
-        file: frames.locFile.toArray(),
-        line: frames.locLine.toArray(),
-        start: frames.locStart.toArray(),
-        end: frames.locEnd.toArray(),
+        fn: col(frames.locFn),
+        file: col(frames.locFile),
+        line: col(frames.locLine),
+        start: col(frames.locStart),
+        end: col(frames.locEnd),
       },
-      nodes: { parent: frames.nodeParent.toArray(), loc: frames.nodeLoc.toArray(), fnode: [] },
+      nodes: { parent: col(frames.nodeParent), loc: col(frames.nodeLoc), fnode: [] },
       fnodes: { parent: [], fn: [] },
       classes: exact
         ? {
-          node: clsNode.toArray(),
-          domain: clsDomain.toArray(),
-          source: clsSource.toArray(),
-          length: clsLength.toArray(),
+          node: col(clsNode),
+          domain: col(clsDomain),
+          source: col(clsSource),
+          length: col(clsLength),
         }
         : {
-          node: clsNode.toArray(),
-          domain: clsDomain.toArray(),
-          source: clsSource.toArray(),
-          length: Array.from(
-            clsLength.data.subarray(0, clsLength.length),
-            (max) => max <= EXACT_LENGTHS_UP_TO ? max : max / 2 + 1,
+          node: col(clsNode),
+          domain: col(clsDomain),
+          source: col(clsSource),
+          length: clsLength.data.subarray(0, nc).map((max) =>
+            max <= EXACT_LENGTHS_UP_TO ? max : max / 2 + 1
           ),
-          lengthMax: clsLength.toArray(),
+          lengthMax: col(clsLength),
         },
-      rows: {
-        cls: rowCls.pick(order),
-        a: plainArray(nRows, (j) => rowCell.data[order[j]] >> 16),
-        e: plainArray(nRows, (j) => (rowCell.data[order[j]] >> 8) & 255),
-        p: plainArray(nRows, (j) => rowCell.data[order[j]] & 255),
-        samples: rowSamples.pick(order),
+      totals: {
+        samples: col(totSamples),
+        promoted: col(totPromoted),
+        liveEnd: col(totLiveEnd),
+        liveEndPromoted: col(totEndPromoted),
       },
+      rows: cube ? sortedRows() : null,
       liveAt: liveAt === undefined ? null : {
         timeUs: liveAt,
-        samples: atSamples.toArray(),
-        promoted: atPromoted.toArray(),
-        liveEnd: atLiveEnd.toArray(),
+        samples: col(atSamples),
+        promoted: col(atPromoted),
+        liveEnd: col(atLiveEnd),
       },
     });
+  }
+
+  /** The cube's rows sorted by (cls, a, e, p), for a deterministic, compressible order. */
+  function sortedRows(): ProfileRows {
+    // Their keys cls·2^24 + cell(a, e, p) sorted as numbers (exact: classes are fewer than 2^29).
+    const nRows = rowCls.length;
+    const keys = new Float64Array(nRows);
+    for (let r = 0; r < nRows; r++) keys[r] = rowCls.data[r] * 2 ** 24 + rowCell.data[r];
+    keys.sort();
+    const cls = new Int32Array(nRows), samples = new Float64Array(nRows);
+    const a = new Uint8Array(nRows), e = new Uint8Array(nRows), p = new Uint8Array(nRows);
+    for (let j = 0; j < nRows; j++) {
+      const c = Math.floor(keys[j] / 2 ** 24), k = keys[j] - c * 2 ** 24;
+      cls[j] = c;
+      a[j] = k >> 16;
+      e[j] = (k >> 8) & 255;
+      p[j] = k & 255;
+      samples[j] = rowSamples.data[rowIndex.get(c, k, rowCls.data, rowCell.data)];
+    }
+    return { cls, a, e, p, samples };
   }
 }
 

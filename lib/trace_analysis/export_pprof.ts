@@ -42,7 +42,11 @@ function pprofProfileOf(
   options: ExportOptions,
 ): Profile {
   const c0 = data.classes;
-  if (c0.lengthMax !== undefined && c0.lengthMax.some((max, i) => max !== c0.length[i])) {
+  let grouped = false;
+  for (let i = 0; c0.lengthMax !== undefined && i < c0.length.length && !grouped; i++) {
+    grouped = c0.lengthMax[i] !== c0.length[i];
+  }
+  if (grouped) {
     throw new TraceAnalysisError(
       "lengths",
       'pprof gives each sample its exact length: aggregate with lengths: "exact"',
@@ -80,7 +84,7 @@ function pprofProfileOf(
     return id;
   };
   const l = data.locations;
-  const locations: PprofLocation[] = l.fn.map((fn, i) =>
+  const locations: PprofLocation[] = Array.from(l.fn, (fn, i) =>
     new PprofLocation({
       id: i + 1,
       line: [
@@ -90,8 +94,7 @@ function pprofProfileOf(
           column: l.start[i],
         }),
       ],
-    })
-  );
+    }));
   let noLocation = 0;
 
   const sampleType = (type: string, unit: string) =>

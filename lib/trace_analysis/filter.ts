@@ -44,6 +44,11 @@ export interface AnalysisFilter {
   /** Not a filter: how finely the profile keeps lengths (`AggregateOptions.lengths`; default
    * size classes). `exact` for an output that shows each length (the pprof export). */
   lengths?: "classes" | "exact";
+  /** Not a filter: whether the profile keeps its cube (`AggregateOptions.cube`; default true).
+   * `false` when only allocations or the live heap at the end or at a time are measured, and
+   * no time bucket is selected later: memory then follows the classes alone. Measuring the live
+   * heap at the peak needs the cube. */
+  cube?: boolean;
 }
 
 /** Seconds (a decimal number ≥ 0) as whole microseconds. */
@@ -120,6 +125,12 @@ export function checkFilter(f: AnalysisFilter): void {
   else if (f.liveAt !== undefined && f.liveAt !== "end" && f.liveAt !== "peak") {
     throw new TraceAnalysisError("live-at", `expected end, peak or a time, got ${f.liveAt}`);
   }
+  if (f.cube === false && f.liveAt === "peak") {
+    throw new TraceAnalysisError(
+      "live-at",
+      "the live heap at the peak needs the cube (cube: true)",
+    );
+  }
   if (f.fromUs !== undefined && f.toUs !== undefined && f.fromUs >= f.toUs) {
     throw new TraceAnalysisError("to", `the window [${f.fromUs}, ${f.toUs}) µs is empty`);
   }
@@ -137,7 +148,8 @@ export function checkFilter(f: AnalysisFilter): void {
 }
 
 /** The aggregation options a filter needs: its time window, exact live-at time and size bounds
- * (applied to each object's exact length while reading), and how finely to keep lengths. */
+ * (applied to each object's exact length while reading), how finely to keep lengths and whether
+ * to keep the cube. */
 export function aggregateOptionsOf(f: AnalysisFilter): AggregateOptions {
   return {
     fromUs: f.fromUs,
@@ -146,6 +158,7 @@ export function aggregateOptionsOf(f: AnalysisFilter): AggregateOptions {
     sizeMin: f.sizeMin,
     sizeMax: f.sizeMax,
     lengths: f.lengths,
+    cube: f.cube ?? true,
   };
 }
 

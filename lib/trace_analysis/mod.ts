@@ -65,6 +65,7 @@
  */
 export {
   type CallTree,
+  type Column,
   type GroupBy,
   type GroupRow,
   type LiveMode,
@@ -79,6 +80,8 @@ export {
   type ProfilePeak,
   type ProfileRows,
   type ProfileStats,
+  type ProfileSummary,
+  type ProfileTotals,
   type Selection,
   type Selector,
 } from "./profile.ts";

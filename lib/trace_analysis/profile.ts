@@ -1,16 +1,20 @@
 /**
  * The aggregate of a trace that every analysis command works from: what one streaming pass
- * over a `.ctf` file keeps. It holds no event, only tables (plain arrays, so that it travels as
- * JSON into the HTML report):
+ * over a `.ctf` file keeps. It holds no event, only tables (columns of numbers: typed arrays as
+ * the aggregation hands them over, plain arrays in the HTML report's page, which gets them as
+ * JSON):
  *
  * - frames: functions, files, locations, the tree of location paths ("nodes", one per distinct
  *   backtrace prefix) and the tree of function paths ("fnodes", adjacent frames of one function
  *   merged);
  * - classes: distinct (stack node, domain, source, size class) of sampled allocations (size
  *   classes: the length in words up to 16, then (2^(k−1), 2^k]; or exact lengths on request);
- * - rows: per class, the samples of objects allocated in time bucket `a`, ended (collected) in
- *   bucket `e` and promoted in bucket `p` (`NEVER` when that did not happen) — a cube from which
- *   allocations in a time range and the live heap at the end of any bucket follow exactly;
+ * - totals: per class, the samples allocated, of promoted objects, of objects never collected,
+ *   and of those promoted — what allocations and the live heap at the end need;
+ * - rows (when the aggregation keeps them): per class, the samples of objects allocated in time
+ *   bucket `a`, ended (collected) in bucket `e` and promoted in bucket `p` (`NEVER` when that did
+ *   not happen) — a cube from which allocations in a time range and the live heap at the end of
+ *   any bucket follow exactly;
  * - a time grid: samples allocated and ended per bucket over the whole trace, whose running
  *   balance is the live heap; its largest value is the peak;
  * - optionally, per class, the objects live at one exact time.
@@ -18,6 +22,10 @@
  * Bytes are estimates: samples ÷ sample rate × bytes per word (`wordSize` is in bits).
  * @module
  */
+
+/** A column of numbers, indexed from 0: a typed array as the aggregation hands it over, a plain
+ * array in the report's page. */
+export type Column = ArrayLike<number>;
 
 /** Marks "did not happen" in the `e` and `p` columns of {@linkcode ProfileRows}. */
 export const NEVER = 255;
@@ -74,65 +82,78 @@ export interface ProfileStats {
 /** Functions' locations: parallel columns indexed by location id. */
 export interface ProfileLocations {
   /** Index into {@linkcode ProfileData.functions} (the location's `defname`). */
-  fn: number[];
+  fn: Column;
   /** Index into {@linkcode ProfileData.files}. */
-  file: number[];
+  file: Column;
   /** Line number. */
-  line: number[];
+  line: Column;
   /** First character on the line. */
-  start: number[];
+  start: Column;
   /** Last character on the line. */
-  end: number[];
+  end: Column;
 }
 
 /** The tree of location paths: node `i` is the path of its parent plus location `loc[i]`.
  * Parents come before children; −1 is the (empty) root. */
 export interface ProfileNodes {
   /** The parent node (−1: the root). */
-  parent: number[];
+  parent: Column;
   /** The node's location id. */
-  loc: number[];
+  loc: Column;
   /** The function-path node this location path maps to. */
-  fnode: number[];
+  fnode: Column;
 }
 
 /** The tree of function paths (adjacent frames of one function merged into one). Parents come
  * before children; −1 is the root. */
 export interface ProfileFnodes {
   /** The parent node (−1: the root). */
-  parent: number[];
+  parent: Column;
   /** The node's function id. */
-  fn: number[];
+  fn: Column;
 }
 
 /** Distinct (stack node, domain, source, size class or exact length) of sampled allocations. */
 export interface ProfileClasses {
   /** Location-path node of the backtrace; −1 for a backtrace with no known location. */
-  node: number[];
+  node: Column;
   /** The allocating domain. */
-  domain: number[];
+  domain: Column;
   /** 0 minor, 1 major, 2 external (memtrace's codes). */
-  source: number[];
+  source: Column;
   /** Length in words, header excluded (for a size class: its smallest length). */
-  length: number[];
+  length: Column;
   /** For profiles whose classes group sizes (the aggregate's by default, the report's): each
    * class's largest length. Absent: `length` is each class's exact length. */
-  lengthMax?: number[];
+  lengthMax?: Column;
 }
 
 /** The cube: samples by class, allocation bucket `a`, end bucket `e` and promotion bucket `p`
  * (`NEVER` when the object was not collected / not promoted). Sorted by (cls, a, e, p). */
 export interface ProfileRows {
   /** Class index. */
-  cls: number[];
+  cls: Column;
   /** Allocation bucket. */
-  a: number[];
+  a: Column;
   /** End (collection) bucket, or `NEVER`. */
-  e: number[];
+  e: Column;
   /** Promotion bucket, or `NEVER`. */
-  p: number[];
+  p: Column;
   /** Samples. */
-  samples: number[];
+  samples: Column;
+}
+
+/** Per class, over the whole trace (within the aggregation's time window and size bounds): what
+ * allocations and the live heap at the end need, without the cube. */
+export interface ProfileTotals {
+  /** Samples allocated. */
+  samples: Column;
+  /** Of those, samples of objects promoted. */
+  promoted: Column;
+  /** Of those, samples of objects never collected. */
+  liveEnd: Column;
+  /** Of those never collected, samples of objects promoted. */
+  liveEndPromoted: Column;
 }
 
 /** The time grid: `buckets` intervals of `widthUs` µs from the trace start (bucket `k` holds
@@ -143,9 +164,9 @@ export interface ProfileGrid {
   /** Number of buckets (the last holds the last event). */
   buckets: number;
   /** Per bucket: samples allocated. */
-  alloc: number[];
+  alloc: Column;
   /** Per bucket: samples of objects collected. */
-  end: number[];
+  end: Column;
 }
 
 /** The peak of the whole trace's estimated live heap, located on the grid: the end of the first
@@ -165,14 +186,34 @@ export interface ProfileLiveAt {
   /** The time, µs since the trace start. */
   timeUs: number;
   /** Per class: samples of the objects live then. */
-  samples: number[];
+  samples: Column;
   /** Of those, samples of objects promoted at or before `timeUs`. */
-  promoted: number[];
+  promoted: Column;
   /** Of those, samples of objects never collected. */
-  liveEnd: number[];
+  liveEnd: Column;
 }
 
-/** Everything the analyses need from one trace. Plain data: serialisable as JSON. */
+/** What a summarised profile (the report's, on traces with many stacks) kept and left out:
+ * the stacks with the most samples kept whole, the others merged into one frame
+ * `(other stacks)`, under which the sites with the most samples among them stay. */
+export interface ProfileSummary {
+  /** Stacks with samples in the trace (a backtrace with no known location counts as one). */
+  stacks: number;
+  /** Of those, the stacks kept whole. */
+  stacksKept: number;
+  /** Samples of the whole trace. */
+  samples: number;
+  /** Of those, the samples of the stacks kept whole. */
+  samplesKept: number;
+  /** Sites of the stacks merged. */
+  sitesMerged: number;
+  /** Of those, the sites kept as frames under `(other stacks)`. */
+  sitesKept: number;
+  /** Samples of the merged stacks at the sites kept. */
+  samplesOfSitesKept: number;
+}
+
+/** Everything the analyses need from one trace. Plain data (the report packs it as JSON). */
 export interface ProfileData {
   /** Identifies the structure. */
   format: "memprof-lab-trace-profile";
@@ -200,10 +241,16 @@ export interface ProfileData {
   fnodes: ProfileFnodes;
   /** Classes of allocations. */
   classes: ProfileClasses;
-  /** The cube. */
-  rows: ProfileRows;
+  /** Per class, the totals of allocations and of the live heap at the end (null in the report's
+   * page, which has the cube). */
+  totals: ProfileTotals | null;
+  /** The cube (null when the aggregation was told not to keep it: allocations and the live heap
+   * at the end, or at an exact time, then come from `totals` and `liveAt`). */
+  rows: ProfileRows | null;
   /** Counts at an exact live-at time, when aggregated for one. */
   liveAt: ProfileLiveAt | null;
+  /** Set when the profile is a summary (lib/trace_analysis/summary.ts): what it left out. */
+  summary?: ProfileSummary;
 }
 
 /** What to measure: allocations, or objects live at the trace end, at the peak, at the end of

@@ -3,7 +3,7 @@
 // it. With an OCaml 5.3 toolchain, the shared-cache program runs 50 times on the real runtime,
 // and every distinct outcome must be reproduced.
 import assert from "node:assert/strict";
-import { runScenario, scenario } from "../../lib/scenario/mod.ts";
+import { runScenario, type Scenario, scenario } from "../../lib/scenario/mod.ts";
 import { exportOCaml, HARNESS_FRAMES } from "../../lib/export/mod.ts";
 import {
   compareLogs,
@@ -186,20 +186,26 @@ if (skip !== undefined) {
   skipNotice("the shared cache's and the orphans' 50 runs on the real OCaml 5.3", skip);
 }
 
+/** Judges `sc` over 50 real runs: it must agree, with every distinct outcome reproduced. */
+async function fiftyRuns(sc: Scenario) {
+  const r = await diffScenario(sc, {
+    ocamlopt: REAL_OCAML.toolchain!.ocamlopt,
+    cacheDir: cacheDir!,
+    racyRuns: 50,
+  });
+  assert.ok(r.status === "agree", r.status === "differs" ? JSON.stringify(r.races) : r.status);
+  const races = r.races!;
+  assert.equal(races.runs, 50);
+  assert.equal(races.outcomes.reduce((n, o) => n + o.runs, 0), 50);
+  assert.ok(races.outcomes.every((o) => o.reproduced));
+  return races;
+}
+
 Deno.test({
   name: "shared cache, 50 runs on OCaml 5.3: several distinct outcomes, each reproduced",
   ignore: skip !== undefined,
   async fn() {
-    const r = await diffScenario(sharedCache, {
-      ocamlopt: REAL_OCAML.toolchain!.ocamlopt,
-      cacheDir: cacheDir!,
-      racyRuns: 50,
-    });
-    assert.ok(r.status === "agree", r.status === "differs" ? JSON.stringify(r.races) : r.status);
-    const races = r.races!;
-    assert.equal(races.runs, 50);
-    assert.equal(races.outcomes.reduce((n, o) => n + o.runs, 0), 50);
-    assert.ok(races.outcomes.every((o) => o.reproduced));
+    const races = await fiftyRuns(sharedCache);
     // The race shows: more than one outcome in 50 runs (20 runs gave 9 when it was written).
     assert.ok(races.outcomes.length > 1, `${races.outcomes.length} outcome(s)`);
   },
@@ -209,15 +215,7 @@ Deno.test({
   name: "Domain.spawn while sampling every word, 50 runs on OCaml 5.3: both orders reproduced",
   ignore: skip !== undefined,
   async fn() {
-    const r = await diffScenario(spawnWhileSampling, {
-      ocamlopt: REAL_OCAML.toolchain!.ocamlopt,
-      cacheDir: cacheDir!,
-      racyRuns: 50,
-    });
-    assert.ok(r.status === "agree", r.status === "differs" ? JSON.stringify(r.races) : r.status);
-    const outcomes = r.races!.outcomes;
-    assert.equal(outcomes.reduce((n, o) => n + o.runs, 0), 50);
-    assert.ok(outcomes.every((o) => o.reproduced));
+    const outcomes = (await fiftyRuns(spawnWhileSampling)).outcomes;
     // The parent's result first in 43 of 50 runs when this was written, the DLS array in 7: a
     // single outcome in 50 runs would be a change worth knowing about.
     assert.equal(outcomes.length, 2, JSON.stringify(outcomes));
@@ -228,15 +226,7 @@ Deno.test({
   name: "orphans adopted while another domain runs, 50 runs on OCaml 5.3: each adopter reproduced",
   ignore: skip !== undefined,
   async fn() {
-    const r = await diffScenario(orphansRace, {
-      ocamlopt: REAL_OCAML.toolchain!.ocamlopt,
-      cacheDir: cacheDir!,
-      racyRuns: 50,
-    });
-    assert.ok(r.status === "agree", r.status === "differs" ? JSON.stringify(r.races) : r.status);
-    const outcomes = r.races!.outcomes;
-    assert.equal(outcomes.reduce((n, o) => n + o.runs, 0), 50);
-    assert.ok(outcomes.every((o) => o.reproduced));
+    const outcomes = (await fiftyRuns(orphansRace)).outcomes;
     // Both adopters show (28 and 22 of 50 runs when this was written).
     assert.equal(outcomes.length, 2, JSON.stringify(outcomes));
   },

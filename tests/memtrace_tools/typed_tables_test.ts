@@ -67,6 +67,22 @@ class ModelHeavyHitters {
   }
 }
 
+Deno.test("ShadowingIntMap: ids a crafted trace spaces by powers of two spread over the table", () => {
+  // 30,000 live ids, spaced by 2^20, 2^32 or 2^40 (multiples of any table size), or consecutive:
+  // with a hash whose low bits depend only on the ids' low bits, the spaced ones all share one
+  // slot's probe run (30,000 long), and every add and find walks it. Fibonacci hashing's top
+  // bits spread them: at half load, the longest run stays short (about 30 here).
+  for (const step of [2 ** 20, 2 ** 32, 2 ** 40, 1]) {
+    const m = new ShadowingIntMap();
+    for (let k = 0; k < 30_000; k++) m.add(k * step, k);
+    assert.ok(m.longestRun() < 200, `step ${step}: a probe run of ${m.longestRun()}`);
+    for (let k = 0; k < 30_000; k += 997) assert.equal(m.find(k * step), k);
+    // Taking every other id keeps the rest findable (backward-shift deletion with the new homes).
+    for (let k = 0; k < 30_000; k += 2) assert.equal(m.take(k * step), k);
+    for (let k = 1; k < 30_000; k += 2) assert.equal(m.find(k * step), k);
+  }
+});
+
 Deno.test("PairHeavyHitters keeps memtrace's counters in memtrace's order", () => {
   const hash = (p: number) => Math.imul(p, 1231441) ^ Math.imul(p >>> 5, 3821);
   for (const [seed, k, keys] of [[1, 16, 40], [2, 100, 400], [3, 500, 20_000], [4, 50, 60]]) {

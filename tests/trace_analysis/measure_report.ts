@@ -38,7 +38,7 @@ for (let i = 0; i < 3; i++) {
   builds.push(performance.now() - t);
   stats =
     `aggregation ${(t1 - t).toFixed(0)} ms, page ${(performance.now() - t1).toFixed(0)} ms; ` +
-    `${data.classes.node.length} classes, ${data.rows.cls.length} rows, ` +
+    `${data.classes.node.length} classes, ${data.rows?.cls.length ?? 0} rows, ` +
     `${data.nodes.parent.length} stack nodes, grid ${data.grid.buckets} x ${data.grid.widthUs} us`;
 }
 Deno.writeTextFileSync(htmlPath, html);

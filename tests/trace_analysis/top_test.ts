@@ -172,12 +172,12 @@ Deno.test("a coarser grid gives the same totals and the same exact live-at count
   const fine = aggregateTrace(Reader.fromBytes(bytes), { liveAtUs: 12_345 });
   const coarse = aggregateTrace(Reader.fromBytes(bytes), { liveAtUs: 12_345, maxBuckets: 4 });
   assert.ok(coarse.grid.buckets <= 4 && coarse.grid.widthUs > fine.grid.widthUs);
-  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-  assert.equal(sum(coarse.rows.samples), sum(fine.rows.samples));
+  const sum = (xs: ArrayLike<number>) => Array.from(xs).reduce((a, b) => a + b, 0);
+  assert.equal(sum(coarse.rows!.samples), sum(fine.rows!.samples));
   assert.equal(sum(coarse.grid.alloc), sum(fine.grid.alloc));
   assert.equal(sum(coarse.grid.end), sum(fine.grid.end));
   assert.deepEqual(coarse.liveAt, fine.liveAt);
-  assert.ok(coarse.rows.cls.length < fine.rows.cls.length);
+  assert.ok(coarse.rows!.cls.length < fine.rows!.cls.length);
 });
 
 Deno.test("top --limit keeps the largest rows; the table prints them with units", () => {

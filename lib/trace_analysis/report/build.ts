@@ -6,7 +6,9 @@
  *
  * The page embeds the profile's tables ({@linkcode ProfileData}, packed: sizes grouped into
  * size classes, rows as differences), not the events, so its size follows the number of
- * distinct stacks, classes and time buckets, not the trace's length. The JSON is gzipped and
+ * distinct stacks, classes and time buckets, not the trace's length; a profile with more than
+ * `REPORT_STACKS` stacks or `REPORT_CLASSES` classes is summarised first (summary.ts: the heaviest stacks whole, the others
+ * merged into one frame), and the page says so with the counts of what was left out. The JSON is gzipped and
  * base64-encoded; the page inflates it with the browser's own `DecompressionStream`. Its script
  * runs the very selection functions `trace top` uses.
  * @module
@@ -16,13 +18,42 @@ import selectSource from "../_select.js" with { type: "text" };
 import intervalSource from "../_interval.js" with { type: "text" };
 import clientSource from "./client.js" with { type: "text" };
 import styleSource from "./style.css" with { type: "text" };
-import type { ProfileData } from "../profile.ts";
+import type { ProfileData, ProfileSummary } from "../profile.ts";
 import { packProfile } from "../select.ts";
+import { OTHER_STACKS, summarizeProfile, summaryPlan } from "../summary.ts";
 
 /** Options of {@linkcode buildReport}. */
 export interface ReportOptions {
   /** Shown in the page title and header (default: the executable name). */
   title?: string;
+  /** Most stacks the page keeps whole (default `REPORT_STACKS`, 2,000): a profile with more
+   * is summarised (summary.ts), and the page says so. */
+  stacks?: number;
+  /** Most sites kept under `(other stacks)` in a summary (default `REPORT_SITES`, 200). */
+  sites?: number;
+  /** Most classes of the stacks kept (default `REPORT_CLASSES`, 16,000): a profile with more
+   * is summarised too. */
+  classes?: number;
+}
+
+function share(part: number, whole: number): string {
+  return whole > 0 ? `${(100 * part / whole).toFixed(1)}%` : "0%";
+}
+
+/** The page's sentence on a summary: what it kept, what it merged, what that means. */
+export function summaryNote(s: ProfileSummary): string {
+  const en = (n: number) => n.toLocaleString("en-US");
+  return `Summary: this page holds the ${en(s.stacksKept)} stacks with the most samples, of ${
+    en(s.stacks)
+  } (${share(s.samplesKept, s.samples)} of the samples). The other ${
+    en(s.stacks - s.stacksKept)
+  } stacks (${en(s.samples - s.samplesKept)} samples, ${
+    share(s.samples - s.samplesKept, s.samples)
+  }) are merged into one frame “${OTHER_STACKS}”, under which ${en(s.sitesKept)} of their ${
+    en(s.sitesMerged)
+  } sites stay (${
+    share(s.samplesOfSitesKept, s.samples - s.samplesKept)
+  } of their samples); the rest are merged into the frame itself. Totals, the time views and the domain, source and size filters are exact; the function filters and the tables by function and stack do not see inside the merged stacks. ('trace top' and 'trace export' read every stack.)`;
 }
 
 function escapeHtml(s: string): string {
@@ -53,6 +84,15 @@ function inlineScript(): string {
 /** The report of a profile, as one HTML document (deterministic: no clock, no randomness). */
 export function buildReport(data: ProfileData, options: ReportOptions = {}): string {
   const title = options.title ?? data.info.executableName;
+  const plan = summaryPlan(data, {
+    stacks: options.stacks,
+    sites: options.sites,
+    classes: options.classes,
+  });
+  if (plan !== null) data = summarizeProfile(data, plan);
+  const note = data.summary === undefined
+    ? ""
+    : `<p class="summary-note" id="summary-note">${escapeHtml(summaryNote(data.summary))}</p>\n`;
   const json = new TextEncoder().encode(JSON.stringify(packProfile(data)));
   const packed = base64(gzipSync(json));
   const nb = Math.max(0, data.grid.buckets - 1);
@@ -69,7 +109,7 @@ ${styleSource}</style>
 <header>
 <h1>memtrace report: ${escapeHtml(title)}</h1>
 <p id="selection"></p>
-</header>
+${note}</header>
 <main>
 <div class="side">
 <section class="panel" id="info"><h2>Trace</h2><dl id="info-list"></dl>
