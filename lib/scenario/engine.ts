@@ -13,9 +13,11 @@
  * where it is, however deep in the runtime, while the thread it names runs; the scheduler
  * resumes it when the baton comes back. The runtime's and memprof's paths that may run
  * callbacks are written once, as generators (`allocG`, `runCallbacksG`, …), which the plain
- * methods drive to their end. Every other scenario runs the plain closures, whose steps off the
- * hot paths are those generators driven to their end too; loops whose body only allocates run in
- * bulk in both forms (`engine/_bulk.ts`). bench/engine_forms_bench.ts compares the two forms.
+ * methods drive to their end (the hottest run as plain code until a callback needs the generator:
+ * lib/memprof/resumable.ts). Every other scenario runs the plain closures, whose steps off the
+ * hot paths are those generators driven to their end too, and whose callbacks without actions
+ * make no generator; loops whose body only allocates run in bulk in both forms
+ * (`engine/_bulk.ts`). bench/engine_forms_bench.ts compares the two forms.
  *
  * The engine's parts are in lib/scenario/engine/: the run's state (`_context.ts`, with its
  * callstacks in `_frames.ts`), the compilers of each family of steps (`_compile_alloc.ts`,
