@@ -470,7 +470,7 @@ export class Domain implements MemprofHost {
   // whose callbacks may block their systhread (memprof's `Blocking`): it passes on what a blocked
   // callback yields to the caller's scheduler. The plain methods drive it to its end
   // (`runToEnd`, which fails naming the operation if a callback blocks); only the bump-pointer
-  // fast paths (`alloc`, `allocCombined`, the poll's test) are written out in both. The hottest
+  // fast paths (`alloc`, `allocCombined`) are written out in both. The hottest
   // ones (the allocation slow path, pending actions) run as plain code up to the first callback
   // due, and return the rest of the path as a generator, or null if none is due: a plain run
   // makes no generator where no callback runs (see lib/memprof/resumable.ts).
@@ -988,14 +988,20 @@ export class Domain implements MemprofHost {
    * that filled it), then runs `caml_process_pending_actions`. Throws what a callback throws.
    */
   poll(): void {
-    if (this.#youngPtr <= this.#youngLimit) {
-      runToEnd(this.#pendingActions(), "caml_process_pending_actions");
-    }
+    runToEnd(this.pollFirst(), "caml_process_pending_actions");
   }
 
   /** {@linkcode poll}, resumable. */
   *pollG(): Resumable<void> {
-    if (this.#youngPtr <= this.#youngLimit) yield* this.processPendingActionsG();
+    const rest = this.pollFirst();
+    if (rest !== null) yield* rest;
+  }
+
+  /** {@linkcode poll} as far as it runs as plain code: null when it ran to its end (no callback
+   * was due), else its rest, which the caller runs to its end ({@linkcode runToEnd}) or yields
+   * through. */
+  pollFirst(): Resumable<void> | null {
+    return this.#youngPtr <= this.#youngLimit ? this.#pendingActions() : null;
   }
 
   /**

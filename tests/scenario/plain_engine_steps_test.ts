@@ -21,6 +21,31 @@ Deno.test("a plain run's samples make no generator when their callbacks have no 
   assert.equal(steps, 0);
 });
 
+Deno.test("a plain loop's back-edge polls make no generator when no callback is due", () => {
+  // Inside a call, the loop polls at its back-edge: after some samples young_ptr sits at
+  // young_limit, so the poll enters the runtime (amd64's jbe), with nothing to run. Generators
+  // are made only where a collection's callbacks run, a few per minor collection.
+  const sc = scenario({ name: "plain_polls" }, (s) => {
+    s.main.memprof.start({ samplingRate: 1e-3, callstackSize: 16 });
+    s.main.call(
+      "B.main@b.ml:1:0-10",
+      () => s.main.repeat(200_000, () => s.main.alloc(2, { at: "B.loop@b.ml:5:4-20" })),
+    );
+  });
+  let summary: ReturnType<typeof runScenario>["summary"] | undefined;
+  const steps = generatorSteps(() => summary = runScenario(sc).summary);
+  const { allocMinor, deallocMinor } = summary!.callbacks;
+  assert.ok(
+    allocMinor > 400 && deallocMinor > 400,
+    `callbacks ran (${allocMinor}, ${deallocMinor})`,
+  );
+  assert.ok(summary!.minorCollections >= 1);
+  assert.ok(
+    steps <= 10 * summary!.minorCollections,
+    `${steps} generator steps for ${summary!.minorCollections} minor collections`,
+  );
+});
+
 Deno.test("a callback with an action runs its body as a generator", () => {
   const sc = scenario({ name: "plain_samples_alloc" }, (s) => {
     s.main.memprof.start({

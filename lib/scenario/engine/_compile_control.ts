@@ -324,7 +324,7 @@ function loopEnd(
 /** The poll at a loop's back-edge on domain `d`. An OCaml exception a callback raises there
  * goes to the enclosing attempt, or, outside any, is returned: it leaves the loop. */
 function backEdgePoll(run: RunContext, plan: RepeatPlan, d: Domain): OCamlException | undefined {
-  return runToEnd(backEdgePollG(run, plan, d), `step ${plan.at}`);
+  return runToEnd(backEdgeFirst(run, plan, d), `step ${plan.at}`);
 }
 
 /** {@linkcode backEdgePoll}, resumable. */
@@ -333,13 +333,46 @@ function* backEdgePollG(
   plan: RepeatPlan,
   d: Domain,
 ): Resumable<OCamlException | undefined> {
+  const rest = backEdgeFirst(run, plan, d);
+  return rest === null ? undefined : yield* rest;
+}
+
+/** {@linkcode backEdgePoll} as far as it runs as plain code: null when it ran to its end
+ * (nothing left the loop; no callback was due, so no generator is made), else its rest. */
+function backEdgeFirst(
+  run: RunContext,
+  plan: RepeatPlan,
+  d: Domain,
+): Resumable<OCamlException | undefined> | null {
   run.cur = d;
+  let rest: Resumable<void> | null;
   try {
-    yield* d.pollG();
+    rest = d.pollFirst();
+  } catch (e) {
+    return valueG(backEdgeFailure(run, plan, e));
+  }
+  return rest === null ? null : backEdgeRestG(run, plan, rest);
+}
+
+/** The back-edge poll's callbacks (`rest`), what they raise passed to
+ * {@linkcode backEdgeFailure}. */
+function* backEdgeRestG(
+  run: RunContext,
+  plan: RepeatPlan,
+  rest: Resumable<void>,
+): Resumable<OCamlException | undefined> {
+  try {
+    yield* rest;
   } catch (e) {
     return backEdgeFailure(run, plan, e);
   }
   return undefined;
+}
+
+/** `value`, as a computation that ends at once. */
+// deno-lint-ignore require-yield
+function* valueG<T>(value: T): Resumable<T> {
+  return value;
 }
 
 /** What the back-edge poll's exception `e` does: an OCaml exception leaves the loop (returned)

@@ -305,14 +305,31 @@ export class RunContext {
   /** The poll of the exported program's release loops (`release_due` at the start of step
    * `at`, or a `release` step's), on the domain the last step ran on, under step `at`'s guard. */
   releasePoll(at: string): void {
-    const d = this.cur;
-    if (d.youngPtr <= d.youngLimit) runToEnd(this.releasePollG(at), at);
+    runToEnd(this.#releasePollFirst(at), at);
   }
 
   /** {@linkcode releasePoll}, resumable. */
   *releasePollG(at: string): Resumable<void> {
+    const rest = this.#releasePollFirst(at);
+    if (rest !== null) yield* rest;
+  }
+
+  /** {@linkcode releasePoll} as far as it runs as plain code: null when it ran to its end (no
+   * callback was due, so no generator is made), else its rest. */
+  #releasePollFirst(at: string): Resumable<void> | null {
+    let rest: Resumable<void> | null = null;
     try {
-      yield* this.cur.pollG();
+      rest = this.cur.pollFirst();
+    } catch (e) {
+      this.stepFailed(at, e);
+    }
+    return rest === null ? null : this.#releasePollRestG(at, rest);
+  }
+
+  /** The release poll's callbacks (`rest`), what they raise passed to {@linkcode stepFailed}. */
+  *#releasePollRestG(at: string, rest: Resumable<void>): Resumable<void> {
+    try {
+      yield* rest;
     } catch (e) {
       this.stepFailed(at, e);
     }
