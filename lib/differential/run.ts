@@ -17,7 +17,7 @@ import {
 } from "../export/mod.ts";
 import { canonicalLine, type CanonicalLog, parseRealLog, RealLogError } from "./canonical.ts";
 import { compareLogs, type Comparison } from "./compare.ts";
-import type { RacePoint, RaceResolution, RunEvent } from "../scenario/mod.ts";
+import type { JoinOutcome, RacePoint, RaceResolution, RunEvent } from "../scenario/mod.ts";
 import { processAlive } from "../ocaml/_process.ts";
 import { writeFileAtomicSync } from "../util/atomic_file.ts";
 import { judgeRings, type RingJudgement, type RingMode } from "./ring_run.ts";
@@ -60,6 +60,11 @@ export interface RaceOutcome {
   /** The resolution read from it: adoption races (by id) whose orphans another domain than the
    * collecting one adopted, with that domain. */
   readonly adopter: readonly (readonly [number, number])[];
+  /** The resolution read from it: the spawns whose new domain allocated first. */
+  readonly childFirst: readonly number[];
+  /** The resolution read from it: the domain ends whose joiner was not where it usually is,
+   * with where it was (`RaceResolution.join`). */
+  readonly join: readonly (readonly [number, JoinOutcome])[];
   /** Whether the simulation with that resolution printed the same log. */
   readonly reproduced: boolean;
 }
@@ -139,6 +144,9 @@ function callbackOf(
  * (other adopters of orphans, a spawn's allocations in the other order). */
 const MAX_RACE_TRIES = 32;
 
+/** The join race's outcomes, in the order resolveRaces tries them. */
+const JOIN_OUTCOMES: readonly JoinOutcome[] = ["late", "closureFirst", "callbacksFirst"];
+
 /** What a run of a scenario with race points must reproduce: the resolution read from its log. */
 export interface ReadResolution {
   /** The tracked blocks reported dead at a promotion race. */
@@ -148,6 +156,9 @@ export interface ReadResolution {
   readonly adopter: readonly (readonly [number, number])[];
   /** The spawns whose new domain allocated its DLS array before the parent its result. */
   readonly childFirst: readonly number[];
+  /** The domain ends (by number) whose joiner was not where it usually is
+   * (`RaceResolution.join`), with where it was. */
+  readonly join: readonly (readonly [number, JoinOutcome])[];
 }
 
 /**
@@ -171,47 +182,88 @@ export function resolveRaces(
   const dead = new Set<number>();
   const adopter = new Map<number, number>();
   const childFirst = new Set<number>();
-  const decided = new Set<number>();
+  const join = new Map<number, JoinOutcome>();
+  const decided = new Set<string>();
   let tries = 0;
-  /** Whether a trial resolution makes the logs agree further than `index`. */
-  const better = (races: RaceResolution, index: number): boolean => {
+  const current = (): RaceResolution => ({ deadAtPromotion: dead, adopter, childFirst, join });
+  /** How far a trial resolution makes the logs agree (Infinity: they agree), and the race
+   * points it met. */
+  const attempt = (races: RaceResolution): { reach: number; points: readonly RacePoint[] } => {
     tries++;
-    const { log } = simulateWithRaces(sc, { ...opts, races });
+    const { log, racePoints } = simulateWithRaces(sc, { ...opts, races });
     const d = compareLogs(log, real, { context: 0 }).difference;
-    return d === undefined || (d.kind === "callback" && d.index > index);
+    const reach = d === undefined ? Infinity : d.kind === "callback" ? d.index : -1;
+    return { reach, points: racePoints };
+  };
+  /** The other outcomes of a race point that shows only later and elsewhere, as changes of
+   * the resolution `base` (none for a point already decided or read). */
+  const alternatives = (
+    p: RacePoint,
+    base: RaceResolution,
+  ): { key: string; races: RaceResolution; keep: () => void }[] => {
+    if (p.kind === "spawn" && !base.childFirst!.has(p.spawn)) {
+      const trial = new Set(base.childFirst).add(p.spawn);
+      return [{
+        key: `spawn ${p.spawn}`,
+        races: { ...base, childFirst: trial },
+        keep: () => childFirst.add(p.spawn),
+      }];
+    }
+    if (p.kind === "adoption" && !base.adopter!.has(p.id)) {
+      return p.participants.filter((o) => o !== p.domain).map((other) => ({
+        key: `adoption ${p.id} ${other}`,
+        races: { ...base, adopter: new Map(base.adopter).set(p.id, other) },
+        keep: () => adopter.set(p.id, other),
+      }));
+    }
+    if (p.kind === "join" && !base.join!.has(p.join)) {
+      return JOIN_OUTCOMES.filter((o) => o !== p.outcome).map((outcome) => ({
+        key: `join ${p.join} ${outcome}`,
+        races: { ...base, join: new Map(base.join).set(p.join, outcome) },
+        keep: () => join.set(p.join, outcome),
+      }));
+    }
+    return [];
   };
   /** Tries the other outcomes of the race points that show only later and elsewhere (an
-   * adoption by another participant, a spawn's allocations in the other order), one at a
-   * time, in the order the last simulation met them; keeps the first that makes the logs
-   * agree further than `index`. */
+   * adoption by another participant, a spawn's allocations in the other order, a joiner that
+   * was elsewhere when its domain ended), one at a time, in the order the last simulation met
+   * them; keeps the first that makes the logs agree further than `index`. An outcome that
+   * makes them agree exactly as far but meets adoption races the last simulation did not (a
+   * joiner that ran its callbacks before the orphans existed leaves them to a later
+   * collection's participants) is tried with each of those races' other outcomes too. */
   const search = (points: readonly RacePoint[], index: number): boolean => {
+    const met = new Set(points.filter((p) => p.kind === "adoption").map((p) => p.id));
     for (const p of points) {
-      if (tries >= MAX_RACE_TRIES) return false;
-      if (p.kind === "spawn" && !decided.has(p.spawn)) {
-        decided.add(p.spawn);
-        const trial = new Set(childFirst).add(p.spawn);
-        if (better({ deadAtPromotion: dead, adopter, childFirst: trial }, index)) {
-          childFirst.add(p.spawn);
+      for (const alt of alternatives(p, current())) {
+        if (tries >= MAX_RACE_TRIES) return false;
+        // A spawn or join outcome is tried once; an adoption again in a later search (its
+        // participants may explain a difference further on).
+        if (decided.has(alt.key)) continue;
+        if (p.kind !== "adoption") decided.add(alt.key);
+        const trial = attempt(alt.races);
+        if (trial.reach > index) {
+          alt.keep();
           return true;
         }
-      }
-      if (p.kind !== "adoption" || adopter.has(p.id)) continue;
-      for (const other of p.participants) {
-        if (other === p.domain || tries >= MAX_RACE_TRIES) continue;
-        const trial = new Map(adopter).set(p.id, other);
-        if (better({ deadAtPromotion: dead, adopter: trial, childFirst }, index)) {
-          adopter.set(p.id, other);
-          return true;
+        if (trial.reach !== index) continue;
+        for (const q of trial.points) {
+          if (q.kind !== "adoption" || met.has(q.id)) continue;
+          for (const inner of alternatives(q, alt.races)) {
+            if (tries >= MAX_RACE_TRIES) return false;
+            if (attempt(inner.races).reach > index) {
+              alt.keep();
+              inner.keep();
+              return true;
+            }
+          }
         }
       }
     }
     return false;
   };
   for (;;) {
-    const { log, racePoints } = simulateWithRaces(sc, {
-      ...opts,
-      races: { deadAtPromotion: dead, adopter, childFirst },
-    });
+    const { log, racePoints } = simulateWithRaces(sc, { ...opts, races: current() });
     const d = compareLogs(log, real, { context: 0 }).difference;
     if (d !== undefined && d.kind === "callback") {
       const ours = callbackOf(log.lines[d.index - 1]);
@@ -238,8 +290,8 @@ export function resolveRaces(
       // reach the final adopter in another order (a domain that adopted them orphans them
       // again, its own table first), so their callbacks run in another order on the same
       // domain. Each unresolved adoption race is tried with its other participants, and a
-      // choice is kept when the logs then agree further.
-      if (d.kind === "callback" && search(racePoints, d.index)) continue;
+      // choice is kept when the logs then agree further; so are spawn and join races.
+      if (search(racePoints, d.index)) continue;
     }
     return {
       sim: log,
@@ -247,6 +299,7 @@ export function resolveRaces(
         deadAtPromotion: [...dead].sort((a, b) => a - b),
         adopter: [...adopter].sort((a, b) => a[0] - b[0]),
         childFirst: [...childFirst].sort((a, b) => a - b),
+        join: [...join].sort((a, b) => a[0] - b[0]),
       },
       racePoints: racePoints.length,
     };

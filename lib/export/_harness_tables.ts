@@ -26,6 +26,8 @@ export interface HarnessShape {
   readonly threads?: number;
   /** Sites kept for a number of steps (none if absent). */
   readonly fifoSites?: readonly number[];
+  /** The scenario's seed, which `rng` starts from (0 if absent; it sizes nothing). */
+  readonly seed?: number;
 }
 
 /** Builds a program module's marking layout (lib/runtime/_mark.ts, `ProgramMarkLayout`): its
@@ -39,6 +41,8 @@ export class LayoutBuilder {
   readonly threads: { descriptor: number; cond: number }[] = [];
   /** The threads' conditions (block numbers), the main thread's first. */
   conds: number[] = [];
+  /** Each spawned domain's handle and result (block numbers), from domain 1. */
+  readonly domains: { handle: number; finished: number }[] = [];
 
   /** Adds a block; returns its reference (`bK`). */
   block(text: string): string {
@@ -89,19 +93,58 @@ function intArray(
   };
 }
 
+/** What `Array.map (fun n -> Array.make (max n 1) …) site_capacity` allocates, in its order:
+ * the first site's array, then the result array (`Array.map` creates it from its first
+ * element), then the other sites' arrays. */
+function mapped(p: HarnessShape, fields: "pointers" | "ints"): HarnessBlock[] {
+  const site = (n: number, mapIndex: number): HarnessBlock => ({
+    wosize: Math.max(n, 1),
+    fields,
+    via: "scan",
+    mapIndex,
+  });
+  const [first, ...rest] = p.sites;
+  return first === undefined
+    ? []
+    : [site(first, 0), root(p.sites.length, "pointers"), ...rest.map((n, k) => site(n, k + 1))];
+}
+
 /** A thread table: one immediate per thread (the main thread's first). */
 const threadInts = (name: string, init = "0"): HarnessTable =>
   intArray(name, (p) => `${threadsOf(p)}`, threadsOf, init, { threadsOnly: true });
 
+/** A reference to an immediate, declared `let name = ref init`: one field, which its darkening
+ * does not push. */
+const refCell = (name: string, init: (p: HarnessShape) => string): HarnessTable => ({
+  name,
+  decl: (p) => `let ${name} = ref ${init(p)}`,
+  blocks: () => [root(1, "ints")],
+  layout: () => {},
+});
+
+/** A mutex or a condition variable of the baton: a custom block of two fields (its operations
+ * and the pointer to the C object), nothing to scan. */
+const syncValue = (name: string, module: "Mutex" | "Condition"): HarnessTable => ({
+  name,
+  decl: () => `let ${name} = ${module}.create ()`,
+  blocks: () => [root(2, "noscan")],
+  layout: () => {},
+});
+
 /** The tables, in the order the program allocates them (the prelude's, then its systhreads'
  * part); {@linkcode HARNESS_TABLE} finds one by name. */
 export const HARNESS_TABLES: readonly HarnessTable[] = [
+  refCell("log_n", () => "0"),
+  refCell("log_overflow", () => "false"),
+  refCell("frozen", () => "false"),
+  refCell("serial", () => "0"),
   intArray(
     "loops",
     (p) => `(${p.domains + (p.threads ?? 0)} * (max_depth + 1))`,
     (p) => (p.domains + (p.threads ?? 0)) * (p.maxDepth + 1),
   ),
   intArray("ord_of_index", () => "256", () => 256),
+  refCell("step", () => "0"),
   {
     // An array literal is copied when evaluated (arrays are mutable); the empty one is the
     // static atom.
@@ -116,15 +159,7 @@ export const HARNESS_TABLES: readonly HarnessTable[] = [
   {
     name: "ks",
     decl: () => "let ks = Array.map (fun n -> Array.make (max n 1) (Obj.repr 0)) site_capacity",
-    blocks: (p) =>
-      p.sites.length === 0 ? [] : [
-        ...p.sites.map((n): HarnessBlock => ({
-          wosize: Math.max(n, 1),
-          fields: "pointers",
-          via: "scan",
-        })),
-        root(p.sites.length, "pointers"),
-      ],
+    blocks: (p) => mapped(p, "pointers"),
     layout: (p, lay) => {
       const ns = p.sites.length;
       if (ns > 0) lay.globals.push(`${ns} 0 0 | ${p.sites.map((_, s) => `k${s}`).join(" ")}`);
@@ -133,15 +168,7 @@ export const HARNESS_TABLES: readonly HarnessTable[] = [
   {
     name: "kd",
     decl: () => "let kd = Array.map (fun n -> Array.make (max n 1) 0) site_capacity",
-    blocks: (p) =>
-      p.sites.length === 0 ? [] : [
-        ...p.sites.map((n): HarnessBlock => ({
-          wosize: Math.max(n, 1),
-          fields: "ints",
-          via: "scan",
-        })),
-        root(p.sites.length, "pointers"),
-      ],
+    blocks: (p) => mapped(p, "ints"),
     layout: (p, lay) => {
       const ns = p.sites.length;
       if (ns > 0) {
@@ -165,6 +192,7 @@ export const HARNESS_TABLES: readonly HarnessTable[] = [
       if (fifo > 0) lay.globals.push(ints(fifo));
     },
   },
+  refCell("next_due", () => "max_int"),
   {
     // Each slot the config block of the profile the program keeps there, if any.
     name: "prof",
@@ -179,14 +207,41 @@ export const HARNESS_TABLES: readonly HarnessTable[] = [
   },
   intArray("calls", (p) => `(${slotsOf(p)} * 5)`, (p) => slotsOf(p) * 5),
   {
-    // The main domain's slot holds 0, the others' handles.
+    // The main domain's slot holds 0, the others' handles once spawned (`dK`, read when
+    // marking reaches the array): stdlib/domain.ml's `{ domain; term_sync }`, term_sync its
+    // `{ state; mut; cond }` (the mutex and the condition custom blocks of 2 words), whose state
+    // is `Running` until the domain ends, then `Finished (Ok ())` (`eK`; domain.c,
+    // make_finished). The blocks themselves are the simulation's (lib/scenario/engine/
+    // _compile_domains.ts), kept alive there; these are what marking them costs.
     name: "doms",
     decl: (p) => `let doms = Array.make ${p.domains} (Obj.repr 0)`,
     blocks: (p) => [root(p.domains, "ints")],
-    layout: (p, lay) =>
-      void lay.globals.push(`${p.domains} 0 0 | i${p.domains > 1 ? ` s*${p.domains - 1}` : ""}`),
+    layout: (p, lay) => {
+      for (let k = 1; k < p.domains; k++) {
+        const ok = lay.block("1 0 0 | i");
+        const finished = lay.blocks.push(`1 0 0 | ${ok}`) - 1;
+        const sync = `3 0 0 | e${k} ${lay.block("2 255 0")} ${lay.block("2 255 0")}`;
+        const handle = lay.blocks.push(`2 0 0 | i ${lay.block(sync)}`) - 1;
+        lay.domains.push({ handle, finished });
+      }
+      const slots = Array.from({ length: p.domains - 1 }, (_, k) => ` d${k + 1}`).join("");
+      lay.globals.push(`${p.domains} 0 0 | i${slots}`);
+    },
   },
   intArray("started", (p) => `${p.domains}`, (p) => p.domains),
+  {
+    // Weak.create: an ephemeron (caml_ephe_create) of one key, which caml_alloc_shr puts
+    // straight into the major heap, whatever its size: 3 fields (link, data, key), nothing
+    // for marking to scan (the ephemerons' own phase handles it).
+    name: "empty_weak",
+    decl: () => "let empty_weak : int Weak.t = Weak.create 1",
+    blocks: () => [{ wosize: 3, fields: "noscan", via: "root", direct: true, ephemeron: true }],
+    layout: () => {},
+  },
+  refCell("rng", (p) => `${(p.seed ?? 0) >>> 0}`),
+  refCell("turn", () => "0"),
+  syncValue("baton", "Mutex"),
+  syncValue("baton_moved", "Condition"),
   intArray("released", (p) => `${p.domains}`, (p) => p.domains),
   {
     name: "th_turn",
@@ -276,23 +331,3 @@ export function declOf(name: string, p: HarnessShape): string {
   if (t === undefined) throw new Error(`internal error: no harness table ${name}`);
   return t.decl(p);
 }
-
-/**
- * The prelude's other values that allocate a block at initialisation and keep it: references, the
- * baton's mutex and condition, the empty weak array (names, for the check that the prelude
- * declares nothing else, tests/export/harness_tables_test.ts). The heap model counts them
- * together, as measured (`_harness_heap.ts`, `OTHER_INIT_BLOCKS`), not one by one.
- */
-export const HARNESS_SMALL_VALUES: readonly string[] = [
-  "log_n",
-  "log_overflow",
-  "frozen",
-  "serial",
-  "step",
-  "next_due",
-  "empty_weak",
-  "rng",
-  "turn",
-  "baton",
-  "baton_moved",
-];

@@ -85,10 +85,10 @@ let max_frames = ${p.maxFrames}
 let cblog : (int, Bigarray.int_elt, Bigarray.c_layout) Bigarray.Array1.t =
   Bigarray.Array1.create Bigarray.int Bigarray.c_layout (log_capacity * stride)
 let () = Bigarray.Array1.fill cblog 0
-let log_n = ref 0
-let log_overflow = ref false
-let frozen = ref false
-let serial = ref 0
+${declOf("log_n", p)}
+${declOf("log_overflow", p)}
+${declOf("frozen", p)}
+${declOf("serial", p)}
 
 (* Per domain (by the scenario's domain number), then per systhread with a program: [depth; i1;
    i2; ...], the enclosing loops. *)
@@ -98,7 +98,7 @@ ${declOf("loops", p)}
 ${declOf("ord_of_index", p)}
 
 (* Executed steps, as the simulation counts them (lifetimes of kept blocks are in steps). *)
-let step = ref 0
+${declOf("step", p)}
 
 (* Keep sites: slot arrays, ring buffers with due steps for keep.steps. *)
 ${declOf("site_capacity", p)}
@@ -107,7 +107,7 @@ ${declOf("kd", p)}
 ${declOf("kh", p)}
 ${declOf("kt", p)}
 ${declOf("fifo_sites", p)}
-let next_due = ref max_int
+${declOf("next_due", p)}
 
 (* Profiles: handles and per-callback call counts, by profile slot. *)
 ${declOf("prof", p)}
@@ -119,10 +119,10 @@ ${declOf("started", p)}
 
 (* An empty weak array: [Weak.get] on it allocates nothing and then runs pending actions, as
    caml_process_pending_actions does. *)
-let empty_weak : int Weak.t = Weak.create 1
+${declOf("empty_weak", p)}
 
 (* The scenario's own size generator (splitmix32, as lib/scenario/rng.ts). *)
-let rng = ref ${p.seed >>> 0}
+${declOf("rng", p)}
 
 let fail msg =
   prerr_string "memprof-lab harness: ";
@@ -318,9 +318,9 @@ let[@inline never] size_geometric p l1mp cap =
 
 (* ---- The baton: one domain runs scenario steps at a time ---- *)
 
-let turn = ref 0
-let baton = Mutex.create ()
-let baton_moved = Condition.create ()
+${declOf("turn", p)}
+${declOf("baton", p)}
+${declOf("baton_moved", p)}
 
 (* The waits are recursions, not loops: a loop's back-edge would poll, and run callbacks (made
    ready by the other domains' collections) with the baton's mutex held; the domain runs them

@@ -56,6 +56,12 @@ const F_FREE = -2;
  * keeps there, read when marking scans it ({@linkcode MarkHost.profileSlot}), or an immediate
  * before one started: code `F_PROFILE - J`. */
 const F_PROFILE = -10;
+/** Slot K of the program's `doms` array: domain K's handle once `Domain.spawn` returned it
+ * ({@linkcode MarkHost.domainHandle}), or an immediate before: code `F_DOMAIN - K`. */
+const F_DOMAIN = -(1 << 24);
+/** The `state` field of domain K's `term_sync`: `Finished (Ok ())` once the domain ended
+ * ({@linkcode MarkHost.domainEnded}), `Running` (an immediate) before: code `F_DSTATE - K`. */
+const F_DSTATE = -(2 << 24);
 
 /** References in the mark stack and the prefetch buffer: a graph block (>= 0), a pointer that
  * marking skips ({@linkcode R_FREE}), or the simulation's block at `addr` (`-4 - addr`); a
@@ -87,6 +93,9 @@ export interface ProgramMarkLayout {
    * in the order `caml_scan_global_roots` darkens them, before the captured ones: the list of
    * the user events the program registered (runtime_events.c, `user_events`). */
   readonly globalRoots?: readonly number[];
+  /** Each domain's handle and its result (`Finished (Ok ())`) as blocks of {@linkcode blocks},
+   * by domain number from 1 (index 0: domain 1): what `dK` and `eK` fields refer to. */
+  readonly domains?: readonly { readonly handle: number; readonly finished: number }[];
 }
 
 /** What the marker reads from the simulation. */
@@ -102,6 +111,13 @@ export interface MarkHost {
   /** The profile (its number among the profiles started, from 0) whose config block slot `j`
    * of the program's `prof` array holds now, or -1. */
   profileSlot?(j: number): number;
+  /** Whether slot `k` of the program's `doms` array holds domain `k`'s handle. */
+  domainHandle?(k: number): boolean;
+  /** Whether domain `k` ended (its result stored in its `term_sync`). */
+  domainEnded?(k: number): boolean;
+  /** Whether domain `k`'s `term_sync` is a generational global root of the runtime: from
+   * `caml_domain_spawn` until the domain's thread frees it, once the domain terminated. */
+  domainRooted?(k: number): boolean;
 }
 
 /** Memprof's side when a cycle starts: the profiles (by number among those started) whose
@@ -159,6 +175,8 @@ function parseFields(
     else if (atom[0] === "b") code = blocks[Number(atom.slice(1))];
     else if (atom[0] === "k") code = sites[Number(atom.slice(1))];
     else if (atom[0] === "p") code = F_PROFILE - Number(atom.slice(1));
+    else if (atom[0] === "d") code = F_DOMAIN - Number(atom.slice(1));
+    else if (atom[0] === "e") code = F_DSTATE - Number(atom.slice(1));
     else throw new Error(`bad mark graph field ${tok}`);
     if (code === undefined) throw new Error(`mark graph field ${tok} refers to nothing`);
     for (let k = 0; k < n; k++) out.push(code);
@@ -212,6 +230,8 @@ export class Marker {
   readonly #threadCond: number[] = [];
   /** How many of the captured local ranges come before the systhreads' descriptors. */
   readonly #stackRanges: number;
+  /** Each domain's handle and result (graph blocks), from domain 1. */
+  readonly #domains: { handle: number; finished: number }[] = [];
   /** The program's blocks that registered global roots hold (graph blocks). */
   readonly #globalRoots: number[] = [];
   /** Cycle in which each graph block was marked. */
@@ -247,6 +267,9 @@ export class Marker {
       this.#threadCond.push(ids[t.cond]);
     }
     for (const b of layout.globalRoots ?? []) this.#globalRoots.push(ids[b]);
+    for (const t of layout.domains ?? []) {
+      this.#domains.push({ handle: ids[t.handle], finished: ids[t.finished] });
+    }
     this.#stackRanges = fixed.stackRanges;
     this.#marked = new Int32Array(g.wosize.length).fill(-1);
   }
@@ -275,6 +298,12 @@ export class Marker {
       if (k === this.#stackRanges) {
         this.#darkenThreads(allThreads);
         for (const id of this.#globalRoots) this.#darkenRef(id);
+        // Each living spawned domain's term_sync (domain.c, caml_domain_spawn registers it), in
+        // the order the domains were spawned (the roots' list is sorted by address, and their
+        // slots are allocated in that order).
+        this.#domains.forEach((t, i) => {
+          if (this.#host.domainRooted?.(i + 1)) this.#darkenRef(this.#g.fields[t.handle]![1]);
+        });
       }
       if (k < fl.length && (k > 0 || withQuickStat)) this.#push(fl[k], 0, this.#g.wosize[fl[k]]);
     }
@@ -318,6 +347,23 @@ export class Marker {
     const id = this.#config(j);
     this.#marked[id] = this.#cycle;
     this.#marked[this.#g.fields[id]![2]] = this.#cycle;
+  }
+
+  /** Domain `k`'s handle (with its `term_sync`, mutex and condition) or, once `ended`, its
+   * result (`Finished` and `Ok ()`), allocated during this cycle (OCaml 5 allocates blocks
+   * marked; young ones are promoted marked). */
+  domainAllocated(k: number, opts: { readonly ended: boolean }): void {
+    const t = this.#domains[k - 1];
+    if (t === undefined) return;
+    const f = this.#g.fields;
+    const marked = this.#marked;
+    if (opts.ended) {
+      marked[t.finished] = marked[f[t.finished]![0]] = this.#cycle;
+    } else {
+      const sync = f[t.handle]![1];
+      marked[t.handle] = marked[sync] = this.#cycle;
+      marked[f[sync]![1]] = marked[f[sync]![2]] = this.#cycle;
+    }
   }
 
   /** `caml_modify`'s write barrier on the program's `prof` slot that held profile `j`'s config
@@ -405,6 +451,14 @@ export class Marker {
         const c = f[i];
         if (c >= F_IMM) return c;
         if (c === F_FREE) return R_FREE;
+        if (c <= F_DSTATE) {
+          const k = F_DSTATE - c;
+          return this.#host.domainEnded?.(k) ? this.#domains[k - 1].finished : F_IMM;
+        }
+        if (c <= F_DOMAIN) {
+          const k = F_DOMAIN - c;
+          return this.#host.domainHandle?.(k) ? this.#domains[k - 1].handle : F_IMM;
+        }
         const j = this.#host.profileSlot?.(F_PROFILE - c) ?? -1;
         return j >= 0 ? this.#config(j) : F_IMM;
       }

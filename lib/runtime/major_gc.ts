@@ -243,6 +243,14 @@ export interface MajorGcHost {
   /** The profile (by number among those started) whose config block slot `j` of the
    * program's `prof` array holds, or -1 (marking by layout). */
   profileSlot?(j: number): number;
+  /** Whether the program's `doms` array holds domain `k`'s handle (`k` by number in the
+   * scenario's domains). */
+  domainHandle?(k: number): boolean;
+  /** Whether domain `k` ended (its result stored in its `term_sync`). */
+  domainEnded?(k: number): boolean;
+  /** Whether domain `k`'s `term_sync` is one of the runtime's global roots (the domain has not
+   * terminated). */
+  domainRooted?(k: number): boolean;
   /** Whether systhread `k` (1: the first created) lives (marking by layout). */
   threadAlive?(k: number): boolean;
   /** A slice computed its work (`update_major_slice_work`) and is about to do it. */
@@ -272,7 +280,12 @@ export class MajorGc {
   readonly #orphans = new OrphanPools();
   readonly #blocks: Map<number, MajorBlock> = new Map();
   #fixedMark: number;
-  readonly #ephemerons: number;
+  /** Ephemerons on the ephemeron lists' `todo` side: marked and swept in every cycle. */
+  #ephemerons: number;
+  /** Ephemerons made in this cycle (`caml_ephe_create` links them on `live`): this cycle's
+   * ephemeron sweep takes them too, its marking does not; they join the others when the next
+   * cycle starts. */
+  #ephemeronsNew = 0;
   /** `work_counter`. */
   workCounter: number;
   /** `alloc_counter`. */
@@ -312,6 +325,9 @@ export class MajorGc {
         link: (addr) => this.#links.get(addr) ?? -1,
         threadAlive: (k) => host.threadAlive?.(k) ?? false,
         profileSlot: (j) => host.profileSlot?.(j) ?? -1,
+        domainHandle: (k) => host.domainHandle?.(k) ?? false,
+        domainEnded: (k) => host.domainEnded?.(k) ?? false,
+        domainRooted: (k) => host.domainRooted?.(k) ?? false,
       });
       // The scenario starts in a cycle whose roots are the harness's: no block of its own, no
       // profile, not yet the Gc.quick_stat record, and every systhread waiting for its turn.
@@ -401,6 +417,19 @@ export class MajorGc {
     if (direct) d.allocatedDirect += whsize;
   }
 
+  /** An ephemeron made now (`caml_ephe_create`; lib/export/_harness_heap.ts: the harness's empty
+   * weak array): swept from this cycle on, marked from the next. */
+  ephemeronCreated(): void {
+    this.#ephemeronsNew++;
+  }
+
+  /** The marking work of the cycle running changes by `words` (lib/export/_harness_heap.ts: a
+   * table the harness held in a local root when the cycle started is darkened as a root, not
+   * reached by scanning). */
+  addCycleMark(words: number): void {
+    this.#markLeft += words;
+  }
+
   /** The marking work of the program's own data changes by `words` from the next cycle on
    * (data of the program that marking now reaches another way). Marking by layout ignores it:
    * it finds that data itself (lib/runtime/_mark.ts). */
@@ -420,7 +449,7 @@ export class MajorGc {
       large,
       markWork: this.#markLeft,
       fixedMark: this.#fixedMark,
-      ephemerons: this.#ephemerons,
+      ephemerons: this.#ephemerons + this.#ephemeronsNew,
     };
   }
 
@@ -463,6 +492,18 @@ export class MajorGc {
    */
   profileStarted(j: number): void {
     this.#marker?.configAllocated(j);
+  }
+
+  /** Domain `k`'s handle was stored in the program's `doms` array (marking by layout only): its
+   * blocks, allocated during this cycle, are not marked in it. */
+  domainHandleStored(k: number): void {
+    this.#marker?.domainAllocated(k, { ended: false });
+  }
+
+  /** Domain `k`'s result was stored in its `term_sync` (marking by layout only): allocated
+   * during this cycle, it is not marked in it. */
+  domainResultStored(k: number): void {
+    this.#marker?.domainAllocated(k, { ended: true });
   }
 
   /**
@@ -604,9 +645,10 @@ export class MajorGc {
       if (this.#phase === Phase.SWEEP_EPHE) {
         if (!d.finalLast && this.#work(d) > 0) d.finalLast = true;
         if (d.epheSweep) {
-          if (!main || this.#ephemerons === 0) d.epheSweep = false;
+          const swept = this.#ephemerons + this.#ephemeronsNew;
+          if (!main || swept === 0) d.epheSweep = false;
           else if (this.#work(d) > 0) {
-            this.#commit(d, EPHEMERON_WORK * this.#ephemerons);
+            this.#commit(d, EPHEMERON_WORK * swept);
             d.epheSweep = false;
             r.epheSweepEntered = true;
           }
@@ -703,6 +745,8 @@ export class MajorGc {
       }
     }
     this.#markLeft = mark;
+    this.#ephemerons += this.#ephemeronsNew;
+    this.#ephemeronsNew = 0;
     this.#markingStarted = false;
     this.#phase = Phase.SWEEP_AND_MARK_MAIN;
     this.#markingDone = false;

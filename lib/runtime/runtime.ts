@@ -1496,12 +1496,37 @@ export class Runtime {
       siteSlot: (site, slot) => this.roots.siteSlot(site, slot),
       memprofRoots: () => this.#profileMarkRoots(),
       profileSlot: (j) => this.#profileSlot(j),
+      domainHandle: (k) => this.#domainHandles.has(k),
+      domainEnded: (k) => this.#domainsEnded.has(k),
+      domainRooted: (k) => this.#domainHandles.get(k)?.alive ?? false,
       threadAlive: (k) => this.threadsCreated[k - 1]?.alive ?? false,
       sliceBegin: (r) => this.#sliceBegin(r),
       sliceEnd: (r) => this.#sliceEnd(r),
     }, { initial: opts.majorHeap });
     this.roots.onOverwrite = (addr) => this.majorGc.darken(addr);
     this.spawnDomain(null);
+  }
+
+  /** Scenario domain numbers whose handle the exported program's `doms` array holds, and
+   * their domains. */
+  readonly #domainHandles = new Map<number, Domain>();
+
+  /** @internal `Domain.spawn` returned domain `ord`'s handle (by number in the scenario's
+   * domains), which the exported program keeps in its `doms` array from now on: marking finds it
+   * there (lib/runtime/_mark.ts). */
+  domainHandleStored(ord: number, d: Domain): void {
+    this.#domainHandles.set(ord, d);
+    this.majorGc.domainHandleStored(ord);
+  }
+
+  /** Scenario domain numbers whose result (`Finished (Ok ())`) their `term_sync` holds. */
+  readonly #domainsEnded = new Set<number>();
+
+  /** @internal Domain `ord` (by number in the scenario's domains) ended: the runtime stored its
+   * result in its `term_sync`, which its handle reaches (lib/runtime/_mark.ts). */
+  domainResultStored(ord: number): void {
+    this.#domainsEnded.add(ord);
+    this.majorGc.domainResultStored(ord);
   }
 
   /**
@@ -1662,11 +1687,14 @@ export class Runtime {
   /**
    * Domain termination (`caml_domain_terminate`): its minor heap is emptied by a collection,
    * then memprof orphans its entries to the global list for another domain to adopt.
+   * `afterCollection` runs between the two (what another domain does meanwhile: the `join`
+   * race point, docs/differential.md).
    */
-  terminateDomain(d: Domain): void {
+  terminateDomain(d: Domain, opts: { readonly afterCollection?: () => void } = {}): void {
     if (!d.alive) return;
     if (this.domains.length === 1) throw new Error("cannot terminate the last domain");
     this.minorCollection(d);
+    opts.afterCollection?.();
     this.majorGc.removeDomain(d.major);
     d.memprof.destroy();
     d.markTerminated();

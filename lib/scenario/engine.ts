@@ -84,7 +84,7 @@ function run(
     let trailing = multi ? segmentStarts(sc).trailingJoins : [];
     for (const d of ctx.names.domains.values()) {
       if (!d.alive) continue;
-      for (const _ of trailing) harnessJoin(ctx, d, "end");
+      for (const ended of trailing) harnessJoin(ctx, d, ended, "end");
       trailing = [];
       if (multi) ctx.drain(d, "end");
       ctx.cur = d;

@@ -81,6 +81,7 @@ export {
 export { countLeafSteps, runScenario } from "./engine.ts";
 export type {
   CallbackKind,
+  JoinOutcome,
   KeepSiteOf,
   RacePoint,
   RaceResolution,

@@ -99,6 +99,11 @@ export interface RunOptions {
  *   domains took part in a collection; whichever scans memprof's roots first adopts them all
  *   (memprof.c, orphans_adopt), and their later callbacks run on it. `id` is the smallest
  *   allocation number among them, `ids` all of them.
+ * - `join`: a domain ended (`terminate`, or a `join` step) while the domain that joins it samples
+ *   or both hold tracked blocks. The ending domain empties its minor heap in a last collection, then orphans
+ *   its memprof tables, then releases the joiner (runtime/domain.c, `domain_thread_func`,
+ *   `domain_terminate`); where the joiner is meanwhile depends on timing
+ *   ({@linkcode JoinOutcome}). `join` numbers the run's domain ends from 1.
  */
 export type RacePoint =
   | {
@@ -130,7 +135,35 @@ export type RacePoint =
     /** Whether the new domain allocated its DLS array before the parent allocated
      * Domain.spawn's result, in this run. */
     readonly childFirst: boolean;
+  }
+  | {
+    /** The kind of race. */
+    readonly kind: "join";
+    /** The domain end's number in the run (1 for the first `terminate`). */
+    readonly join: number;
+    /** Where the joining domain was in this run. */
+    readonly outcome: JoinOutcome;
   };
+
+/**
+ * Where the joining domain is when a domain ends (the `join` race point; docs/differential.md,
+ * "Race points"). Callbacks the ending domain's last collection makes ready on the joiner run at
+ * its next poll, which is the allocation of `Domain.join`'s closure (3 words) when that comes
+ * after the collection; memprof's `caml_memprof_run_callbacks_res` adopts the orphans waiting
+ * then (orphans_adopt).
+ *
+ * - `late`: the joiner allocates the closure after the ending domain orphaned its tables: its
+ *   callbacks run there, first adopting the orphans (the default for a `terminate`).
+ * - `callbacksFirst`: it allocates the closure between the last collection and the orphaning:
+ *   its callbacks run there, before the orphans exist, and the orphans wait for the next
+ *   collection or callback run of any domain.
+ * - `closureFirst`: it allocated the closure before the last collection (which promotes it,
+ *   the join's frame holding it), then waited in `Domain.join`; its callbacks run once it is
+ *   released, after the orphaning, adopting the orphans (the default for a `join` step). Its
+ *   sampling then goes on from a countdown drawn where the minor heap was empty, not after the
+ *   closure.
+ */
+export type JoinOutcome = "late" | "callbacksFirst" | "closureFirst";
 
 /** A resolution of a run's race points ({@linkcode RacePoint}). */
 export interface RaceResolution {
@@ -144,6 +177,11 @@ export interface RaceResolution {
    * parent allocates Domain.spawn's result. Default: the parent first (the more frequent real
    * outcome). */
   readonly childFirst?: ReadonlySet<number>;
+  /** Domain ends (by their number, from 1) and where the joining domain was
+   * ({@linkcode JoinOutcome}). Default: `late` for a `terminate` (its joiner is woken as the
+   * domain ends), `closureFirst` for a `join` step (its joiner releases the domain and joins at
+   * once). */
+  readonly join?: ReadonlyMap<number, JoinOutcome>;
 }
 
 /** One callback or exception of a run, as {@linkcode RunOptions.onEvent} receives it. */

@@ -126,6 +126,18 @@
 //    and rnd-9-31; lib/runtime/major_gc.ts, `move`); and compaction repacks the partially filled
 //    pools of each size class and releases the pools it empties, which the simulation did not
 //    (compaction_repacks_pools; lib/runtime/_major_heap.ts, `compact`).
+// 27. (random campaign, seed 13) the program's initial heap again: the prelude's small values in
+//    the program's order and at their real sizes (the empty weak array a 4-word ephemeron that
+//    caml_alloc_shr puts in the major heap), `Array.map`'s result array made after its first
+//    element, whose later stores darken that element through the write barrier, and a large
+//    table in the primitive's local root when its slice starts a cycle: the scenario started
+//    with 18 words more work done than OCaml's (harness_tables_in_order, from rnd-13-560;
+//    lib/export/_harness_heap.ts, lib/export/_harness_tables.ts).
+// 28. (random campaign, seed 13) the harness's `doms` array held immediates until each spawn,
+//    where the marking layout had pointers from the start (darkening pushed its fields: 6
+//    words a cycle too many for 7 domains), and the handles it holds once spawned (with their
+//    term_sync, mutex, condition and result) cost marking nothing in the simulation
+//    (domain_slots_marked, from rnd-13-1180; lib/runtime/_mark.ts, `dK` and `eK` fields).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also

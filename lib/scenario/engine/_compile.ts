@@ -44,7 +44,7 @@ export function compilePlain(run: RunContext, callbacks: Callbacks): Op {
     if (start === undefined) return op;
     return () => {
       const d = run.domain(start.domain, st.at);
-      for (const _ of start.joins) harnessJoin(run, d, st.at);
+      for (const ended of start.joins) harnessJoin(run, d, ended, st.at);
       run.drain(d, st.at);
       op();
     };
@@ -82,7 +82,7 @@ export function compileResumable(run: RunContext, callbacks: Callbacks, baton: B
     if (start === undefined) return op;
     return function* () {
       const d = run.domain(start.domain, st.at);
-      for (const _ of start.joins) harnessJoin(run, d, st.at);
+      for (const ended of start.joins) harnessJoin(run, d, ended, st.at);
       yield* run.drainG(d, st.at);
       yield* op();
     };

@@ -5,7 +5,8 @@
  */
 import { comballocBlock, type Domain, type Root } from "../../runtime/mod.ts";
 import type { Resumable } from "../../memprof/mod.ts";
-import { findStep, someAction, type StepOf } from "../walk.ts";
+import { findStep, segmentStarts, someAction, type StepOf } from "../walk.ts";
+import type { JoinOutcome } from "../result.ts";
 import type { RunContext } from "./_context.ts";
 import { HARNESS_FRAME } from "./_frames.ts";
 import {
@@ -159,6 +160,7 @@ function* spawnG(run: RunContext, st: StepOf<"spawn">): Resumable<void> {
   });
   keptUntilEnd.set(child, kept.untilEnd);
   if (childFirst) yield* spawnResultG(run, parent, st.at);
+  run.rt.domainHandleStored(run.sc.domains.indexOf(st.child), child);
   run.cur = parent;
 }
 
@@ -190,6 +192,9 @@ function domainEndAllocations(run: RunContext, d: Domain): void {
   // are reached from term_sync for the rest of the run.
   run.rt.root(d.allocFromRuntime(1, false), 1);
   run.rt.root(d.allocFromRuntime(1, false), 1);
+  for (const [name, dom] of run.names.domains) {
+    if (dom === d) run.rt.domainResultStored(run.sc.domains.indexOf(name));
+  }
   for (const r of kept) r.release();
 }
 
@@ -197,10 +202,10 @@ function domainEndAllocations(run: RunContext, d: Domain): void {
  * words, stdlib/domain.ml), dead once the join returns. Its callstack has `Domain.join`'s
  * frame on the step's; with the export's harness, the exported program's `join_dom` too when
  * a callback may raise (it then catches and retries, so its call is not a tail call). */
-function joinAllocation(run: RunContext, d: Domain): void {
+function joinAllocation(run: RunContext, d: Domain): number {
   const t = d.current;
   t.callstack = run.frames.stackOf(t, joinFrames(run));
-  d.alloc(3);
+  return d.alloc(3);
 }
 
 const NO_FRAME: readonly string[] = [];
@@ -231,7 +236,10 @@ const joinRaises = new WeakMap<RunContext, boolean>();
 /** With the export's harness, a domain resuming first joins the domains that ended since its
  * previous turn (the exported program's `join_dom` at the start of a segment): only the
  * joining domain's {@linkcode joinAllocation} remains to do, the domains having ended. */
-export function harnessJoin(run: RunContext, d: Domain, at: string): void {
+export function harnessJoin(run: RunContext, d: Domain, ended: string, at: string): void {
+  // Allocated already, before the ended domain's last collection (the join race's
+  // `closureFirst`).
+  if (closureAllocated.get(run)?.delete(ended) === true) return;
   const prev = run.cur;
   run.cur = d;
   run.guard(at, () => joinAllocation(run, d));
@@ -254,39 +262,139 @@ function terminateWorkG(
     try {
       yield* run.drainG(d, st.at);
     } finally {
-      endDomain(run, d);
+      endDomain(run, d, st);
     }
   };
 }
 
-function endDomain(run: RunContext, d: Domain): void {
+function endDomain(run: RunContext, d: Domain, st: StepOf<"terminate">): void {
   run.lifecycle("domain terminates");
+  const joiner = joinerOf(run, st.domain);
+  const outcome = joinRace(run, d, joiner);
+  let closure: Root | undefined;
   try {
+    if (outcome === "closureFirst") closure = earlyJoinAllocation(run, joiner!, st);
+    run.cur = d;
     domainEndAllocations(run, d);
-    run.rt.terminateDomain(d);
+    run.rt.terminateDomain(d, {
+      afterCollection: outcome === "callbacksFirst"
+        ? () => {
+          run.drain(joiner!, st.at);
+          run.cur = d;
+        }
+        : undefined,
+    });
   } finally {
+    closure?.release();
     run.cur = run.rt.mainDomain;
   }
+}
+
+/** Ended domains (by name) whose joiner allocated `Domain.join`'s closure before their last
+ * collection (the join race's `closureFirst`): the segment that joins them does not again. */
+const closureAllocated = new WeakMap<RunContext, Set<string>>();
+
+/** The joiners of each ending domain with the export's harness, per run (ended domain's name →
+ * joiner's name): the domain of the next segment, or the main domain at the run's end. */
+const joinerNames = new WeakMap<RunContext, ReadonlyMap<string, string>>();
+
+/** The domain that joins domain `ended` with the export's harness (the next segment's domain);
+ * undefined without the harness. */
+function joinerOf(run: RunContext, ended: string): Domain | undefined {
+  if (run.opts.exportHarness !== true) return undefined;
+  let names = joinerNames.get(run);
+  if (names === undefined) {
+    const m = new Map<string, string>();
+    const { starts, trailingJoins } = segmentStarts(run.sc);
+    for (const s of starts.values()) for (const j of s.joins) m.set(j, s.domain);
+    for (const j of trailingJoins) m.set(j, "main");
+    joinerNames.set(run, names = m);
+  }
+  const name = names.get(ended);
+  const d = name === undefined ? undefined : run.names.domains.get(name);
+  return d !== undefined && d.alive ? d : undefined;
+}
+
+/**
+ * The join race point (`RacePoint`'s `join`): met when a domain ends while its joiner samples, or
+ * while both hold tracked blocks (the orphans' adopter may change). Returns where the joiner
+ * was in this run (`RunOptions.races.join`, default `usual`: `late` for a `terminate`, whose
+ * joiner is woken as the domain ends; `closureFirst` for a `join` step, whose joiner releases
+ * the domain and joins at once).
+ */
+function joinRace(
+  run: RunContext,
+  ending: Domain,
+  joiner: Domain | undefined,
+  usual: JoinOutcome = "late",
+): JoinOutcome {
+  const join = ++run.domainEnds;
+  if (joiner === undefined) return usual;
+  const relevant = joiner.memprof.sampling() ||
+    (joiner.memprof.entryCount() > 0 && ending.memprof.entryCount() > 0);
+  if (!relevant) return usual;
+  const outcome = run.opts.races?.join?.get(join) ?? usual;
+  run.racePoints.push({ kind: "join", join, outcome });
+  return outcome;
+}
+
+/** The join race's `closureFirst`: the joiner allocates `Domain.join`'s closure before the
+ * ending domain's last collection, and holds it (the join's frame) until it is released. */
+function earlyJoinAllocation(
+  run: RunContext,
+  joiner: Domain,
+  st: StepOf<"terminate">,
+): Root | undefined {
+  let closure: Root | undefined;
+  run.cur = joiner;
+  run.guard(st.at, () => {
+    closure = run.rt.root(joinAllocation(run, joiner), 3);
+  });
+  let done = closureAllocated.get(run);
+  if (done === undefined) closureAllocated.set(run, done = new Set());
+  done.add(st.domain);
+  return closure;
 }
 
 /** `Domain.join` of a domain that has not ended: it ends (its collection runs); the joiner then
  * drains what callbacks that made ready on it (the program's `join_g`, retried until it returns,
  * then `resume_g`: Domain.join's own poll runs them, and a raise aborts the join). */
 function joinWork(run: RunContext, st: StepOf<"join">): DomainWork {
+  const harness = run.opts.exportHarness === true;
   return (d) => {
     const target = run.domain(st.target, st.at);
     run.lifecycle(`Domain.join ${st.target}@${target.id}`);
-    run.guard(st.at, () => joinAllocation(run, d));
+    // The joiner releases the domain and joins at once: its closure comes first unless the
+    // ending domain was quicker (the join race point, with the export's harness).
+    const outcome = harness ? joinRace(run, target, d, "closureFirst") : "closureFirst";
+    let closure: Root | undefined;
+    if (outcome === "closureFirst") {
+      run.guard(st.at, () => {
+        const addr = joinAllocation(run, d);
+        // Held by the join's frame through the collection (which promotes it); without the
+        // harness, as the goldens were made, not.
+        if (harness) closure = run.rt.root(addr, 3);
+      });
+    }
     // (issue 22, polls) Released, the target's function returns: do_at_exit's poll, drained
     // as at a `terminate` step (terminateWork).
     run.drain(target, st.at);
     run.cur = target;
     try {
       domainEndAllocations(run, target);
-      run.rt.terminateDomain(target);
+      run.rt.terminateDomain(target, {
+        afterCollection: outcome === "callbacksFirst"
+          ? () => {
+            run.drain(d, st.at);
+            run.cur = target;
+          }
+          : undefined,
+      });
     } finally {
+      closure?.release();
       run.cur = d;
     }
+    if (outcome !== "closureFirst") run.guard(st.at, () => joinAllocation(run, d));
   };
 }
 

@@ -95,6 +95,8 @@ export class RunContext {
   readonly racePoints: RacePoint[] = [];
   /** Spawns so far (the number of the next `spawn` race point, less one). */
   spawns = 0;
+  /** Domain ends (`terminate`) so far (the number of the last `join` race point). */
+  domainEnds = 0;
   readonly lifetimes: Lifetimes;
   /** The trace's sample rate: the first profile's (or the overriding) rate. */
   readonly traceRate: number;

@@ -157,7 +157,7 @@ export class Baton {
     let trailing = multi ? segmentStarts(this.#run.sc).trailingJoins : [];
     for (const d of this.#run.names.domains.values()) {
       if (!d.alive) continue;
-      for (const _ of trailing) harnessJoin(this.#run, d, "end");
+      for (const ended of trailing) harnessJoin(this.#run, d, ended, "end");
       trailing = [];
       if (multi) yield* this.#run.drainG(d, "end");
       this.#run.cur = d;
