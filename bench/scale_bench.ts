@@ -48,12 +48,20 @@ const COMMANDS: [string, (file: string, out: string) => string[]][] = [
  * its drawing time is measured against, in the same browser. */
 const ANCHOR_TRACE = here("../tests/fixtures/memtrace-tools/extra/edge_empty.ctf");
 
-/** The load average over the last minute (the machine is shared: times scale with it). */
+/** The load average over the last minute (the machine is shared: times scale with it). Deno
+ * wants every permission to read /proc/loadavg, or --allow-sys=loadavg for `Deno.loadavg`:
+ * without either, `cat` reads it (the bench may run programs). */
 function load(): string {
   try {
-    return Deno.readTextFileSync("/proc/loadavg").split(" ")[0];
+    return Deno.loadavg()[0].toFixed(2);
   } catch {
-    return "?";
+    try {
+      const out = new Deno.Command("cat", { args: ["/proc/loadavg"], stdout: "piped" })
+        .outputSync();
+      return new TextDecoder().decode(out.stdout).split(" ")[0];
+    } catch {
+      return "?";
+    }
   }
 }
 
@@ -61,10 +69,22 @@ function load(): string {
  * `report-rendered` mark), in ms, the median of `runs` loads, or why not. */
 async function chromiumDrawn(htmls: string[], runs = 3): Promise<(number | string)[]> {
   const chromium = "/usr/bin/chromium";
+  const missing = (["homedir", "osRelease"] as const).filter((kind) =>
+    Deno.permissions.querySync({ name: "sys", kind }).state !== "granted"
+  );
+  if (missing.length > 0) {
+    return htmls.map(() =>
+      `not measured: playwright-core needs --allow-sys=${
+        missing.join(",")
+      } (deno task bench gives it)`
+    );
+  }
   try {
     Deno.statSync(chromium);
   } catch {
-    return htmls.map(() => "no Chromium at /usr/bin/chromium");
+    return htmls.map(() =>
+      "not measured: no Chromium at /usr/bin/chromium (to measure it: apt-get install -y chromium)"
+    );
   }
   const { chromium: pw } = await import("playwright-core");
   const browser = await pw.launch({ executablePath: chromium, args: ["--no-sandbox"] });
@@ -153,6 +173,25 @@ async function run(): Promise<void> {
             : [`${out}/report.html`, `${out}/anchor.html`];
           const [drawn, empty] = await chromiumDrawn(pages);
           const size = Deno.statSync(`${out}/report.html`).size;
+          const page = Deno.readTextFileSync(`${out}/report.html`);
+          // What the page says it summarised: kept stacks, and the time grid if coarsened.
+          const said = [
+            /<p class="summary-note" id="summary-note">Summary: this page holds the ([\d,]+) stacks with the most samples, of ([\d,]+)/
+              .exec(page),
+            /<p class="summary-note" id="grid-note">Time grid: ([\d,]+) intervals? of ([\d,]+ µs), merged from the ([\d,]+)/
+              .exec(page),
+          ];
+          console.log(
+            `scale: report page, ${events.toLocaleString("en-US")} events: ${
+              said[0] ? `${said[0][1]} of ${said[0][2]} stacks kept whole` : "no summary"
+            }, ${
+              said[1]
+                ? `time grid coarsened from ${said[1][3]} to ${said[1][1]} intervals of ${
+                  said[1][2]
+                }`
+                : "time grid as analysed"
+            }`,
+          );
           console.log(
             `scale: report page, ${events.toLocaleString("en-US")} events (${
               (size / 1e6).toFixed(2)

@@ -12,33 +12,20 @@
  * Run: deno bench --allow-read --allow-write --allow-run --allow-env bench/scenario_bench.ts
  * @module
  */
-import { keep, runScenario, scenario, sizes } from "../lib/scenario/mod.ts";
+import { runScenario } from "../lib/scenario/mod.ts";
+import {
+  benchMixed,
+  benchShortLived,
+  WORKLOAD_ALLOCATIONS,
+  WORKLOAD_RATE,
+} from "./_scenario_workloads.ts";
 import { ocamlAllocationsPerSecond } from "./_anchors.ts";
 import { medianSeconds, printSideBySide } from "./_side_by_side.ts";
 
-const N = 1_000_000;
-const RATE = 1e-4;
-
-const shortLived = scenario({ name: "bench_short_lived" }, (s) => {
-  s.main.memprof.start({ samplingRate: RATE, callstackSize: 16 });
-  s.main.call(
-    "Bench.main@bench.ml:1:0-10",
-    () => s.main.repeat(N, () => s.main.alloc(2, { at: "Bench.loop@bench.ml:5:4-20" })),
-  );
-  s.main.memprof.stop();
-});
-
-const mixed = scenario({ name: "bench_mixed", seed: 9 }, (s) => {
-  s.main.memprof.start({ samplingRate: RATE, callstackSize: 16 });
-  s.main.repeat(N / 2, () => {
-    s.main.alloc(sizes.uniform(1, 16), {
-      lifetime: keep.cycle(keep.drop, keep.drop, keep.drop, keep.steps(1000)),
-      at: "Bench.work@bench.ml:9:4-20",
-    });
-    s.main.allocCombined([2, 3], { at: "Bench.pair@bench.ml:12:4-20" });
-  });
-  s.main.memprof.stop();
-});
+const N = WORKLOAD_ALLOCATIONS;
+const RATE = WORKLOAD_RATE;
+const shortLived = benchShortLived;
+const mixed = benchMixed;
 
 const WORKLOADS = [
   {

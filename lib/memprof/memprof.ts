@@ -41,27 +41,31 @@ import {
   type Tracker,
 } from "./profile.ts";
 import { MemprofRng, oneLog1mLambda as computeOneLog1mLambda, RAND_BLOCK_SIZE } from "./rng.ts";
+import { BlockedOutsideResumableRun, Blocking, type Resumable, runToEnd } from "./resumable.ts";
 
 /**
  * What memprof needs from the runtime of one domain. Addresses are word addresses; the minor
  * heap grows down from `youngEnd` to `youngStart`. Block addresses are header addresses.
  */
 export interface MemprofHost {
-  /** `caml_raise`: raises `exn` in OCaml code after running the pending actions once. */
-  raise(exn: unknown): never;
-  /** {@linkcode raise}, resumable (the pending actions' callbacks may block the thread): needed
-   * by the resumable paths (`sampleYoungG`, `stopG`) only. */
-  raiseG?(exn: unknown): Resumable<never>;
+  /** `caml_raise`: raises `exn` in OCaml code after running the pending actions once (whose
+   * callbacks may block the thread). */
+  raiseG(exn: unknown): Resumable<never>;
   /** Domain id (seeds the RNG). */
   readonly id: number;
   /** Allocation pointer (header of the last block allocated in the minor heap). */
-  youngPtr: number;
+  readonly youngPtr: number;
   /** Lowest address of the minor heap. */
   readonly youngStart: number;
   /** The GC's trigger (middle or start of the minor heap). */
   readonly youngTrigger: number;
   /** memprof's trigger: allocation below it enters memprof. */
-  memprofYoungTrigger: number;
+  readonly memprofYoungTrigger: number;
+  /** `Caml_state->young_ptr += words`: memprof undoes an allocation from OCaml code while its
+   * callbacks run (`words` > 0) and redoes it after (`words` < 0). */
+  moveYoungPtr(words: number): void;
+  /** `Caml_state->memprof_young_trigger = addr`. */
+  setMemprofTrigger(addr: number): void;
   /** `caml_reset_young_limit`. */
   resetYoungLimit(): void;
   /** `caml_set_action_pending`. */
@@ -113,38 +117,7 @@ export interface ExnResult {
 export type CallbackResult = ExnResult | null;
 type Result = CallbackResult;
 
-/** A computation that may suspend its systhread: it yields what the caller's scheduler
- * needs (the thread to run next), and returns `R` when done. */
-export type Resumable<R> = Generator<unknown, R, unknown>;
-
-/**
- * What a tracker's callback returns when it may block its systhread (wait for its turn inside
- * the callback, as a callback blocking on a mutex or a pipe does): a generator whose return
- * value is the callback's result. The resumable paths (`runCallbacksG`, `sampleYoungG`,
- * `stopG`, and the runtime's `…G` methods) run it, passing on what it yields; the plain
- * paths refuse a callback that actually yields.
- */
-export class Blocking {
-  /** `run` is the callback's body. */
-  constructor(readonly run: Resumable<unknown>) {}
-}
-
-/** A {@linkcode Blocking} callback yielded outside a resumable run. */
-export class BlockedOutsideResumableRun extends Error {
-  /** Error class name. */
-  override name = "BlockedOutsideResumableRun";
-}
-
-/** Runs a blocking callback that must not block (on a plain path). */
-function runWithoutBlocking(b: Blocking): unknown {
-  const r = b.run.next();
-  if (!r.done) {
-    throw new BlockedOutsideResumableRun(
-      "a callback blocked its thread where nothing can resume it (a plain, not resumable, path)",
-    );
-  }
-  return r.value;
-}
+export { BlockedOutsideResumableRun, Blocking, type Resumable, runToEnd } from "./resumable.ts";
 
 /** Call sites of {@linkcode invoke}, one per tracker callback. */
 const SITE_ALLOC_MINOR = 0, SITE_ALLOC_MAJOR = 1, SITE_PROMOTE = 2, SITE_DEALLOC_MINOR = 3;
@@ -174,6 +147,8 @@ function invoke(cb: (x: unknown) => unknown, param: unknown, site: number): unkn
 const STOP = -1;
 /** {@linkcode MemprofDomain.nextCallback}: nothing to run on this entry; look again. */
 const NEXT = -2;
+/** {@linkcode MemprofDomain.sampleYoung}'s plain part stopped where the callbacks' loop runs. */
+const LOOP = Symbol("loop");
 
 /** A stashed callstack: captured when the heap could not be allocated in. */
 class Stash {
@@ -566,13 +541,12 @@ export class MemprofDomain {
 
   // ---- running callbacks ----
   //
-  // Each path that runs callbacks has two forms: a plain one, and a resumable one (`…G`, a
-  // generator) for runs in which a callback may block its systhread (see Blocking): a blocked
-  // callback suspends the generators up to the caller's scheduler, and the thread resumes later
-  // inside the callback, with its memprof state as memprof.c leaves it meanwhile (the entry's
-  // `runner` set, sampling suspended on that thread). Both forms share their steps through
-  // `#beginCallback`/`#endCallback` and `#nextCallback`. The tests (tests/scenario/thread_programs_test.ts) run every library scenario in both forms
-  // and compare their outputs byte for byte.
+  // Each path that runs callbacks is written once, as a generator (`…G`), for runs in which a
+  // callback may block its systhread (see Blocking): a blocked callback suspends the generators
+  // up to the caller's scheduler, and the thread resumes later inside the callback, with its
+  // memprof state as memprof.c leaves it meanwhile (the entry's `runner` set, sampling suspended
+  // on that thread). A plain caller drives it to its end (`runToEnd`), which fails if a callback
+  // blocks.
 
   /** memprof.c's `run_callback_res`, up to `caml_callback_res`: false when another thread
    * got to the entry first. */
@@ -628,7 +602,10 @@ export class MemprofDomain {
     return null;
   }
 
-  /** memprof.c's `run_callback_res`. */
+  /** memprof.c's `run_callback_res`, as plain code: the callback's outcome (null, or the
+   * exception it raised, wrapped), or, when the callback returned a {@linkcode Blocking}, that
+   * Blocking: the callback is still running, and its caller finishes it on a resumable path
+   * ({@linkcode #blockedCallbackG}). */
   #runCallback(
     thread: MemprofThread,
     es: Entries,
@@ -636,7 +613,7 @@ export class MemprofDomain {
     site: number,
     param: unknown,
     cbIndex: number,
-  ): Result {
+  ): Result | Blocking {
     const cb = this.#callbackAt(es, site);
     if (!this.#beginCallback(thread, es, i, cbIndex)) return null;
     let value: unknown = undefined;
@@ -645,43 +622,37 @@ export class MemprofDomain {
       if (cb) {
         this.host.enterOCamlFromC();
         value = invoke(cb, param, site);
-        if (typeof value === "object" && value instanceof Blocking) {
-          value = runWithoutBlocking(value);
-        }
+        if (typeof value === "object" && value instanceof Blocking) return value;
       }
     } catch (exn) {
-      if (exn instanceof BlockedOutsideResumableRun) throw exn;
-      res = { exn };
-      this.shared.stats.exceptions++;
+      res = this.#raised(exn);
     }
     return this.#endCallback(thread, value, res, cbIndex);
   }
 
-  /** `#runCallback`, resumable: a callback returning a {@linkcode Blocking} runs
-   * it, passing on what it yields. */
-  *#runCallbackG(
+  /** The rest of {@linkcode #runCallback} for a callback that returned `blocking`: its body
+   * runs, passing on what it yields, then the callback ends. */
+  *#blockedCallbackG(
     thread: MemprofThread,
-    es: Entries,
-    i: number,
-    site: number,
-    param: unknown,
+    blocking: Blocking,
     cbIndex: number,
   ): Resumable<Result> {
-    const cb = this.#callbackAt(es, site);
-    if (!this.#beginCallback(thread, es, i, cbIndex)) return null;
     let value: unknown = undefined;
     let res: Result = null;
     try {
-      if (cb) {
-        this.host.enterOCamlFromC();
-        value = invoke(cb, param, site);
-        if (typeof value === "object" && value instanceof Blocking) value = yield* value.run;
-      }
+      value = yield* blocking.run;
     } catch (exn) {
-      res = { exn };
-      this.shared.stats.exceptions++;
+      res = this.#raised(exn);
     }
     return this.#endCallback(thread, value, res, cbIndex);
+  }
+
+  /** What a callback threw, as its outcome (an OCaml exception it raised); a plain path inside
+   * the callback (an action's allocation) that a callback blocked fails the operation. */
+  #raised(exn: unknown): Result {
+    if (exn instanceof BlockedOutsideResumableRun) throw exn;
+    this.shared.stats.exceptions++;
+    return { exn };
   }
 
   /** memprof.c's `run_alloc_callback_res`, up to the call: the `sample_info` record. */
@@ -701,23 +672,10 @@ export class MemprofDomain {
     };
   }
 
-  /** memprof.c's `run_alloc_callback_res`. */
-  #runAllocCallback(thread: MemprofThread, es: Entries, i: number): Result {
+  /** memprof.c's `run_alloc_callback_res`, as {@linkcode #runCallback}. */
+  #runAllocCallback(thread: MemprofThread, es: Entries, i: number): Result | Blocking {
     const info = this.#allocInfo(es, i);
     return this.#runCallback(
-      thread,
-      es,
-      i,
-      es.meta[i] & F_ALLOC_YOUNG ? SITE_ALLOC_MINOR : SITE_ALLOC_MAJOR,
-      info,
-      CB_ALLOC,
-    );
-  }
-
-  /** {@linkcode runAllocCallback}, resumable. */
-  *#runAllocCallbackG(thread: MemprofThread, es: Entries, i: number): Resumable<Result> {
-    const info = this.#allocInfo(es, i);
-    return yield* this.#runCallbackG(
       thread,
       es,
       i,
@@ -781,24 +739,6 @@ export class MemprofDomain {
   }
 
   /** memprof.c's `entries_run_callbacks_res`. */
-  #entriesRunCallbacks(thread: MemprofThread, es: Entries): Result {
-    let res: Result = null;
-    while (es.active < es.size) {
-      const k = this.#nextCallback(es);
-      if (k === STOP) break;
-      if (k === NEXT) continue;
-      const i = es.active;
-      if (k === CB_ALLOC) res = this.#runAllocCallback(thread, es, i);
-      else {
-        res = this.#runCallback(thread, es, i, this.#siteOf(es, i, k), es.userData[i], k);
-      }
-      if (res) break;
-    }
-    es.evictDeleted();
-    return res;
-  }
-
-  /** `#entriesRunCallbacks`, resumable. */
   *#entriesRunCallbacksG(thread: MemprofThread, es: Entries): Resumable<Result> {
     let res: Result = null;
     while (es.active < es.size) {
@@ -806,57 +746,31 @@ export class MemprofDomain {
       if (k === STOP) break;
       if (k === NEXT) continue;
       const i = es.active;
-      if (k === CB_ALLOC) res = yield* this.#runAllocCallbackG(thread, es, i);
-      else {
-        res = yield* this.#runCallbackG(
-          thread,
-          es,
-          i,
-          this.#siteOf(es, i, k),
-          es.userData[i],
-          k,
-        );
-      }
+      const r = k === CB_ALLOC
+        ? this.#runAllocCallback(thread, es, i)
+        : this.#runCallback(thread, es, i, this.#siteOf(es, i, k), es.userData[i], k);
+      res = r instanceof Blocking ? yield* this.#blockedCallbackG(thread, r, k) : r;
       if (res) break;
     }
     es.evictDeleted();
     return res;
   }
 
-  /**
-   * `caml_memprof_run_callbacks_res`: run pending callbacks of the domain, the current thread
-   * and the orphans. Returns the exception a callback raised, wrapped, or null.
-   */
-  runCallbacks(): CallbackResult {
-    const thread = this.current!;
-    let res: Result = null;
-    if (thread.suspended || !this.pending) return res;
-    this.orphansAdopt();
-    this.updateSuspended(true);
-    res = this.#entriesRunCallbacks(thread, this.entries);
-    if (!res) {
-      res = this.#entriesRunCallbacks(thread, thread.entries);
-      if (!res) {
-        thread.entries.transferTo(this.entries);
-        for (let ot = this.orphans; ot; ot = ot.next) {
-          const es = ot.entries;
-          if (es.validatedConfig() !== null && es.active < es.size) {
-            res = this.#entriesRunCallbacks(thread, es);
-            if (res) break;
-          }
-        }
-      }
-    }
-    this.orphansUpdatePending();
-    this.updateSuspended(false);
-    return res;
+  /** Whether {@linkcode runCallbacksG} has anything to run: callbacks are pending and the
+   * current thread is not suspended. */
+  callbacksDue(): boolean {
+    return !this.current!.suspended && this.pending;
   }
 
-  /** {@linkcode runCallbacks}, resumable. */
+  /**
+   * `caml_memprof_run_callbacks_res`: run pending callbacks of the domain, the current thread
+   * and the orphans; they may block their thread. Returns the exception a callback raised,
+   * wrapped, or null.
+   */
   *runCallbacksG(): Resumable<CallbackResult> {
     const thread = this.current!;
     let res: Result = null;
-    if (thread.suspended || !this.pending) return res;
+    if (!this.callbacksDue()) return res;
     this.orphansAdopt();
     this.updateSuspended(true);
     res = yield* this.#entriesRunCallbacksG(thread, this.entries);
@@ -909,7 +823,7 @@ export class MemprofDomain {
       const geom = rng.batch[rng.pos++];
       if (host.youngPtr - host.youngStart > geom) trigger = host.youngPtr - (geom - 1);
     }
-    host.memprofYoungTrigger = trigger;
+    host.setMemprofTrigger(trigger);
   }
 
   /**
@@ -926,48 +840,87 @@ export class MemprofDomain {
    * `caml_memprof_sample_young` from OCaml code: the allocation pointer crossed the memprof
    * trigger. `lens` lists a combined allocation's block sizes (encoded_lens order), or is null;
    * the allocation has been made (young_ptr lowered by the total) and is undone, callbacks run,
-   * then it is redone unless a callback raised (then the exception is rethrown).
+   * then it is redone unless a callback raised (then the exception is rethrown). A callback of
+   * the allocation may block its thread: the allocation is redone when it resumes, wherever
+   * young_ptr is then.
+   *
+   * It runs as plain code as far as it can: for what nearly every sample is (one block, by a
+   * thread whose table is empty, whose callback returns), to its end, and then it returns null.
+   * Otherwise it returns the rest (from the callback that blocked or raised, or from the
+   * callbacks' loop on), which the caller runs to its end ({@linkcode runToEnd}) or, on a
+   * resumable path, yields through.
    */
-  sampleYoung(wosize: number, lens: readonly number[] | null): void {
+  sampleYoung(wosize: number, lens: readonly number[] | null): Resumable<void> | null {
     const thread = this.current!;
     const es = thread.entries;
-    let res: Result;
-    if (lens === null && es.size === 0) res = this.#sampleYoungOne(thread, es, wosize);
-    else {
-      this.#sampleYoungBegin(thread, wosize, lens);
-      res = this.#entriesRunCallbacks(thread, es);
+    if (lens === null && es.size === 0) {
+      const r = this.#sampleYoungOne(thread, es, wosize);
+      if (r === null) {
+        this.#sampleYoungEnd(thread, wosize, null);
+        return null;
+      }
+      return this.#sampleYoungRestG(thread, wosize, r);
     }
+    this.#sampleYoungBegin(thread, wosize, lens);
+    return this.#sampleYoungRestG(thread, wosize, LOOP);
+  }
+
+  /** {@linkcode sampleYoung} from where its plain part stopped (`from`): the allocation
+   * callback that blocked (its Blocking), the exception one raised, or {@linkcode LOOP} (the
+   * callbacks' loop is to run). */
+  *#sampleYoungRestG(
+    thread: MemprofThread,
+    wosize: number,
+    from: Result | Blocking | typeof LOOP,
+  ): Resumable<void> {
+    const es = thread.entries;
+    let res = from;
+    if (res instanceof Blocking) {
+      res = this.#afterFirstCallback(es, yield* this.#blockedCallbackG(thread, res, CB_ALLOC));
+    }
+    if (res === LOOP) res = yield* this.#entriesRunCallbacksG(thread, es);
     this.#sampleYoungEnd(thread, wosize, res);
-    if (res) this.host.raise(res.exn);
+    if (res) yield* this.host.raiseG(res.exn);
   }
 
   /**
    * {@linkcode sampleYoung}'s first part for what nearly every sample is — one block, not a
    * combined allocation, by a thread whose table is empty: `#sampleYoungBegin` and
    * `#entriesRunCallbacks` written out for that one entry, with the same effects in the same
-   * order. Anything but the plain outcome (the callback returned a value and left its entry
-   * alone) goes on through the general code.
+   * order. Returns the outcome of the entry's callback (null, or the exception it raised), the
+   * Blocking it returned, or {@linkcode LOOP}: anything but the plain outcome (the callback
+   * returned a value and left its entry alone) goes on through the general code.
    */
-  #sampleYoungOne(thread: MemprofThread, es: Entries, wosize: number): Result {
+  #sampleYoungOne(
+    thread: MemprofThread,
+    es: Entries,
+    wosize: number,
+  ): Result | Blocking | typeof LOOP {
     const host = this.host;
     const triggerOfs = host.memprofYoungTrigger - host.youngPtr;
-    host.youngPtr += wosize + 1;
+    host.moveYoungPtr(wosize + 1);
     // update_suspended(true): sampling stops, so set_trigger puts the trigger at the start.
     thread.suspended = true;
-    host.memprofYoungTrigger = host.youngStart;
+    host.setMemprofTrigger(host.youngStart);
     host.resetYoungLimit();
     // The block is at offset 0 of the (undone) allocation.
     const samples = this.#samplesAt(0, triggerOfs);
-    if (samples === 0) return this.#entriesRunCallbacks(thread, es);
+    if (samples === 0) return LOOP;
     const callstack = this.#captureCallstackGC(0);
     const i = es.newEntry(0, callstack, wosize, samples, this.#callstackBlock);
     es.meta[i] = F_ALLOC_YOUNG | F_OFFSET;
     const config = es.validatedConfig();
     if (i !== 0 || es.active !== 0 || config === null || config.status !== ProfileStatus.SAMPLING) {
-      return this.#entriesRunCallbacks(thread, es);
+      return LOOP;
     }
     // entries_run_callbacks, first turn: the entry's allocation callback.
     const res = this.#runAllocCallback(thread, es, 0);
+    return res instanceof Blocking ? res : this.#afterFirstCallback(es, res);
+  }
+
+  /** {@linkcode #sampleYoungOne} after the entry's callback returned (`res`): the loop's second
+   * turn, for an entry left alone, or {@linkcode LOOP}. */
+  #afterFirstCallback(es: Entries, res: Result): Result | typeof LOOP {
     if (res !== null) {
       es.evictDeleted();
       return res;
@@ -984,17 +937,7 @@ export class MemprofDomain {
       es.ensure(0);
       return null;
     }
-    return this.#entriesRunCallbacks(thread, es);
-  }
-
-  /** {@linkcode sampleYoung}, resumable (a callback of the allocation may block its thread;
-   * the allocation is redone when it resumes, wherever young_ptr is then). */
-  *sampleYoungG(wosize: number, lens: readonly number[] | null): Resumable<void> {
-    const thread = this.current!;
-    this.#sampleYoungBegin(thread, wosize, lens);
-    const res = yield* this.#entriesRunCallbacksG(thread, thread.entries);
-    this.#sampleYoungEnd(thread, wosize, res);
-    if (res) yield* this.host.raiseG!(res.exn);
+    return LOOP;
   }
 
   /** `caml_memprof_sample_young` for an allocation from C (the runtime): tracked, its callback
@@ -1048,7 +991,7 @@ export class MemprofDomain {
     const whsize = wosize + 1;
     let triggerOfs = host.memprofYoungTrigger - host.youngPtr;
     let allocOfs = whsize;
-    host.youngPtr += whsize;
+    host.moveYoungPtr(whsize);
     this.updateSuspended(true);
 
     const allocs = lens === null ? 1 : lens.length;
@@ -1082,7 +1025,7 @@ export class MemprofDomain {
         host.forceMinorMemprofCounter();
         host.pollGcWork();
       }
-      host.youngPtr -= whsize;
+      host.moveYoungPtr(-whsize);
     }
 
     if (cancelled) {
@@ -1166,26 +1109,21 @@ export class MemprofDomain {
     return config;
   }
 
-  /** `Gc.Memprof.stop` (`caml_memprof_stop`). */
+  /** `Gc.Memprof.stop` (`caml_memprof_stop`). (Plain: a callback that blocks fails; see
+   * {@linkcode stopG}.) */
   stop(): void {
-    const thread = this.current!;
-    if (!thread.suspended) {
-      this.updateSuspended(true);
-      const res = this.#entriesRunCallbacks(thread, thread.entries);
-      this.updateSuspended(false);
-      if (res) this.host.raise(res.exn);
-    }
-    this.#stopProfile(thread);
+    runToEnd(this.stopG(), "Gc.Memprof.stop");
   }
 
-  /** {@linkcode stop}, resumable. */
+  /** {@linkcode stop}: the thread's pending allocation callbacks run first, and may block
+   * their thread. */
   *stopG(): Resumable<void> {
     const thread = this.current!;
     if (!thread.suspended) {
       this.updateSuspended(true);
       const res = yield* this.#entriesRunCallbacksG(thread, thread.entries);
       this.updateSuspended(false);
-      if (res) yield* this.host.raiseG!(res.exn);
+      if (res) yield* this.host.raiseG(res.exn);
     }
     this.#stopProfile(thread);
   }

@@ -40,6 +40,7 @@ export {
   MemprofShared,
   MemprofThread,
   type Resumable,
+  runToEnd,
   type StartOptions,
 } from "./memprof.ts";
 export {

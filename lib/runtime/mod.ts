@@ -27,6 +27,7 @@ export {
   DEFAULT_MINOR_HEAP_WORDS,
   DEFAULT_PID,
   Domain,
+  type DomainStats,
   MAX_YOUNG_WHSIZE,
   MAX_YOUNG_WOSIZE,
   type ProfilePlace,

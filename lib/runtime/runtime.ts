@@ -15,14 +15,9 @@
  */
 
 import { discard as memprofDiscard, MemprofDomain, MemprofShared } from "../memprof/memprof.ts";
-import type {
-  MemprofHost,
-  MemprofThread,
-  OrphanTable,
-  Resumable,
-  StartOptions,
-} from "../memprof/memprof.ts";
-export type { Resumable } from "../memprof/memprof.ts";
+import type { MemprofHost, MemprofThread, OrphanTable, StartOptions } from "../memprof/memprof.ts";
+import { type Resumable, runToEnd } from "../memprof/resumable.ts";
+export type { Resumable } from "../memprof/resumable.ts";
 import type { Profile } from "../memprof/profile.ts";
 import { AllocationSource } from "../memprof/profile.ts";
 import {
@@ -93,6 +88,20 @@ export interface RuntimeOptions {
   gcTime?: Partial<GcTimeModel>;
 }
 
+/** A domain's statistics ({@linkcode Domain.stats}). */
+export interface DomainStats {
+  /** Words allocated in the minor heap before the last minor collection. */
+  minorWordsBeforeLastGc: number;
+  /** Words allocated in the minor heap, up to the last minor collection. */
+  minorWords: number;
+  /** Major slices run. */
+  majorSlices: number;
+  /** `EV_C_FORCE_MINOR_MEMPROF` counters emitted. */
+  forcedMinorMemprof: number;
+  /** Entries into the runtime from the allocation path (`caml_alloc_small_dispatch`). */
+  runtimeEntries: number;
+}
+
 /** A systhread. */
 export class Thread {
   /** Thread id (unique in the runtime). */
@@ -123,40 +132,79 @@ export class Domain implements MemprofHost {
   readonly id: number;
   /** Owning runtime. */
   readonly runtime: Runtime;
+  #youngStart: number = 0;
   /** Lowest address of the minor heap. */
-  youngStart = 0;
+  get youngStart(): number {
+    return this.#youngStart;
+  }
+  #youngEnd: number = 0;
   /** One past the highest address of the minor heap. */
-  youngEnd = 0;
-  /** Allocation pointer. */
-  youngPtr = 0;
+  get youngEnd(): number {
+    return this.#youngEnd;
+  }
+  #youngPtr: number = 0;
+  /** Allocation pointer (`young_ptr`): the header of the last block allocated in the minor heap. */
+  get youngPtr(): number {
+    return this.#youngPtr;
+  }
+  #youngTrigger: number = 0;
   /** GC trigger: the middle, then the start, of the minor heap. */
-  youngTrigger = 0;
+  get youngTrigger(): number {
+    return this.#youngTrigger;
+  }
+  #memprofYoungTrigger: number = 0;
   /** memprof's trigger. */
-  memprofYoungTrigger = 0;
+  get memprofYoungTrigger(): number {
+    return this.#memprofYoungTrigger;
+  }
+  #youngLimit: number = 0;
   /** Allocation below this enters the runtime; +Infinity forces it (an interrupt). */
-  youngLimit = 0;
+  get youngLimit(): number {
+    return this.#youngLimit;
+  }
+  #actionPending: boolean = false;
   /** `Caml_state->action_pending`. */
-  actionPending = false;
+  get actionPending(): boolean {
+    return this.#actionPending;
+  }
+  #requestedMinorGc: boolean = false;
   /** A minor collection was requested. */
-  requestedMinorGc = false;
+  get requestedMinorGc(): boolean {
+    return this.#requestedMinorGc;
+  }
+  #requestedMajorSlice: boolean = false;
   /** A major slice was requested. */
-  requestedMajorSlice = false;
+  get requestedMajorSlice(): boolean {
+    return this.#requestedMajorSlice;
+  }
   /** This domain's side of the major GC's pacing (allocated words, slice target). */
   readonly major: DomainMajorState = new DomainMajorState();
+  #promotedWords = 0;
   /** @internal Words (headers included) the minor collection in progress promoted from this
    * domain's minor heap. */
-  promotedWords = 0;
+  get promotedWords(): number {
+    return this.#promotedWords;
+  }
+  #majorSliceEpoch: number = -1;
   /** `major_slice_epoch`: the global epoch when this domain's last slice began. A new domain
    * starts at 0, behind any epoch (domain.c), so its first poll runs a slice. */
-  majorSliceEpoch: number = -1;
+  get majorSliceEpoch(): number {
+    return this.#majorSliceEpoch;
+  }
+  #alive = true;
   /** Still running. */
-  alive = true;
+  get alive(): boolean {
+    return this.#alive;
+  }
   /** memprof state. */
   readonly memprof: MemprofDomain;
   /** Systhreads (the first is the domain's main thread). */
   readonly threads: Thread[] = [];
+  #current: Thread;
   /** Thread holding the domain lock. */
-  current: Thread;
+  get current(): Thread {
+    return this.#current;
+  }
   /** Per-component callstacks of the combined allocation in progress, if any. */
   #comballocStacks: readonly (readonly string[])[] | null = null;
   /** The thread whose combined allocation `#comballocStacks` belongs to: a callback of that
@@ -173,14 +221,17 @@ export class Domain implements MemprofHost {
   #refSize: number;
   #refLimit: number;
 
-  /** Statistics. */
-  readonly stats = {
+  readonly #stats: DomainStats = {
     minorWordsBeforeLastGc: 0,
     minorWords: 0,
     majorSlices: 0,
     forcedMinorMemprof: 0,
     runtimeEntries: 0,
   };
+  /** Statistics (the runtime's to count). */
+  get stats(): Readonly<DomainStats> {
+    return this.#stats;
+  }
 
   /** Use {@linkcode Runtime.spawnDomain}. */
   constructor(runtime: Runtime, id: number, parent: Domain | null) {
@@ -190,12 +241,12 @@ export class Domain implements MemprofHost {
     this.#refSize = Math.floor(runtime.minorHeapWords / 8);
     this.#refLimit = this.#refSize;
     // The main domain's last slice was the harness's own (see Runtime.majorSliceEpoch).
-    if (parent === null) this.majorSliceEpoch = runtime.majorSliceEpoch;
+    if (parent === null) this.#majorSliceEpoch = runtime.majorSliceEpoch;
     this.#newMinorArena();
     this.memprof = new MemprofDomain(this, runtime.memprofShared, parent ? parent.memprof : null);
     const t = new Thread(runtime.nextThreadId++, this, this.memprof.current!);
     this.threads.push(t);
-    this.current = t;
+    this.#current = t;
     // allocate_minor_heap: place the triggers.
     this.memprof.setTrigger();
     this.resetYoungLimit();
@@ -203,10 +254,10 @@ export class Domain implements MemprofHost {
 
   #newMinorArena(): void {
     const size = this.runtime.minorHeapWords;
-    this.youngStart = this.runtime.takeAddresses(size);
-    this.youngEnd = this.youngStart + size;
-    this.youngPtr = this.youngEnd;
-    this.youngTrigger = this.youngStart + size / 2;
+    this.#youngStart = this.runtime.takeAddresses(size);
+    this.#youngEnd = this.#youngStart + size;
+    this.#youngPtr = this.#youngEnd;
+    this.#youngTrigger = this.#youngStart + size / 2;
   }
 
   get #events(): RuntimeEventsSink {
@@ -217,14 +268,14 @@ export class Domain implements MemprofHost {
 
   /** `caml_reset_young_limit` (5.3): also sets action_pending. */
   resetYoungLimit(): void {
-    this.youngLimit = this.youngTrigger > this.memprofYoungTrigger
-      ? this.youngTrigger
-      : this.memprofYoungTrigger;
+    this.#youngLimit = this.#youngTrigger > this.#memprofYoungTrigger
+      ? this.#youngTrigger
+      : this.#memprofYoungTrigger;
     if (
-      this.requestedMinorGc || this.requestedMajorSlice ||
-      this.majorSliceEpoch < this.runtime.majorSliceEpoch
-    ) this.youngLimit = Infinity;
-    this.actionPending = true;
+      this.#requestedMinorGc || this.#requestedMajorSlice ||
+      this.#majorSliceEpoch < this.runtime.majorSliceEpoch
+    ) this.#youngLimit = Infinity;
+    this.#actionPending = true;
   }
 
   /**
@@ -241,8 +292,8 @@ export class Domain implements MemprofHost {
       if (this.#refLimit === this.#refSize) {
         this.#events.counter(this.id, RuntimeCounter.EV_C_REQUEST_MINOR_REALLOC_REF_TABLE, 1);
         this.#refLimit = this.#refSize + REF_TABLE_RESERVE;
-        this.requestedMinorGc = true;
-        this.youngLimit = Infinity; // caml_request_minor_gc interrupts the domain
+        this.#requestedMinorGc = true;
+        this.#youngLimit = Infinity; // caml_request_minor_gc interrupts the domain
       } else {
         this.#refSize *= 2;
         this.#refLimit = this.#refSize + REF_TABLE_RESERVE;
@@ -251,9 +302,35 @@ export class Domain implements MemprofHost {
     this.#refEntries++;
   }
 
+  /** `caml_interrupt_self`: the next allocation or poll of this domain enters the runtime. */
+  interrupt(): void {
+    this.#youngLimit = Infinity;
+  }
+
+  /** @internal During a minor collection: `words` (headers included) promoted from this
+   * domain's minor heap. */
+  addPromoted(words: number): void {
+    this.#promotedWords += words;
+  }
+
+  /** @internal The domain ended ({@linkcode Runtime.terminateDomain}). */
+  markTerminated(): void {
+    this.#alive = false;
+  }
+
+  /** `Caml_state->young_ptr += words` (memprof undoing, then redoing, a sampled allocation). */
+  moveYoungPtr(words: number): void {
+    this.#youngPtr += words;
+  }
+
+  /** `Caml_state->memprof_young_trigger = addr`. */
+  setMemprofTrigger(addr: number): void {
+    this.#memprofYoungTrigger = addr;
+  }
+
   /** `caml_set_action_pending`: a flag only; it does not move young_limit in 5.3. */
   setActionPending(): void {
-    this.actionPending = true;
+    this.#actionPending = true;
   }
 
   /**
@@ -263,7 +340,7 @@ export class Domain implements MemprofHost {
    * first allocation of a callback (its `Some`) enters the runtime and does the GC work due.
    */
   enterOCamlFromC(): void {
-    if (this.actionPending) this.youngLimit = Infinity;
+    if (this.#actionPending) this.#youngLimit = Infinity;
   }
 
   /**
@@ -274,7 +351,7 @@ export class Domain implements MemprofHost {
    * an earlier callback made ready.
    */
   returnFromC(): void {
-    if (this.actionPending) this.youngLimit = Infinity;
+    if (this.#actionPending) this.#youngLimit = Infinity;
   }
 
   /**
@@ -285,24 +362,24 @@ export class Domain implements MemprofHost {
    */
   pollGcWork(): void {
     const rt = this.runtime;
-    if (this.youngPtr - MAX_YOUNG_WHSIZE < this.youngTrigger) {
-      if (this.youngTrigger === this.youngStart) {
-        this.requestedMinorGc = true;
+    if (this.#youngPtr - MAX_YOUNG_WHSIZE < this.#youngTrigger) {
+      if (this.#youngTrigger === this.#youngStart) {
+        this.#requestedMinorGc = true;
       } else {
         // Half the arena used: the trigger moves to the start.
         rt.advanceMajorSliceEpoch();
-        this.youngTrigger = this.youngStart;
+        this.#youngTrigger = this.#youngStart;
       }
-    } else if (this.requestedMinorGc) {
+    } else if (this.#requestedMinorGc) {
       rt.advanceMajorSliceEpoch();
     }
-    if (this.majorSliceEpoch < rt.majorSliceEpoch) this.requestedMajorSlice = true;
-    if (this.requestedMinorGc) {
-      this.requestedMinorGc = false;
+    if (this.#majorSliceEpoch < rt.majorSliceEpoch) this.#requestedMajorSlice = true;
+    if (this.#requestedMinorGc) {
+      this.#requestedMinorGc = false;
       this.runtime.minorCollection(this);
     }
-    if (this.requestedMajorSlice || this.major.requestedGlobal) {
-      this.requestedMajorSlice = false;
+    if (this.#requestedMajorSlice || this.major.requestedGlobal) {
+      this.#requestedMajorSlice = false;
       this.#events.beginPhase(this.id, RuntimePhase.EV_MAJOR);
       this.#slice(SliceKind.AUTO);
       this.#events.endPhase(this.id, RuntimePhase.EV_MAJOR);
@@ -315,8 +392,8 @@ export class Domain implements MemprofHost {
       this.#events.beginPhase(this.id, RuntimePhase.EV_STW_LEADER);
       this.#events.endPhase(this.id, RuntimePhase.EV_STW_LEADER);
       for (const d of this.runtime.domains) {
-        d.requestedMajorSlice = true;
-        d.youngLimit = Infinity;
+        d.#requestedMajorSlice = true;
+        d.#youngLimit = Infinity;
       }
     }
     this.resetYoungLimit();
@@ -325,10 +402,10 @@ export class Domain implements MemprofHost {
   /** A major slice of this domain (`caml_major_collection_slice`); it records the epoch it
    * began in. */
   #slice(kind: SliceKind): void {
-    this.stats.majorSlices++;
+    this.#stats.majorSlices++;
     const epoch = this.runtime.majorSliceEpoch;
     this.runtime.majorSlice(this, kind);
-    this.majorSliceEpoch = epoch;
+    this.#majorSliceEpoch = epoch;
   }
 
   /** Memprof's own minor-heap allocation (callstack arrays, sample_info), from C: the young
@@ -345,9 +422,9 @@ export class Domain implements MemprofHost {
   captureCallstack(max: number, allocIdx: number): readonly string[] {
     const cs = this.#comballocStacks;
     const frames = cs !== null && allocIdx >= 0 && allocIdx < cs.length &&
-        this.#comballocThread === this.current
+        this.#comballocThread === this.#current
       ? cs[allocIdx]
-      : this.current.callstack;
+      : this.#current.callstack;
     if (frames.length === 0 || max === 0) return NO_FRAMES;
     // By reference when whole: a thread's callstack array is replaced, never changed in place.
     return frames.length <= max ? frames : frames.slice(0, max);
@@ -356,7 +433,7 @@ export class Domain implements MemprofHost {
   /** `Is_young`: in some domain's minor heap. */
   isYoung(addr: number): boolean {
     // This domain's own minor heap first: where nearly every block memprof asks about lives.
-    return (addr >= this.youngStart && addr < this.youngEnd) || this.runtime.isYoung(addr);
+    return (addr >= this.#youngStart && addr < this.#youngEnd) || this.runtime.isYoung(addr);
   }
 
   /** Where the minor collection in progress moved a young block, or -1 if it died. */
@@ -378,7 +455,7 @@ export class Domain implements MemprofHost {
 
   /** Emits `EV_C_FORCE_MINOR_MEMPROF` (memprof had to poll GC work to make room). */
   forceMinorMemprofCounter(): void {
-    this.stats.forcedMinorMemprof++;
+    this.#stats.forcedMinorMemprof++;
     this.#events.counter(this.id, RuntimeCounter.EV_C_FORCE_MINOR_MEMPROF, 1);
   }
 
@@ -388,6 +465,15 @@ export class Domain implements MemprofHost {
   }
 
   // ---- allocation ----
+  //
+  // Each runtime path that may run callbacks is written once, as a generator (`…G`), for runs
+  // whose callbacks may block their systhread (memprof's `Blocking`): it passes on what a blocked
+  // callback yields to the caller's scheduler. The plain methods drive it to its end
+  // (`runToEnd`, which fails naming the operation if a callback blocks); only the bump-pointer
+  // fast paths (`alloc`, `allocCombined`) are written out in both. The hottest
+  // ones (the allocation slow path, pending actions) run as plain code up to the first callback
+  // due, and return the rest of the path as a generator, or null if none is due: a plain run
+  // makes no generator where no callback runs (see lib/memprof/resumable.ts).
 
   /**
    * An allocation by OCaml code of one block of `wosize` words (an `Alloc_small` at a poll
@@ -396,38 +482,34 @@ export class Domain implements MemprofHost {
    * collect, and throw what a callback throws (then nothing is allocated).
    */
   alloc(wosize: number): number {
-    const p = this.youngPtr - wosize - 1;
-    if (p >= this.youngLimit && wosize <= MAX_YOUNG_WOSIZE) {
-      this.youngPtr = p;
+    const p = this.#youngPtr - wosize - 1;
+    if (p >= this.#youngLimit && wosize <= MAX_YOUNG_WOSIZE) {
+      this.#youngPtr = p;
       return p;
     }
-    return this.#allocSlow(wosize, p);
+    // Kept out of line so that the common case stays small enough to inline everywhere.
+    return runToEnd(this.#allocSlow(wosize, p), "caml_alloc_small_dispatch") ?? this.#youngPtr;
   }
-
-  /** {@linkcode alloc} past the young limit, or of a block too large for the minor heap: kept
-   * out of `alloc` so that its common case stays small enough to inline everywhere. */
-  #allocSlow(wosize: number, p: number): number {
-    if (wosize > MAX_YOUNG_WOSIZE) return this.makeArray(wosize);
-    this.youngPtr = p;
-    this.#dispatch(wosize, FROM_OCAML, null);
-    return this.youngPtr;
-  }
-
-  // Each runtime path that may run callbacks has a resumable form too (`…G`, a generator) for
-  // runs whose callbacks may block their systhread (memprof's `Blocking`): it does exactly what
-  // the plain form does, passing on what a blocked callback yields to the caller's scheduler.
 
   /** {@linkcode alloc}, resumable. */
   *allocG(wosize: number): Resumable<number> {
-    const p = this.youngPtr - wosize - 1;
-    if (p >= this.youngLimit && wosize <= MAX_YOUNG_WOSIZE) {
-      this.youngPtr = p;
+    const p = this.#youngPtr - wosize - 1;
+    if (p >= this.#youngLimit && wosize <= MAX_YOUNG_WOSIZE) {
+      this.#youngPtr = p;
       return p;
     }
-    if (wosize > MAX_YOUNG_WOSIZE) return yield* this.makeArrayG(wosize);
-    this.youngPtr = p;
-    yield* this.#dispatchG(wosize, null);
-    return this.youngPtr;
+    const rest = this.#allocSlow(wosize, p);
+    return (rest === null ? undefined : yield* rest) ?? this.#youngPtr;
+  }
+
+  /** {@linkcode alloc} past the young limit (the young pointer would be `p`), or of a block too
+   * large for the minor heap, as far as it runs as plain code: null if it ran to its end, else
+   * its rest. Either way the block is at young_ptr then, unless the rest returns its address
+   * (a block too large, allocated by `Array.make`). */
+  #allocSlow(wosize: number, p: number): Resumable<number | void> | null {
+    if (wosize > MAX_YOUNG_WOSIZE) return this.makeArrayG(wosize);
+    this.#youngPtr = p;
+    return this.#dispatch(wosize, FROM_OCAML, null);
   }
 
   /**
@@ -436,12 +518,7 @@ export class Domain implements MemprofHost {
    * allocation callback of a sampled array runs before `Array.make` returns.
    */
   makeArray(wosize: number): number {
-    const addr = wosize <= MAX_YOUNG_WOSIZE
-      ? this.allocFromRuntime(wosize, false)
-      : this.#allocShrSampled(wosize, AllocationSource.NORMAL, false);
-    const res = this.#pendingActionsHolding([addr], [wosize])[0];
-    this.returnFromC();
-    return res;
+    return runToEnd(this.makeArrayG(wosize), "Array.make");
   }
 
   /** {@linkcode makeArray}, resumable. */
@@ -452,26 +529,6 @@ export class Domain implements MemprofHost {
     const res = (yield* this.#pendingActionsHoldingG([addr], [wosize]))[0];
     this.returnFromC();
     return res;
-  }
-
-  /**
-   * `caml_process_pending_actions` in a C primitive that holds its result `addr` in a local
-   * root (`CAMLlocal`/`CAMLparam`), as `caml_uniform_array_make` and intern's `intern_end`
-   * do: a collection run by a callback keeps the blocks alive and may move them. Returns where
-   * they are afterwards. Throws what a callback throws.
-   */
-  #pendingActionsHolding(
-    addrs: readonly number[],
-    sizes: readonly number[],
-  ): readonly number[] {
-    if (!(this.youngPtr < this.youngLimit || this.actionPending)) return addrs;
-    const locals = this.#valueRoots(addrs, sizes);
-    try {
-      this.processPendingActions();
-      return locals.map((r) => r.addr);
-    } finally {
-      for (const r of locals) r.release();
-    }
   }
 
   /**
@@ -493,12 +550,17 @@ export class Domain implements MemprofHost {
     return roots;
   }
 
-  /** {@linkcode #pendingActionsHolding}, resumable. */
+  /**
+   * `caml_process_pending_actions` in a C primitive that holds its result `addr` in a local
+   * root (`CAMLlocal`/`CAMLparam`), as `caml_uniform_array_make` and intern's `intern_end`
+   * do: a collection run by a callback keeps the blocks alive and may move them. Returns where
+   * they are afterwards. Throws what a callback throws.
+   */
   *#pendingActionsHoldingG(
     addrs: readonly number[],
     sizes: readonly number[],
   ): Resumable<readonly number[]> {
-    if (!(this.youngPtr < this.youngLimit || this.actionPending)) return addrs;
+    if (!(this.#youngPtr < this.#youngLimit || this.#actionPending)) return addrs;
     const locals = this.#valueRoots(addrs, sizes);
     try {
       yield* this.processPendingActionsG();
@@ -517,21 +579,13 @@ export class Domain implements MemprofHost {
   allocCombined(lens: readonly number[], callstacks?: readonly (readonly string[])[]): number {
     let whsize = 0;
     for (let k = 0; k < lens.length; k++) whsize += lens[k] + 1;
-    const p = this.youngPtr - whsize;
-    if (p >= this.youngLimit) {
-      this.youngPtr = p;
+    const p = this.#youngPtr - whsize;
+    if (p >= this.#youngLimit) {
+      this.#youngPtr = p;
       return p;
     }
-    this.youngPtr = p;
-    this.#comballocStacks = callstacks ?? null;
-    this.#comballocThread = this.current;
-    try {
-      this.#dispatch(whsize - 1, FROM_OCAML, lens);
-    } finally {
-      this.#comballocStacks = null;
-      this.#comballocThread = null;
-    }
-    return this.youngPtr;
+    runToEnd(this.#allocCombinedSlow(lens, callstacks, p), "caml_alloc_small_dispatch");
+    return this.#youngPtr;
   }
 
   /** {@linkcode allocCombined}, resumable. The components' callstacks are captured before any
@@ -542,21 +596,80 @@ export class Domain implements MemprofHost {
   ): Resumable<number> {
     let whsize = 0;
     for (let k = 0; k < lens.length; k++) whsize += lens[k] + 1;
-    const p = this.youngPtr - whsize;
-    if (p >= this.youngLimit) {
-      this.youngPtr = p;
+    const p = this.#youngPtr - whsize;
+    if (p >= this.#youngLimit) {
+      this.#youngPtr = p;
       return p;
     }
-    this.youngPtr = p;
+    const rest = this.#allocCombinedSlow(lens, callstacks, p);
+    if (rest !== null) yield* rest;
+    return this.#youngPtr;
+  }
+
+  /** {@linkcode allocCombined} past the young limit (the young pointer would be `p`), as far as
+   * it runs as plain code: null if it ran to its end, else its rest. The blocks are at
+   * young_ptr then. */
+  #allocCombinedSlow(
+    lens: readonly number[],
+    callstacks: readonly (readonly string[])[] | undefined,
+    p: number,
+  ): Resumable<void> | null {
+    const whsize = this.#youngPtr - p;
+    this.#youngPtr = p;
     this.#comballocStacks = callstacks ?? null;
-    this.#comballocThread = this.current;
+    this.#comballocThread = this.#current;
+    let rest: Resumable<void> | null = null;
     try {
-      yield* this.#dispatchG(whsize - 1, lens);
+      rest = this.#dispatch(whsize - 1, FROM_OCAML, lens);
+      if (rest !== null) return this.#combinedRestG(rest);
     } finally {
-      this.#comballocStacks = null;
-      this.#comballocThread = null;
+      if (rest === null) this.#endCombined();
     }
-    return this.youngPtr;
+    return null;
+  }
+
+  /** A combined allocation's rest: the components' callstacks stay until it ends. */
+  *#combinedRestG(rest: Resumable<void>): Resumable<void> {
+    try {
+      yield* rest;
+    } finally {
+      this.#endCombined();
+    }
+  }
+
+  #endCombined(): void {
+    this.#comballocStacks = null;
+    this.#comballocThread = null;
+  }
+
+  /**
+   * The inline part of an allocation by OCaml code of `whsize` words, headers included (one
+   * block or a combined allocation): when it stays at or above `young_limit`, the young pointer
+   * moves down and the address of the first block is returned; otherwise nothing changes and -1
+   * is returned (the caller takes the runtime's path: {@linkcode alloc},
+   * {@linkcode allocCombined}).
+   */
+  bump(whsize: number): number {
+    const p = this.#youngPtr - whsize;
+    if (p < this.#youngLimit) return -1;
+    this.#youngPtr = p;
+    return p;
+  }
+
+  /**
+   * `words` words (headers included) of inline allocations by OCaml code at once, as many
+   * {@linkcode bump}s would do them: the young pointer must stay strictly above `young_limit`
+   * (so that no allocation nor poll among them would have entered the runtime), else this
+   * throws a RangeError and nothing changes. For bulk runs of allocation loops.
+   */
+  advanceYoung(words: number): void {
+    const p = this.#youngPtr - words;
+    if (!(words >= 0 && p > this.#youngLimit)) {
+      throw new RangeError(
+        `advanceYoung(${words}): the young pointer ${this.#youngPtr} would reach the limit ${this.#youngLimit}`,
+      );
+    }
+    this.#youngPtr = p;
   }
 
   /**
@@ -570,11 +683,13 @@ export class Domain implements MemprofHost {
     if (wosize > MAX_YOUNG_WOSIZE) {
       return this.allocMajor(wosize, AllocationSource.NORMAL, noScan);
     }
-    const p = this.youngPtr - wosize - 1;
-    this.youngPtr = p;
-    if (p < this.youngLimit) this.#dispatch(wosize, FROM_RUNTIME, null);
-    if (noScan) this.runtime.youngNoScan(this.youngPtr);
-    return this.youngPtr;
+    const p = this.#youngPtr - wosize - 1;
+    this.#youngPtr = p;
+    if (p < this.#youngLimit) {
+      runToEnd(this.#dispatch(wosize, FROM_RUNTIME, null), "caml_alloc_small");
+    }
+    if (noScan) this.runtime.youngNoScan(this.#youngPtr);
+    return this.#youngPtr;
   }
 
   /**
@@ -608,7 +723,7 @@ export class Domain implements MemprofHost {
    * root. No callback runs (they wait for the next poll). Returns the block's address.
    */
   checkUrgentGc(addr: number, wosize: number): number {
-    if (!(this.youngPtr < this.youngLimit)) return addr;
+    if (!(this.#youngPtr < this.#youngLimit)) return addr;
     const r = this.runtime.root(addr, wosize, { local: true });
     try {
       this.pollGcWork();
@@ -631,7 +746,7 @@ export class Domain implements MemprofHost {
     if (m.allocatedDirect > this.runtime.minorHeapWords / 5) {
       this.#events.counter(this.id, RuntimeCounter.EV_C_REQUEST_MAJOR_ALLOC_SHR, 1);
       m.requestedGlobal = true;
-      this.youngLimit = Infinity;
+      this.#youngLimit = Infinity;
     }
     return addr;
   }
@@ -654,8 +769,8 @@ export class Domain implements MemprofHost {
         const maxMinor = Math.trunc(this.runtime.minorHeapWords * 8 / 100) * CUSTOM_MINOR_RATIO;
         this.#extraMinor += mem / maxMinor;
         if (this.#extraMinor > 1.0) {
-          this.requestedMinorGc = true;
-          this.youngLimit = Infinity;
+          this.#requestedMinorGc = true;
+          this.#youngLimit = Infinity;
         }
       }
     } else {
@@ -681,7 +796,7 @@ export class Domain implements MemprofHost {
     if (this.major.extraResources > 0.2) {
       this.#events.counter(this.id, RuntimeCounter.EV_C_REQUEST_MAJOR_ADJUST_GC_SPEED, 1);
       this.major.requestedGlobal = true;
-      this.youngLimit = Infinity;
+      this.#youngLimit = Infinity;
     }
   }
 
@@ -705,18 +820,14 @@ export class Domain implements MemprofHost {
    * callback that collects while `intern_end` holds the value may move them.
    */
   unmarshalValue(blocks: readonly number[]): readonly number[] {
-    const addrs = this.#internAlloc(blocks);
-    if (addrs.length === 0) return addrs;
-    // intern_end holds the root, and through it every block of the value.
-    const res = this.#pendingActionsHolding(addrs, blocks);
-    this.returnFromC();
-    return res;
+    return runToEnd(this.unmarshalValueG(blocks), "caml_input_val");
   }
 
   /** {@linkcode unmarshalValue}, resumable. */
   *unmarshalValueG(blocks: readonly number[]): Resumable<readonly number[]> {
     const addrs = this.#internAlloc(blocks);
     if (addrs.length === 0) return addrs;
+    // intern_end holds the root, and through it every block of the value.
     const res = yield* this.#pendingActionsHoldingG(addrs, blocks);
     this.returnFromC();
     return res;
@@ -731,10 +842,12 @@ export class Domain implements MemprofHost {
     let dest: number;
     if (bulkWosize <= MAX_YOUNG_WOSIZE && bulkWosize !== 0) {
       // Alloc_small_enter_GC_no_track: from C, not tracked as a whole.
-      const p = this.youngPtr - whsize;
-      this.youngPtr = p;
-      if (p < this.youngLimit) this.#dispatch(bulkWosize, FROM_RUNTIME_UNTRACKED, null);
-      dest = this.youngPtr;
+      const p = this.#youngPtr - whsize;
+      this.#youngPtr = p;
+      if (p < this.#youngLimit) {
+        runToEnd(this.#dispatch(bulkWosize, FROM_RUNTIME_UNTRACKED, null), "intern_alloc");
+      }
+      dest = this.#youngPtr;
     } else dest = -1;
     const addrs: number[] = [];
     for (const w of blocks) {
@@ -754,50 +867,72 @@ export class Domain implements MemprofHost {
   }
 
   /** `caml_alloc_small_dispatch`, entered `from` OCaml code or the runtime ({@linkcode
-   * FROM_OCAML}, …); `lens` are a combined allocation's block sizes. */
-  #dispatch(wosize: number, from: AllocFrom, lens: readonly number[] | null): void {
-    const whsize = wosize + 1;
-    this.stats.runtimeEntries++;
-    this.youngPtr += whsize;
-    for (;;) {
+   * FROM_OCAML}, …); `lens` are a combined allocation's block sizes. Only from OCaml code may
+   * callbacks run (from the runtime, they wait for a poll point). Runs as plain code up to the
+   * first callback due: returns null if none was, else the rest of the dispatch. */
+  #dispatch(
+    wosize: number,
+    from: AllocFrom,
+    lens: readonly number[] | null,
+  ): Resumable<void> | null {
+    this.#stats.runtimeEntries++;
+    this.#youngPtr += wosize + 1;
+    return this.#dispatchLoop(wosize, from, lens);
+  }
+
+  /** {@linkcode #dispatch}'s loop: pending actions (GC work, callbacks), until the allocation
+   * fits above young_trigger; then the allocation and its sample. */
+  #dispatchLoop(
+    wosize: number,
+    from: AllocFrom,
+    lens: readonly number[] | null,
+  ): Resumable<void> | null {
+    do {
       if (from === FROM_OCAML) {
-        const res = this.doPendingActions();
-        if (res) this.raise(res.exn);
+        if (this.#beginPendingActions()) return this.#dispatchCallbacksG(wosize, lens);
       } else {
         this.pollGcWork();
-        this.actionPending = true;
+        this.#actionPending = true;
       }
-      if (this.youngPtr - whsize >= this.youngTrigger) break;
-      this.#events.counter(this.id, RuntimeCounter.EV_C_FORCE_MINOR_ALLOC_SMALL, 1);
-      this.pollGcWork();
-    }
-    this.youngPtr -= whsize;
-    if (this.youngPtr < this.memprofYoungTrigger) {
-      if (from === FROM_OCAML) this.memprof.sampleYoung(wosize, lens);
-      else if (from === FROM_RUNTIME) this.memprof.sampleYoungFromC(wosize);
+    } while (!this.#fits(wosize + 1));
+    return this.#dispatchSample(wosize, from, lens);
+  }
+
+  /** Whether `whsize` words fit above young_trigger; if not, a forced minor collection's work
+   * is polled. */
+  #fits(whsize: number): boolean {
+    if (this.#youngPtr - whsize >= this.#youngTrigger) return true;
+    this.#events.counter(this.id, RuntimeCounter.EV_C_FORCE_MINOR_ALLOC_SMALL, 1);
+    this.pollGcWork();
+    return false;
+  }
+
+  /** {@linkcode #dispatchLoop} from OCaml code, from the pending actions' callbacks on. */
+  *#dispatchCallbacksG(wosize: number, lens: readonly number[] | null): Resumable<void> {
+    const res = yield* this.#pendingCallbacksG();
+    if (res) yield* this.raiseG(res.exn);
+    const rest = this.#fits(wosize + 1)
+      ? this.#dispatchSample(wosize, FROM_OCAML, lens)
+      : this.#dispatchLoop(wosize, FROM_OCAML, lens);
+    if (rest !== null) yield* rest;
+  }
+
+  /** {@linkcode #dispatch}'s end: the allocation, sampled if it crossed memprof's trigger. */
+  #dispatchSample(
+    wosize: number,
+    from: AllocFrom,
+    lens: readonly number[] | null,
+  ): Resumable<void> | null {
+    this.#youngPtr -= wosize + 1;
+    if (this.#youngPtr < this.#memprofYoungTrigger) {
+      if (from === FROM_OCAML) return this.memprof.sampleYoung(wosize, lens);
+      if (from === FROM_RUNTIME) this.memprof.sampleYoungFromC(wosize);
       else {
         this.memprof.setTrigger();
         this.resetYoungLimit();
       }
     }
-  }
-
-  /** {@linkcode #dispatch} from OCaml code, resumable (from the runtime, no callback runs). */
-  *#dispatchG(wosize: number, lens: readonly number[] | null): Resumable<void> {
-    const whsize = wosize + 1;
-    this.stats.runtimeEntries++;
-    this.youngPtr += whsize;
-    for (;;) {
-      const res = yield* this.doPendingActionsG();
-      if (res) yield* this.raiseG(res.exn);
-      if (this.youngPtr - whsize >= this.youngTrigger) break;
-      this.#events.counter(this.id, RuntimeCounter.EV_C_FORCE_MINOR_ALLOC_SMALL, 1);
-      this.pollGcWork();
-    }
-    this.youngPtr -= whsize;
-    if (this.youngPtr < this.memprofYoungTrigger) {
-      yield* this.memprof.sampleYoungG(wosize, lens);
-    }
+    return null;
   }
 
   /**
@@ -807,16 +942,12 @@ export class Domain implements MemprofHost {
    * the exception is raised; an exception they raise is raised instead.
    */
   raise(exn: unknown): never {
-    if (this.youngPtr < this.youngLimit || this.actionPending) {
-      const res = this.doPendingActions();
-      if (res) throw res.exn;
-    }
-    throw exn;
+    return runToEnd(this.raiseG(exn), "caml_raise");
   }
 
   /** {@linkcode raise}, resumable. */
   *raiseG(exn: unknown): Resumable<never> {
-    if (this.youngPtr < this.youngLimit || this.actionPending) {
+    if (this.#youngPtr < this.#youngLimit || this.#actionPending) {
       const res = yield* this.doPendingActionsG();
       if (res) throw res.exn;
     }
@@ -828,19 +959,25 @@ export class Domain implements MemprofHost {
    * callback raised (wrapped), or null.
    */
   doPendingActions(): { exn: unknown } | null {
-    this.pollGcWork();
-    this.actionPending = false;
-    const res = this.memprof.runCallbacks();
-    if (res) this.actionPending = true;
-    return res;
+    return runToEnd(this.doPendingActionsG(), "caml_do_pending_actions_res");
   }
 
   /** {@linkcode doPendingActions}, resumable. */
   *doPendingActionsG(): Resumable<{ exn: unknown } | null> {
+    return this.#beginPendingActions() ? yield* this.#pendingCallbacksG() : null;
+  }
+
+  /** {@linkcode doPendingActions} up to its callbacks: whether any are due. */
+  #beginPendingActions(): boolean {
     this.pollGcWork();
-    this.actionPending = false;
+    this.#actionPending = false;
+    return this.memprof.callbacksDue();
+  }
+
+  /** {@linkcode doPendingActions}'s callbacks. */
+  *#pendingCallbacksG(): Resumable<{ exn: unknown } | null> {
     const res = yield* this.memprof.runCallbacksG();
-    if (res) this.actionPending = true;
+    if (res) this.#actionPending = true;
     return res;
   }
 
@@ -851,12 +988,20 @@ export class Domain implements MemprofHost {
    * that filled it), then runs `caml_process_pending_actions`. Throws what a callback throws.
    */
   poll(): void {
-    if (this.youngPtr <= this.youngLimit) this.processPendingActions();
+    runToEnd(this.pollFirst(), "caml_process_pending_actions");
   }
 
   /** {@linkcode poll}, resumable. */
   *pollG(): Resumable<void> {
-    if (this.youngPtr <= this.youngLimit) yield* this.processPendingActionsG();
+    const rest = this.pollFirst();
+    if (rest !== null) yield* rest;
+  }
+
+  /** {@linkcode poll} as far as it runs as plain code: null when it ran to its end (no callback
+   * was due), else its rest, which the caller runs to its end ({@linkcode runToEnd}) or yields
+   * through. */
+  pollFirst(): Resumable<void> | null {
+    return this.#youngPtr <= this.#youngLimit ? this.#pendingActions() : null;
   }
 
   /**
@@ -864,40 +1009,36 @@ export class Domain implements MemprofHost {
    * actions if any are flagged. Throws what a callback throws.
    */
   processPendingActions(): void {
-    if (this.youngPtr < this.youngLimit || this.actionPending) {
-      const res = this.doPendingActions();
-      if (res) this.raise(res.exn);
-    }
+    runToEnd(this.#pendingActions(), "caml_process_pending_actions");
   }
 
   /** {@linkcode processPendingActions}, resumable. */
   *processPendingActionsG(): Resumable<void> {
-    if (this.youngPtr < this.youngLimit || this.actionPending) {
-      const res = yield* this.doPendingActionsG();
-      if (res) yield* this.raiseG(res.exn);
-    }
+    const rest = this.#pendingActions();
+    if (rest !== null) yield* rest;
+  }
+
+  /** {@linkcode processPendingActions} up to its callbacks: null if none are due, else the
+   * rest. */
+  #pendingActions(): Resumable<void> | null {
+    if (!(this.#youngPtr < this.#youngLimit || this.#actionPending)) return null;
+    return this.#beginPendingActions() ? this.#pendingActionsRestG() : null;
+  }
+
+  /** {@linkcode #pendingActions}'s rest: the callbacks, then what one raised is raised. */
+  *#pendingActionsRestG(): Resumable<void> {
+    const res = yield* this.#pendingCallbacksG();
+    if (res) yield* this.raiseG(res.exn);
   }
 
   // ---- explicit GC (Gc module) ----
 
   /** Runs `body` between the begin and end events of `phase` on this domain (the end event is
    * emitted even if `body` throws, but for `Gc.full_major`: {@linkcode #endsWhenRaising}). */
-  #inPhase(phase: RuntimePhase, body: () => void): void {
+  *#inPhaseG(phase: RuntimePhase, body: Resumable<void>): Resumable<void> {
     this.#events.beginPhase(this.id, phase);
     try {
-      body();
-    } catch (e) {
-      if (Domain.#endsWhenRaising(phase)) this.#events.endPhase(this.id, phase);
-      throw e;
-    }
-    this.#events.endPhase(this.id, phase);
-  }
-
-  /** {@linkcode #inPhase}, resumable. */
-  *#inPhaseG(phase: RuntimePhase, body: () => Resumable<void>): Resumable<void> {
-    this.#events.beginPhase(this.id, phase);
-    try {
-      yield* body();
+      yield* body;
     } catch (e) {
       if (Domain.#endsWhenRaising(phase)) this.#events.endPhase(this.id, phase);
       throw e;
@@ -919,120 +1060,85 @@ export class Domain implements MemprofHost {
 
   /** `Gc.minor ()`: a minor collection, then pending actions (callbacks). */
   minorGc(): void {
-    this.#inPhase(RuntimePhase.EV_EXPLICIT_GC_MINOR, () => {
-      this.requestedMinorGc = true;
-      this.pollGcWork();
-      this.processPendingActions();
-      this.returnFromC();
-    });
+    runToEnd(this.minorGcG(), "Gc.minor");
+  }
+
+  /** {@linkcode minorGc}, resumable. */
+  *minorGcG(): Resumable<void> {
+    yield* this.#inPhaseG(RuntimePhase.EV_EXPLICIT_GC_MINOR, this.#minorGcBodyG());
+  }
+
+  *#minorGcBodyG(): Resumable<void> {
+    this.#requestedMinorGc = true;
+    this.pollGcWork();
+    yield* this.processPendingActionsG();
+    this.returnFromC();
   }
 
   /** `Gc.major_slice 0`: a slice with the work due (`GC_CALCULATE_MAJOR_SLICE`), then callbacks. */
   majorSlice(): void {
-    this.#inPhase(RuntimePhase.EV_EXPLICIT_GC_MAJOR_SLICE, () => {
-      this.#slice(SliceKind.CALCULATE);
-      this.processPendingActions();
-      this.returnFromC();
-    });
+    runToEnd(this.majorSliceG(), "Gc.major_slice");
+  }
+
+  /** {@linkcode majorSlice}, resumable. */
+  *majorSliceG(): Resumable<void> {
+    yield* this.#inPhaseG(RuntimePhase.EV_EXPLICIT_GC_MAJOR_SLICE, this.#majorSliceBodyG());
+  }
+
+  *#majorSliceBodyG(): Resumable<void> {
+    this.#slice(SliceKind.CALCULATE);
+    yield* this.processPendingActionsG();
+    this.returnFromC();
   }
 
   /** `Gc.major ()` (gc_ctrl.c, `gc_major_res`): the minor heaps emptied once
    * (`caml_empty_minor_heaps_once`), the current major cycle finished (which empties them
    * twice more), then callbacks: three minor collections in all. */
   majorGc(): void {
-    this.#inPhase(RuntimePhase.EV_EXPLICIT_GC_MAJOR, () => {
-      this.runtime.minorCollection(this);
-      this.runtime.finishMajorCycle(this);
-      this.processPendingActions();
-      this.returnFromC();
-    });
-  }
-
-  /** `Gc.full_major ()` (or, with `compact`, `Gc.compact ()`): three major cycles, the last one
-   * compacting if asked, pending actions after each. */
-  #threeCycles(compact: boolean): void {
-    this.#inPhase(Domain.#cyclesPhase(compact), () => {
-      for (let i = 0; i < 3; i++) {
-        this.runtime.finishMajorCycle(this, { compact: compact && i === 2 });
-        try {
-          this.processPendingActions();
-        } catch (e) {
-          // gc_ctrl.c: `Gc.compact` counts the collection before raising, `Gc.full_major` not.
-          if (compact) this.runtime.gcTotals.forcedMajors++;
-          throw e;
-        }
-      }
-      this.runtime.gcTotals.forcedMajors++;
-      this.returnFromC();
-    });
-  }
-
-  /** `Gc.full_major ()`: three major cycles, pending actions after each. */
-  fullMajor(): void {
-    this.#threeCycles(false);
-  }
-
-  /** `Gc.compact ()`: three major cycles, the last one compacting, callbacks after each. */
-  compact(): void {
-    this.#threeCycles(true);
-  }
-
-  /** {@linkcode minorGc}, resumable. */
-  *minorGcG(): Resumable<void> {
-    yield* this.#inPhaseG(
-      RuntimePhase.EV_EXPLICIT_GC_MINOR,
-      function* (this: Domain) {
-        this.requestedMinorGc = true;
-        this.pollGcWork();
-        yield* this.processPendingActionsG();
-        this.returnFromC();
-      }.bind(this),
-    );
-  }
-
-  /** {@linkcode majorSlice}, resumable. */
-  *majorSliceG(): Resumable<void> {
-    yield* this.#inPhaseG(
-      RuntimePhase.EV_EXPLICIT_GC_MAJOR_SLICE,
-      function* (this: Domain) {
-        this.#slice(SliceKind.CALCULATE);
-        yield* this.processPendingActionsG();
-        this.returnFromC();
-      }.bind(this),
-    );
+    runToEnd(this.majorGcG(), "Gc.major");
   }
 
   /** {@linkcode majorGc}, resumable. */
   *majorGcG(): Resumable<void> {
-    yield* this.#inPhaseG(
-      RuntimePhase.EV_EXPLICIT_GC_MAJOR,
-      function* (this: Domain) {
-        this.runtime.minorCollection(this);
-        this.runtime.finishMajorCycle(this);
-        yield* this.processPendingActionsG();
-        this.returnFromC();
-      }.bind(this),
-    );
+    yield* this.#inPhaseG(RuntimePhase.EV_EXPLICIT_GC_MAJOR, this.#majorGcBodyG());
   }
 
-  /** {@linkcode #threeCycles}, resumable. */
+  *#majorGcBodyG(): Resumable<void> {
+    this.runtime.minorCollection(this);
+    this.runtime.finishMajorCycle(this);
+    yield* this.processPendingActionsG();
+    this.returnFromC();
+  }
+
+  /** `Gc.full_major ()` (or, with `compact`, `Gc.compact ()`): three major cycles, the last one
+   * compacting if asked, pending actions after each. */
   *#threeCyclesG(compact: boolean): Resumable<void> {
-    yield* this.#inPhaseG(
-      Domain.#cyclesPhase(compact),
-      function* (this: Domain) {
-        for (let i = 0; i < 3; i++) {
-          this.runtime.finishMajorCycle(this, { compact: compact && i === 2 });
-          try {
-            yield* this.processPendingActionsG();
-          } catch (e) {
-            if (compact) this.runtime.gcTotals.forcedMajors++;
-            throw e;
-          }
-        }
-        this.runtime.gcTotals.forcedMajors++;
-        this.returnFromC();
-      }.bind(this),
-    );
+    yield* this.#inPhaseG(Domain.#cyclesPhase(compact), this.#threeCyclesBodyG(compact));
+  }
+
+  *#threeCyclesBodyG(compact: boolean): Resumable<void> {
+    for (let i = 0; i < 3; i++) {
+      this.runtime.finishMajorCycle(this, { compact: compact && i === 2 });
+      try {
+        yield* this.processPendingActionsG();
+      } catch (e) {
+        // gc_ctrl.c: `Gc.compact` counts the collection before raising, `Gc.full_major` not.
+        if (compact) this.runtime.gcTotals.forcedMajors++;
+        throw e;
+      }
+    }
+    this.runtime.gcTotals.forcedMajors++;
+    this.returnFromC();
+  }
+
+  /** `Gc.full_major ()`: three major cycles, pending actions after each. */
+  fullMajor(): void {
+    runToEnd(this.fullMajorG(), "Gc.full_major");
+  }
+
+  /** `Gc.compact ()`: three major cycles, the last one compacting, callbacks after each. */
+  compact(): void {
+    runToEnd(this.compactG(), "Gc.compact");
   }
 
   /**
@@ -1079,8 +1185,7 @@ export class Domain implements MemprofHost {
 
   /** `Gc.Memprof.stop`. */
   memprofStop(): void {
-    this.memprof.stop();
-    this.returnFromC();
+    runToEnd(this.memprofStopG(), "Gc.Memprof.stop");
   }
 
   /** {@linkcode memprofStop}, resumable. */
@@ -1111,7 +1216,7 @@ export class Domain implements MemprofHost {
     if (!t.alive || t.domain !== this) {
       throw new Error("switchTo: not a live thread of this domain");
     }
-    this.current = t;
+    this.#current = t;
     this.memprof.enterThread(t.memprof);
   }
 
@@ -1120,7 +1225,7 @@ export class Domain implements MemprofHost {
    * runs, `during` may switch to other threads; on leaving, this thread takes the lock back.
    */
   blockingSection(during?: () => void): void {
-    const me = this.current;
+    const me = this.#current;
     during?.();
     if (me.alive) this.switchTo(me);
   }
@@ -1133,9 +1238,9 @@ export class Domain implements MemprofHost {
    */
   enterBlockingSection(): void {
     for (;;) {
-      if (this.youngLimit === Infinity || this.actionPending) this.pollGcWork();
-      if (this.youngLimit !== Infinity) return;
-      this.switchTo(this.current);
+      if (this.#youngLimit === Infinity || this.#actionPending) this.pollGcWork();
+      if (this.#youngLimit !== Infinity) return;
+      this.switchTo(this.#current);
     }
   }
 
@@ -1151,12 +1256,12 @@ export class Domain implements MemprofHost {
     const k = this.threads.indexOf(t);
     if (k >= 0) this.threads.splice(k, 1);
     if (opts.handOver === false) return;
-    if (this.current === t && this.threads.length) this.switchTo(this.threads[0]);
+    if (this.#current === t && this.threads.length) this.switchTo(this.threads[0]);
   }
 
   /** Sets the current thread's callstack (innermost frame first). */
   setCallstack(frames: readonly string[]): void {
-    this.current.callstack = frames;
+    this.#current.callstack = frames;
   }
 
   // ---- collections (called by the runtime) ----
@@ -1191,14 +1296,14 @@ export class Domain implements MemprofHost {
     t.phase(
       id,
       RuntimePhase.EV_MINOR_LOCAL_ROOTS_PROMOTE,
-      t.minorShare("localRootsPromote") + this.promotedWords * t.model.perPromotedWordNs,
+      t.minorShare("localRootsPromote") + this.#promotedWords * t.model.perPromotedWordNs,
     );
     t.spend(t.minorShare("localRoots"));
     ev.endPhase(id, RuntimePhase.EV_MINOR_LOCAL_ROOTS);
     this.#extraMinor = 0;
-    const allocated = this.youngEnd - this.youngPtr;
-    this.stats.minorWords += allocated;
-    this.stats.minorWordsBeforeLastGc = allocated;
+    const allocated = this.#youngEnd - this.#youngPtr;
+    this.#stats.minorWords += allocated;
+    this.#stats.minorWordsBeforeLastGc = allocated;
     ev.beginPhase(id, RuntimePhase.EV_MINOR_MEMPROF_CLEAN);
     this.memprof.afterMinorGc();
     t.spend(t.minorShare("memprofClean"));
@@ -1209,11 +1314,11 @@ export class Domain implements MemprofHost {
     this.memprof.setTrigger();
     this.resetYoungLimit();
     // 5.3 reports both in bytes, headers included for the promoted blocks.
-    ev.counter(this.id, RuntimeCounter.EV_C_MINOR_PROMOTED, this.promotedWords * 8);
+    ev.counter(this.id, RuntimeCounter.EV_C_MINOR_PROMOTED, this.#promotedWords * 8);
     ev.counter(this.id, RuntimeCounter.EV_C_MINOR_ALLOCATED, allocated * 8);
     this.runtime.gcTotals.minorWords += allocated;
-    this.runtime.gcTotals.promotedWords += this.promotedWords;
-    this.promotedWords = 0;
+    this.runtime.gcTotals.promotedWords += this.#promotedWords;
+    this.#promotedWords = 0;
     t.spend(t.minorRest());
     ev.endPhase(this.id, RuntimePhase.EV_MINOR);
     t.phaseAround(id, RuntimePhase.EV_MINOR_FINALIZED, t.minorShare("finalized"), () => {
@@ -1592,7 +1697,7 @@ export class Runtime {
     opts.afterCollection?.();
     this.majorGc.removeDomain(d.major);
     d.memprof.destroy();
-    d.alive = false;
+    d.markTerminated();
     this.domains.splice(this.domains.indexOf(d), 1);
     this.#freeDomainIds.push(d.id);
     this.events.lifecycle(d.id, Lifecycle.EV_DOMAIN_TERMINATE, this.pid);
@@ -1631,7 +1736,7 @@ export class Runtime {
         this.#forwarded[a & (FORWARDING_FILTER_SIZE - 1)] = 1;
         promoted += wosize;
         const owner = this.#youngOwner(a) ?? by;
-        owner.promotedWords += wosize + 1;
+        owner.addPromoted(wosize + 1);
         this.majorGc.allocate(owner.major, to, wosize + 1, false, this.#youngNoScan.has(a));
       }
       return to;
@@ -1713,7 +1818,7 @@ export class Runtime {
   advanceMajorSliceEpoch(): void {
     const old = this.majorSliceEpoch;
     this.majorSliceEpoch = this.#minorCount;
-    if (old !== this.#minorCount) { for (const d of this.domains) d.youngLimit = Infinity; }
+    if (old !== this.#minorCount) { for (const d of this.domains) d.interrupt(); }
   }
 
   /** @internal A slice by `by` (the major GC may end the cycle, led by `by`). */

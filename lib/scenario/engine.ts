@@ -11,9 +11,13 @@
  * resumable form instead: each thread's steps compile to generators, so that a thread that
  * blocks — at a `yieldTo` or `join` step, or inside a callback (`act.yieldTo`) — is suspended
  * where it is, however deep in the runtime, while the thread it names runs; the scheduler
- * resumes it when the baton comes back. The runtime and memprof paths that may run callbacks
- * have resumable forms (`allocG`, `runCallbacksG`, …) doing exactly what the plain ones do.
- * Every other scenario runs the plain closures, as fast as before.
+ * resumes it when the baton comes back. The runtime's and memprof's paths that may run
+ * callbacks are written once, as generators (`allocG`, `runCallbacksG`, …), which the plain
+ * methods drive to their end (the hottest run as plain code until a callback needs the generator:
+ * lib/memprof/resumable.ts). Every other scenario runs the plain closures, whose steps off the
+ * hot paths are those generators driven to their end too, and whose callbacks without actions
+ * make no generator; loops whose body only allocates run in bulk in both forms
+ * (`engine/_bulk.ts`). bench/engine_forms_bench.ts compares the two forms.
  *
  * The engine's parts are in lib/scenario/engine/: the run's state (`_context.ts`, with its
  * callstacks in `_frames.ts`), the compilers of each family of steps (`_compile_alloc.ts`,

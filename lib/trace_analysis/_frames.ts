@@ -11,10 +11,13 @@
 import type { TraceLocation } from "./source.ts";
 import { GrowI32 } from "./_grow.ts";
 import { KeyIndex } from "./_index.ts";
+import { StackCache } from "./_stack_cache.ts";
 
 interface DomainPath {
   /** `nodes[i]`: the node after the backtrace's first i+1 codes. */
   nodes: Int32Array;
+  /** `hashes[i]`: the hash of the backtrace's first i+1 codes. */
+  hashes: Int32Array;
   len: number;
 }
 
@@ -40,6 +43,9 @@ export class FrameTable {
   /** (node, code) → node reached through all the code's locations. */
   #codeChild = new KeyIndex();
 
+  /** Whole backtraces seen, with their nodes (_stack_cache.ts). */
+  #stacks = new StackCache();
+
   #domains = new Map<number, DomainPath>();
   /** The domain of the previous backtrace and its path (domains take turns in runs). */
   #lastDomain = NaN;
@@ -57,21 +63,35 @@ export class FrameTable {
     if (domain !== this.#lastDomain || st === undefined) {
       st = this.#domains.get(domain);
       if (st === undefined) {
-        st = { nodes: new Int32Array(64), len: 0 };
+        st = { nodes: new Int32Array(64), hashes: new Int32Array(64), len: 0 };
         this.#domains.set(domain, st);
       }
       this.#lastDomain = domain;
       this.#lastPath = st;
     }
     if (st.nodes.length < len) {
-      const grown = new Int32Array(Math.max(len, 2 * st.nodes.length));
+      const n = Math.max(len, 2 * st.nodes.length);
+      const grown = new Int32Array(n), grownHashes = new Int32Array(n);
       grown.set(st.nodes.subarray(0, st.len));
+      grownHashes.set(st.hashes.subarray(0, st.len));
       st.nodes = grown;
+      st.hashes = grownHashes;
     }
-    let i = common > 0 && common <= st.len ? common : 0;
-    let node = i > 0 ? st.nodes[i - 1] : -1;
-    const nodes = st.nodes, codeChild = this.#codeChild;
-    for (; i < len; i++) {
+    const start = common > 0 && common <= st.len ? common : 0;
+    const nodes = st.nodes, hashes = st.hashes;
+    st.len = len;
+    // The hash of the whole backtrace, from that of its prefix shared with the previous one.
+    let h = start > 0 ? hashes[start - 1] : 0x2545f491;
+    for (let i = start; i < len; i++) hashes[i] = h = mixCode(h, buf[i]);
+    const found = this.#stacks.find(buf, len, h);
+    if (found >= 0) {
+      const cached = this.#stacks.nodes;
+      for (let i = start; i < len; i++) nodes[i] = cached[found + i];
+      return len > 0 ? nodes[len - 1] : -1;
+    }
+    let node = start > 0 ? nodes[start - 1] : -1;
+    const codeChild = this.#codeChild;
+    for (let i = start; i < len; i++) {
       const code = buf[i];
       let next = codeChild.get(node, code, 0);
       if (next < 0) {
@@ -81,7 +101,7 @@ export class FrameTable {
       node = next;
       nodes[i] = node;
     }
-    st.len = len;
+    this.#stacks.add(buf, nodes, len, h);
     return node;
   }
 
@@ -122,6 +142,13 @@ export class FrameTable {
     }
     return id;
   }
+}
+
+/** Mixes a location code (any number below 2^53: its low and high 32 bits) into hash `h`. */
+function mixCode(h: number, k: number): number {
+  h = Math.imul(h ^ (k | 0), 0x9e3779b1);
+  h = Math.imul(h ^ ((k / 4294967296) | 0), 0x85ebca77);
+  return h ^ (h >>> 15);
 }
 
 function intern(list: string[], index: Map<string, number>, s: string): number {

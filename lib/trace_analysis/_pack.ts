@@ -9,6 +9,12 @@ import { type Column, NEVER, type ProfileData } from "./profile.ts";
 /** A row's sort key is its cell (a, e, p: 24 bits) · 2^29 + its index (rows are fewer). */
 const ROW = 2 ** 29;
 
+/** Options of {@linkcode packProfile}. */
+export interface PackOptions {
+  /** Rows in typed arrays rather than plain arrays (default false). */
+  typedRows?: boolean;
+}
+
 /** The largest length of a length's size class: 0, 1 and 2 alone, then (2^(k−1), 2^k]. */
 function sizeClassHigh(length: number): number {
   return length <= 2 ? length : 2 ** Math.ceil(Math.log2(length));
@@ -21,9 +27,10 @@ function sizeClassHigh(length: number): number {
  * differences (class from the previous row's, allocation bucket from the previous row's of the
  * same class, end and promotion buckets from the allocation bucket, plus 1, 0 meaning never);
  * the function-path tree is left out (it follows from the rest). `unpackProfile` restores a
- * profile.
+ * profile. With `typedRows`, the rows are typed arrays (a fifth of the memory of plain arrays;
+ * for the page, which embeds them as bytes), otherwise plain arrays (JSON).
  */
-export function packProfile(data: ProfileData): object {
+export function packProfile(data: ProfileData, options: PackOptions = {}): object {
   const r = data.rows;
   if (r === null) throw new Error("packProfile needs a profile with its cube");
   const c = data.classes;
@@ -70,7 +77,10 @@ export function packProfile(data: ProfileData): object {
     keys[fill[remap[r.cls[j]]]++] = ((r.a[j] * 256 + r.e[j]) * 256 + r.p[j]) * ROW + j;
   }
   const rel = (x: number, a: number) => (x === NEVER ? 0 : x - a + 1);
-  const cols: number[][] = [[], [], [], [], []];
+  // At most nr rows: typed arrays of that size, cut to the rows written.
+  const cls = new Int32Array(nr), ca = new Uint8Array(nr), ce = new Uint8Array(nr);
+  const cp = new Uint8Array(nr), cs = new Float64Array(nr);
+  let out = 0;
   let prevCls = 0, prevA = 0;
   for (let m = 0; m < merged; m++) {
     const segment = keys.subarray(start[m], start[m + 1]);
@@ -82,15 +92,31 @@ export function packProfile(data: ProfileData): object {
         s += r.samples[segment[q] - cell * ROW];
       }
       const a = Math.floor(cell / 65536), e = Math.floor(cell / 256) % 256, p = cell % 256;
-      cols[0].push(m - prevCls);
-      cols[1].push(m === prevCls ? a - prevA : a);
-      cols[2].push(rel(e, a));
-      cols[3].push(rel(p, a));
-      cols[4].push(s);
+      cls[out] = m - prevCls;
+      ca[out] = m === prevCls ? a - prevA : a;
+      ce[out] = rel(e, a);
+      cp[out] = rel(p, a);
+      cs[out] = s;
+      out++;
       prevCls = m;
       prevA = a;
     }
   }
+  const rows = options.typedRows
+    ? {
+      cls: cls.slice(0, out),
+      a: ca.slice(0, out),
+      e: ce.slice(0, out),
+      p: cp.slice(0, out),
+      samples: cs.slice(0, out),
+    }
+    : {
+      cls: Array.from(cls.subarray(0, out)),
+      a: Array.from(ca.subarray(0, out)),
+      e: Array.from(ce.subarray(0, out)),
+      p: Array.from(cp.subarray(0, out)),
+      samples: Array.from(cs.subarray(0, out)),
+    };
 
   const merge = (perClass: Column) => {
     const out: number[] = new Array(merged).fill(0);
@@ -116,7 +142,7 @@ export function packProfile(data: ProfileData): object {
     },
     fnodes: null,
     classes,
-    rows: { cls: cols[0], a: cols[1], e: cols[2], p: cols[3], samples: cols[4] },
+    rows,
     liveAt: at === null ? null : {
       timeUs: at.timeUs,
       samples: merge(at.samples),

@@ -64,33 +64,45 @@ export function deriveFunctionPaths(data) {
 }
 
 /**
- * The profile `packProfile` (_pack.ts) packed: node parents stored as distances, rows as
- * differences, and no function-path tree.
- * @param {any} packed
- * @returns {ProfileData}
+ * The rows of a packed profile (`packProfile`, _pack.ts: rows as differences) as the profile
+ * holds them, in typed arrays.
+ * @param {{cls: ArrayLike<number>, a: ArrayLike<number>, e: ArrayLike<number>, p: ArrayLike<number>, samples: ArrayLike<number>}} r
+ * @returns {{cls: Int32Array, a: Int32Array, e: Int32Array, p: Int32Array, samples: Float64Array}}
  */
-export function unpackProfile(packed) {
-  /** @type {number[]} */
-  const dist = packed.nodes.parentDistance;
-  const r = packed.rows;
-  /** @type {number[]} */
-  const cls = [], a = [], e = [], p = [];
+export function unpackRows(r) {
+  const n = r.cls.length;
+  const cls = new Int32Array(n), a = new Int32Array(n), e = new Int32Array(n);
+  const p = new Int32Array(n);
   let c = 0, prevA = 0;
-  for (let j = 0; j < r.cls.length; j++) {
+  for (let j = 0; j < n; j++) {
     const first = r.cls[j] !== 0 || j === 0;
     c += r.cls[j];
     const aj = first ? r.a[j] : prevA + r.a[j];
-    cls.push(c);
-    a.push(aj);
-    e.push(r.e[j] === 0 ? NEVER_BUCKET : r.e[j] + aj - 1);
-    p.push(r.p[j] === 0 ? NEVER_BUCKET : r.p[j] + aj - 1);
+    cls[j] = c;
+    a[j] = aj;
+    e[j] = r.e[j] === 0 ? NEVER_BUCKET : r.e[j] + aj - 1;
+    p[j] = r.p[j] === 0 ? NEVER_BUCKET : r.p[j] + aj - 1;
     prevA = aj;
   }
+  return { cls, a, e, p, samples: Float64Array.from(r.samples) };
+}
+
+/**
+ * The profile `packProfile` (_pack.ts) packed: node parents stored as distances, rows as
+ * differences, and no function-path tree. `rows`, when given, are the profile's rows as they
+ * are (the report page's, read from bytes: _row_bytes.js), and the packed ones are not read.
+ * @param {any} packed
+ * @param {import("./profile.ts").ProfileRows} [rows]
+ * @returns {ProfileData}
+ */
+export function unpackProfile(packed, rows) {
+  /** @type {number[]} */
+  const dist = packed.nodes.parentDistance;
   const data = {
     ...packed,
     nodes: { parent: dist.map((d, i) => i - d), loc: packed.nodes.loc, fnode: [] },
     totals: null,
-    rows: { cls, a, e, p, samples: r.samples },
+    rows: rows ?? unpackRows(packed.rows),
   };
   return deriveFunctionPaths(data);
 }

@@ -4,7 +4,15 @@
  * @module
  */
 import * as core from "./_select.js";
-import type { CallTree, GroupBy, GroupRow, ProfileData, Selection, Selector } from "./profile.ts";
+import type {
+  CallTree,
+  GroupBy,
+  GroupRow,
+  ProfileData,
+  ProfileRows,
+  Selection,
+  Selector,
+} from "./profile.ts";
 import type { TopIntervals, TopRow } from "./top.ts";
 
 /** Fills in the function-path tree (`fnodes`, `nodes.fnode`) from the location-path tree;
@@ -13,8 +21,27 @@ export const deriveFunctionPaths: (data: ProfileData) => ProfileData = core.deri
 
 export { packProfile } from "./_pack.ts";
 
-/** The profile {@linkcode packProfile} packed. */
-export const unpackProfile: (packed: object) => ProfileData = core.unpackProfile;
+/** The profile {@linkcode packProfile} packed; with `rows`, those rows rather than the packed
+ * ones (the report page reads its rows from bytes). */
+export const unpackProfile: (packed: object, rows?: ProfileRows) => ProfileData =
+  core.unpackProfile;
+
+/** The rows of a packed profile as a profile holds them. */
+export const unpackRows: (rows: PackedRows) => ProfileRows = core.unpackRows;
+
+/** Rows as {@linkcode packProfile} packs them: differences (see `_pack.ts`). */
+export interface PackedRows {
+  /** Class, less the previous row's. */
+  cls: ArrayLike<number>;
+  /** Allocation bucket, less the previous row's when of the same class. */
+  a: ArrayLike<number>;
+  /** End bucket less the allocation bucket, plus 1 (0: never). */
+  e: ArrayLike<number>;
+  /** Promotion bucket less the allocation bucket, plus 1 (0: never). */
+  p: ArrayLike<number>;
+  /** Samples. */
+  samples: ArrayLike<number>;
+}
 
 /** Estimated bytes one sample stands for: 1 / sample rate words of `wordSize` bits. */
 export const bytesPerSample: (data: ProfileData) => number = core.bytesPerSample;

@@ -1,7 +1,8 @@
 /**
  * `sampleYoung` samples a lone block through a fast path (`#sampleYoungOne`) and anything else
- * through the general steps; the resumable form (`allocG`) always takes the general steps. These
- * tests run the same program both ways and compare everything observable.
+ * through the general steps; the plain form (`alloc`) runs them as plain code up to a callback
+ * that raises or blocks, the resumable one (`allocG`) yields through the rest. These tests run
+ * the same program both ways and compare everything observable.
  */
 import assert from "node:assert/strict";
 import { type Domain, Runtime } from "../../lib/runtime/mod.ts";

@@ -16,11 +16,13 @@ Deno.test("a poll enters the runtime when the heap is filled exactly to the limi
   assert.equal(d.youngLimit, d.youngStart);
   assert.equal(rt.minorCollections, 0);
   // jbe: taken at equality; caml_process_pending_actions then acts only if an action is
-  // pending (memprof's trigger resets leave one set in a profiled program).
-  d.actionPending = false;
+  // pending (memprof's trigger resets leave one set in a profiled program). Without a profile,
+  // the runtime entry at the middle of the heap (the GC trigger moving to its start) ran the
+  // pending actions and left none.
+  assert.equal(d.actionPending, false);
   d.poll();
   assert.equal(rt.minorCollections, 0);
-  d.actionPending = true;
+  d.setActionPending();
   d.poll(); // the GC work due: fewer than 257 words remain, a minor collection
   assert.equal(rt.minorCollections, 1);
   assert.equal(d.youngPtr, d.youngEnd);
@@ -30,21 +32,30 @@ Deno.test("a poll above the limit does nothing, even with an action pending", ()
   const rt = new Runtime({ minorHeapWords: 4096 });
   const d = rt.mainDomain;
   d.alloc(10);
-  d.actionPending = true;
-  d.requestedMinorGc = true;
-  d.youngLimit = d.youngPtr - 1;
+  d.setActionPending();
+  assert.ok(d.youngPtr > d.youngLimit);
+  const entries = d.stats.runtimeEntries;
   d.poll();
   assert.equal(rt.minorCollections, 0);
+  // caml_process_pending_actions would have cleared the flag.
+  assert.equal(d.actionPending, true);
+  assert.equal(d.stats.runtimeEntries, entries);
+  // The same flag, with the poll's test passing (the limit moved by an interrupt): it acts.
+  d.interrupt();
+  d.poll();
+  assert.equal(d.actionPending, false);
 });
 
 Deno.test("caml_callback turns a pending action into an interrupt", () => {
   const rt = new Runtime({ minorHeapWords: 4096 });
   const d = rt.mainDomain;
-  d.actionPending = false;
+  // The pending actions ran: none is left (a runtime starts with the flag set).
+  d.processPendingActions();
+  assert.equal(d.actionPending, false);
   const limit = d.youngLimit;
   d.enterOCamlFromC();
   assert.equal(d.youngLimit, limit);
-  d.actionPending = true;
+  d.setActionPending();
   d.enterOCamlFromC();
   assert.equal(d.youngLimit, Infinity);
   // The next allocation enters the runtime, which resets the limit.

@@ -1,7 +1,6 @@
 // The HTML report, without a browser: self-contained, deterministic, and its embedded profile
 // gives what `trace top` gives (browser_test.ts checks the page itself).
 import assert from "node:assert/strict";
-import { gunzipSync } from "node:zlib";
 import { Reader } from "../../lib/memtrace/mod.ts";
 import {
   aggregateTrace,
@@ -14,6 +13,7 @@ import {
 import { emptySelector } from "../../lib/trace_analysis/profile.ts";
 import { packProfile, unpackProfile } from "../../lib/trace_analysis/select.ts";
 import { syntheticTrace } from "./_synthetic.ts";
+import { embeddedProfile } from "./_page.ts";
 
 const FIXTURES = new URL("../fixtures/memtrace/", import.meta.url);
 const TRACES: [string, Uint8Array][] = [
@@ -24,23 +24,13 @@ const TRACES: [string, Uint8Array][] = [
   ["synthetic", syntheticTrace({ events: 40_000, domains: 3, seed: 11 })],
 ];
 
-/** The profile a report embeds, read back as its page reads it. */
-function embeddedProfile(html: string): ProfileData {
-  const m =
-    /<script type="application\/octet-stream" id="profile-data" data-encoding="json\+gzip\+base64">([A-Za-z0-9+/=]*)<\/script>/
-      .exec(html);
-  assert.ok(m, "the report embeds its profile");
-  const gz = Uint8Array.from(atob(m[1]), (c) => c.charCodeAt(0));
-  return unpackProfile(JSON.parse(new TextDecoder().decode(gunzipSync(gz))));
-}
-
 Deno.test("a report is one self-contained page: nothing loaded from anywhere", () => {
   const data = aggregateTrace(Reader.fromBytes(TRACES[0][1]));
   const html = buildReport(data);
   assert.match(html, /^<!DOCTYPE html>\n<html lang="en">/);
   assert.doesNotMatch(html, /https?:\/\//i, "no URL at all");
   assert.doesNotMatch(html, /<link\b|<img\b|<iframe\b|@import|\bsrc=|\bfetch\(|XMLHttpRequest/i);
-  assert.equal(html.match(/<script\b/g)?.length, 2, "the data and one inline script");
+  assert.equal(html.match(/<script\b/g)?.length, 3, "the data, its rows and one inline script");
   assert.equal(html.match(/<style>/g)?.length, 1);
   assert.match(html, /<title>memtrace report: ocaml-examples\/wl_single<\/title>/);
   // Titles are escaped.

@@ -2,7 +2,6 @@
 // what they keep exact, that reading with the plan's merges gives the summary of the whole
 // profile, and that `trace report` states it on the page.
 import assert from "node:assert/strict";
-import { gunzipSync } from "node:zlib";
 import { Reader } from "../../lib/memtrace/mod.ts";
 import {
   aggregateTrace,
@@ -18,12 +17,12 @@ import {
   packProfile,
   selectionTotals,
   selectSamples,
-  unpackProfile,
 } from "../../lib/trace_analysis/select.ts";
 import { OTHER_STACKS, summarizeProfile, summaryPlan } from "../../lib/trace_analysis/summary.ts";
 import { foldedStacks } from "../../lib/trace_analysis/folded.ts";
 import { syntheticTrace } from "./_synthetic.ts";
 import { trace } from "./_cli.ts";
+import { embeddedProfile as embedded } from "./_page.ts";
 
 // About 1,500 stacks over 3 domains, all three sources.
 const BYTES = syntheticTrace({ events: 40_000, domains: 3, seed: 5 });
@@ -129,14 +128,6 @@ Deno.test("no summary when the stacks fit; a summary is not summarised again", (
   const plan = summaryPlan(data, { stacks: 40 })!;
   assert.equal(summaryPlan(summarizeProfile(data, plan), { stacks: 40 }), null);
 });
-
-/** The profile a report embeds, read back as its page reads it. */
-function embedded(html: string): ProfileData {
-  const m = /id="profile-data" data-encoding="json\+gzip\+base64">([A-Za-z0-9+/=]*)</.exec(html);
-  assert.ok(m);
-  const gz = Uint8Array.from(atob(m[1]), (c) => c.charCodeAt(0));
-  return unpackProfile(JSON.parse(new TextDecoder().decode(gunzipSync(gz))));
-}
 
 Deno.test("the page states the summary with the counts left out, and its totals stay exact", () => {
   const data = full();

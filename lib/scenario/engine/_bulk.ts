@@ -19,7 +19,8 @@
  * @module
  */
 import type { Domain } from "../../runtime/mod.ts";
-import type { Op, RunContext } from "./_context.ts";
+import { type Resumable, runToEnd } from "../../memprof/mod.ts";
+import type { GOp, Op, RunContext } from "./_context.ts";
 import { type BulkUnit, bulkUnitOf } from "./_compile_alloc.ts";
 
 /** A loop body every step of which is a {@linkcode BulkUnit} on one domain. */
@@ -38,10 +39,16 @@ export interface BulkBody {
   readonly lens: number[];
   /** Where the last run stopped inside an iteration: the number of its steps done (0: none). */
   partial: number;
+  /** The last run stopped at step `partial` of an iteration after its tick (whose releases
+   * changed the domain's state): the step's release poll, when `pollAfterTick`, and its work
+   * are left to the caller, in the loop's form (see {@linkcode finishTicked}). */
+  ticked: boolean;
+  /** With `ticked`: the release loop's poll is due (on the domain the last step ran on). */
+  pollAfterTick: boolean;
 }
 
 /** The {@linkcode BulkBody} of a loop body compiled step by step into `ops`, or undefined. */
-export function bulkBody(run: RunContext, ops: readonly Op[]): BulkBody | undefined {
+export function bulkBody(run: RunContext, ops: readonly (Op | GOp)[]): BulkBody | undefined {
   const units: BulkUnit[] = [];
   for (const op of ops) {
     const u = bulkUnitOf(op);
@@ -72,6 +79,8 @@ export function bulkBody(run: RunContext, ops: readonly Op[]): BulkBody | undefi
     blocks,
     lens: new Array<number>(most).fill(0),
     partial: 0,
+    ticked: false,
+    pollAfterTick: false,
   };
 }
 
@@ -79,7 +88,9 @@ export function bulkBody(run: RunContext, ops: readonly Op[]): BulkBody | undefi
  * Runs a bulk run of at most `left` iterations of `body`, from the loop's current iteration;
  * returns how many iterations it completed. When it stopped inside an iteration, `body.partial`
  * says how many of that iteration's steps are done (all of them possibly: its back-edge is left
- * to the caller); else 0. `polls`: the loop polls at its back-edge on `loopDomain`.
+ * to the caller), and `body.ticked` that the next one is half done (its tick); else 0. `polls`:
+ * the loop polls at its back-edge on `loopDomain`. Nothing here runs a callback, so both forms
+ * of the engine share it.
  */
 export function bulkIterations(
   run: RunContext,
@@ -91,6 +102,7 @@ export function bulkIterations(
   },
 ): number {
   body.partial = 0;
+  body.ticked = false;
   const d = body.domainOf();
   if (d === undefined || (polls && d !== loopDomain)) return 0;
   const limit = d.youngLimit;
@@ -109,7 +121,7 @@ export function bulkIterations(
   if (k <= 0) return 0;
   if (fixedWords !== undefined) {
     run.cur = d;
-    d.youngPtr -= k * fixedWords;
+    d.advanceYoung(k * fixedWords);
     run.skipSteps(k * m);
     run.counts.allocations += k * body.blocks;
     run.counts.words += k * fixedWords;
@@ -117,12 +129,22 @@ export function bulkIterations(
     return k;
   }
   const lens = body.lens, lifetimes = run.lifetimes;
-  // The state not yet written back: steps since `run.step`, young pointer, counts.
+  // The state not yet written back: steps since `run.step`, young pointer (`written`: as the
+  // domain has it), counts.
   const step0 = run.step;
   let step = step0, flushedStep = step0, ptr = d.youngPtr, flushedPtr = ptr, allocations = 0;
+  let written = ptr;
   let due = lifetimes.nextDue;
+  /** The allocations so far, made on the domain (before a keeper's store, which may move the
+   * limit: the allocations came first). */
+  const writePtr = () => {
+    if (ptr !== written) {
+      d.advanceYoung(written - ptr);
+      written = ptr;
+    }
+  };
   const flush = () => {
-    d.youngPtr = ptr;
+    writePtr();
     run.step = step;
     run.elapse(step - flushedStep);
     run.counts.allocations += allocations;
@@ -145,10 +167,11 @@ export function bulkIterations(
           before !== d || d.youngLimit !== limit || d.youngPtr !== ptr || d.youngPtr <= limit
         ) {
           // The release loop's poll (on the domain the last step ran on) may enter the runtime:
-          // this step ends as the compiled one does, and so does the run.
-          if (before.alive) run.releasePoll(unit.at);
-          unit.work();
-          body.partial = u + 1;
+          // this step ends as the compiled one does (its poll and work left to the caller), and
+          // so does the run.
+          body.partial = u;
+          body.ticked = true;
+          body.pollAfterTick = before.alive;
           return it;
         }
         due = lifetimes.nextDue;
@@ -173,6 +196,7 @@ export function bulkIterations(
       }
       // What a keeper looks at: the step number (its release's step) and the current domain.
       run.step = step;
+      writePtr();
       // Block j of the step at ptr + Σ_{i<j} (lens[i] + 1), kept in order.
       let a = ptr;
       for (let j = 0; j < blocks; j++) {
@@ -213,4 +237,18 @@ function settle(
       return;
     }
   }
+}
+
+/** The step a bulk run stopped in after its tick (`body.ticked`), finished as the compiled plain
+ * step finishes it; returns the number of the iteration's steps done. */
+export function finishTicked(run: RunContext, body: BulkBody): number {
+  return runToEnd(finishTickedG(run, body), `step ${body.units[body.partial].at}`);
+}
+
+/** {@linkcode finishTicked}, resumable. */
+export function* finishTickedG(run: RunContext, body: BulkBody): Resumable<number> {
+  const unit = body.units[body.partial];
+  if (body.pollAfterTick) yield* run.releasePollG(unit.at);
+  yield* unit.workG();
+  return body.partial + 1;
 }

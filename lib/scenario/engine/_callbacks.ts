@@ -17,6 +17,7 @@ import {
   OCamlFailure,
   OCamlInvalidArgument,
   type Resumable,
+  runToEnd,
   ThreadExit,
   type Tracker,
 } from "../../memprof/mod.ts";
@@ -119,65 +120,49 @@ export class Callbacks {
     });
     const am = callback("allocMinor"), aj = callback("allocMajor"), pr = callback("promote");
     const dm = callback("deallocMinor"), dj = callback("deallocMajor");
-    // In resumable runs, a callback that may pass the baton (act.yieldTo) returns memprof's
-    // Blocking: its body, which memprof's resumable paths run.
+    // A callback that may pass the baton (act.yieldTo, in a resumable run) returns memprof's
+    // Blocking: its body, which memprof runs; any other runs its body to its end at once, and
+    // one without actions (nearly all) makes no generator: its begin, then its end.
     const blocks = (c: CallbackCtx) =>
       this.#baton !== undefined && c.spec.actions.some(({ action }) => passesBaton(action));
-    const resumable = <R>(r: Resumable<R>): R => new Blocking(r) as unknown as R;
+    const form = <R>(c: CallbackCtx, r: () => Resumable<R>): R =>
+      blocks(c) ? new Blocking(r()) as unknown as R : runToEnd(r(), `callback ${c.kind}`);
+    const onAlloc = (c: CallbackCtx): (info: AllocationInfo) => Tracked | undefined =>
+      c.spec.actions.length === 0
+        ? (info) => this.#allocEnd(c, info, this.#allocBegin(c, info))
+        : (info) => form(c, () => this.#onAllocG(c, info));
+    const onDealloc = (c: CallbackCtx): (v: Tracked) => void =>
+      c.spec.actions.length === 0
+        ? (v) => this.#deallocEnd(v, this.#deallocBegin(c, v))
+        : (v) => form(c, () => this.#onDeallocG(c, v));
     return {
-      allocMinor: blocks(am)
-        ? (info) => resumable(this.#onAllocG(am, info))
-        : (info) => this.#onAlloc(am, info),
-      allocMajor: blocks(aj)
-        ? (info) => resumable(this.#onAllocG(aj, info))
-        : (info) => this.#onAlloc(aj, info),
-      promote: blocks(pr)
-        ? (v) => resumable(this.#onPromoteG(pr, v))
-        : (v) => this.#onPromote(pr, v),
-      deallocMinor: blocks(dm)
-        ? (v) => resumable(this.#onDeallocG(dm, v))
-        : (v) => this.#onDealloc(dm, v),
-      deallocMajor: blocks(dj)
-        ? (v) => resumable(this.#onDeallocG(dj, v))
-        : (v) => this.#onDealloc(dj, v),
+      allocMinor: onAlloc(am),
+      allocMajor: onAlloc(aj),
+      promote: pr.spec.actions.length === 0
+        ? (v) => this.#promoteEnd(pr, v, this.#promoteBegin(pr, v))
+        : (v) => form(pr, () => this.#onPromoteG(pr, v)),
+      deallocMinor: onDealloc(dm),
+      deallocMajor: onDealloc(dj),
     };
   }
 
   // ---- the callbacks: begin, the actions, end ------------------------------------------------
 
-  #onAlloc(c: CallbackCtx, info: AllocationInfo): Tracked | undefined {
-    const start = this.#allocBegin(c, info);
-    this.#actions(c, start);
-    return this.#allocEnd(c, info, start);
-  }
-
   *#onAllocG(c: CallbackCtx, info: AllocationInfo): Resumable<Tracked | undefined> {
     const start = this.#allocBegin(c, info);
-    yield* this.#actionsG(c, start);
+    if (c.spec.actions.length > 0) yield* this.#actionsG(c, start);
     return this.#allocEnd(c, info, start);
-  }
-
-  #onPromote(c: CallbackCtx, v: Tracked): Tracked | undefined {
-    const start = this.#promoteBegin(c, v);
-    this.#actions(c, start);
-    return this.#promoteEnd(c, v, start);
   }
 
   *#onPromoteG(c: CallbackCtx, v: Tracked): Resumable<Tracked | undefined> {
     const start = this.#promoteBegin(c, v);
-    yield* this.#actionsG(c, start);
+    if (c.spec.actions.length > 0) yield* this.#actionsG(c, start);
     return this.#promoteEnd(c, v, start);
-  }
-
-  #onDealloc(c: CallbackCtx, v: Tracked): void {
-    const start = this.#deallocBegin(c, v);
-    this.#actions(c, start);
-    this.#deallocEnd(v, start);
   }
 
   *#onDeallocG(c: CallbackCtx, v: Tracked): Resumable<void> {
     const start = this.#deallocBegin(c, v);
-    yield* this.#actionsG(c, start);
+    if (c.spec.actions.length > 0) yield* this.#actionsG(c, start);
     this.#deallocEnd(v, start);
   }
 
@@ -299,33 +284,19 @@ export class Callbacks {
 
   // ---- actions -------------------------------------------------------------------------------
 
-  /** Runs the actions of callback `c` due at this call; an exception they raise is reported
-   * with the callback's record (which receives the outcome) before it propagates. */
-  #actions(c: CallbackCtx, { n, head, report }: CallbackStart): void {
-    try {
-      for (const { when, action } of c.spec.actions) {
-        if (!fires(when, n)) continue;
-        try {
-          this.#doAction(c, action, head);
-        } catch (e) {
-          throw actionFailure(e, c, action);
-        }
-      }
-    } catch (e) {
-      reportRaise(e, report);
-      throw e;
-    }
-  }
-
-  /** {@linkcode #actions}, resumable: `act.yieldTo` blocks the callback's thread. */
+  /** Runs the actions of callback `c` due at this call (`act.yieldTo` blocks the callback's
+   * thread, in a resumable run); an exception they raise is reported with the callback's record
+   * (which receives the outcome) before it propagates. */
   *#actionsG(c: CallbackCtx, { n, head, report }: CallbackStart): Resumable<void> {
+    const baton = this.#baton;
     try {
       for (const { when, action } of c.spec.actions) {
         if (!fires(when, n)) continue;
         try {
-          if (action.kind === "yieldTo") yield* this.#baton!.yieldInCallbackG(action.thread, head);
-          else if (action.kind === "yieldToNext") {
-            yield* this.#baton!.yieldToNextInCallbackG(action.threads, head);
+          if (baton !== undefined && action.kind === "yieldTo") {
+            yield* baton.yieldInCallbackG(action.thread, head);
+          } else if (baton !== undefined && action.kind === "yieldToNext") {
+            yield* baton.yieldToNextInCallbackG(action.threads, head);
           } else this.#doAction(c, action, head);
         } catch (e) {
           throw actionFailure(e, c, action);
@@ -384,15 +355,10 @@ export class Callbacks {
         throw new ThreadExit();
       case "yieldTo":
       case "yieldToNext":
-        // Resumable runs run them (#actionsG); the plain ones never have them.
+        // Resumable runs run them (#actionsG, with the baton); the plain ones never have them.
         throw new ActionError(`act.${a.kind} in a plain run`);
     }
   }
-}
-
-/** Whether action `a` passes the baton to another thread. */
-function passesBaton(a: CallbackAction): boolean {
-  return a.kind === "yieldTo" || a.kind === "yieldToNext";
 }
 
 /** What propagates when action `a` of callback `c` threw `e`: an OCaml exception it raised
@@ -443,4 +409,9 @@ function callerFirst(frames: readonly string[]): string {
     out += k === frames.length - 1 ? frames[k] : " " + frames[k];
   }
   return out;
+}
+
+/** Whether action `a` passes the baton to another thread. */
+function passesBaton(a: CallbackAction): boolean {
+  return a.kind === "yieldTo" || a.kind === "yieldToNext";
 }

@@ -70,7 +70,8 @@ export function compileResumable(run: RunContext, callbacks: Callbacks, baton: B
   };
   function body(steps: readonly Step[]): GOp {
     const ops = steps.map((st) => visitStep(st, visitor));
-    return () => sequenceG(ops);
+    // One step is itself (a loop's bulk run finds its allocation steps by their closures).
+    return ops.length === 1 ? ops[0] : () => sequenceG(ops);
   }
   const steps = run.sc.steps;
   const starts = run.opts.exportHarness === true ? segmentStarts(run.sc).starts : NO_STARTS;

@@ -12,7 +12,7 @@ import { sizeSource } from "../rng.ts";
 import type { AllocSource } from "../spec.ts";
 import { maxSize } from "../polling.ts";
 import type { StepOf } from "../walk.ts";
-import type { Op, RunContext } from "./_context.ts";
+import type { GOp, Op, RunContext } from "./_context.ts";
 import {
   domainOp,
   domainOpY,
@@ -20,6 +20,7 @@ import {
   type ResumableSteps,
   tickedOp,
   tickedOpG,
+  tickedOpY,
 } from "./_step.ts";
 
 /** The step kinds compiled here. */
@@ -30,11 +31,15 @@ export function allocSteps(run: RunContext): PlainSteps<AllocKind> {
   return {
     alloc: (st) => {
       const plan = prepareAlloc(run, st);
-      return registerAlloc(run, st, plan, allocWork(run, plan));
+      const work = allocWork(run, plan);
+      const unit = allocUnit(run, st, plan, () => allocWorkG(run, plan));
+      return withUnit(tickedOp(run, st.at, work), unit);
     },
     allocCombined: (st) => {
       const plan = prepareCombined(run, st);
-      return registerCombined(run, st, plan, combinedWork(run, plan));
+      const work = combinedWork(run, plan);
+      const unit = combinedUnit(run, st, plan, () => combinedWorkG(run, plan));
+      return withUnit(tickedOp(run, st.at, work), unit);
     },
     unmarshal: (st) => {
       const plan = prepareUnmarshal(run, st);
@@ -54,12 +59,16 @@ export function allocSteps(run: RunContext): PlainSteps<AllocKind> {
 export function allocStepsG(run: RunContext): ResumableSteps<AllocKind> {
   return {
     alloc: (st) => {
-      const p = prepareAlloc(run, st);
-      return () => allocG(run, p);
+      const plan = prepareAlloc(run, st);
+      const workG = () => allocWorkG(run, plan);
+      const unit = allocUnit(run, st, plan, workG);
+      return withUnit(tickedOpY(run, st.at, workG), unit);
     },
     allocCombined: (st) => {
-      const p = prepareCombined(run, st);
-      return () => combinedG(run, p);
+      const plan = prepareCombined(run, st);
+      const workG = () => combinedWorkG(run, plan);
+      const unit = combinedUnit(run, st, plan, workG);
+      return withUnit(tickedOpY(run, st.at, workG), unit);
     },
     unmarshal: (st) => {
       const plan = prepareUnmarshal(run, st);
@@ -130,9 +139,9 @@ function allocWork(run: RunContext, plan: AllocPlan): () => void {
   };
 }
 
-function* allocG(run: RunContext, plan: AllocPlan): Resumable<void> {
+/** The work of a resumable `alloc` step, after its tick. */
+function* allocWorkG(run: RunContext, plan: AllocPlan): Resumable<void> {
   const { at, source, size, mem, keep, domainOf, stackOf } = plan;
-  yield* run.tickG(at);
   const d = domainOf();
   run.cur = d;
   d.current.callstack = stackOf(d.current);
@@ -196,8 +205,9 @@ function allocFromC(
  * step's own size sources and keeper, so that a bulk run and the step draw and keep alike.
  */
 export interface BulkUnit {
-  /** The step's work after its tick, as the compiled step does it. */
-  readonly work: () => void;
+  /** The step's work after its tick, as the compiled step does it (resumable: a plain loop
+   * runs it to its end). */
+  readonly workG: () => Resumable<void>;
   /** The step's position. */
   readonly at: string;
   /** Domain name. */
@@ -218,36 +228,34 @@ export interface BulkUnit {
   readonly stackOf: ((t: Thread) => readonly string[]) | undefined;
 }
 
-/** The bulk units of compiled allocation steps, by their compiled closure. */
-const bulkUnits = new WeakMap<Op, BulkUnit>();
+/** The bulk units of compiled allocation steps, by their compiled closure (plain or
+ * resumable). */
+const bulkUnits = new WeakMap<Op | GOp, BulkUnit>();
 
 /** The {@linkcode BulkUnit} of a compiled step, when it is an allocation that a loop's bulk run
  * can do: OCaml code's inline allocation, of sizes no larger than the minor heap's blocks. */
-export function bulkUnitOf(op: Op): BulkUnit | undefined {
+export function bulkUnitOf(op: Op | GOp): BulkUnit | undefined {
   return bulkUnits.get(op);
 }
 
-/** The plain step `at` doing `work` after its tick. */
-function ticked(run: RunContext, at: string, work: () => void): Op {
-  return () => {
-    run.tick(at);
-    work();
-  };
+/** `op`, registered as the compiled step of bulk unit `unit` (if any). */
+function withUnit<O extends Op | GOp>(op: O, unit: BulkUnit | undefined): O {
+  if (unit !== undefined) bulkUnits.set(op, unit);
+  return op;
 }
 
-/** The plain `alloc` step doing `work`, registered as a bulk unit if it can be one. */
-function registerAlloc(
+/** The bulk unit of an `alloc` step, if it can be one. */
+function allocUnit(
   run: RunContext,
   st: StepOf<"alloc">,
   plan: AllocPlan,
-  work: () => void,
-): Op {
-  const op = ticked(run, st.at, work);
+  workG: () => Resumable<void>,
+): BulkUnit | undefined {
   const max = maxSize(st.size);
-  if (st.source !== "caml" || max > MAX_YOUNG_WOSIZE) return op;
-  bulkUnits.set(op, {
+  if (st.source !== "caml" || max > MAX_YOUNG_WOSIZE) return undefined;
+  return {
     at: st.at,
-    work,
+    workG,
     domain: st.domain,
     sizes: [plan.size],
     fixed: typeof st.size === "number" ? [st.size] : undefined,
@@ -256,23 +264,21 @@ function registerAlloc(
     keeps: plan.keep === undefined ? [] : [plan.keep],
     delay: run.lifetimes.delayOf(st.lifetime),
     stackOf: plan.stackOf,
-  });
-  return op;
+  };
 }
 
-/** The plain `allocCombined` step doing `work`, registered as a bulk unit. */
-function registerCombined(
+/** The bulk unit of an `allocCombined` step. */
+function combinedUnit(
   run: RunContext,
   st: StepOf<"allocCombined">,
   plan: CombinedPlan,
-  work: () => void,
-): Op {
-  const op = ticked(run, st.at, work);
+  workG: () => Resumable<void>,
+): BulkUnit {
   let maxWords = 0;
   for (const sz of st.sizes) maxWords += maxSize(sz) + 1;
-  bulkUnits.set(op, {
+  return {
     at: st.at,
-    work,
+    workG,
     domain: st.domain,
     sizes: plan.sizes,
     fixed: plan.fixed,
@@ -281,8 +287,7 @@ function registerCombined(
     keeps: plan.anyKept ? plan.keeps : [],
     delay: st.lifetimes.reduce((m, l) => Math.min(m, run.lifetimes.delayOf(l)), Infinity),
     stackOf: undefined,
-  });
-  return op;
+  };
 }
 
 // ---- allocCombined -------// ---- allocCombined -------------------------------------------------------------------------
@@ -314,8 +319,8 @@ function prepareCombined(run: RunContext, st: StepOf<"allocCombined">): Combined
 }
 
 /** The work of a plain `allocCombined` step, after its tick. With fixed sizes, the runtime's
- * inline path (`Domain.allocCombined`'s first test) is taken here without building the
- * arguments of its slow path. */
+ * inline path (`Domain.bump`, `Domain.allocCombined`'s first test) is taken here without
+ * building the arguments of its slow path. */
 function combinedWork(run: RunContext, plan: CombinedPlan): () => void {
   const { at, sizes, domainOf, stacksOf, anyKept, fixed } = plan;
   if (fixed === undefined) {
@@ -339,14 +344,8 @@ function combinedWork(run: RunContext, plan: CombinedPlan): () => void {
     const d = domainOf();
     if (run.cur !== d) run.cur = d;
     try {
-      const p = d.youngPtr - whsize;
-      let base: number;
-      if (p >= d.youngLimit) {
-        d.youngPtr = p;
-        base = p;
-      } else {
-        base = d.allocCombined(fixed, stacksOf(d.current));
-      }
+      let base = d.bump(whsize);
+      if (base < 0) base = d.allocCombined(fixed, stacksOf(d.current));
       run.counts.allocations += blocks;
       run.counts.words += whsize;
       if (anyKept) combinedDone(run, plan, base, fixed, { counted: true });
@@ -356,9 +355,9 @@ function combinedWork(run: RunContext, plan: CombinedPlan): () => void {
   };
 }
 
-function* combinedG(run: RunContext, plan: CombinedPlan): Resumable<void> {
+/** The work of a resumable `allocCombined` step, after its tick. */
+function* combinedWorkG(run: RunContext, plan: CombinedPlan): Resumable<void> {
   const { at, sizes, domainOf, stacksOf } = plan;
-  yield* run.tickG(at);
   const d = domainOf();
   run.cur = d;
   const lens = sizes.map((sz) => sz());

@@ -12,10 +12,11 @@ import {
   OCamlFailure,
   OCamlInvalidArgument,
   type Resumable,
+  runToEnd,
 } from "../../memprof/mod.ts";
 import { backEdgePolls } from "../polling.ts";
 import type { StepOf } from "../walk.ts";
-import { type BulkBody, bulkBody, bulkIterations } from "./_bulk.ts";
+import { type BulkBody, bulkBody, bulkIterations, finishTicked, finishTickedG } from "./_bulk.ts";
 import type { GOp, Op, RunContext } from "./_context.ts";
 import {
   type BodyCompiler,
@@ -67,9 +68,14 @@ export function controlStepsG(
       return () => attemptG(run, st.at, inner);
     },
     repeat: (st) => {
-      const inner = body(st.body);
+      // Compiled once, step by step (a step compiled twice would keep its blocks twice).
+      const ops = st.body.map((s) => body([s]));
+      const inner: GOp = ops.length === 1 ? ops[0] : function* () {
+        for (let u = 0; u < ops.length; u++) yield* ops[u]();
+      };
       const plan = prepareRepeat(run, st);
-      return () => repeatG(run, plan, inner);
+      const bulk = run.opts.skipQuietIterations === false ? undefined : bulkBody(run, ops);
+      return () => repeatG(run, plan, { body: inner, ops, bulk });
     },
     when: (st) => {
       const inner = body(st.body);
@@ -232,7 +238,7 @@ function bulkIterate(
       if (i > count) break;
       run.iter = i;
       loops[depth] = i;
-      const from = bulk.partial;
+      const from = bulk.ticked ? finishTicked(run, bulk) : bulk.partial;
       if (from === 0) body();
       else for (let u = from; u < ops.length; u++) ops[u]();
       if (polls && i < count && loopDomain.youngPtr <= loopDomain.youngLimit) {
@@ -244,7 +250,18 @@ function bulkIterate(
   };
 }
 
-function* repeatG(run: RunContext, plan: RepeatPlan, body: GOp): Resumable<void> {
+/** A resumable `repeat`: its body `body`, step by step `ops`; with `bulk`, as the plain loop
+ * does ({@linkcode bulkIterate}), a bulk run takes the iterations up to the next one where
+ * something can happen. */
+function* repeatG(
+  run: RunContext,
+  plan: RepeatPlan,
+  { body, ops, bulk }: {
+    readonly body: GOp;
+    readonly ops: readonly GOp[];
+    readonly bulk: BulkBody | undefined;
+  },
+): Resumable<void> {
   const { count, domainOf, polls } = plan;
   const minorsBefore = run.rt.minorCollections;
   const loopDomain = domainOf();
@@ -254,9 +271,16 @@ function* repeatG(run: RunContext, plan: RepeatPlan, body: GOp): Resumable<void>
   let left: OCamlException | undefined;
   try {
     for (let i = 1; i <= count; i++) {
+      let from = 0;
+      if (bulk !== undefined) {
+        i += bulkIterations(run, bulk, { left: count - i + 1, polls, loopDomain });
+        if (i > count) break;
+      }
       run.iter = i;
       loops[depth] = i;
-      yield* body();
+      if (bulk !== undefined) from = bulk.ticked ? yield* finishTickedG(run, bulk) : bulk.partial;
+      if (from === 0) yield* body();
+      else for (let u = from; u < ops.length; u++) yield* ops[u]();
       // The poll's own test first: it enters the runtime only at young_ptr <= young_limit.
       if (polls && i < count && loopDomain.youngPtr <= loopDomain.youngLimit) {
         left = yield* backEdgePollG(run, plan, loopDomain);
@@ -300,13 +324,7 @@ function loopEnd(
 /** The poll at a loop's back-edge on domain `d`. An OCaml exception a callback raises there
  * goes to the enclosing attempt, or, outside any, is returned: it leaves the loop. */
 function backEdgePoll(run: RunContext, plan: RepeatPlan, d: Domain): OCamlException | undefined {
-  run.cur = d;
-  try {
-    d.poll();
-  } catch (e) {
-    return backEdgeFailure(run, plan, e);
-  }
-  return undefined;
+  return runToEnd(backEdgeFirst(run, plan, d), `step ${plan.at}`);
 }
 
 /** {@linkcode backEdgePoll}, resumable. */
@@ -315,13 +333,46 @@ function* backEdgePollG(
   plan: RepeatPlan,
   d: Domain,
 ): Resumable<OCamlException | undefined> {
+  const rest = backEdgeFirst(run, plan, d);
+  return rest === null ? undefined : yield* rest;
+}
+
+/** {@linkcode backEdgePoll} as far as it runs as plain code: null when it ran to its end
+ * (nothing left the loop; no callback was due, so no generator is made), else its rest. */
+function backEdgeFirst(
+  run: RunContext,
+  plan: RepeatPlan,
+  d: Domain,
+): Resumable<OCamlException | undefined> | null {
   run.cur = d;
+  let rest: Resumable<void> | null;
   try {
-    yield* d.pollG();
+    rest = d.pollFirst();
+  } catch (e) {
+    return valueG(backEdgeFailure(run, plan, e));
+  }
+  return rest === null ? null : backEdgeRestG(run, plan, rest);
+}
+
+/** The back-edge poll's callbacks (`rest`), what they raise passed to
+ * {@linkcode backEdgeFailure}. */
+function* backEdgeRestG(
+  run: RunContext,
+  plan: RepeatPlan,
+  rest: Resumable<void>,
+): Resumable<OCamlException | undefined> {
+  try {
+    yield* rest;
   } catch (e) {
     return backEdgeFailure(run, plan, e);
   }
   return undefined;
+}
+
+/** `value`, as a computation that ends at once. */
+// deno-lint-ignore require-yield
+function* valueG<T>(value: T): Resumable<T> {
+  return value;
 }
 
 /** What the back-edge poll's exception `e` does: an OCaml exception leaves the loop (returned)

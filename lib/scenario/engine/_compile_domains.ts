@@ -7,13 +7,14 @@ import { comballocBlock, type Domain, type Root } from "../../runtime/mod.ts";
 import type { Resumable } from "../../memprof/mod.ts";
 import { findStep, segmentStarts, someAction, type StepOf } from "../walk.ts";
 import type { JoinOutcome } from "../result.ts";
-import type { Op, RunContext } from "./_context.ts";
+import type { RunContext } from "./_context.ts";
 import { HARNESS_FRAME } from "./_frames.ts";
 import {
   domainOp,
   domainOpG,
   domainOpY,
   type DomainWork,
+  plainOf,
   type PlainSteps,
   type ResumableSteps,
   tickedOp,
@@ -32,8 +33,8 @@ export type DomainKind =
 /** The plain compilers of domain steps and of the older form of systhreads. */
 export function domainSteps(run: RunContext): PlainSteps<DomainKind> {
   return {
-    spawn: (st) => spawnOp(run, st),
-    terminate: (st) => domainOp(run, st, terminateWork(run, st)),
+    spawn: (st) => plainOf(() => spawnG(run, st), st.at),
+    terminate: (st) => plainOf(domainOpY(run, st, terminateWorkG(run, st)), st.at),
     join: (st) => {
       const work = joinWork(run, st);
       if (run.opts.exportHarness !== true) return domainOp(run, st, work);
@@ -77,20 +78,6 @@ export function domainStepsG(run: RunContext): ResumableSteps<DomainKind> {
  * as long as the program holds the domain's handle, which the exported program does to its end;
  * the closure until the new domain's body returns ({@linkcode SpawnKept}).
  */
-function spawnParentAllocations(run: RunContext, parent: Domain): SpawnKept {
-  const t = parent.current;
-  t.callstack = run.frames.stackOf(t, stdlibFrame(run));
-  const forever: Root[] = [];
-  forever.push(run.rt.root(parent.allocFromRuntime(2), 2)); // Condition.create
-  forever.push(run.rt.root(parent.allocFromRuntime(2), 2)); // Mutex.create
-  const lens = SPAWN_COMBINED;
-  const base = parent.allocCombined(lens);
-  const closure = run.rt.root(comballocBlock(base, lens, 0), lens[0]);
-  forever.push(run.rt.root(comballocBlock(base, lens, 1), lens[1]));
-  return { forever, untilEnd: [closure] };
-}
-
-/** {@linkcode spawnParentAllocations}, resumable. */
 function* spawnParentAllocationsG(run: RunContext, parent: Domain): Resumable<SpawnKept> {
   const t = parent.current;
   t.callstack = run.frames.stackOf(t, stdlibFrame(run));
@@ -120,16 +107,6 @@ const keptUntilEnd = new WeakMap<Domain, Root[]>();
 
 /** `Domain.spawn`'s last allocation, in the parent once the new domain runs: its result record
  * `{ domain; term_sync }` (2 words), held by the program's handle. */
-function spawnResult(run: RunContext, parent: Domain, at: string): void {
-  run.cur = parent;
-  const t = parent.current;
-  run.guard(at, () => {
-    t.callstack = run.frames.stackOf(t, stdlibFrame(run));
-    run.rt.root(parent.alloc(2), 2);
-  });
-}
-
-/** {@linkcode spawnResult}, resumable. */
 function* spawnResultG(run: RunContext, parent: Domain, at: string): Resumable<void> {
   run.cur = parent;
   const t = parent.current;
@@ -156,14 +133,6 @@ function spawnBegin(run: RunContext, st: StepOf<"spawn">): { parent: Domain; chi
 
 /** With the export's harness (`RunOptions.exportHarness`): the exported program's
  * `Gc.minor ()` before `Domain.spawn`, then the parent drains what callbacks it made ready. */
-function emptyBeforeSpawn(run: RunContext, st: StepOf<"spawn">): void {
-  if (run.opts.exportHarness !== true) return;
-  const parent = run.domain(st.domain, st.at);
-  run.cur = parent;
-  run.guard(st.at, () => parent.minorGc());
-  run.drain(parent, st.at);
-}
-
 function* emptyBeforeSpawnG(run: RunContext, st: StepOf<"spawn">): Resumable<void> {
   if (run.opts.exportHarness !== true) return;
   const parent = run.domain(st.domain, st.at);
@@ -172,31 +141,7 @@ function* emptyBeforeSpawnG(run: RunContext, st: StepOf<"spawn">): Resumable<voi
   yield* run.drainG(parent, st.at);
 }
 
-function spawnOp(run: RunContext, st: StepOf<"spawn">): Op {
-  return () => {
-    run.tick(st.at);
-    emptyBeforeSpawn(run, st);
-    const parent = run.domain(st.domain, st.at);
-    run.cur = parent;
-    let kept: SpawnKept = { forever: [], untilEnd: [] };
-    run.guard(st.at, () => {
-      kept = spawnParentAllocations(run, parent);
-    });
-    const { child } = spawnBegin(run, st);
-    const childFirst = spawnRace(run, parent);
-    if (!childFirst) spawnResult(run, parent, st.at);
-    // DLS.create_dls: the array is the domain's DLS state (a global root) until it ends.
-    run.cur = child;
-    run.guard(st.at, () => {
-      kept.untilEnd.push(run.rt.root(child.makeArray(8), 8));
-    });
-    keptUntilEnd.set(child, kept.untilEnd);
-    if (childFirst) spawnResult(run, parent, st.at);
-    run.rt.domainHandleStored(run.sc.domains.indexOf(st.child), child);
-    run.cur = parent;
-  };
-}
-
+/** `Domain.spawn`. */
 function* spawnG(run: RunContext, st: StepOf<"spawn">): Resumable<void> {
   yield* run.tickG(st.at);
   yield* emptyBeforeSpawnG(run, st);
@@ -309,17 +254,6 @@ export function harnessJoin(run: RunContext, d: Domain, ended: string, at: strin
  * exception, which `Domain.join` raises again: the exported program drains them at its
  * `terminate` step (`resume_dom`), each raise logged as the step's, and so does this.
  */
-function terminateWork(run: RunContext, st: StepOf<"terminate">): DomainWork {
-  return (d) => {
-    try {
-      run.drain(d, st.at);
-    } finally {
-      endDomain(run, d, st);
-    }
-  };
-}
-
-/** {@linkcode terminateWork}, resumable. */
 function terminateWorkG(
   run: RunContext,
   st: StepOf<"terminate">,

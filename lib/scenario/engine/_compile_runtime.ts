@@ -5,7 +5,7 @@
  * @module
  */
 import type { Domain } from "../../runtime/mod.ts";
-import type { Resumable } from "../../memprof/mod.ts";
+import { type Resumable, runToEnd } from "../../memprof/mod.ts";
 import { bytesType, Type, type UserEvent } from "../../runtime_events/mod.ts";
 import type { GcKind, UserEventSpec } from "../spec.ts";
 import type { StepOf } from "../walk.ts";
@@ -16,10 +16,12 @@ import {
   domainOpG,
   domainOpY,
   type DomainWork,
+  plainOf,
   type PlainSteps,
   type ResumableSteps,
   tickedOp,
   tickedOpG,
+  tickedOpY,
 } from "./_step.ts";
 
 /** The step kinds compiled here. */
@@ -40,18 +42,15 @@ export function runtimeSteps(run: RunContext, callbacks: Callbacks): PlainSteps<
   return {
     gc: (st) => domainOp(run, st, (d) => runGc(d, st.what)),
     poll: (st) => domainOp(run, st, (d) => d.poll()),
+    // releaseWorkG's plain form: its poll (releasePoll, a fast path in front of releasePollG)
+    // makes a generator only when it enters the runtime.
     release: (st) =>
       tickedOp(run, st.at, () => {
         run.lifetimes.release(st.name);
-        // The exported program's release loops: their back-edges are polls.
-        run.guard(st.at, () => run.cur.poll());
+        run.releasePoll(st.at);
       }),
     memprofStart: (st) => domainOp(run, st, memprofStartWork(run, callbacks, st)),
-    memprofStop: (st) =>
-      domainOp(run, st, (d) => {
-        d.memprofStop();
-        run.lifecycle("Gc.Memprof.stop");
-      }),
+    memprofStop: (st) => plainOf(domainOpY(run, st, (d) => memprofStopG(run, d)), st.at),
     memprofDiscard: (st) => domainOp(run, st, memprofDiscardWork(run, st)),
     eventsStart: (st) => tickedOp(run, st.at, eventsWork(run, st)),
     eventsPause: (st) => tickedOp(run, st.at, eventsWork(run, st)),
@@ -68,7 +67,7 @@ export function runtimeStepsG(
   return {
     gc: (st) => domainOpY(run, st, (d) => runGcG(d, st.what)),
     poll: (st) => domainOpY(run, st, (d) => d.pollG()),
-    release: (st) => () => releaseG(run, st),
+    release: (st) => tickedOpY(run, st.at, () => releaseWorkG(run, st)),
     memprofStart: (st) => domainOpG(run, st, memprofStartWork(run, callbacks, st)),
     memprofStop: (st) => domainOpY(run, st, (d) => memprofStopG(run, d)),
     memprofDiscard: (st) => domainOpG(run, st, memprofDiscardWork(run, st)),
@@ -79,11 +78,11 @@ export function runtimeStepsG(
   };
 }
 
-function* releaseG(run: RunContext, st: StepOf<"release">): Resumable<void> {
-  yield* run.tickG(st.at);
+/** A `release` step's work, after its tick: the blocks of lifetime `st.name` go, then the poll
+ * of the exported program's release loop (its back-edge), under the step's guard. */
+function* releaseWorkG(run: RunContext, st: StepOf<"release">): Resumable<void> {
   run.lifetimes.release(st.name);
-  // The exported program's release loops: their back-edges are polls.
-  yield* run.guardG(st.at, () => run.cur.pollG());
+  yield* run.releasePollG(st.at);
 }
 
 function memprofStartWork(
@@ -165,18 +164,7 @@ function writeUserEvent(run: RunContext, d: Domain, name: string, ev: UserEventS
 
 /** The collection `what` on domain `d`, as the `Gc` module function of that name. */
 export function runGc(d: Domain, what: GcKind): void {
-  switch (what) {
-    case "minor":
-      return d.minorGc();
-    case "majorSlice":
-      return d.majorSlice();
-    case "major":
-      return d.majorGc();
-    case "fullMajor":
-      return d.fullMajor();
-    case "compact":
-      return d.compact();
-  }
+  runToEnd(runGcG(d, what), `Gc.${what}`);
 }
 
 /** {@linkcode runGc}, resumable. */
@@ -191,6 +179,6 @@ function runGcG(d: Domain, what: GcKind): Resumable<void> {
     case "fullMajor":
       return d.fullMajorG();
     case "compact":
-      return d.fullMajorG(true);
+      return d.compactG();
   }
 }

@@ -16,6 +16,7 @@ import {
   OCamlInvalidArgument,
   type Profile,
   type Resumable,
+  runToEnd,
   ThreadExit,
 } from "../../memprof/mod.ts";
 import { checkDomainInvariants } from "../../memprof/invariants.ts";
@@ -303,11 +304,34 @@ export class RunContext {
     if (--this.#untilProgress === 0) this.#progress(n);
   }
 
-  /** The poll of the exported program's `release_due`, at the start of step `at`, on the
-   * domain the last step ran on. */
+  /** The poll of the exported program's release loops (`release_due` at the start of step
+   * `at`, or a `release` step's), on the domain the last step ran on, under step `at`'s guard. */
   releasePoll(at: string): void {
+    runToEnd(this.#releasePollFirst(at), at);
+  }
+
+  /** {@linkcode releasePoll}, resumable. */
+  *releasePollG(at: string): Resumable<void> {
+    const rest = this.#releasePollFirst(at);
+    if (rest !== null) yield* rest;
+  }
+
+  /** {@linkcode releasePoll} as far as it runs as plain code: null when it ran to its end (no
+   * callback was due, so no generator is made), else its rest. */
+  #releasePollFirst(at: string): Resumable<void> | null {
+    let rest: Resumable<void> | null = null;
     try {
-      this.cur.poll();
+      rest = this.cur.pollFirst();
+    } catch (e) {
+      this.stepFailed(at, e);
+    }
+    return rest === null ? null : this.#releasePollRestG(at, rest);
+  }
+
+  /** The release poll's callbacks (`rest`), what they raise passed to {@linkcode stepFailed}. */
+  *#releasePollRestG(at: string, rest: Resumable<void>): Resumable<void> {
+    try {
+      yield* rest;
     } catch (e) {
       this.stepFailed(at, e);
     }
@@ -347,13 +371,7 @@ export class RunContext {
   *tickG(at: string): Resumable<void> {
     this.clockNs += this.s.clockTickNs;
     const n = ++this.step;
-    if (this.lifetimes.tick(n) && this.cur.alive) {
-      try {
-        yield* this.cur.pollG();
-      } catch (e) {
-        this.stepFailed(at, e);
-      }
-    }
+    if (this.lifetimes.tick(n) && this.cur.alive) yield* this.releasePollG(at);
     if (--this.#untilProgress === 0) this.#progress(n);
   }
 
@@ -395,17 +413,7 @@ export class RunContext {
    * (runs with {@linkcode RunOptions.exportHarness}).
    */
   drain(d: Domain, at: string): void {
-    const prev = this.cur;
-    this.cur = d;
-    for (;;) {
-      try {
-        d.processPendingActions();
-        break;
-      } catch (e) {
-        this.stepFailed(at, e);
-      }
-    }
-    this.cur = prev;
+    runToEnd(this.drainG(d, at), at);
   }
 
   /** {@linkcode drain}, resumable. */

@@ -5,7 +5,7 @@
  * @module
  */
 import type { Domain } from "../../runtime/mod.ts";
-import type { Resumable } from "../../memprof/mod.ts";
+import { type Resumable, runToEnd } from "../../memprof/mod.ts";
 import type { Step } from "../spec.ts";
 import type { StepKind, StepOf } from "../walk.ts";
 import type { GOp, Op, RunContext } from "./_context.ts";
@@ -86,6 +86,21 @@ export function tickedOpG(run: RunContext, at: string, f: () => void): GOp {
 function* tickedG(run: RunContext, at: string, f: () => void): Resumable<void> {
   yield* run.tickG(at);
   f();
+}
+
+/** {@linkcode tickedOp}, resumable, with a resumable `f`. */
+export function tickedOpY(run: RunContext, at: string, f: () => Resumable<void>): GOp {
+  return function* () {
+    yield* run.tickG(at);
+    yield* f();
+  };
+}
+
+/** The plain form of a step written once, resumable (`op`): it runs to its end at once
+ * (`runToEnd`, which fails naming step `at` if a callback blocks: only thread programs, which
+ * run resumably, pass the baton). For steps off the hot paths. */
+export function plainOf(op: GOp, at: string): Op {
+  return () => runToEnd(op(), `step ${at}`);
 }
 
 /** Steps run one after the other, as one step. */

@@ -5,22 +5,25 @@
  * range, live at end/peak/T, domain, source, size, function) that update every view.
  *
  * The page embeds the profile's tables ({@linkcode ProfileData}, packed: sizes grouped into
- * size classes, rows as differences), not the events, so its size follows the number of
+ * size classes, rows as differences, in bytes: _row_bytes.js), not the events, so its size follows the number of
  * distinct stacks, classes and time buckets, not the trace's length; a profile with more than
  * `REPORT_STACKS` stacks or `REPORT_CLASSES` classes is summarised first (summary.ts: the heaviest stacks whole, the others
- * merged into one frame), and the page says so with the counts of what was left out. The JSON is gzipped and
- * base64-encoded; the page inflates it with the browser's own `DecompressionStream`. Its script
+ * merged into one frame), and the page says so with the counts of what was left out. The JSON and the rows'
+ * bytes are each gzipped and base64-encoded; the page inflates them with the browser's own `DecompressionStream`. Its script
  * runs the very selection functions `trace top` uses.
  * @module
  */
 import { gzipSync } from "node:zlib";
 import selectSource from "../_select.js" with { type: "text" };
 import intervalSource from "../_interval.js" with { type: "text" };
+import rowBytesSource from "../_row_bytes.js" with { type: "text" };
+import { encodeRowBytes } from "../_row_bytes.js";
 import clientSource from "./client.js" with { type: "text" };
 import styleSource from "./style.css" with { type: "text" };
 import type { ProfileData, ProfileSummary } from "../profile.ts";
-import { packProfile } from "../select.ts";
+import { type PackedRows, packProfile } from "../select.ts";
 import { OTHER_STACKS, summarizeProfile, summaryPlan } from "../summary.ts";
+import { coarsenGrid, REPORT_ROWS } from "../coarsen.ts";
 
 /** Options of {@linkcode buildReport}. */
 export interface ReportOptions {
@@ -34,6 +37,9 @@ export interface ReportOptions {
   /** Most classes of the stacks kept (default `REPORT_CLASSES`, 16,000): a profile with more
    * is summarised too. */
   classes?: number;
+  /** Most rows of the time cube the page holds (default `REPORT_ROWS`, 400,000): past them, the
+   * page's time grid is coarsened (coarsen.ts), and the page says so. */
+  rows?: number;
 }
 
 function share(part: number, whole: number): string {
@@ -74,11 +80,33 @@ function base64(bytes: Uint8Array): string {
 /** The selection functions as a classic script: their `export` keywords dropped. */
 function inlineScript(): string {
   const script =
-    [selectSource, intervalSource].map((s) => s.replace(/^export (function|const) /gm, "$1 ")).join(
+    [selectSource, intervalSource, rowBytesSource].map((s) =>
+      s.replace(/^export (function|const) /gm, "$1 ")
+    ).join(
       "\n",
     ) + "\n" + clientSource;
   if (/<\/script|<!--/i.test(script)) throw new Error("report script holds a closing tag");
   return script;
+}
+
+/** The page's sentence on a coarsened time grid. */
+export function gridNote(
+  fine: { buckets: number; widthUs: number },
+  coarse: { buckets: number; widthUs: number },
+  rows: number,
+  budget: number,
+): string {
+  const en = (n: number) => n.toLocaleString("en-US");
+  const us = (n: number) => `${en(n)} µs`;
+  return `Time grid: ${en(coarse.buckets)} interval${coarse.buckets === 1 ? "" : "s"} of ${
+    us(coarse.widthUs)
+  }, merged from the ${en(fine.buckets)} intervals of ${
+    us(fine.widthUs)
+  } of the trace's analysis, so that the page holds fewer rows of its time cube: ${
+    en(rows)
+  } (budget ${
+    en(budget)
+  }; one interval has at most 4 rows a class). The time views and filters are exact on this grid. ('trace top --from/--to/--live-at' read exact times.)`;
 }
 
 /** The report of a profile, as one HTML document (deterministic: no clock, no randomness). */
@@ -90,11 +118,34 @@ export function buildReport(data: ProfileData, options: ReportOptions = {}): str
     classes: options.classes,
   });
   if (plan !== null) data = summarizeProfile(data, plan);
-  const note = data.summary === undefined
+  let note = data.summary === undefined
     ? ""
     : `<p class="summary-note" id="summary-note">${escapeHtml(summaryNote(data.summary))}</p>\n`;
-  const json = new TextEncoder().encode(JSON.stringify(packProfile(data)));
+  let packedProfile: { rows: PackedRows } | undefined = packProfile(data, { typedRows: true }) as {
+    rows: PackedRows;
+  };
+  // The page's rows grow with the buckets each class's objects span: past the budget, buckets
+  // are merged in pairs (coarsen.ts) until the rows fit (with one bucket, 4 rows a class).
+  const rowBudget = options.rows ?? REPORT_ROWS;
+  const fine = data.grid;
+  while (packedProfile.rows.cls.length > rowBudget && data.grid.buckets > 1) {
+    packedProfile = undefined; // not kept while the next one is built
+    data = coarsenGrid(data);
+    packedProfile = packProfile(data, { typedRows: true }) as { rows: PackedRows };
+  }
+  if (data.grid !== fine) {
+    note += `<p class="summary-note" id="grid-note">${
+      escapeHtml(gridNote(fine, data.grid, packedProfile.rows.cls.length, rowBudget))
+    }</p>\n`;
+  }
+  const { rows, ...rest } = packedProfile;
+  // The rows (most of the data) as bytes, the rest as JSON: see _row_bytes.js.
+  const { bytes, widths } = encodeRowBytes(rows);
+  const json = new TextEncoder().encode(
+    JSON.stringify({ ...rest, rows: { count: rows.cls.length, widths } }),
+  );
   const packed = base64(gzipSync(json));
+  const packedRows = base64(gzipSync(bytes));
   const nb = Math.max(0, data.grid.buckets - 1);
   return `<!DOCTYPE html>
 <html lang="en">
@@ -164,6 +215,7 @@ ${note}</header>
 </div>
 </main>
 <script type="application/octet-stream" id="profile-data" data-encoding="json+gzip+base64">${packed}</script>
+<script type="application/octet-stream" id="profile-rows" data-encoding="bytes+gzip+base64">${packedRows}</script>
 <script>
 ${inlineScript()}</script>
 </body>

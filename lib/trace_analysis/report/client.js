@@ -5,12 +5,27 @@
  */
 (async function () {
   "use strict";
-  // The profile: JSON, gzipped, base64-encoded (see report/build.ts).
-  const raw = atob(document.getElementById("profile-data").textContent.trim());
-  const gz = new Uint8Array(raw.length);
-  for (let i = 0; i < raw.length; i++) gz[i] = raw.charCodeAt(i);
-  const inflated = new Blob([gz]).stream().pipeThrough(new DecompressionStream("gzip"));
-  const data = unpackProfile(JSON.parse(await new Response(inflated).text()));
+  // The profile: JSON and the rows' bytes, each gzipped and base64-encoded (see
+  // report/build.ts and _row_bytes.js).
+  const inflate = (id) => {
+    const raw = atob(document.getElementById(id).textContent.trim());
+    const gz = new Uint8Array(raw.length);
+    for (let i = 0; i < raw.length; i++) gz[i] = raw.charCodeAt(i);
+    const ds = new DecompressionStream("gzip");
+    const writer = ds.writable.getWriter();
+    writer.write(gz);
+    writer.close();
+    return new Response(ds.readable).arrayBuffer();
+  };
+  const [jsonBytes, rowBytes] = await Promise.all([
+    inflate("profile-data"),
+    inflate("profile-rows"),
+  ]);
+  const packed = JSON.parse(new TextDecoder().decode(jsonBytes));
+  const data = unpackProfile(
+    packed,
+    unpackRows(decodeRowBytes(rowBytes, packed.rows.count, packed.rows.widths)),
+  );
   const bps = bytesPerSample(data);
   const nb = data.grid.buckets;
   const widthUs = data.grid.widthUs;
@@ -477,8 +492,12 @@
         if (n !== ROOT) setFocus(fnFn[n]);
       },
     );
-    const scroller = $("flame-scroll");
-    scroller.scrollTop = scroller.scrollHeight;
+    // The flame graph's root is at its bottom: scrolled there at the next frame, when the page is
+    // laid out anyway (reading its height now would lay it out once more).
+    requestAnimationFrame(() => {
+      const scroller = $("flame-scroll");
+      scroller.scrollTop = scroller.scrollHeight;
+    });
     // Breadcrumbs of the zoomed node.
     const crumbs = $("flame-path");
     crumbs.replaceChildren();
@@ -851,6 +870,12 @@
     schedule();
   });
   render();
-  performance.mark("report-rendered");
-  document.body.dataset.ready = "1";
+  // Drawn: after the first frame that shows the views (laid out and painted), not merely after
+  // the script that builds them.
+  requestAnimationFrame(() =>
+    setTimeout(() => {
+      performance.mark("report-rendered");
+      document.body.dataset.ready = "1";
+    }, 0)
+  );
 })();
