@@ -1,7 +1,7 @@
 // tests/run_tests.ts, the runner of `deno task test`: deno's report condensed to one line per
 // file, failures and skip notices kept whole, deno's summary unchanged.
 import assert from "node:assert/strict";
-import { Condenser } from "./run_tests.ts";
+import { Condenser, denoDuration, mergedSummary, parseSummary } from "./run_tests.ts";
 
 /** What the condenser prints for deno's `report`, with a clock that advances 1.5 s a call. */
 function condense(report: string): string[] {
@@ -111,4 +111,108 @@ Deno.test("a test running for over a minute: its result on a line of its own is 
   const failed = condense(report("FAILED"));
   assert.ok(failed.includes(" FAILED (2m34s)"), failed.join("\n"));
   assert.ok(!failed.some((l) => /slow_test\.ts \.\.\. ok/.test(l)));
+});
+
+Deno.test("deno's summary line is read label by label, and several are summed in its form", () => {
+  const a = parseSummary("ok | 4 passed (1 step) | 0 failed | 1 ignored (9s)")!;
+  assert.deepEqual([...a], [
+    ["passed", { count: 4, steps: 1 }],
+    ["failed", { count: 0, steps: 0 }],
+    ["ignored", { count: 1, steps: 0 }],
+  ]);
+  const b = parseSummary("\x1b[0m\x1b[31mFAILED\x1b[0m | 2 passed (3 steps) | 1 failed (1m2s)")!;
+  assert.equal(parseSummary("running 2 tests from ./tests/a_test.ts"), undefined);
+  assert.equal(parseSummary("ok (2ms)"), undefined);
+  assert.equal(
+    mergedSummary([a, a], 0, 864_000),
+    "ok | 8 passed (2 steps) | 0 failed | 2 ignored (14m24s)",
+  );
+  assert.equal(
+    mergedSummary([a, b], 0, 9_500),
+    "FAILED | 6 passed (4 steps) | 1 failed | 1 ignored (9s)",
+  );
+  // A run that failed without a summary (a module that does not load) is one failure.
+  assert.equal(
+    mergedSummary([a], 1, 178),
+    "FAILED | 4 passed (1 step) | 1 failed | 1 ignored (178ms)",
+  );
+  assert.equal(mergedSummary([], 0, 0), "ok | 0 passed | 0 failed (0ms)");
+  // The form .ci/run looks for.
+  assert.match(mergedSummary([a, b], 0, 1), /^(ok|FAILED) \| [0-9]+ passed/);
+  assert.equal(denoDuration(59_999), "59s");
+  assert.equal(denoDuration(60_000), "1m0s");
+});
+
+Deno.test("MEMPROF_LAB_TEST_JOBS=2 runs each file of tests/ on its own, reports it whole, sums the totals", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "memprof-lab-run-tests-" });
+  try {
+    await Deno.mkdir(`${dir}/tests/sub`, { recursive: true });
+    await Deno.writeTextFile(
+      `${dir}/tests/a_test.ts`,
+      'console.log("SKIPPED: a notice");\nDeno.test("a1", () => {});\n' +
+        'Deno.test("a2", async (t) => { await t.step("s", () => {}); });\n',
+    );
+    await Deno.writeTextFile(
+      `${dir}/tests/sub/b_test.ts`,
+      'Deno.test("b1", () => {});\nDeno.test("b2", () => { throw new Error("boom"); });\n' +
+        'Deno.test({ name: "b3", ignore: true, fn() {} });\n',
+    );
+    await Deno.writeTextFile(`${dir}/tests/helper.ts`, "export const x = 1;\n");
+    await Deno.writeTextFile(
+      `${dir}/tests/c_test.ts`,
+      'Deno.test("c1", () => Deno.kill(Deno.pid, "SIGKILL"));\n',
+    );
+    const run = async (files: Record<string, string> = {}) => {
+      for (const [name, text] of Object.entries(files)) {
+        await Deno.writeTextFile(`${dir}/tests/${name}`, text);
+      }
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "-A",
+          new URL("./run_tests.ts", import.meta.url).pathname,
+          "--allow-read",
+          "--allow-run",
+        ],
+        cwd: dir,
+        env: { MEMPROF_LAB_TEST_JOBS: "2", NO_COLOR: "1" },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      return { code: out.code, text: new TextDecoder().decode(out.stdout) };
+    };
+    const failing = await run();
+    assert.equal(failing.code, 1);
+    const lines = failing.text.split("\n");
+    assert.ok(lines.includes("SKIPPED: a notice"), failing.text);
+    assert.ok(lines.some((l) => /^\.\/tests\/a_test\.ts \.\.\. ok \| 2 passed \(/.test(l)));
+    // The failing file whole, with its errors.
+    assert.ok(lines.includes("running 3 tests from ./tests/sub/b_test.ts"), failing.text);
+    assert.ok(lines.includes("error: Error: boom"), failing.text);
+    // A file whose run ends without deno's summary is one failure, named.
+    assert.ok(
+      lines.includes(
+        "./tests/c_test.ts ... FAILED: deno test exited with status 137 (SIGKILL) without its summary",
+      ),
+      failing.text,
+    );
+    assert.match(lines.at(-2)!, /^FAILED \| 3 passed \(1 step\) \| 2 failed \| 1 ignored \(\S+\)$/);
+    assert.equal(lines.filter((l) => /^(ok|FAILED) \|/.test(l)).length, 1, failing.text);
+    // Fixed, the run passes.
+    const passing = await run({
+      "sub/b_test.ts": 'Deno.test("b1", () => {});\n',
+      "c_test.ts": "",
+    });
+    assert.equal(passing.code, 0, passing.text);
+    assert.match(passing.text, /\nok \| 3 passed \(1 step\) \| 0 failed \(\S+\)\n$/);
+    // A type error fails the run before any file is trusted.
+    const typeError = await run({
+      "sub/b_test.ts": 'const n: number = "x";\nDeno.test("b1", () => {});\n',
+    });
+    assert.equal(typeError.code, 1);
+    assert.match(typeError.text, /TS2322/);
+    assert.match(typeError.text, /\nFAILED \| \d+ passed .*\| 1 failed/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
