@@ -291,14 +291,15 @@ export function harnessMajorHeap(
   // immediates: darkened as a root, which costs its fields past the eighth (`rootMark`), where
   // later cycles reach it by scanning (`mark`, its cost in `fixedMark`).
   //
-  // `stored` runs between the two slices: `Array.map` stores the element the primitive returned
-  // before its loop's back-edge polls.
-  const slicesAsked = (mark = 0, rootMark = 0, stored = () => {}) => {
-    if (!d.requestedGlobal) return stored();
+  // `stored` runs between the two slices, told whether the first started a cycle: `Array.map`
+  // stores the element the primitive returned before its loop's back-edge polls.
+  const slicesAsked = (mark = 0, rootMark = 0, stored = (_started: boolean) => {}) => {
+    if (!d.requestedGlobal) return stored(false);
     const cycles = gc.cycles;
     gc.slice(d, SliceKind.AUTO);
-    if (gc.cycles !== cycles) gc.addCycleMark(rootMark - mark);
-    stored();
+    const started = gc.cycles !== cycles;
+    if (started) gc.addCycleMark(rootMark - mark);
+    stored(started);
     if (!d.requestedGlobal) return;
     d.requestedGlobal = false;
     gc.slice(d, SliceKind.AUTO);
@@ -315,11 +316,6 @@ export function harnessMajorHeap(
     gc.addCycleMark(first.rootMark - first.mark);
     firstDarkened = gc.cycles;
   };
-  // Element 0 darkened as a root by a cycle starting in its own slices.
-  const firstSlices = () => {
-    if (gc.cycles !== cyclesBefore) firstDarkened = gc.cycles;
-  };
-  let cyclesBefore = 0;
   for (const b of blocks) {
     if (b.mapIndex === 0) {
       // The result array is made by the next block, in this cycle (a cycle starting in the
@@ -340,11 +336,18 @@ export function harnessMajorHeap(
       continue;
     }
     if (b.ephemeron === true) gc.ephemeronCreated();
-    cyclesBefore = gc.cycles;
-    const stored = b.mapIndex === undefined ? () => {} : b.mapIndex > 0 ? store : firstSlices;
+    // Element 0 darkened as a root by a cycle starting in its own first slice; a later element
+    // stored over it.
+    const stored = b.mapIndex === undefined
+      ? () => {}
+      : b.mapIndex > 0
+      ? store
+      : (started: boolean) => {
+        if (started) firstDarkened = gc.cycles;
+      };
     if (b.wosize <= MAX_YOUNG_WOSIZE && b.direct !== true) {
       young.push({ whsize: b.wosize + 1, mark: markCost(b) });
-      stored();
+      stored(false);
     } else {
       gc.allocatePermanent(d, b.wosize + 1, markCost(b), true);
       if (d.allocatedDirect > minorHeapWords / 5) d.requestedGlobal = true;
