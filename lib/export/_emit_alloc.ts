@@ -200,6 +200,12 @@ function marshalled(em: Emitter, blocks: readonly number[]): string {
   // caml_alloc_shr), and dropped once marshalled. A young block that such a block links,
   // directly or through young ones, is in the remembered set (Obj.set_field's caml_modify):
   // the next minor collection promotes it, garbage.
+  // First its temporaries, young and dropped: the `sizes` array and `build`'s closure (its
+  // code pointer, closure information and `sizes`), which the minor heap's filling counts.
+  em.initBlocks.push(
+    { wosize: blocks.length, fields: "ints", via: "dead" },
+    { wosize: 3, fields: "pointers", via: "dead" },
+  );
   let major = false;
   for (const n of blocks) {
     const promoted = major && n <= MAX_YOUNG_WOSIZE ? { promoted: true as const } : {};

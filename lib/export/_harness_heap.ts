@@ -125,6 +125,9 @@ export function harnessBlocks(
     // roots hook (caml_thread_scan_roots) darkens each descriptor with the stacks, pushing its
     // fields from the status: 1 word, then the status is reached by scanning.
     for (let k = 0; k < (p.threads ?? 0); k++) {
+      // Thread.create's wrapper closure, [code; info; fn; arg], made first (the minor heap's
+      // filling counts it).
+      out.push({ wosize: 4, fields: "pointers", via: "dead" });
       out.push({ wosize: 2, fields: "noscan", via: "scan" });
       out.push({ wosize: 3, fields: "pointers", via: "root", mark: 1 });
     }
@@ -267,9 +270,26 @@ export function harnessMajorHeap(
     }
     young = [];
   };
+  // The minor heap: the words allocated in it since its last collection, and whether its
+  // trigger is still at its middle. The first cycle's end emptied it just before the tables:
+  // the debug runtime's young pointer at each of the tables' direct allocations is the sum of
+  // the young blocks before it, dead ones included. As caml_poll_gc_work: an allocation past
+  // the middle runs a slice first and moves the trigger to the start; one past the end, a
+  // minor collection, without a slice (the middle's was this minor cycle's). A poll that runs
+  // for another reason within a largest young block of the trigger does the same (rnd-14-691:
+  // with a small minor heap, a user event's 13 words more at initialisation crossed the middle
+  // and ended the first cycle before `Gc.full_major ()`, one cycle's work more done ahead).
+  let youngUsed = 0;
+  let midTrigger = true;
+  const half = minorHeapWords / 2;
+  const minor = () => {
+    promote();
+    youngUsed = 0;
+    midTrigger = true;
+  };
   const gc: MajorGc = new MajorGc({
     endCycle: () => {
-      promote(); // the cycle's stop-the-world empties the minor heap
+      minor(); // the cycle's stop-the-world empties the minor heap
       gc.startCycle();
     },
     roots: () => [],
@@ -278,6 +298,20 @@ export function harnessMajorHeap(
     fixedMark,
   });
   gc.addDomain(d);
+  const youngAllocated = (whsize: number) => {
+    if (youngUsed + whsize > (midTrigger ? half : minorHeapWords)) {
+      if (midTrigger) {
+        midTrigger = false;
+        gc.slice(d, SliceKind.AUTO);
+      } else minor();
+    }
+    youngUsed += whsize;
+  };
+  const polled = () => {
+    if (youngUsed + MAX_YOUNG_WOSIZE + 1 <= (midTrigger ? half : minorHeapWords)) return;
+    if (midTrigger) midTrigger = false;
+    else minor();
+  };
   // A direct allocation past a fifth of the minor heap asks for a global slice, which the
   // allocation's pending actions run (caml_make_vect ends with them). As caml_poll_gc_work: one
   // slice; if its work fell short of its target (the slice ended a cycle first, or owed nothing
@@ -295,6 +329,7 @@ export function harnessMajorHeap(
   // stores the element the primitive returned before its loop's back-edge polls.
   const slicesAsked = (mark = 0, rootMark = 0, stored = (_started: boolean) => {}) => {
     if (!d.requestedGlobal) return stored(false);
+    polled();
     const cycles = gc.cycles;
     gc.slice(d, SliceKind.AUTO);
     const started = gc.cycles !== cycles;
@@ -327,6 +362,7 @@ export function harnessMajorHeap(
       // caml_alloc's caml_alloc_shr, then caml_check_urgent_gc; a young one dies young, unless
       // promoted.
       if (b.wosize <= MAX_YOUNG_WOSIZE) {
+        youngAllocated(b.wosize + 1);
         if (b.promoted) young.push({ whsize: b.wosize + 1, mark: 0, dead: true });
         continue;
       }
@@ -346,6 +382,7 @@ export function harnessMajorHeap(
         if (started) firstDarkened = gc.cycles;
       };
     if (b.wosize <= MAX_YOUNG_WOSIZE && b.direct !== true) {
+      youngAllocated(b.wosize + 1);
       young.push({ whsize: b.wosize + 1, mark: markCost(b) });
       stored(false);
     } else {
@@ -356,7 +393,7 @@ export function harnessMajorHeap(
     if (b.mapIndex === 0) first.cycle = gc.cycles;
   }
   for (let i = 0; i < 3; i++) { // Gc.full_major ()
-    promote();
+    minor();
     const cycles = gc.cycles;
     while (gc.cycles === cycles) gc.slice(d, SliceKind.FINISH);
   }

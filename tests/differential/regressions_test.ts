@@ -138,6 +138,10 @@
 //    words a cycle too many for 7 domains), and the handles it holds once spawned (with their
 //    term_sync, mutex, condition and result) cost marking nothing in the simulation
 //    (domain_slots_marked, from rnd-13-1180; lib/runtime/_mark.ts, `dK` and `eK` fields).
+// 29. (random campaign, seed 14) the model of the program's heap filled no minor heap at
+//    initialisation: with a 4,096-word one, a user event's 13 words took the harness's young
+//    blocks past its middle, where OCaml 5.3 runs a slice that ended the first cycle before
+//    `Gc.full_major ()` (young_midpoint_at_init, from rnd-14-691; lib/export/_harness_heap.ts).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -197,6 +201,9 @@ import userEventsInitWork from "./regressions/user_events_init_work.ts";
 import customCyclesMarshalPromoted from "./regressions/custom_cycles_marshal_promoted.ts";
 import spawnedDomainOwnHeap from "./regressions/spawned_domain_own_heap.ts";
 import rememberedSetOrder from "./regressions/remembered_set_order.ts";
+import harnessTablesInOrder from "./regressions/harness_tables_in_order.ts";
+import domainSlotsMarked from "./regressions/domain_slots_marked.ts";
+import youngMidpointAtInit from "./regressions/young_midpoint_at_init.ts";
 import foreverSharedSites from "./regressions/forever_shared_sites.ts";
 import callstackPromoted from "./regressions/callstack_promoted.ts";
 import unmarshalValueLocalRoot from "./regressions/unmarshal_value_local_root.ts";
@@ -257,6 +264,9 @@ const regressions: readonly Scenario[] = [
   unmarshalValueLocalRoot,
   compactedBlocksSwept,
   compactionRepacksPools,
+  harnessTablesInOrder,
+  domainSlotsMarked,
+  youngMidpointAtInit,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */
@@ -1031,6 +1041,38 @@ Deno.test("Gc.compact repacks the pools: 42 minor and 21 major collections, as O
   // moved blocks never swept).
   const { r } = exportedRun(compactionRepacksPools);
   assert.deepEqual([r.summary.minorCollections, r.summary.majorCycles], [42, 21]);
+});
+
+// ---- 29. the minor heap's middle at initialisation -------------------------------------------
+
+Deno.test("a user event's blocks take the initialisation past the minor heap's middle: 25 minor and 14 major collections, as OCaml 5.3", () => {
+  // OCaml 5.3.0: 25 and 14; without the initialisation's minor heap filling, 26 and 15.
+  const { r } = exportedRun(youngMidpointAtInit);
+  assert.deepEqual([r.summary.minorCollections, r.summary.majorCycles], [25, 14]);
+});
+
+Deno.test("the initialisation's slice at the minor heap's middle ends a cycle: a cycle's work more done ahead", () => {
+  // The same program with an 8,192-word minor heap never reaches its middle at initialisation;
+  // with 4,096 words, its slice ends the cycle under way and Gc.full_major () runs three fresh
+  // ones: the scenario starts more than a whole heap's work further ahead (OCaml 5.3.0's ring:
+  // 275,765 words ahead with the user event, 182,135 without it, 89,120 heap words).
+  const ahead = (minorHeapWords: number) =>
+    exportOCaml({
+      ...youngMidpointAtInit,
+      settings: { ...youngMidpointAtInit.settings, minorHeapWords },
+    }).majorHeap.workAhead;
+  assert.ok(ahead(4096) - ahead(8192) > 89_120, `${ahead(4096)} vs ${ahead(8192)}`);
+});
+
+Deno.test("every module of tests/differential/regressions/ is one of the regressions run", async () => {
+  const dir = new URL("./regressions/", import.meta.url);
+  const names: string[] = [];
+  for await (const e of Deno.readDir(dir)) {
+    if (e.isFile && e.name.endsWith(".ts")) {
+      names.push((await import(new URL(e.name, dir).href)).default.settings.name);
+    }
+  }
+  assert.deepEqual(names.sort(), regressions.map((sc) => sc.settings.name).sort());
 });
 
 // ---- the real runtime ---------------------------------------------------------------------------
