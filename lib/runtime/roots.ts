@@ -81,6 +81,7 @@ export class Root {
     if (this.addr !== addr) this.#overwrite();
     this.addr = addr;
     this.wosize = wosize;
+    if (this.site >= 0) this.#set.onStore?.(this);
   }
   /** Empties the slot. */
   clear(): void {
@@ -128,6 +129,9 @@ export class RootSet implements Iterable<Root> {
   /** Called with the block a global slot (a root not `local`) held when the slot is
    * overwritten, cleared or released: OCaml's deletion barrier darkens that block. */
   onOverwrite: ((addr: number) => void) | null = null;
+  /** Called with a keep site's slot (a root with a `site`) once a block was stored in it
+   * again ({@linkcode Root.set}): the store's remembered set entry. */
+  onStore: ((r: Root) => void) | null = null;
   #slots: (Root | null)[] = [];
   #live = 0;
   #walking = 0;

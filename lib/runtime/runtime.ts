@@ -1504,6 +1504,7 @@ export class Runtime {
       sliceEnd: (r) => this.#sliceEnd(r),
     }, { initial: opts.majorHeap });
     this.roots.onOverwrite = (addr) => this.majorGc.darken(addr);
+    this.roots.onStore = (r) => this.#slotStored(r);
     this.spawnDomain(null);
   }
 
@@ -1645,13 +1646,21 @@ export class Runtime {
   root(addr = -1, wosize = 0, opts: RootOptions = {}): Root {
     const r = new Root(this.roots, addr, wosize, opts);
     this.roots.add(r);
-    if (r.site >= 0 && addr >= 0 && this.isYoung(addr)) {
-      // Its store into the keep site's slot: the remembered set's entry for that slot.
-      const key = r.site * SLOTS_PER_SITE + r.slot;
-      if (!this.#refSlots.has(key)) this.#refOrder.push(key);
-      this.#refSlots.set(key, r);
-    }
+    if (r.site >= 0) this.#slotStored(r);
     return r;
+  }
+
+  /** A store of a block into keep site slot `r`: a young block over anything but a young block
+   * is the remembered set's entry for that slot, unless the slot has one since the last minor
+   * collection (a later store promotes its block at that first entry's place). A ring's slot,
+   * stored again and again ({@linkcode Root.set}), gets its entry at its first store after each
+   * minor collection (rnd-15-31: the slots were promoted in their creation order, so that other
+   * blocks than OCaml's filled the end of a pool). */
+  #slotStored(r: Root): void {
+    if (r.addr < 0 || !this.isYoung(r.addr)) return;
+    const key = r.site * SLOTS_PER_SITE + r.slot;
+    if (!this.#refSlots.has(key)) this.#refOrder.push(key);
+    this.#refSlots.set(key, r);
   }
   /** Keep-site slots (`site * SLOTS_PER_SITE + slot`) that got a young block since the last
    * minor collection, in the order of their first store (the remembered set's entries, which

@@ -142,6 +142,13 @@
 //    initialisation: with a 4,096-word one, a user event's 13 words took the harness's young
 //    blocks past its middle, where OCaml 5.3 runs a slice that ended the first cycle before
 //    `Gc.full_major ()` (young_midpoint_at_init, from rnd-14-691; lib/export/_harness_heap.ts).
+// 30. (random campaigns, seeds 14 and 15) a keep site's slot stored again (a ring's) got no
+//    remembered set entry: only a slot's first store, when its root was made, had one, so that
+//    later minor collections promoted a ring's blocks in the slots' creation order where OCaml
+//    5.3 takes the first store of each slot since the last collection; other blocks than OCaml's
+//    filled the end of a pool, which a sweep then emptied (ring_slot_first_store, from
+//    rnd-15-31; ring_slot_first_store_main, from rnd-14-12; lib/runtime/runtime.ts,
+//    `slotStored`).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -204,6 +211,8 @@ import rememberedSetOrder from "./regressions/remembered_set_order.ts";
 import harnessTablesInOrder from "./regressions/harness_tables_in_order.ts";
 import domainSlotsMarked from "./regressions/domain_slots_marked.ts";
 import youngMidpointAtInit from "./regressions/young_midpoint_at_init.ts";
+import ringSlotFirstStore from "./regressions/ring_slot_first_store.ts";
+import ringSlotFirstStoreMain from "./regressions/ring_slot_first_store_main.ts";
 import foreverSharedSites from "./regressions/forever_shared_sites.ts";
 import callstackPromoted from "./regressions/callstack_promoted.ts";
 import unmarshalValueLocalRoot from "./regressions/unmarshal_value_local_root.ts";
@@ -267,6 +276,8 @@ const regressions: readonly Scenario[] = [
   harnessTablesInOrder,
   domainSlotsMarked,
   youngMidpointAtInit,
+  ringSlotFirstStore,
+  ringSlotFirstStoreMain,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */
@@ -1062,6 +1073,14 @@ Deno.test("the initialisation's slice at the minor heap's middle ends a cycle: a
       settings: { ...youngMidpointAtInit.settings, minorHeapWords },
     }).majorHeap.workAhead;
   assert.ok(ahead(4096) - ahead(8192) > 89_120, `${ahead(4096)} vs ${ahead(8192)}`);
+});
+
+// ---- 30. a ring's slots promoted at their first store since the last collection ----------------
+
+Deno.test("a ring's slots stored again are promoted at their first store: 413 minor and 23 major collections, as OCaml 5.3", () => {
+  // OCaml 5.3.0: 413 and 23; promoting the slots in their creation order, 416 and 24.
+  const { r } = exportedRun(ringSlotFirstStore);
+  assert.deepEqual([r.summary.minorCollections, r.summary.majorCycles], [413, 23]);
 });
 
 Deno.test("every module of tests/differential/regressions/ is one of the regressions run", async () => {

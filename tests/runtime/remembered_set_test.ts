@@ -78,3 +78,17 @@ Deno.test("a ring releases the block it overwrites; a list keeps every block unt
   assert.equal(deaths(keep.list("l")), 0);
   assert.equal(deaths(keep.drop), 10);
 });
+
+Deno.test("a keep slot stored again is promoted at its first store since the last minor collection", () => {
+  const rt = new Runtime({ minorHeapWords: 8192 });
+  const d = rt.mainDomain;
+  const slots = [0, 1, 2].map((k) => rt.root(d.alloc(4), 4, { site: 0, slot: k }));
+  rt.minorCollection(d);
+  // Stores in the order 2, 0, 1, then 2 again: the remembered set's entries are 2, 0, 1 (the
+  // last store finds a young block there and adds none), and promotion takes them in that
+  // order, each slot's block as it is now. Promoted blocks get ascending addresses.
+  for (const k of [2, 0, 1, 2]) slots[k].set(d.alloc(4), 4);
+  rt.minorCollection(d);
+  const order = [0, 1, 2].sort((a, b) => slots[a].addr - slots[b].addr);
+  assert.deepEqual(order, [2, 0, 1]);
+});
