@@ -131,6 +131,13 @@ export const MAX_EXECUTED_ALLOCS = 400_000;
  * a slice counts 1, `Gc.major` 10, `Gc.full_major` 15, `Gc.compact` 20). */
 export const MAX_GC_UNITS = 600;
 
+/** Most collection work the callbacks' own collections may ask for: a `gc` action counted for
+ * every callback expected to run it (the program's words times its profile's rate; `every` n,
+ * one in n of those; `nth`, once). rnd-16-658 had `Gc.major` in every sampled minor allocation's
+ * callback: some 15,000 of them over a growing heap, which the simulation could not run within the
+ * campaign's 15 minutes (OCaml 5.3.0 runs it in seconds). */
+export const MAX_CALLBACK_GC_UNITS = 600;
+
 const GC_UNITS: Record<GcKind, number> = {
   minor: 1,
   majorSlice: 1,
@@ -143,8 +150,9 @@ const GC_UNITS: Record<GcKind, number> = {
  * of a distribution; `every` bodies counted at their share of the loop). */
 export function programCost(
   steps: readonly GenStep[],
-): { words: number; allocs: number; gcUnits: number } {
+): { words: number; allocs: number; gcUnits: number; callbackGcUnits: number } {
   let words = 0, allocs = 0, gcUnits = 0;
+  const callbackGc: { units: number; when: Trigger; rate: number }[] = [];
   const walk = (list: readonly GenStep[], times: number): void => {
     for (const st of list) {
       switch (st.k) {
@@ -182,13 +190,29 @@ export function programCost(
               if (action.kind === "alloc") words += 64 * (action.words + 1);
               if (action.kind === "gc") gcUnits += 8 * GC_UNITS[action.what];
             }
+            for (const { when, action } of st.profile.tracker[k]?.actions ?? []) {
+              if (action.kind !== "gc") continue;
+              callbackGc.push({
+                units: GC_UNITS[action.what],
+                when,
+                rate: st.profile.samplingRate,
+              });
+            }
           }
           break;
       }
     }
   };
   walk(steps, 1);
-  return { words, allocs, gcUnits };
+  let callbackGcUnits = 0;
+  for (const { units, when, rate } of callbackGc) {
+    const expected = words * rate;
+    const runs = when.kind === "nth"
+      ? 1
+      : Math.max(1, when.kind === "every" ? expected / when.period : expected);
+    callbackGcUnits += units * runs;
+  }
+  return { words, allocs, gcUnits, callbackGcUnits };
 }
 
 /** The largest value a size can take. */
@@ -894,8 +918,9 @@ function lifetimeNames(l: Lifetime, into: Set<string>): void {
 /** Whether `p` stays within the budgets (words, allocations, expected samples) that keep a
  * generated scenario to seconds. */
 export function withinBudget(p: GenProgram): boolean {
-  const { words, allocs, gcUnits } = programCost(p.steps);
+  const { words, allocs, gcUnits, callbackGcUnits } = programCost(p.steps);
   return words <= MAX_WORDS && allocs <= MAX_EXECUTED_ALLOCS && gcUnits <= MAX_GC_UNITS &&
+    callbackGcUnits <= MAX_CALLBACK_GC_UNITS &&
     words * highestRate(p.steps) <= MAX_EXPECTED_SAMPLES;
 }
 
@@ -908,8 +933,11 @@ export function withinBudget(p: GenProgram): boolean {
 export function fitBudget(p: GenProgram): GenProgram {
   let steps = p.steps;
   for (let k = 0; k < 200; k++) {
-    const { words, allocs, gcUnits } = programCost(steps);
-    if (words <= MAX_WORDS && allocs <= MAX_EXECUTED_ALLOCS && gcUnits <= MAX_GC_UNITS) break;
+    const { words, allocs, gcUnits, callbackGcUnits } = programCost(steps);
+    if (
+      words <= MAX_WORDS && allocs <= MAX_EXECUTED_ALLOCS && gcUnits <= MAX_GC_UNITS &&
+      callbackGcUnits <= MAX_CALLBACK_GC_UNITS
+    ) break;
     const top = largestCount(steps);
     if (top <= 1) break;
     steps = halveCount(steps, top);

@@ -14,10 +14,17 @@ import {
   stepCount,
 } from "../../lib/differential/mod.ts";
 import { exportOCaml } from "../../lib/export/mod.ts";
-import type { Scenario } from "../../lib/scenario/mod.ts";
+import { keep, type Scenario, type Trigger } from "../../lib/scenario/mod.ts";
 import { judgedBySimulation } from "./helpers.ts";
 import fc from "fast-check";
-import { genProgram } from "../../lib/differential/_gen_program.ts";
+import {
+  fitBudget,
+  type GenProgram,
+  genProgram,
+  MAX_CALLBACK_GC_UNITS,
+  programCost,
+  withinBudget,
+} from "../../lib/differential/_gen_program.ts";
 import { isExportable } from "../../lib/differential/random.ts";
 import { buildGenScenario } from "../../lib/differential/_gen_build.ts";
 
@@ -128,4 +135,50 @@ Deno.test("a sound simulation agrees with itself on every scenario (no shrinking
     assert.deepEqual(outcome.result.status, "agree");
     assert.deepEqual(outcome.shrunk, undefined);
   }
+});
+
+Deno.test("a callback's own collections are budgeted by the callbacks expected to run them", () => {
+  // rnd-16-658's shape: Gc.major in every sampled minor allocation's callback, over a loop of
+  // 230,000 small allocations at rate 0.01: some 15,000 majors, which the simulation could not
+  // run within the campaign's 15 minutes. `nth` runs once; `every` n, one callback in n.
+  const program = (when: Trigger, count: number): GenProgram => ({
+    seed: 1,
+    minorHeapWords: 32_768,
+    steps: [
+      {
+        k: "start",
+        profile: {
+          name: "p1",
+          samplingRate: 0.01,
+          callstackSize: 4,
+          tracker: {
+            allocMinor: {
+              result: "none",
+              actions: [{ when, action: { kind: "gc", what: "major" } }],
+            },
+          },
+        },
+      },
+      {
+        k: "repeat",
+        count,
+        body: [{ k: "alloc", size: 5, source: "caml", lifetime: keep.drop }],
+      },
+      { k: "stop" },
+    ],
+  });
+  const always = program({ kind: "always" }, 230_000);
+  // 1,380,000 words × 0.01 = 13,800 callbacks, each a Gc.major (10 units).
+  assert.equal(programCost(always.steps).callbackGcUnits, 138_000);
+  assert.equal(withinBudget(always), false);
+  assert.equal(programCost(program({ kind: "nth", n: 3 }, 230_000).steps).callbackGcUnits, 10);
+  assert.equal(
+    programCost(program({ kind: "every", period: 4, offset: 1 }, 230_000).steps).callbackGcUnits,
+    34_500,
+  );
+  // fitBudget halves the loop until the expected majors fit: at most 60 of them.
+  const fitted = fitBudget(always);
+  assert.ok(programCost(fitted.steps).callbackGcUnits <= MAX_CALLBACK_GC_UNITS);
+  assert.ok(withinBudget(fitted));
+  assert.ok((fitted.steps[1] as { count: number }).count < 230_000);
 });
