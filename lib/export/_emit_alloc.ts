@@ -202,14 +202,17 @@ function marshalled(em: Emitter, blocks: readonly number[]): string {
   // the next minor collection promotes it, garbage.
   // First its temporaries, young and dropped: the `sizes` array and `build`'s closure (its
   // code pointer, closure information and `sizes`), which the minor heap's filling counts.
+  // All of them live until the string is made (`group`): a minor collection meanwhile promotes
+  // them.
+  const group = em.initBlocks.length;
   em.initBlocks.push(
-    { wosize: blocks.length, fields: "ints", via: "dead" },
-    { wosize: 3, fields: "pointers", via: "dead" },
+    { wosize: blocks.length, fields: "ints", via: "dead", group },
+    { wosize: 3, fields: "pointers", via: "dead", group },
   );
   let major = false;
   for (const n of blocks) {
     const promoted = major && n <= MAX_YOUNG_WOSIZE ? { promoted: true as const } : {};
-    em.initBlocks.push({ wosize: n, fields: "ints", via: "dead", ...promoted });
+    em.initBlocks.push({ wosize: n, fields: "ints", via: "dead", group, ...promoted });
     if (n > MAX_YOUNG_WOSIZE) major = true;
   }
   // The string stays in the heap: Marshal's 20-byte header, then per block a 1-byte header
@@ -219,7 +222,7 @@ function marshalled(em: Emitter, blocks: readonly number[]): string {
   blocks.forEach((n, i) => {
     bytes += (n < 8 ? 1 : 5) + n - (i + 1 < blocks.length && n > 0 ? 1 : 0);
   });
-  em.initBlocks.push({ wosize: Math.floor(bytes / 8) + 1, fields: "noscan", via: "root" });
+  em.initBlocks.push({ wosize: Math.floor(bytes / 8) + 1, fields: "noscan", via: "root", group });
   // The primitive itself, not Marshal.from_string: its OCaml wrappers would add two frames.
   return `(input_value_from_string ${v} 0 : Obj.t)`;
 }

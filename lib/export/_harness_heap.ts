@@ -63,6 +63,12 @@ export interface HarnessBlock {
    * collection promotes all the same (a major block's field, in the remembered set, holds it):
    * garbage of the major heap, which later cycles sweep. */
   readonly promoted?: true;
+  /** The blocks of one marshalled value's making (its `sizes` array, `build`'s closure, its
+   * blocks, then its string) share a group: until the string is made, all of them are live, and
+   * a minor collection meanwhile promotes the young ones, after which every later young block of
+   * the group is linked from a major one and promoted too (rnd-17-1264: a slice of the value's
+   * own large blocks ended a cycle, whose minor collection promoted 248 words of them). */
+  readonly group?: number;
 }
 
 /**
@@ -282,8 +288,39 @@ export function harnessMajorHeap(
   let youngUsed = 0;
   let midTrigger = true;
   const half = minorHeapWords / 2;
+  // The marshalled value being made (`HarnessBlock.group`), all of it on the stack of its
+  // `build` recursion: its young blocks (and whether the remembered set holds them), its blocks
+  // in the major heap (what darkening each costs: a block of immediates, its fields past the
+  // eighth, its first field not yet set; `build`'s closure, its environment field, then the
+  // `sizes` array reached by scanning it), and whether one of them is major (every later young
+  // block is then linked from a major one). A minor collection promotes its young blocks after
+  // the others (local roots come last), and a cycle starting meanwhile darkens them all: they
+  // outlive that cycle (rnd-17-1264: 755 words of marking, a sz-15 pool freed a cycle later).
+  type Member = { whsize: number; promoted: boolean; darken: number };
+  type Group = {
+    id: number;
+    count: number;
+    young: Member[];
+    major: { addr: number; darken: number }[];
+    linked: boolean;
+  };
+  let group = null as Group | null;
+  const memberDarken = (g: Group, whsize: number): number => {
+    if (g.count === 0) return 0; // `sizes`: reached through the closure
+    if (g.count === 1) return 1 + (g.young[0]?.whsize ?? 0); // the closure
+    return darkenWork(whsize, false);
+  };
   const minor = () => {
     promote();
+    if (group !== null) {
+      for (const m of group.young) {
+        const addr = ++deadAddr;
+        gc.allocate(d, addr, m.whsize, false);
+        group.major.push({ addr, darken: m.darken });
+      }
+      group.young = [];
+      group.linked = true;
+    }
     youngUsed = 0;
     midTrigger = true;
   };
@@ -292,7 +329,10 @@ export function harnessMajorHeap(
       minor(); // the cycle's stop-the-world empties the minor heap
       gc.startCycle();
     },
-    roots: () => [],
+    roots: () =>
+      group === null
+        ? []
+        : group.major.map((m) => ({ addr: m.addr, local: true, darken: m.darken })),
   }, {
     initial: opts.events ? withEvents(start) : start,
     fixedMark,
@@ -358,15 +398,38 @@ export function harnessMajorHeap(
       first = { mark: markCost(b), rootMark: darkenWork(b.wosize + 1, false), cycle: -1 };
       firstDarkened = -1;
     }
+    if (b.group !== group?.id) {
+      // The value made: its young blocks the remembered set holds are promoted by the next minor
+      // collection, garbage; the others die young.
+      for (const m of group?.young ?? []) {
+        if (m.promoted) young.push({ whsize: m.whsize, mark: 0, dead: true });
+      }
+      group = b.group === undefined
+        ? null
+        : { id: b.group, count: 0, young: [], major: [], linked: false };
+    }
     if (b.via === "dead") {
       // caml_alloc's caml_alloc_shr, then caml_check_urgent_gc; a young one dies young, unless
       // promoted.
+      const whsize = b.wosize + 1;
       if (b.wosize <= MAX_YOUNG_WOSIZE) {
-        youngAllocated(b.wosize + 1);
-        if (b.promoted) young.push({ whsize: b.wosize + 1, mark: 0, dead: true });
+        youngAllocated(whsize);
+        if (group === null) {
+          if (b.promoted) young.push({ whsize, mark: 0, dead: true });
+        } else {
+          const darken = memberDarken(group, whsize);
+          group.young.push({ whsize, promoted: b.promoted === true || group.linked, darken });
+          group.count++;
+        }
         continue;
       }
-      gc.allocate(d, ++deadAddr, b.wosize + 1, true, b.fields === "noscan");
+      const addr = ++deadAddr;
+      gc.allocate(d, addr, whsize, true, b.fields === "noscan");
+      if (group !== null) {
+        group.major.push({ addr, darken: memberDarken(group, whsize) });
+        group.count++;
+        group.linked = true;
+      }
       if (d.allocatedDirect > minorHeapWords / 5) d.requestedGlobal = true;
       slicesAsked();
       continue;
