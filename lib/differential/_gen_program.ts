@@ -186,12 +186,10 @@ export function programCost(
           break;
         case "start":
           for (const k of CALLBACK_KINDS) {
-            for (const { action } of st.profile.tracker[k]?.actions ?? []) {
-              if (action.kind === "alloc") words += 64 * (action.words + 1);
-              if (action.kind === "gc") gcUnits += 8 * GC_UNITS[action.what];
-            }
             for (const { when, action } of st.profile.tracker[k]?.actions ?? []) {
+              if (action.kind === "alloc") words += 64 * (action.words + 1);
               if (action.kind !== "gc") continue;
+              gcUnits += 8 * GC_UNITS[action.what];
               callbackGc.push({
                 units: GC_UNITS[action.what],
                 when,

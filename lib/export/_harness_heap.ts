@@ -299,15 +299,15 @@ export function harnessMajorHeap(
   type Member = { whsize: number; promoted: boolean; darken: number };
   type Group = {
     id: number;
-    count: number;
     young: Member[];
     major: { addr: number; darken: number }[];
     linked: boolean;
   };
   let group = null as Group | null;
   const memberDarken = (g: Group, whsize: number): number => {
-    if (g.count === 0) return 0; // `sizes`: reached through the closure
-    if (g.count === 1) return 1 + (g.young[0]?.whsize ?? 0); // the closure
+    const made = g.young.length + g.major.length; // a minor collection moves young to major
+    if (made === 0) return 0; // `sizes`: reached through the closure
+    if (made === 1) return 1 + (g.young[0]?.whsize ?? 0); // the closure
     return darkenWork(whsize, false);
   };
   const minor = () => {
@@ -338,20 +338,23 @@ export function harnessMajorHeap(
     fixedMark,
   });
   gc.addDomain(d);
-  const youngAllocated = (whsize: number) => {
-    if (youngUsed + whsize > (midTrigger ? half : minorHeapWords)) {
-      if (midTrigger) {
-        midTrigger = false;
-        gc.slice(d, SliceKind.AUTO);
-      } else minor();
+  // caml_poll_gc_work's test, `need` words short of the trigger: past the end, a minor
+  // collection; past the middle, the trigger moves to the start and true says a slice is due.
+  const triggered = (need: number): boolean => {
+    if (youngUsed + need <= (midTrigger ? half : minorHeapWords)) return false;
+    if (!midTrigger) {
+      minor();
+      return false;
     }
+    midTrigger = false;
+    return true;
+  };
+  const youngAllocated = (whsize: number) => {
+    if (triggered(whsize)) gc.slice(d, SliceKind.AUTO);
     youngUsed += whsize;
   };
-  const polled = () => {
-    if (youngUsed + MAX_YOUNG_WOSIZE + 1 <= (midTrigger ? half : minorHeapWords)) return;
-    if (midTrigger) midTrigger = false;
-    else minor();
-  };
+  // A poll for another reason: its own slice follows, which the middle's joins.
+  const polled = () => triggered(MAX_YOUNG_WOSIZE + 1);
   // A direct allocation past a fifth of the minor heap asks for a global slice, which the
   // allocation's pending actions run (caml_make_vect ends with them). As caml_poll_gc_work: one
   // slice; if its work fell short of its target (the slice ended a cycle first, or owed nothing
@@ -404,9 +407,7 @@ export function harnessMajorHeap(
       for (const m of group?.young ?? []) {
         if (m.promoted) young.push({ whsize: m.whsize, mark: 0, dead: true });
       }
-      group = b.group === undefined
-        ? null
-        : { id: b.group, count: 0, young: [], major: [], linked: false };
+      group = b.group === undefined ? null : { id: b.group, young: [], major: [], linked: false };
     }
     if (b.via === "dead") {
       // caml_alloc's caml_alloc_shr, then caml_check_urgent_gc; a young one dies young, unless
@@ -419,7 +420,6 @@ export function harnessMajorHeap(
         } else {
           const darken = memberDarken(group, whsize);
           group.young.push({ whsize, promoted: b.promoted === true || group.linked, darken });
-          group.count++;
         }
         continue;
       }
@@ -427,7 +427,6 @@ export function harnessMajorHeap(
       gc.allocate(d, addr, whsize, true, b.fields === "noscan");
       if (group !== null) {
         group.major.push({ addr, darken: memberDarken(group, whsize) });
-        group.count++;
         group.linked = true;
       }
       if (d.allocatedDirect > minorHeapWords / 5) d.requestedGlobal = true;
