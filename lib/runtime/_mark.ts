@@ -47,6 +47,12 @@ const PB_SIZE = 256;
 const PB_MIN = 64;
 /** `mark_stack_push_block` looks for a pointer among this many first fields. */
 const PUSH_LOOKAHEAD = 8;
+/** `MARK_STACK_INIT_SIZE`: the mark stack's first capacity, in entries. */
+const MARK_STACK_INIT_SIZE = 1 << 12;
+/** `sizeof(mark_entry)`: two pointers. */
+const MARK_ENTRY_BYTES = 16;
+/** `BITS_PER_WORD`: entries longer than this many fields stay on the stack when it is pruned. */
+const BITS_PER_WORD = 64;
 
 /** Field codes of graph blocks. */
 const F_IMM = -1;
@@ -118,6 +124,9 @@ export interface MarkHost {
   /** Whether domain `k`'s `term_sync` is a generational global root of the runtime: from
    * `caml_domain_spawn` until the domain's thread frees it, once the domain terminated. */
   domainRooted?(k: number): boolean;
+  /** The marking domain's major heap, pools and large blocks, in words (`caml_heap_size`):
+   * what decides whether a full mark stack grows or is compressed. */
+  heapWords?(): number;
 }
 
 /** Memprof's side when a cycle starts: the profiles (by number among those started) whose
@@ -242,6 +251,14 @@ export class Marker {
   #stkStart: number[] = [];
   #stkEnd: number[] = [];
   #count = 0;
+  /** The mark stack's capacity in entries (`stk->size`): it only grows, across cycles. */
+  #size = MARK_STACK_INIT_SIZE;
+  /** The compressed mark stack (`compressed_stack`): ranges of at most 64 fields whose values
+   * are darkened once the mark stack is empty, in this order from {@linkcode #cNext}. */
+  #cRef: number[] = [];
+  #cStart: number[] = [];
+  #cEnd: number[] = [];
+  #cNext = 0;
   readonly #pb = new Float64Array(PB_SIZE);
   /** `marking_done`. */
   done = false;
@@ -292,6 +309,7 @@ export class Marker {
   ): void {
     this.#cycle = cycle;
     this.#count = 0;
+    this.#clearCompressed();
     this.done = false;
     const fl = this.#fixedLocals;
     for (let k = 0; k <= fl.length; k++) {
@@ -411,10 +429,97 @@ export class Marker {
   }
 
   #push(ref: number, start: number, end: number): void {
+    if (this.#count === this.#size) this.#reallocStack();
     const n = this.#count++;
     this.#stkRef[n] = ref;
     this.#stkStart[n] = start;
     this.#stkEnd[n] = end;
+  }
+
+  /** `realloc_mark_stack`, when a push finds the stack full: the stack doubles (its entries of
+   * more than 64 fields, which pruning would keep, not counted) while it stays under a 32nd of
+   * the domain's heap; else it is pruned. */
+  #reallocStack(): void {
+    const bsize = this.#size * MARK_ENTRY_BYTES;
+    const bound = Math.floor((this.#host.heapWords?.() ?? 0) * 8 / 32);
+    let large = 0;
+    if (bsize >= bound) {
+      for (let i = 0; i < this.#count; i++) {
+        if (this.#stkEnd[i] - this.#stkStart[i] > BITS_PER_WORD) large += MARK_ENTRY_BYTES;
+      }
+    }
+    if (bsize - large < bound) {
+      this.#size = Math.floor(((bsize - large) * 2 + large) / MARK_ENTRY_BYTES);
+      return;
+    }
+    this.#prune();
+  }
+
+  /** `mark_stack_prune`: the compressed ranges not yet darkened are kept, then every entry of at
+   * most 64 fields leaves the stack for the compressed stack; the longer ones stay, in order.
+   * (OCaml keeps the compressed fields in a hash table of 64-word address chunks and darkens
+   * them chunk by chunk in the table's order, which follows the addresses' hashes; the
+   * simulation, which has no addresses, keeps them in the order they were compressed, one range
+   * at a time. Only the order of marking can differ: a field whose value is an immediate or
+   * a marked block costs nothing either way.) */
+  #prune(): void {
+    const ref = this.#cRef.slice(this.#cNext);
+    const start = this.#cStart.slice(this.#cNext);
+    const end = this.#cEnd.slice(this.#cNext);
+    let kept = 0;
+    for (let i = 0; i < this.#count; i++) {
+      const r = this.#stkRef[i], s = this.#stkStart[i], e = this.#stkEnd[i];
+      if (e - s > BITS_PER_WORD) {
+        this.#stkRef[kept] = r;
+        this.#stkStart[kept] = s;
+        this.#stkEnd[kept] = e;
+        kept++;
+      } else if (s < e) {
+        ref.push(r);
+        start.push(s);
+        end.push(e);
+      }
+    }
+    this.#count = kept;
+    this.#cRef = ref;
+    this.#cStart = start;
+    this.#cEnd = end;
+    this.#cNext = 0;
+  }
+
+  #clearCompressed(): void {
+    this.#cRef = [];
+    this.#cStart = [];
+    this.#cEnd = [];
+    this.#cNext = 0;
+  }
+
+  /** `mark`'s step once the mark stack is empty: the next compressed range's fields, each
+   * darkened as `mark_slice_darken` does. Returns the budget left (negative: work done past it). */
+  #darkenCompressed(budget: number): number {
+    const k = this.#cNext++;
+    const ref = this.#cRef[k];
+    for (let i = this.#cStart[k]; i < this.#cEnd[k]; i++) {
+      budget = this.#sliceDarken(this.#field(ref, i), budget);
+    }
+    return budget;
+  }
+
+  /** `mark_slice_darken` of `ref`: an unmarked block is marked, costing its size if it has no
+   * fields to scan, else what `mark_stack_push_block` skips (all of it, header included, if it
+   * pushes nothing). */
+  #sliceDarken(ref: number, budget: number): number {
+    if (ref === F_IMM || !this.#takeUnmarked(ref)) return budget;
+    this.blocksMarked++;
+    const w = this.#wosize(ref);
+    if (this.#noScan(ref)) return budget - w;
+    const offset = ref >= 0 ? this.#g.env[ref] : 0;
+    const end = w < PUSH_LOOKAHEAD ? w : PUSH_LOOKAHEAD;
+    let i = offset;
+    for (; i < end; i++) if (this.#field(ref, i) !== F_IMM) break;
+    if (i === w) return budget - (w - offset + 1);
+    this.#push(ref, i, w);
+    return budget - (i - offset);
   }
 
   /** Whether `ref` is a block marking has still to mark, marking it if so. */
@@ -542,7 +647,13 @@ export class Marker {
     this.blocksMarked = 0;
     while (budget > 0 && !this.done) {
       budget = this.#doSomeMarking(budget);
-      if (budget > 0) this.done = true;
+      if (budget > 0) {
+        if (this.#cNext < this.#cRef.length) budget = this.#darkenCompressed(budget);
+        else {
+          this.#clearCompressed();
+          this.done = true;
+        }
+      }
     }
     return budget;
   }

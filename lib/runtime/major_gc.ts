@@ -328,6 +328,7 @@ export class MajorGc {
         domainHandle: (k) => host.domainHandle?.(k) ?? false,
         domainEnded: (k) => host.domainEnded?.(k) ?? false,
         domainRooted: (k) => host.domainRooted?.(k) ?? false,
+        heapWords: () => this.#domains[0]?.heap?.heapWords ?? 0,
       });
       // The scenario starts in a cycle whose roots are the harness's: no block of its own, no
       // profile, not yet the Gc.quick_stat record, and every systhread waiting for its turn.

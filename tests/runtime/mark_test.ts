@@ -70,6 +70,54 @@ Deno.test("darkened globals push their fields from the first pointer among the f
   assert.equal(cost(["2 0 0 | b0 b1"], ["3 0 0 | i*3", "5 252 0"]), 2 + 4 + 6);
 });
 
+/** The words one cycle marks when the write barrier darkens all `n` blocks of a keep site (20
+ * words each, immediates: each pushes its fields from the ninth) before marking starts, with
+ * a major heap of `heapWords`. */
+function barrierCycle(n: number, heapWords: number): number {
+  const blocks = new Map<number, MajorBlock>();
+  for (let k = 0; k < n; k++) {
+    blocks.set(100 * (k + 1), new MajorBlock(100 * (k + 1), 21, Colour.UNMARKED, null, false));
+  }
+  const marker = new Marker(
+    { fixed: NONE, globals: ["1 0 0 | k0"], blocks: [], sites: [n] },
+    {
+      siteSlot: (_site, slot) => slot < n ? 100 * (slot + 1) : -1,
+      block: (addr) => blocks.get(addr),
+      link: () => -1,
+      heapWords: () => heapWords,
+    },
+  );
+  marker.startCycle(1, [], NO_PROFILES, false);
+  for (let k = 0; k < n; k++) marker.darken(100 * (k + 1));
+  const left = marker.mark(1_000_000_000);
+  assert.equal(marker.done, true);
+  return 1_000_000_000 - left;
+}
+
+Deno.test("a full mark stack grows while under a 32nd of the heap: every pushed field is scanned", () => {
+  // 4,096 entries are 64 KiB: 2 MiB and 4 words of heap let the stack double to 8,192.
+  const unbounded = barrierCycle(5_000, 1e12);
+  assert.equal(barrierCycle(5_000, 262_148), unbounded);
+  // ks's field, the site's header, its slots (each once, and once more at each of the
+  // prefetch buffer's fills), the blocks' 12 fields each.
+  assert.ok(unbounded >= 2 + 5_000 + 5_000 * 12 && unbounded < 2 + 5_100 + 5_000 * 12);
+  assert.equal(barrierCycle(8_000, 262_148), barrierCycle(8_000, 1e12));
+});
+
+Deno.test("a full mark stack is compressed past a 32nd of the heap: immediates cost nothing there", () => {
+  // With 2 MiB of heap the stack cannot grow: the 4,097th push compresses the 4,096 entries
+  // there (ks's field and 4,095 blocks' fields). The blocks pushed after are scanned; then the
+  // compressed fields are darkened: ks's field darkens the site, charging no header and
+  // pushing its slots, scanned as before; the blocks' fields are immediates, charged nothing.
+  // So 4,095 blocks' 12 fields, ks's field and the site's header are not charged.
+  assert.equal(barrierCycle(5_000, 262_144), barrierCycle(5_000, 1e12) - 4_095 * 12 - 2);
+  // Grown to 8,192 entries, then compressed at the 8,193rd push.
+  assert.equal(barrierCycle(9_000, 262_148), barrierCycle(9_000, 1e12) - 8_191 * 12 - 2);
+  // Compressed twice: at 4,096 and at the next 4,096 (the compressed entries not yet darkened
+  // are kept).
+  assert.equal(barrierCycle(9_000, 262_144), barrierCycle(9_000, 1e12) - 8_191 * 12 - 2);
+});
+
 // The program's own part as lib/export/_harness_heap.ts lays it out: what a cycle marks with
 // systhreads, user events and profiles (measured on OCaml 5.3 with OCAMLRUNPARAM=v=0x800, the
 // regressions custom_cycles_thread, custom_cycles_thread_end, events_harness_marking).
