@@ -26,6 +26,7 @@ import {
   SliceKind,
 } from "../runtime/major_gc.ts";
 import { HARNESS_TABLES, type HarnessShape, LayoutBuilder } from "./_harness_tables.ts";
+import { CUSTOM_MAJOR_RATIO } from "../runtime/runtime.ts";
 import type { ProgramMarkLayout } from "../runtime/_mark.ts";
 import {
   FIXED_EVENTS,
@@ -63,6 +64,10 @@ export interface HarnessBlock {
    * collection promotes all the same (a major block's field, in the remembered set, holds it):
    * garbage of the major heap, which later cycles sweep. */
   readonly promoted?: true;
+  /** Bytes out of the heap that a young custom block holds (`caml_alloc_custom_mem`): its
+   * promotion adds them to the major GC's `extra_heap_resources` (minor_gc.c, the custom
+   * table's `caml_adjust_gc_speed`), which the next slice's work covers. */
+  readonly customMem?: number;
 }
 
 /**
@@ -261,14 +266,21 @@ export function harnessMajorHeap(
   const start = opts.threadsLibrary ? THREADS_TABLES_START : TABLES_START;
   const fixedMark = (opts.threadsLibrary ? THREADS_RUNTIME_MARK : RUNTIME_MARK) +
     (opts.events ? EVENTS_MARK : 0);
-  let young: { whsize: number; mark: number; dead?: boolean }[] = [];
+  let young: { whsize: number; mark: number; dead?: boolean; customMem?: number }[] = [];
   let deadAddr = 0;
   const promote = () => {
     for (const b of young) {
       if (b.dead) gc.allocate(d, ++deadAddr, b.whsize, false);
       else gc.allocatePermanent(d, b.whsize, b.mark, false);
     }
+    for (const b of young) if (b.customMem !== undefined) adjustGcSpeed(b.customMem);
     young = [];
+  };
+  // caml_adjust_gc_speed(mem, 0), as the runtime's (lib/runtime/runtime.ts, adjustGcSpeed).
+  const adjustGcSpeed = (mem: number) => {
+    const max = Math.trunc(d.heap!.heapWords * 8 / 150) * CUSTOM_MAJOR_RATIO;
+    d.extraResources += Math.min(mem, max) / max;
+    if (d.extraResources > 0.2) d.requestedGlobal = true;
   };
   // The minor heap: the words allocated in it since its last collection, and whether its
   // trigger is still at its middle. The first cycle's end emptied it just before the tables:
@@ -383,7 +395,7 @@ export function harnessMajorHeap(
       };
     if (b.wosize <= MAX_YOUNG_WOSIZE && b.direct !== true) {
       youngAllocated(b.wosize + 1);
-      young.push({ whsize: b.wosize + 1, mark: markCost(b) });
+      young.push({ whsize: b.wosize + 1, mark: markCost(b), customMem: b.customMem });
       stored(false);
     } else {
       gc.allocatePermanent(d, b.wosize + 1, markCost(b), true);
