@@ -149,6 +149,11 @@
 //    filled the end of a pool, which a sweep then emptied (ring_slot_first_store, from
 //    rnd-15-31; ring_slot_first_store_main, from rnd-14-12; lib/runtime/runtime.ts,
 //    `slotStored`).
+// 31. (issue 24) external allocations, now exported (memtrace's External emulated): the
+//    simulation allocated `Printexc.get_callstack`'s array as OCaml code, ran its callbacks
+//    outside the tracer's lock, and did not poll in memtrace's sampling loop, where a runtime
+//    allocation's pending callback runs under the lock (external_alloc_polls; lib/scenario/engine/
+//    _compile_alloc.ts, `extAllocWork`).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -218,6 +223,7 @@ import callstackPromoted from "./regressions/callstack_promoted.ts";
 import unmarshalValueLocalRoot from "./regressions/unmarshal_value_local_root.ts";
 import compactedBlocksSwept from "./regressions/compacted_blocks_swept.ts";
 import compactionRepacksPools from "./regressions/compaction_repacks_pools.ts";
+import externalAllocPolls from "./regressions/external_alloc_polls.ts";
 import { backEdgePolls } from "../../lib/scenario/polling.ts";
 import { Lifetimes } from "../../lib/scenario/lifetimes.ts";
 import { profileSlots } from "../../lib/scenario/walk.ts";
@@ -278,6 +284,7 @@ const regressions: readonly Scenario[] = [
   youngMidpointAtInit,
   ringSlotFirstStore,
   ringSlotFirstStoreMain,
+  externalAllocPolls,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */
