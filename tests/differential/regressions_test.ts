@@ -152,8 +152,9 @@
 // 31. (issue 24) external allocations, now exported (memtrace's External emulated): the
 //    simulation allocated `Printexc.get_callstack`'s array as OCaml code, ran its callbacks
 //    outside the tracer's lock, and did not poll in memtrace's sampling loop, where a runtime
-//    allocation's pending callback runs under the lock (external_alloc_polls; lib/scenario/engine/
-//    _compile_alloc.ts, `extAllocWork`).
+//    allocation's pending callback runs under the lock (external_alloc_polls), and allocated at
+//    most 256 words where a deeper callstack's array is a major block (external_callstack_major;
+//    lib/scenario/engine/_compile_alloc.ts, `extAllocWork`).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -224,6 +225,7 @@ import unmarshalValueLocalRoot from "./regressions/unmarshal_value_local_root.ts
 import compactedBlocksSwept from "./regressions/compacted_blocks_swept.ts";
 import compactionRepacksPools from "./regressions/compaction_repacks_pools.ts";
 import externalAllocPolls from "./regressions/external_alloc_polls.ts";
+import externalCallstackMajor from "./regressions/external_callstack_major.ts";
 import { backEdgePolls } from "../../lib/scenario/polling.ts";
 import { Lifetimes } from "../../lib/scenario/lifetimes.ts";
 import { profileSlots } from "../../lib/scenario/walk.ts";
@@ -285,6 +287,7 @@ const regressions: readonly Scenario[] = [
   ringSlotFirstStore,
   ringSlotFirstStoreMain,
   externalAllocPolls,
+  externalCallstackMajor,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */
