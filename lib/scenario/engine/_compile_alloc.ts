@@ -441,7 +441,8 @@ function unmarshalDone(
  * frames those of the scenario and harness plus `RunOptions.harnessFrames.external` (the slow
  * path's own). The trace writing that follows, still locked, is not modelled, but for where
  * it first polls or allocates: there the callbacks made ready run, finding the tracer busy
- * (modelled as one `caml_process_pending_actions`, right after the capture).
+ * (modelled as one `caml_process_pending_actions`, right after the capture). The polls and
+ * the allocation run callbacks on the plain path: one that blocks fails the run.
  */
 function extAllocWork(run: RunContext, st: StepOf<"extAlloc">): () => void {
   const at = st.at;
