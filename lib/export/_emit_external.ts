@@ -22,7 +22,7 @@
  *   and writes an event: trace writing only, with nothing for the runtime to run).
  *
  * Nothing of memtrace's trace writing is emulated: the simulation's tracer alone writes the
- * trace (see docs/differential.md, "What is refused, and why").
+ * trace (see docs/differential.md, "External allocations").
  * @module
  */
 import type { Step } from "../scenario/spec.ts";
@@ -135,8 +135,8 @@ let[@inline never] ext_alloc_slowpath () =
 }
 
 /** The blocks the emulation's initialisation allocates, in order, at external sampling rate
- * `rate`: the generator's ({@linkcode EXT_RAND_BLOCKS}), the boxed `1 / log1p (-rate)` (none at a rate of 1 or more,
- * a constant), and the two references. */
+ * `rate`: the generator's ({@linkcode EXT_RAND_BLOCKS}), the boxed `1 / log1p (-rate)` (none
+ * at a rate of 1 or more: a constant), and the two references. */
 export function externalBlocks(rate: number): HarnessBlock[] {
   return [
     ...EXT_RAND_BLOCKS,
