@@ -153,8 +153,10 @@
 //    simulation allocated `Printexc.get_callstack`'s array as OCaml code, ran its callbacks
 //    outside the tracer's lock, and did not poll in memtrace's sampling loop, where a runtime
 //    allocation's pending callback runs under the lock (external_alloc_polls), and allocated at
-//    most 256 words where a deeper callstack's array is a major block (external_callstack_major;
-//    lib/scenario/engine/_compile_alloc.ts, `extAllocWork`).
+//    most 256 words where a deeper callstack's array is a major block (external_callstack_major),
+//    and did not return from the C call that runs those callbacks, whose return with an action
+//    pending (memprof's callbacks end by flagging one) makes the next poll collect
+//    (external_return_from_c; lib/scenario/engine/_compile_alloc.ts, `extAllocWork`).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -226,6 +228,7 @@ import compactedBlocksSwept from "./regressions/compacted_blocks_swept.ts";
 import compactionRepacksPools from "./regressions/compaction_repacks_pools.ts";
 import externalAllocPolls from "./regressions/external_alloc_polls.ts";
 import externalCallstackMajor from "./regressions/external_callstack_major.ts";
+import externalReturnFromC from "./regressions/external_return_from_c.ts";
 import { backEdgePolls } from "../../lib/scenario/polling.ts";
 import { Lifetimes } from "../../lib/scenario/lifetimes.ts";
 import { profileSlots } from "../../lib/scenario/walk.ts";
@@ -288,6 +291,7 @@ const regressions: readonly Scenario[] = [
   ringSlotFirstStoreMain,
   externalAllocPolls,
   externalCallstackMajor,
+  externalReturnFromC,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */

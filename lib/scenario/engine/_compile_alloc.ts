@@ -441,8 +441,10 @@ function unmarshalDone(
  * frames those of the scenario and harness plus `RunOptions.harnessFrames.external` (the slow
  * path's own). The trace writing that follows, still locked, is not modelled, but for where
  * it first polls or allocates: there the callbacks made ready run, finding the tracer busy
- * (modelled as one `caml_process_pending_actions`, right after the capture). The polls and
- * the allocation run callbacks on the plain path: one that blocks fails the run.
+ * (modelled as the exported program's `process_pending` right after the capture: a C call
+ * running `caml_process_pending_actions`, whose return with an action pending, as memprof's
+ * callbacks leave one, makes the next allocation or poll enter the runtime). The polls and the
+ * allocation run callbacks on the plain path: one that blocks fails the run.
  */
 function extAllocWork(run: RunContext, st: StepOf<"extAlloc">): () => void {
   const at = st.at;
@@ -464,6 +466,7 @@ function extAllocWork(run: RunContext, st: StepOf<"extAlloc">): () => void {
             if (frames.length > 0) d.allocFromRuntime(frames.length, false);
             d.returnFromC();
             d.processPendingActions();
+            d.returnFromC();
           } finally {
             d.current.callstack = stack;
           }
