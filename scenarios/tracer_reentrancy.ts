@@ -1,9 +1,12 @@
 /**
  * The tracer's lock: an external allocation holds it while memtrace allocates the callstack
- * array (here 61 frames deep), and memprof callbacks that fire meanwhile find it busy. With a
- * tiny minor heap, that allocation often runs the minor collection whose promotion and
- * deallocation callbacks are then deferred until the lock is released; a sampled callstack array
- * itself is not tracked. That is memtrace's behaviour; the summary's tracer counters show it.
+ * array (`Printexc.get_callstack`: a word per frame, 60 here; 64 in the exported program, with
+ * its harness's 3 frames and the slow path's own), and memprof callbacks that fire meanwhile find
+ * it busy. With a tiny minor heap, that allocation often runs the minor collection whose
+ * promotion and deallocation callbacks are then deferred until the lock is released; a sampled
+ * callstack array itself is not tracked. That is memtrace's behaviour; the summary's tracer
+ * counters show it, and the real OCaml 5.3 judges it (`deno task diff`, memtrace's External
+ * emulated in the exported program: docs/differential.md).
  */
 import { type DomainBuilder, keep, scenario } from "../lib/scenario/mod.ts";
 

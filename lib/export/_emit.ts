@@ -55,6 +55,8 @@ export class Emitter {
   maxDepth = 0;
   /** Whether the program uses runtime_events. */
   usesEvents = false;
+  /** Whether the emulation of memtrace's `External` is written (lib/export/_emit_external.ts). */
+  externalReady = false;
   /** The step whose code is being written. */
   stepAt = "settings";
   #counter = 0;

@@ -163,7 +163,7 @@ export function unmarshalCode(
 }
 
 /** Code drawing a size as the simulation does, and the values it can take (≤ 256 listed). */
-function sizeCode(em: Emitter, s: SizeSpec): {
+export function sizeCode(em: Emitter, s: SizeSpec): {
   draw: string;
   values: number[];
   constant?: number;

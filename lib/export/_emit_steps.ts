@@ -10,6 +10,7 @@ import type { StepKind, StepOf } from "../scenario/walk.ts";
 import type { Ctx } from "./_plan.ts";
 import { type Emitter, gcCode } from "./_emit.ts";
 import { allocCode, combinedCode, unmarshalCode } from "./_emit_alloc.ts";
+import { extAllocCode } from "./_emit_external.ts";
 
 /** The code of steps `steps` where `ctx` runs them. */
 export function stepsCode(em: Emitter, steps: readonly Step[], ctx: Ctx): string {
@@ -38,7 +39,7 @@ type StepWriter<S extends Step> = (em: Emitter, st: S, ctx: Ctx) => string;
 /** The step kinds the export writes. */
 type WrittenKind = Exclude<
   StepKind,
-  "threadCreate" | "threadSwitch" | "threadExit" | "blocking" | "extAlloc"
+  "threadCreate" | "threadSwitch" | "threadExit" | "blocking"
 >;
 
 /** A leaf step: counted, then its body, with exceptions logged unless an attempt takes them.
@@ -81,6 +82,7 @@ const STEP_WRITERS: { readonly [K in WrittenKind]: StepWriter<StepOf<K>> } = {
   },
   allocCombined: (em, st, ctx) => leaf(em, combinedCode(em, st, ctx), ctx),
   unmarshal: (em, st, ctx) => leaf(em, unmarshalCode(em, st, ctx), ctx),
+  extAlloc: (em, st, ctx) => leaf(em, extAllocCode(em, st, ctx), ctx),
   gc: simple<StepOf<"gc">>((st) => gcCode(st.what)),
   poll: simple(() => "Sys.poll_actions ()"),
   spawn: (em, st, ctx) => {

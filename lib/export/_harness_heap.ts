@@ -26,6 +26,7 @@ import {
   SliceKind,
 } from "../runtime/major_gc.ts";
 import { HARNESS_TABLES, type HarnessShape, LayoutBuilder } from "./_harness_tables.ts";
+import { CUSTOM_MAJOR_RATIO } from "../runtime/runtime.ts";
 import type { ProgramMarkLayout } from "../runtime/_mark.ts";
 import {
   FIXED_EVENTS,
@@ -69,6 +70,10 @@ export interface HarnessBlock {
    * the group is linked from a major one and promoted too (rnd-17-1264: a slice of the value's
    * own large blocks ended a cycle, whose minor collection promoted 248 words of them). */
   readonly group?: number;
+  /** Bytes out of the heap that a young custom block holds (`caml_alloc_custom_mem`): its
+   * promotion adds them to the major GC's `extra_heap_resources` (minor_gc.c, the custom
+   * table's `caml_adjust_gc_speed`), which the next slice's work covers. */
+  readonly customMem?: number;
 }
 
 /**
@@ -267,14 +272,21 @@ export function harnessMajorHeap(
   const start = opts.threadsLibrary ? THREADS_TABLES_START : TABLES_START;
   const fixedMark = (opts.threadsLibrary ? THREADS_RUNTIME_MARK : RUNTIME_MARK) +
     (opts.events ? EVENTS_MARK : 0);
-  let young: { whsize: number; mark: number; dead?: boolean }[] = [];
+  let young: { whsize: number; mark: number; dead?: boolean; customMem?: number }[] = [];
   let deadAddr = 0;
   const promote = () => {
     for (const b of young) {
       if (b.dead) gc.allocate(d, ++deadAddr, b.whsize, false);
       else gc.allocatePermanent(d, b.whsize, b.mark, false);
     }
+    for (const b of young) if (b.customMem !== undefined) adjustGcSpeed(b.customMem);
     young = [];
+  };
+  // caml_adjust_gc_speed(mem, 0), as the runtime's (lib/runtime/runtime.ts, adjustGcSpeed).
+  const adjustGcSpeed = (mem: number) => {
+    const max = Math.trunc(d.heap!.heapWords * 8 / 150) * CUSTOM_MAJOR_RATIO;
+    d.extraResources += Math.min(mem, max) / max;
+    if (d.extraResources > 0.2) d.requestedGlobal = true;
   };
   // The minor heap: the words allocated in it since its last collection, and whether its
   // trigger is still at its middle. The first cycle's end emptied it just before the tables:
@@ -445,7 +457,7 @@ export function harnessMajorHeap(
       };
     if (b.wosize <= MAX_YOUNG_WOSIZE && b.direct !== true) {
       youngAllocated(b.wosize + 1);
-      young.push({ whsize: b.wosize + 1, mark: markCost(b) });
+      young.push({ whsize: b.wosize + 1, mark: markCost(b), customMem: b.customMem });
       stored(false);
     } else {
       gc.allocatePermanent(d, b.wosize + 1, markCost(b), true);

@@ -14,7 +14,13 @@ import type {
   Step,
   TrackerSpec,
 } from "../scenario/spec.ts";
-import { forEachStep, hasBody, someAction, usesThreadPrograms } from "../scenario/walk.ts";
+import {
+  findStep,
+  forEachStep,
+  hasBody,
+  someAction,
+  usesThreadPrograms,
+} from "../scenario/walk.ts";
 import { MAX_YOUNG_WOSIZE } from "../runtime/mod.ts";
 
 /** Callback kinds, in the order of a tracker's fields, with the number the log gives them. */
@@ -112,6 +118,9 @@ export interface ExportPlan {
   readonly aliveAtEnd: readonly number[];
   /** Frames recorded per allocation callback. */
   readonly maxFrames: number;
+  /** Whether the scenario makes external allocations (the program emulates memtrace's
+   * `External`: lib/export/_emit_external.ts). */
+  readonly external: boolean;
 }
 
 /** Kinds of refusal (see exportable.ts, `ExportRefusal`). */
@@ -190,6 +199,7 @@ export function planProgram(sc: Scenario, refuse: Refuse): ExportPlan {
     joined,
     aliveAtEnd: sc.domains.map((_, i) => i).filter((i) => !dead.has(i)),
     maxFrames: Math.max(0, ...profiles.specs.map((p) => p.callstackSize)),
+    external: findStep(sc.steps, (st) => st.kind === "extAlloc") !== undefined,
   };
 }
 

@@ -64,19 +64,19 @@ export interface ExportableOptions {
  * see the module doc), in the order the export meets them. `sc` must be valid
  * (`validateScenario`).
  *
- * @example An external allocation is refused, naming its step
+ * @example A custom user event is refused, naming its step
  * ```ts
  * import { checkExportable } from "./exportable.ts";
  * import { scenario } from "../scenario/mod.ts";
  * import assert from "node:assert/strict";
  *
- * const sc = scenario({ name: "ext" }, (s) => {
+ * const sc = scenario({ name: "ev" }, (s) => {
  *   s.main.memprof.start({ samplingRate: 1, callstackSize: 0 });
- *   s.main.extAlloc(3);
+ *   s.main.userEvent("ev", { type: "custom", bytes: [1, 2] });
  *   s.main.memprof.stop();
  * });
  * const [first] = checkExportable(sc);
- * assert.equal(first.kind, "externalAlloc");
+ * assert.equal(first.kind, "customUserEvent");
  * assert.equal(first.step, "2");
  * ```
  */
@@ -228,13 +228,7 @@ class StepChecks {
       attempt: (st) => this.#steps(st.body, { ...ctx, inAttempt: true }),
       when: (st) => this.#steps(st.body, ctx),
       join: none,
-      extAlloc: (st) =>
-        this.refuse(
-          "externalAlloc",
-          st.at,
-          "external allocations (Memtrace.External) need the memtrace library, which the " +
-            "OCaml toolchain built here does not have",
-        ),
+      extAlloc: (st) => this.#extAlloc(st, ctx),
       userEvent: (st) => {
         this.#userEvent(st.name, st.event.type, st.at);
         if (st.event.type === "custom") {
@@ -246,6 +240,39 @@ class StepChecks {
       eventsPause: none,
       eventsResume: none,
     });
+  }
+
+  /** An external allocation: the program emulates memtrace's `External` (its sampler, lock
+   * and callstack capture) where memtrace's own semantics hold, on the main domain's one
+   * thread, with callbacks that do not raise. */
+  #extAlloc(st: Extract<Step, { kind: "extAlloc" }>, ctx: Ctx): void {
+    const plan = this.plan;
+    if (plan.domainOrd.size > 1 || plan.threadsLibrary) {
+      this.refuse(
+        "externalAlloc",
+        st.at,
+        "external allocations in a scenario with several domains or systhreads: memtrace " +
+          "samples them on the main domain only, and its lock waits for another thread with " +
+          "Thread.yield, where the simulation's tracer has one lock for every domain and " +
+          "thread; the exported program emulates memtrace's External on the main domain's " +
+          "one thread only",
+      );
+      return;
+    }
+    if (plan.canRaise) {
+      this.refuse(
+        "externalAlloc",
+        st.at,
+        "external allocations where a callback may raise: a callback raising while memtrace " +
+          "holds its lock (at its sampling loop's polls, or where the callstack's allocation " +
+          "runs callbacks) marks the tracer failed (mark_failed) and External.alloc returns, " +
+          "which the simulation's tracer does not follow (it stops and lets the exception " +
+          "escape)",
+      );
+      return;
+    }
+    if (this.#sizes(st.bytes, st.at) === undefined) return;
+    if (st.lifetime.kind !== "drop") this.#keep(st.lifetime, ctx, false);
   }
 
   /** A user event registered (at its first step) with a name OCaml can hold, and written with

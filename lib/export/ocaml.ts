@@ -41,15 +41,19 @@ export { DEFAULT_CALLBACK_KEEP_CAPACITY };
  * the domain's steps, plus the module initialiser and `caml_program` on the main domain, or
  * `Domain.spawn`'s body on the others; on a systhread with a program, its function and
  * `Thread.create`'s wrapper (whose `check_memprof_cb` allocates at the thread's end, with as
- * many frames). The differential runner gives the simulation as many. */
+ * many frames); and above them, where an external allocation takes its callstack, the frame
+ * of the emulated `ext_alloc_slowpath` (as memtrace's own, reached by a tail call from
+ * `Memtrace.External.alloc`). The differential runner gives the simulation as many. */
 export const HARNESS_FRAMES: {
   readonly main: number;
   readonly spawned: number;
   readonly thread: number;
+  readonly external: number;
 } = {
   main: 3,
   spawned: 2,
   thread: 2,
+  external: 1,
 };
 
 /** Records an exported program's callback log holds unless told otherwise. */

@@ -56,7 +56,7 @@ const CUSTOM_MINOR_MAX_BSZ = 70_000;
 /** `custom_minor_ratio` default (percent of the minor heap's size in bytes). */
 const CUSTOM_MINOR_RATIO = 100;
 /** `custom_major_ratio` default. */
-const CUSTOM_MAJOR_RATIO = 44;
+export const CUSTOM_MAJOR_RATIO = 44;
 
 /** Who enters `caml_alloc_small_dispatch`: OCaml code (callbacks run at once)… */
 const FROM_OCAML = 0;

@@ -219,7 +219,8 @@ class PollAnalysis {
         break;
       default:
         // Calls and C primitives: collections, memprof control, unmarshalling, releases,
-        // runtime_events, Thread.yield.
+        // runtime_events, Thread.yield; an external allocation's fast path (a subtraction, a
+        // store, then for a sampled one the emulated slow path and the token's keep: calls).
         code = exn && next;
     }
     return at.exn && code;

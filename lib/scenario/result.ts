@@ -38,12 +38,15 @@ export interface RunOptions {
   onEvent?: (event: RunEvent) => void;
   /** Frames that sit below the scenario's own on every callstack, as in a real program whose
    * steps run inside harness functions: `main` on the main domain, `spawned` on the others,
-   * `thread` on systhreads running programs of their own. Each is a count of `<harness>`
-   * placeholder frames (default 0). */
+   * `thread` on systhreads running programs of their own; and `external` above them where an
+   * external allocation captures its callstack (`Printexc.get_callstack` in memtrace's
+   * `ext_alloc_slowpath`, whose own frame is on it: the exported program's emulation has that
+   * one frame). Each is a count of `<harness>` placeholder frames (default 0). */
   harnessFrames?: {
     readonly main: number;
     readonly spawned: number;
     readonly thread?: number;
+    readonly external?: number;
   };
   /**
    * What the exported OCaml program (lib/export) does with several domains beyond the steps

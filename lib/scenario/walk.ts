@@ -106,6 +106,21 @@ export function findStep(
   return undefined;
 }
 
+/** The sampling rate a run's trace records: `override` if given (`RunOptions.samplingRate`),
+ * else the rate of the first profile the scenario starts, else the settings' default. */
+export function traceSamplingRate(sc: Scenario, override?: number): number {
+  if (override !== undefined) return override;
+  const first = findStep(sc.steps, (st) => st.kind === "memprofStart");
+  return first?.kind === "memprofStart" ? first.profile.samplingRate : sc.settings.samplingRate;
+}
+
+/** The rate of memtrace's external-allocation sampler in a run of `sc`: the scenario's
+ * `externalSamplingRate`, else the trace's rate ({@linkcode traceSamplingRate}), as
+ * `Memtrace.start ~sampling_rate` gives both. */
+export function externalSamplingRate(sc: Scenario, override?: number): number {
+  return sc.settings.externalSamplingRate ?? traceSamplingRate(sc, override);
+}
+
 /** A function per step kind, each taking the steps of its kind. */
 export type StepVisitor<R> = { readonly [K in StepKind]: (st: StepOf<K>) => R };
 

@@ -3,6 +3,12 @@
  * allocations into a trace, with memtrace's external-allocation sampler and OCaml's `Random`.
  * @module
  */
-export { type TracedAllocation, Tracer, type TracerOptions, type TracerStats } from "./tracer.ts";
+export {
+  type ExtAllocHooks,
+  type TracedAllocation,
+  Tracer,
+  type TracerOptions,
+  type TracerStats,
+} from "./tracer.ts";
 export { GeometricSampler, logApproxDouble, MEMTRACE_SAMPLER_SEED } from "./geometric_sampler.ts";
 export { OCamlRandomState } from "./ocaml_random.ts";

@@ -49,6 +49,14 @@ export interface TracerOptions {
   reportError?: (e: unknown) => void;
 }
 
+/** What {@linkcode Tracer.extAlloc} runs while it holds the tracer's lock. */
+export interface ExtAllocHooks {
+  /** After each draw of the external sampler: memtrace's sampling loop polls at its back-edge. */
+  readonly afterDraw?: () => void;
+  /** After the draws, before the event is written: memtrace's `Printexc.get_callstack`. */
+  readonly whileLocked?: () => void;
+}
+
 type Deferred = { kind: "promote" | "collect"; domain: DomainId; id: ObjId };
 
 /** Counts of what the tracer did. */
@@ -208,15 +216,17 @@ export class Tracer {
 
   /**
    * `Memtrace.External.alloc ~bytes`: decides whether this external allocation is sampled and,
-   * if so, writes it (source External, size rounded up to words) and returns its id.
-   * `whileLocked` runs with the tracer's lock held, before writing: the engine allocates there
-   * what memtrace allocates there (the callstack), so that callbacks may find the tracer busy.
+   * if so, writes it (source External, size rounded up to words) and returns its id. `hooks`
+   * run where memtrace's slow path runs OCaml code with the tracer's lock held, so that memprof
+   * callbacks they run find the tracer busy: `afterDraw` after each draw of the sampler (the
+   * back-edge poll of memtrace's sampling loop), `whileLocked` after the draws, before the event
+   * is written (the engine allocates there what `Printexc.get_callstack` allocates).
    */
   extAlloc(
     domain: DomainId,
     bytes: number,
     callstack: readonly string[],
-    whileLocked: () => void = () => {},
+    hooks: ExtAllocHooks = {},
   ): ObjId | undefined {
     if (this.#stopped) return undefined;
     const n = this.#bytesBeforeExtSample - bytes;
@@ -229,8 +239,9 @@ export class Tracer {
       while (this.#bytesBeforeExtSample <= 0) {
         this.#bytesBeforeExtSample += this.#drawExtBytes();
         samples++;
+        hooks.afterDraw?.();
       }
-      whileLocked();
+      hooks.whileLocked?.();
       if (this.#stopped) return undefined;
       id = this.#writer.forDomain(domain).putAlloc({
         time: this.#clock(),

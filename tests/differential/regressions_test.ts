@@ -159,6 +159,14 @@
 //    immediates; a keep site released while a cycle marked pushed 9,201 ranges of immediates,
 //    which the simulation scanned, marking 61,305 words more in that cycle (mark_stack_pruned,
 //    from rnd-17-1220; lib/runtime/_mark.ts, `#reallocStack`, `#prune`).
+// 33. (issue 24) external allocations, now exported (memtrace's External emulated): the
+//    simulation allocated `Printexc.get_callstack`'s array as OCaml code, ran its callbacks
+//    outside the tracer's lock, and did not poll in memtrace's sampling loop, where a runtime
+//    allocation's pending callback runs under the lock (external_alloc_polls), and allocated at
+//    most 256 words where a deeper callstack's array is a major block (external_callstack_major),
+//    and did not return from the C call that runs those callbacks, whose return with an action
+//    pending (memprof's callbacks end by flagging one) makes the next poll collect
+//    (external_return_from_c; lib/scenario/engine/_compile_alloc.ts, `extAllocWork`).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -230,6 +238,9 @@ import callstackPromoted from "./regressions/callstack_promoted.ts";
 import unmarshalValueLocalRoot from "./regressions/unmarshal_value_local_root.ts";
 import compactedBlocksSwept from "./regressions/compacted_blocks_swept.ts";
 import compactionRepacksPools from "./regressions/compaction_repacks_pools.ts";
+import externalAllocPolls from "./regressions/external_alloc_polls.ts";
+import externalCallstackMajor from "./regressions/external_callstack_major.ts";
+import externalReturnFromC from "./regressions/external_return_from_c.ts";
 import { backEdgePolls } from "../../lib/scenario/polling.ts";
 import { Lifetimes } from "../../lib/scenario/lifetimes.ts";
 import { profileSlots } from "../../lib/scenario/walk.ts";
@@ -292,6 +303,9 @@ const regressions: readonly Scenario[] = [
   ringSlotFirstStoreMain,
   marshalBuildLive,
   markStackPruned,
+  externalAllocPolls,
+  externalCallstackMajor,
+  externalReturnFromC,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */

@@ -25,7 +25,7 @@ import { buildGenScenario } from "../../lib/differential/_gen_build.ts";
 Deno.test("checkExportable returns every refusal of a scenario, each naming its step, in the export's order", () => {
   const sc = scenario({ name: "many" }, (s) => {
     s.main.memprof.start({ samplingRate: 0.5, callstackSize: 0 });
-    s.main.extAlloc(3); // 2
+    s.main.alloc(2, { source: "custom", customMem: 10 }); // 2
     s.main.alloc(sizes.geometric(3), { lifetime: keep.forever }); // 3
     s.main.alloc(100, { source: "major" }); // 4
     s.main.alloc(5, { source: "runtime", lifetime: keep.list("l") }); // 5
@@ -37,7 +37,7 @@ Deno.test("checkExportable returns every refusal of a scenario, each naming its 
   assert.deepEqual(
     refusals.map((r) => [r.kind, r.step]),
     [
-      ["externalAlloc", "2"],
+      ["customBlockSize", "2"],
       ["unboundedGeometric", "3"],
       ["smallMajorAlloc", "4"],
       ["unlinkable", "5"],
@@ -48,7 +48,7 @@ Deno.test("checkExportable returns every refusal of a scenario, each naming its 
   assert.throws(
     () => exportOCaml(sc),
     (e: unknown) =>
-      e instanceof ExportError && e.step === "2" && e.kind === "externalAlloc" &&
+      e instanceof ExportError && e.step === "2" && e.kind === "customBlockSize" &&
       e.reason === refusals[0].reason && e.refusals.length === refusals.length,
   );
 });
@@ -83,10 +83,11 @@ Deno.test("a scenario without refusals exports; each refused library scenario's 
       sc.settings.name,
     );
   }
-  // comballoc, thread_exit_in_callback, sources, threads, callback_actions, tracer_reentrancy,
+  // comballoc, thread_exit_in_callback, sources, threads, callback_actions,
   // thread_block_in_callback (domains_orphans, domain_exit_tracked and loop_indices are
-  // exported since their domains' ends are the `join` race point).
-  assert.equal(refused, 7);
+  // exported since their domains' ends are the `join` race point, tracer_reentrancy since
+  // memtrace's External is emulated).
+  assert.equal(refused, 6);
 });
 
 /** checkExportable's verdict on `sc` and the export's: the first refusal is the export's error,

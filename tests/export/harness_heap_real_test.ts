@@ -18,7 +18,8 @@ if (skip !== undefined) skipNotice("the harness heap model against the real prog
 
 /** Library scenarios of every kind of harness: plain, a large keep site with a small minor heap,
  * a 100,000-slot site and Bigarray dimensions, marshalled values dropped at initialisation,
- * several domains, user events (runtime_events.cmxa), the systhreads' baton. */
+ * several domains, user events (runtime_events.cmxa), the systhreads' baton, the emulation of
+ * memtrace's External (Random.State.make's state, a Bigarray). */
 const NAMES = [
   "ref_loop",
   "growing_set",
@@ -28,6 +29,7 @@ const NAMES = [
   "service",
   "threads_in_callbacks",
   "blocking_in_callback",
+  "tracer_reentrancy",
 ];
 
 /** The line the probe prints. */

@@ -431,22 +431,46 @@ function unmarshalDone(
 
 // ---- extAlloc ------------------------------------------------------------------------------
 
-/** An external allocation, after its step's tick (`Printexc.get_callstack`'s allocation runs
- * callbacks on the plain path: one that blocks fails the run). */
+/**
+ * An external allocation, after its step's tick: `Memtrace.External.alloc`, as memtrace's
+ * `ext_alloc` and `ext_alloc_slowpath` run it. A sampled one takes the tracer's lock, draws its
+ * gaps (its sampling loop polls at each back-edge), then captures the callstack with
+ * `Printexc.get_callstack max_int`: `caml_get_current_callstack` allocates an array of one word
+ * per frame with `caml_alloc` (a runtime allocation: its callbacks, and those of a collection
+ * it runs, wait for a poll; over {@linkcode MAX_YOUNG_WOSIZE} words, in the major heap), its
+ * frames those of the scenario and harness plus `RunOptions.harnessFrames.external` (the slow
+ * path's own). The trace writing that follows, still locked, is not modelled, but for where
+ * it first polls or allocates: there the callbacks made ready run, finding the tracer busy
+ * (modelled as the exported program's `process_pending` right after the capture: a C call
+ * running `caml_process_pending_actions`, whose return with an action pending, as memprof's
+ * callbacks leave one, makes the next allocation or poll enter the runtime). The polls and the
+ * allocation run callbacks on the plain path: one that blocks fails the run.
+ */
 function extAllocWork(run: RunContext, st: StepOf<"extAlloc">): () => void {
   const at = st.at;
   const bytes = sizeSource(st.bytes, run.rng);
   const lifetime = st.lifetime;
+  const above = run.frames.externalFrames;
   return () => {
     const d = run.domain(st.domain, at);
     run.cur = d;
     const stack = run.frames.stackOf(d.current, []);
     d.current.callstack = stack;
     run.guard(at, () => {
-      const id = run.tracer.extAlloc(d.id, bytes(), stack, () => {
-        // Printexc.get_callstack allocates the callstack array while the lock is held.
-        if (stack.length > 0) d.alloc(Math.min(stack.length, 256));
-        d.returnFromC();
+      const id = run.tracer.extAlloc(d.id, bytes(), stack, {
+        afterDraw: () => d.poll(),
+        whileLocked: () => {
+          const frames = above.length === 0 ? stack : [...above, ...stack];
+          d.current.callstack = frames;
+          try {
+            if (frames.length > 0) d.allocFromRuntime(frames.length, false);
+            d.returnFromC();
+            d.processPendingActions();
+            d.returnFromC();
+          } finally {
+            d.current.callstack = stack;
+          }
+        },
       });
       if (id !== undefined) run.lifetimes.end(lifetime, () => run.tracer.extFree(d.id, id));
     });

@@ -29,7 +29,7 @@ import { ScenarioError } from "../errors.ts";
 import { ScenarioRng } from "../rng.ts";
 import { Lifetimes } from "../lifetimes.ts";
 import type { Lifetime, ProfileSpec, Scenario } from "../spec.ts";
-import { countLeafSteps, findStep } from "../walk.ts";
+import { countLeafSteps, externalSamplingRate, traceSamplingRate } from "../walk.ts";
 import { ActionError } from "./_action_error.ts";
 import { Frames } from "./_frames.ts";
 import { RunCounts } from "./_counts.ts";
@@ -168,9 +168,7 @@ export class RunContext {
       this.racePoints.push({ kind: "adoption", id: ids[0], ids, participants, domain });
       return domain;
     };
-    const firstStart = findStep(sc.steps, (st) => st.kind === "memprofStart");
-    const firstRate = opts.samplingRate ??
-      (firstStart?.kind === "memprofStart" ? firstStart.profile.samplingRate : s.samplingRate);
+    const firstRate = traceSamplingRate(sc, opts.samplingRate);
     this.traceRate = firstRate;
     this.tracer = new Tracer(this.traceSink, {
       info: {
@@ -185,7 +183,7 @@ export class RunContext {
         context: s.description === "" ? undefined : s.description,
       },
       clock: () => EPOCH_US + Math.floor(this.clockNs / 1000),
-      externalSamplingRate: s.externalSamplingRate ?? firstRate,
+      externalSamplingRate: externalSamplingRate(sc, opts.samplingRate),
     });
     const keepSites = opts.keepSites;
     const taken = new Map<Lifetime, number>();

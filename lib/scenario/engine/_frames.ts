@@ -25,6 +25,9 @@ export class Frames {
   readonly #harnessMain: readonly string[];
   readonly #harnessSpawned: readonly string[];
   readonly #harnessThread: readonly string[];
+  /** Frames above the scenario's where an external allocation captures its callstack
+   * (`RunOptions.harnessFrames.external`). */
+  readonly externalFrames: readonly string[];
   readonly #mainDomain: Domain;
   #versions = 0;
 
@@ -34,6 +37,7 @@ export class Frames {
     this.#harnessMain = new Array<string>(hf.main).fill(HARNESS_FRAME);
     this.#harnessSpawned = new Array<string>(hf.spawned).fill(HARNESS_FRAME);
     this.#harnessThread = new Array<string>(hf.thread ?? 0).fill(HARNESS_FRAME);
+    this.externalFrames = new Array<string>(hf.external ?? 0).fill(HARNESS_FRAME);
     this.#mainDomain = mainDomain;
   }
 
