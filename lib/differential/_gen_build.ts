@@ -72,6 +72,9 @@ function runSteps(
           ...(st.at !== undefined ? { at: st.at } : {}),
         });
         break;
+      case "ext":
+        d.extAlloc(sizeValue(st.bytes), lifetimeValue(st.lifetime));
+        break;
       case "gc":
         gcCall(d, st.what);
         break;
@@ -323,6 +326,14 @@ class Emitter {
               ["lifetime", st.lifetime.kind === "drop" ? undefined : lifetimeCode(st.lifetime)],
               ["at", at],
             ])
+          });`,
+        );
+        break;
+      case "ext":
+        this.#line(
+          indent,
+          `${d}.extAlloc(${sizeCode(st.bytes)}${
+            st.lifetime.kind === "drop" ? "" : `, ${lifetimeCode(st.lifetime)}`
           });`,
         );
         break;

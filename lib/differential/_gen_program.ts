@@ -45,6 +45,8 @@ export type GenStep =
     readonly lifetime: Lifetime;
     readonly at?: string;
   }
+  /** `d.extAlloc(bytes, lifetime)`: memtrace's `External.alloc`. */
+  | { readonly k: "ext"; readonly bytes: SizeSpec; readonly lifetime: Lifetime }
   | { readonly k: "gc"; readonly what: GcKind }
   | { readonly k: "poll" }
   | { readonly k: "repeat"; readonly count: number; readonly body: readonly GenStep[] }
@@ -167,6 +169,12 @@ export function programCost(
           break;
         case "unmarshal":
           words += times * st.blocks.reduce((a, b) => a + b + 1, 0);
+          allocs += times;
+          break;
+        case "ext":
+          // Out of the heap, but sampled per word as the heap's words are: counted as words so
+          // that the expected samples (each a callstack array and its callbacks) stay bounded.
+          words += times * Math.ceil(maxSize(st.bytes) / 8);
           allocs += times;
           break;
         case "gc":
@@ -301,6 +309,9 @@ interface Keeps {
   readonly list?: boolean;
   /** `keep.cycle` (not for an unmarshalled value). */
   readonly cycle?: boolean;
+  /** An external allocation's token: no `keep.ring` (nor `keep.list`, `keep.cycle`), which are
+   * for heap blocks. */
+  readonly token?: boolean;
 }
 
 /** A lifetime, as `k` allows. */
@@ -319,7 +330,7 @@ function lifetime(k: Keeps): fc.Arbitrary<Lifetime> {
     w(1, fc.constant<Lifetime>({ kind: "forever" })),
     w(k.list ? 2 : 0, lifetimeName.map((name): Lifetime => ({ kind: "list", name }))),
     w(
-      2,
+      k.token ? 0 : 2,
       fc.record({ slots: fc.integer({ min: 1, max: 64 }), name: fc.option(lifetimeName) })
         .map(({ slots, name }): Lifetime =>
           name === null ? { kind: "ring", slots } : { kind: "ring", slots, name }
@@ -329,7 +340,7 @@ function lifetime(k: Keeps): fc.Arbitrary<Lifetime> {
   return fc.oneof(
     w(12, simple),
     w(
-      k.cycle === false ? 0 : 1,
+      k.cycle === false || k.token ? 0 : 1,
       fc.array(simple, { minLength: 1, maxLength: 4 }).map((ls): Lifetime => ({
         kind: "cycle",
         lifetimes: ls,
@@ -424,6 +435,21 @@ function allocStep(keeps: boolean, worker: boolean): fc.Arbitrary<GenStep> {
   );
 }
 
+/** An external allocation (memtrace's `External.alloc`): bytes from a word to 100 kB. */
+function extStep(keeps: boolean): fc.Arbitrary<GenStep> {
+  const bytes: fc.Arbitrary<SizeSpec> = fc.oneof(
+    w(3, fc.integer({ min: 1, max: 64 })),
+    w(3, fc.integer({ min: 65, max: 8192 })),
+    w(1, fc.integer({ min: 8193, max: 100_000 })),
+    w(1, fc.integer({ min: 8, max: 4000 }).map((a): SizeSpec => ({ uniform: [a, a * 2] }))),
+  );
+  return fc.record({ bytes, lifetime: lifetime({ keeps, token: true }) }).map((r): GenStep => ({
+    k: "ext",
+    bytes: r.bytes,
+    lifetime: r.lifetime,
+  }));
+}
+
 function withAt<T extends GenStep & { at?: string }>(st: T, at: string | undefined): T {
   return at === undefined ? st : { ...st, at };
 }
@@ -461,6 +487,8 @@ interface Place {
   readonly threads?: boolean;
   /** No explicit collection (a spawned domain's steps). */
   readonly light?: boolean;
+  /** External allocations may be made (the main domain's one thread, no callback raising). */
+  readonly external?: boolean;
 }
 
 /** A list of plain steps (no profile control, no domains) at `place`. */
@@ -478,6 +506,7 @@ function step(place: Place): fc.Arbitrary<GenStep> {
         : gcKind.map((what): GenStep => ({ k: "gc", what })),
     ),
     w(2, fc.constant<GenStep>({ k: "poll" })),
+    w(place.external ? 3 : 0, extStep(place.keeps)),
     w(place.threads ? 1 : 0, fc.constant<GenStep>({ k: "threadYield" })),
     w(place.events ? 2 : 0, userEvent),
     w(
@@ -543,7 +572,10 @@ function callbackEntries(
   stops: Stops,
 ): fc.Arbitrary<{ when: Trigger; action: CallbackAction }[]> {
   const simple: fc.Arbitrary<CallbackAction[]> = fc.oneof(
-    w(4, fc.constantFrom(...EXCEPTIONS).map((exn): CallbackAction[] => [{ kind: "raise", exn }])),
+    w(
+      shape === "external" ? 0 : 4,
+      fc.constantFrom(...EXCEPTIONS).map((exn): CallbackAction[] => [{ kind: "raise", exn }]),
+    ),
     w(
       4,
       fc.record({
@@ -595,8 +627,9 @@ function callbackEntries(
   );
 }
 
-/** What a scenario runs besides the main domain. */
-type Shape = "plain" | "domains" | "threads" | "worker";
+/** What a scenario runs besides the main domain (`external`: nothing, and it makes external
+ * allocations, so that no callback raises: memtrace's lock would fail the tracer). */
+type Shape = "plain" | "external" | "domains" | "threads" | "worker";
 
 /** Which stops a profile's allocation callbacks may make: none, a restart (stop, then start
  * another profile), or also a plain stop (the episode then has no stop step of its own). */
@@ -732,7 +765,8 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
     seed: fc.integer({ min: 1, max: 1_000_000 }),
     minorHeapWords: fc.constantFrom(...MINOR_HEAPS),
     shape: fc.oneof(
-      w(14, fc.constant<"plain">("plain")),
+      w(11, fc.constant<"plain">("plain")),
+      w(3, fc.constant<"external">("external")),
       w(4, fc.constant<"domains">("domains")),
       w(3, fc.constant<"threads">("threads")),
     ),
@@ -746,6 +780,7 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
       depth: 0,
       events,
       threads: shape === "threads",
+      external: shape === "external",
     };
     const top = steps(place, 4);
     // An episode: a profile started, steps, then (unless a callback may end it, in the last
@@ -753,7 +788,7 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
     const episode = (k: number, last: boolean) =>
       fc.oneof(
         w(5, fc.constant(true)),
-        w(last && shape === "plain" ? 2 : 0, fc.constant(false)),
+        w(last && (shape === "plain" || shape === "external") ? 2 : 0, fc.constant(false)),
       ).chain((stop) =>
         fc.record({
           profile: profile(`p${k}`, shape, stop ? "restart" : "may end"),
@@ -881,6 +916,7 @@ function lifetimesOf(st: GenStep): readonly Lifetime[] {
   switch (st.k) {
     case "alloc":
     case "unmarshal":
+    case "ext":
       return [st.lifetime];
     case "combined":
       return st.lifetimes;

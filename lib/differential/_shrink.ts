@@ -12,6 +12,7 @@ import {
   type GenProfile,
   type GenProgram,
   type GenStep,
+  maxSize,
 } from "./_gen_program.ts";
 
 /** A path to a step: indices into nested bodies. */
@@ -118,6 +119,10 @@ function simplerSteps(st: GenStep): GenStep[] {
       break;
     case "unmarshal":
       if (st.blocks.length > 1) out.push({ ...st, blocks: st.blocks.slice(0, 1) });
+      if (st.lifetime.kind !== "drop") out.push({ ...st, lifetime: { kind: "drop" } });
+      break;
+    case "ext":
+      if (typeof st.bytes !== "number") out.push({ ...st, bytes: maxSize(st.bytes) });
       if (st.lifetime.kind !== "drop") out.push({ ...st, lifetime: { kind: "drop" } });
       break;
     case "start":

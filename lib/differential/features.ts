@@ -22,6 +22,7 @@ export const EXPORTABLE_FEATURES: readonly string[] = [
   "step:alloc",
   "step:allocCombined",
   "step:unmarshal",
+  "step:extAlloc",
   "step:gc",
   "step:poll",
   "step:repeat",
@@ -117,6 +118,9 @@ export function scenarioFeatures(sc: Scenario): Set<string> {
         break;
       case "unmarshal":
         st.blocks.forEach((s) => sizeFeatures(s, f));
+        lifetimeFeatures(st.lifetime, f);
+        break;
+      case "extAlloc":
         lifetimeFeatures(st.lifetime, f);
         break;
       case "gc":
