@@ -18,6 +18,7 @@ import { keep, type Scenario, type Trigger } from "../../lib/scenario/mod.ts";
 import { judgedBySimulation } from "./helpers.ts";
 import fc from "fast-check";
 import {
+  BALLAST,
   fitBudget,
   type GenProgram,
   genProgram,
@@ -181,4 +182,20 @@ Deno.test("a callback's own collections are budgeted by the callbacks expected t
   assert.ok(programCost(fitted.steps).callbackGcUnits <= MAX_CALLBACK_GC_UNITS);
   assert.ok(withinBudget(fitted));
   assert.ok((fitted.steps[1] as { count: number }).count < 230_000);
+});
+
+Deno.test("the main domain keeps a ballast before its first worker starts", () => {
+  // With little live data, the main domain's opportunistic work at a worker's stop-the-world
+  // barriers could finish its cycle, or not, from run to run (docs/findings.md, 3; rnd-18-385).
+  let spawning = 0;
+  for (let i = 0; i < 150; i++) {
+    const steps = randomProgram(5, i).steps;
+    const first = steps.findIndex((st) => st.k === "spawn");
+    if (first < 0) continue;
+    spawning++;
+    const at = steps.indexOf(BALLAST);
+    assert.ok(at >= 0 && at < first, `program ${i}: no ballast before its first worker`);
+    assert.deepEqual(steps[first - 1], { k: "gc", what: "fullMajor" });
+  }
+  assert.ok(spawning >= 15, `${spawning} of 150 programs spawn`);
 });
