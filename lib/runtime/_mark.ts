@@ -497,9 +497,11 @@ export class Marker {
   /** `mark`'s step once the mark stack is empty: the next compressed range's fields, each
    * darkened as `mark_slice_darken` does. Returns the budget left (negative: work done past it). */
   #darkenCompressed(budget: number): number {
+    // Read before darkening: a push may prune the stack, which rebuilds the compressed one from
+    // the next range on (as `mark` moves its iterator before darkening a chunk).
     const k = this.#cNext++;
-    const ref = this.#cRef[k];
-    for (let i = this.#cStart[k]; i < this.#cEnd[k]; i++) {
+    const ref = this.#cRef[k], end = this.#cEnd[k];
+    for (let i = this.#cStart[k]; i < end; i++) {
       budget = this.#sliceDarken(this.#field(ref, i), budget);
     }
     return budget;
