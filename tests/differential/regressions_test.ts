@@ -167,6 +167,11 @@
 //    and did not return from the C call that runs those callbacks, whose return with an action
 //    pending (memprof's callbacks end by flagging one) makes the next poll collect
 //    (external_return_from_c; lib/scenario/engine/_compile_alloc.ts, `extAllocWork`).
+// 34. (random campaign, seed 19) the model of the program's heap ran at once the slice that
+//    `caml_poll_gc_work` asks of every domain when a global slice falls short of its target
+//    (here by ending a cycle); OCaml 5.3 runs it at the next poll, after the next block, and the
+//    scenario started 137,821 words of work behind (slice_due_next_poll, from rnd-19-301;
+//    lib/export/_harness_heap.ts, `sliceDue`).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -233,6 +238,7 @@ import ringSlotFirstStore from "./regressions/ring_slot_first_store.ts";
 import ringSlotFirstStoreMain from "./regressions/ring_slot_first_store_main.ts";
 import marshalBuildLive from "./regressions/marshal_build_live.ts";
 import markStackPruned from "./regressions/mark_stack_pruned.ts";
+import sliceDueNextPoll from "./regressions/slice_due_next_poll.ts";
 import foreverSharedSites from "./regressions/forever_shared_sites.ts";
 import callstackPromoted from "./regressions/callstack_promoted.ts";
 import unmarshalValueLocalRoot from "./regressions/unmarshal_value_local_root.ts";
@@ -303,6 +309,7 @@ const regressions: readonly Scenario[] = [
   ringSlotFirstStoreMain,
   marshalBuildLive,
   markStackPruned,
+  sliceDueNextPoll,
   externalAllocPolls,
   externalCallstackMajor,
   externalReturnFromC,
