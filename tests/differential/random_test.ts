@@ -26,7 +26,9 @@ import {
   programCost,
   withinBudget,
 } from "../../lib/differential/_gen_program.ts";
-import { isExportable } from "../../lib/differential/random.ts";
+import { isExportable, misusesMemprof } from "../../lib/differential/random.ts";
+import { simulateCanonical } from "../../lib/differential/run.ts";
+import misuseWithKeepSites from "./_memprof_misuse_keep_sites.ts";
 import { buildGenScenario } from "../../lib/differential/_gen_build.ts";
 
 Deno.test("scenario I of seed S is always the same program, and others differ", () => {
@@ -198,4 +200,20 @@ Deno.test("the main domain keeps a ballast before its first worker starts", () =
     assert.deepEqual(steps[first - 1], { k: "gc", what: "fullMajor" });
   }
   assert.ok(spawning >= 15, `${spawning} of 150 programs spawn`);
+});
+
+Deno.test("the generator's filter simulates a program as the campaign does, keep sites included", () => {
+  // rnd-19-978: without its keep sites' marking, Gc.Memprof is used correctly; with it, a
+  // pending callback raises in Gc.Memprof.stop, and the discard after fails.
+  const program = exportOCaml(misuseWithKeepSites);
+  simulateCanonical(misuseWithKeepSites, { majorHeap: program.majorHeap });
+  assert.throws(
+    () =>
+      simulateCanonical(misuseWithKeepSites, {
+        majorHeap: program.majorHeap,
+        keepSites: program.keepSites,
+      }),
+    /Gc\.Memprof\.discard: profile not stopped/,
+  );
+  assert.equal(misusesMemprof(misuseWithKeepSites), true);
 });
