@@ -460,8 +460,8 @@ export class Marker {
    * (OCaml keeps the compressed fields in a hash table of 64-word address chunks and darkens
    * them chunk by chunk in the table's order, which follows the addresses' hashes; the
    * simulation, which has no addresses, keeps them in the order they were compressed, one range
-   * at a time. Only the order of marking can differ: a field whose value is an immediate or
-   * a marked block costs nothing either way.) */
+   * at a time. Only the order of marking can differ, and with it, for a block that both a
+   * compressed field and a scanned one reach, whether its header is charged.) */
   #prune(): void {
     const ref = this.#cRef.slice(this.#cNext);
     const start = this.#cStart.slice(this.#cNext);
@@ -513,15 +513,23 @@ export class Marker {
   #sliceDarken(ref: number, budget: number): number {
     if (ref === F_IMM || !this.#takeUnmarked(ref)) return budget;
     this.blocksMarked++;
+    if (this.#noScan(ref)) return budget - this.#wosize(ref);
+    return budget - this.#pushBlock(ref);
+  }
+
+  /** `mark_stack_push_block`: pushes the fields of `ref` (a block with fields to scan) from the
+   * first pointer among its first eight (from the ninth if none; nothing if it has no more), and
+   * returns the work it skipped — the fields before, or all of them and the header if it pushed
+   * nothing. */
+  #pushBlock(ref: number): number {
     const w = this.#wosize(ref);
-    if (this.#noScan(ref)) return budget - w;
     const offset = ref >= 0 ? this.#g.env[ref] : 0;
     const end = w < PUSH_LOOKAHEAD ? w : PUSH_LOOKAHEAD;
     let i = offset;
     for (; i < end; i++) if (this.#field(ref, i) !== F_IMM) break;
-    if (i === w) return budget - (w - offset + 1);
+    if (i === w) return w - offset + 1;
     this.#push(ref, i, w);
-    return budget - (i - offset);
+    return i - offset;
   }
 
   /** Whether `ref` is a block marking has still to mark, marking it if so. */
@@ -577,18 +585,11 @@ export class Marker {
     return to >= 0 && this.#host.block(to) !== undefined ? keptRef(to) : F_IMM;
   }
 
-  /** `caml_darken` of a block: marked, and `mark_stack_push_block` pushes its fields from the
-   * first pointer among its first eight (from the ninth if none; nothing if it has no more). */
+  /** `caml_darken` of a block: marked, and its fields pushed ({@linkcode #pushBlock}; the work
+   * skipped is not charged). */
   #darkenRef(ref: number): void {
     if (!this.#takeUnmarked(ref)) return;
-    if (this.#noScan(ref)) return;
-    const w = this.#wosize(ref);
-    const offset = ref >= 0 ? this.#g.env[ref] : 0;
-    const end = w < PUSH_LOOKAHEAD ? w : PUSH_LOOKAHEAD;
-    let i = offset;
-    for (; i < end; i++) if (this.#field(ref, i) !== F_IMM) break;
-    if (i === w) return;
-    this.#push(ref, i, w);
+    if (!this.#noScan(ref)) this.#pushBlock(ref);
   }
 
   /** `do_some_marking`: marks until `budget` is spent (then drains the prefetch buffer) or the
