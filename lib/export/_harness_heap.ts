@@ -407,12 +407,7 @@ export function harnessMajorHeap(
   let sliceDue = false;
   // The slice due, run at a poll before a block: a young one's allocation enters the runtime
   // first; `Array.map`'s loop polls at its back-edge, before its third element on (g19-42).
-  const runDue = () => {
-    if (!sliceDue) return;
-    sliceDue = false;
-    polled();
-    gc.slice(d, SliceKind.AUTO);
-  };
+  const runDue = () => slicesAsked();
   // The `Array.map` running: its element 0's marking costs (by scanning, or darkened directly),
   // the cycle in which the result array was made, and the last cycle element 0 was darkened in.
   // A store into the result array once a cycle has begun since it was made (it was promoted
