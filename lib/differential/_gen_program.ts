@@ -5,8 +5,8 @@
  *
  * The arbitraries aim at programs that are valid and exportable by construction: what the
  * exporter refuses, and what OCaml 5.3 does not do deterministically, is left out (one spawned
- * domain at a time, keeping nothing while it runs; threads with programs only on a single-domain
- * scenario; no profile started or discarded in an order `Gc.Memprof` refuses). The campaign's
+ * domain at a time, keeping nothing while it runs; no callback passing the systhreads' baton in a
+ * scenario with spawned domains; no profile started or discarded in an order `Gc.Memprof` refuses). The campaign's
  * filter (random.ts) still builds and exports each program, so a miss is refused, never run.
  * @module
  */
@@ -598,7 +598,7 @@ function callbackEntries(
   const stopping: fc.Arbitrary<CallbackAction[]> = fc.oneof(
     w(stops === "may end" ? 1 : 0, fc.constant<CallbackAction[]>([{ kind: "stop" }])),
     w(
-      stops === "may end" ? 2 : 0,
+      stops === "may end" ? 4 : 0,
       fc.constant<CallbackAction[]>([{ kind: "stop" }, { kind: "discard" }]),
     ),
     w(
@@ -620,7 +620,10 @@ function callbackEntries(
   const nth = fc.integer({ min: 1, max: 30 }).map((n): Trigger => ({ kind: "nth", n }));
   const entry = fc.oneof(
     w(6, fc.record({ when: trigger, actions: simple })),
-    w(stops === "none" ? 0 : 1, fc.record({ when: nth, actions: stopping })),
+    w(
+      stops === "none" ? 0 : stops === "may end" ? 2 : 1,
+      fc.record({ when: nth, actions: stopping }),
+    ),
   );
   return fc.array(entry, { maxLength: 2 }).map((es) =>
     es.flatMap(({ when, actions }) => actions.map((action) => ({ when, action })))
@@ -629,7 +632,7 @@ function callbackEntries(
 
 /** What a scenario runs besides the main domain (`external`: nothing, and it makes external
  * allocations, so that no callback raises: memtrace's lock would fail the tracer). */
-type Shape = "plain" | "external" | "domains" | "threads" | "worker";
+type Shape = "plain" | "external" | "domains" | "threads" | "threadsDomains" | "worker";
 
 /** Which stops a profile's allocation callbacks may make: none, a restart (stop, then start
  * another profile), or also a plain stop (the episode then has no stop step of its own). */
@@ -777,17 +780,23 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
       w(3, fc.constant<"external">("external")),
       w(4, fc.constant<"domains">("domains")),
       w(3, fc.constant<"threads">("threads")),
+      w(2, fc.constant<"threadsDomains">("threadsDomains")),
     ),
     events: fc.oneof(w(4, fc.constant(false)), w(1, fc.constant(true))),
   }).chain(({ seed, minorHeapWords, shape, events }) => {
-    const multi = shape === "domains";
+    // A systhread with a program and, at the end, spawned domains (counted waits,
+    // lib/scenario/engine/_domain_waits.ts); its callbacks are the domains' (no baton pass: a
+    // worker takes its parent's profile).
+    const withThread = shape === "threads" || shape === "threadsDomains";
+    const multi = shape === "domains" || shape === "threadsDomains";
+    const cbShape: Shape = shape === "threadsDomains" ? "domains" : shape;
     const place: Place = {
       loops: 0,
       keeps: true,
       worker: false,
       depth: 0,
       events,
-      threads: shape === "threads",
+      threads: withThread,
       external: shape === "external",
     };
     const top = steps(place, 4);
@@ -799,7 +808,7 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
         w(last && (shape === "plain" || shape === "external") ? 2 : 0, fc.constant(false)),
       ).chain((stop) =>
         fc.record({
-          profile: profile(`p${k}`, shape, stop ? "restart" : "may end"),
+          profile: profile(`p${k}`, cbShape, stop ? "restart" : "may end"),
           body: fc.array(top, { minLength: 1, maxLength: 3 }),
           after: multi && stop
             ? fc.array(spawnStep(k, events), { minLength: 0, maxLength: 2 })
@@ -814,7 +823,7 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
         fc.tuple(...ks.map((_, i) => episode(i + 1, i === ks.length - 1)))
       ),
       epilogue: fc.option(top, { freq: 2, nil: [] as GenStep[] }),
-      thread: shape === "threads" ? threadSteps("t1", events) : fc.constant(undefined),
+      thread: withThread ? threadSteps("t1", events) : fc.constant(undefined),
       pause: fc.boolean(),
     }).map(({ prologue, episodes, epilogue, thread, pause }): GenProgram => {
       const out: GenStep[] = [];

@@ -98,6 +98,7 @@ export const EXPORTABLE_FEATURES: readonly string[] = [
   "action:yieldToNext",
   "userEvent:unit",
   "userEvent:int",
+  "threads:withDomains",
 ];
 
 /** The features of `sc`. */
@@ -138,6 +139,7 @@ export function scenarioFeatures(sc: Scenario): Set<string> {
     }
     return loops;
   });
+  if (f.has("step:threadSpawn") && f.has("step:spawn")) f.add("threads:withDomains");
   return f;
 }
 

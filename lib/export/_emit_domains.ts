@@ -41,14 +41,26 @@ export function domainFunction(em: Emitter, ord: number, turns: Turns): string {
   const { flushBase, exitTurn, trailingJoins, multi } = turns;
   const fn = ord === 0 ? "run_main" : `run_${ord}`;
   const lines: string[] = [];
+  // Counted waits (lib/export/_prelude.ts, `countedWaitsPrelude`): the waiting domain and the
+  // one a turn goes to are named; the main domain does not wait for the first turn.
+  const counted = em.plan.countedWaits;
+  const waitTurn = (k: number) => counted ? `wait_turn ${ord} ${k};` : `wait_turn ${k};`;
+  const passTurn = (k: number) =>
+    counted ? `pass_turn ${k} ${turnOrd(em, turns, k)};` : `pass_turn ${k};`;
   if (ord !== 0) {
-    lines.push(`ord_of_index.(Domain.self_index ()) <- ${ord};`, `announce_started ${ord};`);
+    lines.push(
+      `ord_of_index.(Domain.self_index ()) <- ${ord};`,
+      counted ? `announce_started ${ord} ${em.plan.parentOrd[ord]};` : `announce_started ${ord};`,
+    );
   }
   const joinCode = (joins: readonly number[]) =>
     joins.map((j) => `join_dom (Obj.obj doms.(${j}) : unit Domain.t);`);
   segments.forEach((seg, i) => {
     if (seg.ord !== ord) return;
-    if (multi) lines.push(`wait_turn ${i};`, ...joinCode(seg.joins), "resume_dom ();");
+    if (multi) {
+      if (!(counted && i === 0)) lines.push(waitTurn(i));
+      lines.push(...joinCode(seg.joins), "resume_dom ();");
+    }
     const ctx: Ctx = {
       ord,
       depth: 0,
@@ -59,7 +71,7 @@ export function domainFunction(em: Emitter, ord: number, turns: Turns): string {
       thread: 0,
     };
     lines.push(stepsCode(em, seg.steps, ctx));
-    if (multi) lines.push(`pass_turn ${i + 1};`);
+    if (multi) lines.push(passTurn(i + 1));
   });
   // A domain ended by a join waits, after its last step, for the joiner to let it end.
   // (issue 22, polls helper) Released, it drains what is still pending (the `terminate`
@@ -69,17 +81,26 @@ export function domainFunction(em: Emitter, ord: number, turns: Turns): string {
   const flushIndex = aliveAtEnd.indexOf(ord);
   if (flushIndex >= 0) {
     if (multi) {
-      lines.push(`wait_turn ${flushBase + flushIndex};`);
+      lines.push(waitTurn(flushBase + flushIndex));
       if (flushIndex === 0) lines.push(...joinCode(trailingJoins));
       lines.push("resume_dom ();");
     }
     lines.push("(* the simulation's final poll: pending callbacks run *)");
     lines.push(guard(em, "process_pending ()", false) + ";");
-    if (multi) lines.push(`pass_turn ${flushBase + flushIndex + 1};`);
+    if (multi) lines.push(passTurn(flushBase + flushIndex + 1));
     // The main domain ends the run after every flush; the others end after that.
-    if (multi) lines.push(`wait_turn ${ord === 0 ? exitTurn : exitTurn + 1};`);
+    if (multi) lines.push(waitTurn(ord === 0 ? exitTurn : exitTurn + 1));
   }
   return `let[@inline never] ${fn} () =\n  ${lines.join("\n  ")}\n  Sys.opaque_identity ()`;
+}
+
+/** The domain that waits for turn `k` (counted waits): a segment's, a final poll's, then the
+ * main domain, which ends the run. */
+function turnOrd(em: Emitter, turns: Turns, k: number): number {
+  const { segments, aliveAtEnd } = em.plan;
+  if (k < turns.flushBase) return segments[k].ord;
+  if (k < turns.exitTurn) return aliveAtEnd[k - turns.flushBase];
+  return 0;
 }
 
 /** The function of thread `k` (a systhread with a program): it starts, waits for its first
@@ -162,7 +183,13 @@ export function mainCode(
     "  frozen := true;",
     "  let s1 = Gc.quick_stat () in",
     ...(marks ? ["  ring_pause ();", "  ring_resume ();"] : []),
-    ...(turns.multi ? [`  pass_turn ${turns.exitTurn + 1};`] : []),
+    ...(!turns.multi
+      ? []
+      : em.plan.countedWaits
+      ? em.plan.aliveAtEnd.filter((o) => o !== 0).map((o) =>
+        `  pass_turn ${turns.exitTurn + 1} ${o};`
+      )
+      : [`  pass_turn ${turns.exitTurn + 1};`]),
     ...joins,
     "  print_log ~minors:(s1.Gc.minor_collections - s0.Gc.minor_collections - 1)",
     "    ~majors:(s1.Gc.major_collections - s0.Gc.major_collections)" + (marks ? ";" : ""),

@@ -94,7 +94,9 @@ const STEP_WRITERS: { readonly [K in WrittenKind]: StepWriter<StepOf<K>> } = {
     return `${tick(em, ctx)} ${guard(em, "Gc.minor ()", ctx.inAttempt)}; resume_dom (); ${
       guard(
         em,
-        `doms.(${child}) <- Obj.repr (Domain.spawn run_${child}); wait_started ${child}`,
+        `doms.(${child}) <- Obj.repr (Domain.spawn run_${child}); wait_started ${child}${
+          em.plan.countedWaits ? ` ${ctx.ord}` : ""
+        }`,
         ctx.inAttempt,
       )
     };`;

@@ -70,7 +70,7 @@ function callbackCode(
     const ret = s.result === "track" ? track : "set_outcome b 0; None";
     return `let ${fn} (info : Gc.Memprof.allocation) : int option =\n` +
       `  if !frozen then None else begin\n` +
-      `  let b = record_alloc ${ki} info in\n  let id = !serial in\n  ignore id;\n` +
+      `  let id = next_id () in\n  let b = record_alloc ${ki} id info in\n  ignore id;\n` +
       `${counted}  ${ret}\n  end`;
   }
   if (ki === 2) {
@@ -159,10 +159,14 @@ export function handlersCode(em: Emitter): string {
  * wait loop: a callback raising there aborts the join, which is retried until it returns.
  */
 export function resumeCode(em: Emitter): string {
+  // Counted waits: Domain.join once the domain has finished (lib/export/_prelude.ts).
+  const join = em.plan.countedWaits
+    ? "(await_finished (Obj.field (Obj.repr d) 1); Domain.join d)"
+    : "Domain.join d";
   if (!em.plan.canRaise) {
     return [
       "let[@inline never] resume_dom () = process_pending ()",
-      "let[@inline never] join_dom (d : unit Domain.t) = Domain.join d",
+      `let[@inline never] join_dom (d : unit Domain.t) = ${join}`,
     ].join("\n");
   }
   return [
@@ -173,7 +177,7 @@ export function resumeCode(em: Emitter): string {
     "  | () -> ()",
     "  | exception e -> escaped e; ignore (Sys.opaque_identity (resume_dom ()))",
     "let rec join_dom (d : unit Domain.t) =",
-    "  match Domain.join d with",
+    `  match ${join} with`,
     "  | () -> ()",
     "  | exception e -> escaped e; ignore (Sys.opaque_identity (join_dom d))",
   ].join("\n");

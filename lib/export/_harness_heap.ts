@@ -25,7 +25,12 @@ import {
   type MajorGcInitialState,
   SliceKind,
 } from "../runtime/major_gc.ts";
-import { HARNESS_TABLES, type HarnessShape, LayoutBuilder } from "./_harness_tables.ts";
+import {
+  HARNESS_TABLES,
+  type HarnessShape,
+  LayoutBuilder,
+  tableIncluded,
+} from "./_harness_tables.ts";
 import { CUSTOM_MAJOR_RATIO } from "../runtime/runtime.ts";
 import type { ProgramMarkLayout } from "../runtime/_mark.ts";
 import {
@@ -112,7 +117,7 @@ function markCost(b: HarnessBlock): number {
 export function harnessBlocks(
   p: HarnessShape,
   extra: readonly HarnessBlock[] = [],
-  opts: { readonly threadsLibrary?: boolean } = {},
+  opts: { readonly threadsLibrary?: boolean; readonly countedWaits?: boolean } = {},
 ): HarnessBlock[] {
   const root = (wosize: number, fields: HarnessBlock["fields"]): HarnessBlock => ({
     wosize,
@@ -121,7 +126,7 @@ export function harnessBlocks(
   });
   const out: HarnessBlock[] = [];
   for (const t of HARNESS_TABLES) {
-    if (!t.threadsOnly || opts.threadsLibrary) out.push(...t.blocks(p));
+    if (tableIncluded(t, opts)) out.push(...t.blocks(p));
   }
   for (let i = 0; i < p.exceptions; i++) out.push(root(2, "pointers")); // exception constructors
   for (const b of extra) out.push(b);
@@ -513,13 +518,14 @@ export function harnessMarkLayout(
   extra: readonly HarnessBlock[] = [],
   opts: {
     readonly threadsLibrary?: boolean;
+    readonly countedWaits?: boolean;
     readonly events?: boolean;
     readonly userEvents?: number;
   } = {},
 ): ProgramMarkLayout {
   const lay = new LayoutBuilder();
   for (const t of HARNESS_TABLES) {
-    if (!t.threadsOnly || opts.threadsLibrary) t.layout(p, lay);
+    if (tableIncluded(t, opts)) t.layout(p, lay);
   }
   const { globals, blocks } = lay;
   const block = (text: string) => lay.block(text);

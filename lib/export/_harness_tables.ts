@@ -57,6 +57,9 @@ export interface HarnessTable {
   /** Declared by the systhreads' part of the prelude (`threadsPrelude`), linked only with the
    * threads library. */
   readonly threadsOnly?: true;
+  /** Declared by the counted waits' part of the prelude (`countedWaitsPrelude`): with the
+   * threads library and several domains. */
+  readonly countedOnly?: true;
   /** Its declaration, as the prelude writes it. */
   decl(p: HarnessShape): string;
   /** The blocks it allocates and keeps, in the order it allocates them. */
@@ -318,7 +321,34 @@ export const HARNESS_TABLES: readonly HarnessTable[] = [
     layout: (p, lay) => void lay.globals.push(ints(threadsOf(p))),
   },
   intArray("th_of_id", () => "256", () => 256, "0", { threadsOnly: true }),
+  {
+    // Each domain's condition (counted waits), made as th_cond's: the first, the array, the
+    // others; a domain waiting on its condition holds it on its stack as well.
+    name: "dom_cond",
+    countedOnly: true,
+    decl: (p) => `let dom_cond = Array.init ${p.domains} (fun _ -> Condition.create ())`,
+    blocks: (p) => {
+      const n = p.domains;
+      const out = [root(n, "pointers"), { wosize: 2, fields: "noscan", via: "scan" } as const];
+      for (let k = 1; k < n; k++) out.push(root(2, "noscan"));
+      return out;
+    },
+    layout: (p, lay) => {
+      const conds = Array.from({ length: p.domains }, () => lay.blocks.push("2 255 0") - 1);
+      lay.globals.push(`${p.domains} 0 0 | ${conds.map((b) => `b${b}`).join(" ")}`);
+    },
+  },
 ];
+
+/** Whether table `t` is part of a program linked (`threadsLibrary`) or not with the threads
+ * library, with several domains or not (`countedWaits`). */
+export function tableIncluded(
+  t: HarnessTable,
+  opts: { readonly threadsLibrary?: boolean; readonly countedWaits?: boolean },
+): boolean {
+  if (t.countedOnly) return opts.countedWaits === true;
+  return !t.threadsOnly || opts.threadsLibrary === true;
+}
 
 /** The table named `name` (see {@linkcode HARNESS_TABLES}). */
 export const HARNESS_TABLE: Readonly<Record<string, HarnessTable>> = Object.fromEntries(

@@ -100,6 +100,11 @@ export interface ExportPlan {
   readonly threadIndex: ReadonlyMap<string, number>;
   /** Whether the program links the threads library. */
   readonly threadsLibrary: boolean;
+  /** Whether each wait of a domain is one blocking section (the threads library and several
+   * domains: lib/scenario/engine/_domain_waits.ts). */
+  readonly countedWaits: boolean;
+  /** The domain that spawns each domain (by number; the main domain's is 0). */
+  readonly parentOrd: readonly number[];
   /** Profiles by slot. */
   readonly profiles: readonly ProfileSpec[];
   /** Slot by profile name. */
@@ -167,15 +172,6 @@ export function planProgram(sc: Scenario, refuse: Refuse): ExportPlan {
     threadIndex.set(st.thread, threadSteps.length);
   }
   const threadsLibrary = threadSteps.length > 0 || usesThreadPrograms(sc);
-  if (threadsLibrary && sc.domains.length > 1) {
-    refuse(
-      "threadsWithDomains",
-      threadSteps[0]?.at ?? "settings",
-      "systhreads with programs in a scenario with several domains: the exported program " +
-        "passes one baton between domains and another between the main domain's threads, " +
-        "and does not combine them",
-    );
-  }
   const profiles = collectProfiles(sc, refuse);
   const canRaise = profiles.specs.some((p) => someAction(p.tracker, (a) => a.kind === "raise"));
   const joined = new Set<number>();
@@ -185,11 +181,17 @@ export function planProgram(sc: Scenario, refuse: Refuse): ExportPlan {
     if (st.kind === "terminate") dead.add(domainOrd.get(st.domain)!);
     if (st.kind === "join") dead.add(domainOrd.get(st.target)!);
   }
+  const parentOrd = sc.domains.map(() => 0);
+  for (const st of sc.steps) {
+    if (st.kind === "spawn") parentOrd[domainOrd.get(st.child)!] = domainOrd.get(st.domain)!;
+  }
   return {
     domainOrd,
     threadSteps,
     threadIndex,
     threadsLibrary,
+    countedWaits: threadsLibrary && sc.domains.length > 1,
+    parentOrd,
     profiles: profiles.specs,
     profileSlot: profiles.slot,
     profileAt: profiles.at,
@@ -274,11 +276,29 @@ function planSegments(
   // its parent's): Domain.spawn's and Domain.join's allocations there may run callbacks that
   // raise.
   const sampling = new Set<string>();
+  // Domains whose running profile's callbacks pass the systhreads' baton.
+  const passing = new Set<string>();
   const steps = sc.steps;
   for (const [k, st] of steps.entries()) {
     const domain = "domain" in st ? st.domain : undefined;
-    if (st.kind === "memprofStart") sampling.add(st.domain);
-    if (st.kind === "memprofStop") sampling.delete(st.domain);
+    if (st.kind === "memprofStart") {
+      sampling.add(st.domain);
+      if (passesBaton(st.profile.tracker)) passing.add(st.domain);
+      else passing.delete(st.domain);
+    }
+    if (st.kind === "memprofStop") {
+      sampling.delete(st.domain);
+      passing.delete(st.domain);
+    }
+    if (st.kind === "spawn" && passing.has(st.domain)) {
+      refuse(
+        "threadsWithDomains",
+        st.at,
+        `Domain.spawn while domain "${st.domain}" samples with callbacks that pass the ` +
+          "systhreads' baton: the new domain takes its parent's profile, and its callbacks " +
+          "would pass a baton that only the main domain's threads hold",
+      );
+    }
     // Where the joining domain is when the joined one ends is the `join` race point, which the
     // simulation models (RacePoint); a `terminate` is joined by the next segment's domain.
     const joiner = st.kind === "join"
@@ -423,4 +443,9 @@ export function allocLinkable(
     default:
       return false;
   }
+}
+
+/** Whether a tracker's callbacks pass the systhreads' baton (`act.yieldTo`, `act.yieldToNext`). */
+function passesBaton(tracker: TrackerSpec): boolean {
+  return someAction(tracker, (a) => a.kind === "yieldTo" || a.kind === "yieldToNext");
 }

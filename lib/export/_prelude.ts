@@ -7,7 +7,7 @@
  * from their one description (_harness_tables.ts), which the heap model reads too.
  * @module
  */
-import { declOf } from "./_harness_tables.ts";
+import { declOf, type HarnessShape } from "./_harness_tables.ts";
 
 /** Sizes of the harness's tables, fixed when the program is written. */
 export interface PreludeParams {
@@ -148,13 +148,16 @@ let rec record_frames f cs j n =
     ignore (Sys.opaque_identity (record_frames f cs (j + 1) n))
   end
 
+(* Two domains may record at once (a spawned domain's first callbacks and its parent's): the
+   record's slot and the allocation's number are taken atomically (the refs are atomics' blocks). *)
+let[@inline never] take (r : int ref) = Atomic.fetch_and_add (Obj.magic r : int Atomic.t) 1
+
 let[@inline never] record kind id =
   if !frozen then -1
   else begin
-    let r = !log_n in
+    let r = take log_n in
     if r >= log_capacity then begin log_overflow := true; -1 end
     else begin
-      log_n := r + 1;
       let b = r * stride in
       let di = Domain.self_index () in
       cblog.{b + ${REC.kind}} <- kind;
@@ -168,9 +171,9 @@ let[@inline never] record kind id =
     end
   end
 
-let[@inline never] record_alloc kind (info : Gc.Memprof.allocation) =
-  incr serial;
-  let id = !serial in
+let[@inline never] next_id () = take serial + 1
+
+let[@inline never] record_alloc kind id (info : Gc.Memprof.allocation) =
   let b = record kind id in
   if b >= 0 then begin
     cblog.{b + ${REC.size}} <- info.size;
@@ -383,9 +386,47 @@ export function threadsPrelude(p: {
   readonly threads: number;
   /** Domains (the threads' loop contexts follow theirs). */
   readonly domains: number;
+  /** Counted waits (several domains): the baton's mutex is taken by spinning, never by a
+   * blocking `Mutex.lock` (see {@linkcode countedWaitsPrelude}). */
+  readonly spin?: boolean;
 }): string {
   // The thread tables depend on the numbers of threads and domains only.
   const t = { ...p, maxDepth: 0, profiles: 0, sites: [], exceptions: 0 };
+  const text = threadsPreludeText(t);
+  if (p.spin !== true) return text;
+  // Only where the scenario passes the baton: at initialisation (th_create, th_start) a
+  // spinning thread would keep the domain's master lock from the thread holding the mutex,
+  // which may need it back (caml_enter_blocking_section's retry), and no profile runs then.
+  const spun = ["th_pass me k", "th_join me k", "th_end me"];
+  let out = text.replace(
+    "(* ---- Systhreads: one runs scenario steps at a time, the others wait for their turn ---- *)\n",
+    "$&\n" + SPIN_LOCK,
+  );
+  for (const fn of spun) {
+    const start = out.indexOf(`let[@inline never] ${fn} =`);
+    const end = out.indexOf("\n\n", start);
+    if (start < 0 || end < 0) throw new Error(`internal error: no ${fn} in the threads prelude`);
+    out = out.slice(0, start) +
+      out.slice(start, end).replaceAll("Mutex.lock baton;", "lock_baton ();") + out.slice(end);
+  }
+  return out;
+}
+
+/** Taking the baton's mutex without a blocking section (a contended `Mutex.lock` enters one),
+ * with the counted waits. */
+const SPIN_LOCK =
+  `(* The baton's mutex, taken without a blocking section: a contended Mutex.lock enters one,
+   whose end draws a sampling trigger (counted waits). Only another domain can hold it when
+   the scenario passes the baton: the main domain's other threads hold it only inside their
+   own waits. *)
+let rec lock_baton () =
+  if not (Mutex.try_lock baton) then begin
+    Domain.cpu_relax ();
+    ignore (Sys.opaque_identity (lock_baton ()))
+  end
+`;
+
+function threadsPreludeText(t: HarnessShape): string {
   return `(* ---- Systhreads: one runs scenario steps at a time, the others wait for their turn ---- *)
 
 external thread_cleanup : unit -> unit = "caml_thread_cleanup"
@@ -473,6 +514,85 @@ let th_create me (f : unit -> unit) =
 `;
 }
 
+/**
+ * The OCaml text of the counted waits (a program linked with the threads library and running
+ * several domains; lib/scenario/engine/_domain_waits.ts says why): it redefines the domains'
+ * baton so that each wait of a domain is exactly one blocking section, whatever the timing.
+ * The baton's mutex is taken by spinning on `Mutex.try_lock` (a contended `Mutex.lock` enters
+ * a blocking section); each domain waits on a condition of its own, which is signalled only
+ * for what it waits for; a wait whose event came already goes through `Unix.sleepf 0.`; and
+ * `Domain.join` is called once the joined domain has finished, so that it never waits. The
+ * spins are recursions, not loops (a loop's back-edge would poll); `Domain.cpu_relax` takes
+ * part in the other domains' stop-the-world sections meanwhile.
+ */
+export function countedWaitsPrelude(p: {
+  /** Domains the scenario names. */
+  readonly domains: number;
+}): string {
+  const t = { domains: p.domains, maxDepth: 0, profiles: 0, sites: [], exceptions: 0 };
+  return `(* ---- Counted waits: each wait of a domain is one blocking section ---- *)
+
+${declOf("dom_cond", t)}
+
+(* With the baton's mutex held: domain [me] waits until [ready ()] (at most one wake-up, the
+   event's own signal), or, if it holds already, sleeps for no time. Either way, one blocking
+   section. *)
+let[@inline never] wait_turn me k =
+  lock_baton ();
+  if !turn < k then begin
+    Condition.wait dom_cond.(me) baton;
+    let ok = !turn >= k in
+    Mutex.unlock baton;
+    if not ok then fail "a domain woke up out of turn"
+  end else begin
+    Mutex.unlock baton;
+    Unix.sleepf 0.
+  end
+
+(* Turn [k] goes to domain [ord]. *)
+let[@inline never] pass_turn k ord =
+  lock_baton ();
+  turn := k;
+  Condition.signal dom_cond.(ord);
+  Mutex.unlock baton
+
+let[@inline never] raise_flag (flags : int array) ord waiter =
+  lock_baton ();
+  flags.(ord) <- 1;
+  Condition.signal dom_cond.(waiter);
+  Mutex.unlock baton
+
+let[@inline never] wait_flag (flags : int array) ord me =
+  lock_baton ();
+  if flags.(ord) = 0 then begin
+    Condition.wait dom_cond.(me) baton;
+    let ok = flags.(ord) <> 0 in
+    Mutex.unlock baton;
+    if not ok then fail "a domain woke up before its handshake"
+  end else begin
+    Mutex.unlock baton;
+    Unix.sleepf 0.
+  end
+
+(* Domain [ord], spawned by domain [parent], says it started; a joined domain is let end. *)
+let announce_started ord parent = raise_flag started ord parent
+let wait_started ord me = wait_flag started ord me
+let release_domain ord = raise_flag released ord ord
+let wait_released ord = wait_flag released ord ord
+
+(* Until domain [d] has finished: its term_sync (stdlib/domain.ml: the handle's second field)
+   holds Finished, and the domain released its mutex (runtime/domain.c, after
+   domain_terminate). *)
+let rec await_finished (ts : Obj.t) =
+  let m : Mutex.t = Obj.obj (Obj.field ts 1) in
+  if Obj.is_block (Obj.field ts 0) && Mutex.try_lock m then Mutex.unlock m
+  else begin
+    Domain.cpu_relax ();
+    ignore (Sys.opaque_identity (await_finished ts))
+  end
+`;
+}
+
 /** The OCaml text that prints the log after the run (allocation no longer matters then). */
 export function epilogue(): string {
   return `
@@ -481,7 +601,7 @@ let print_log ~minors ~majors =
   let p = Buffer.add_string out in
   p "memprof-lab differential log 1\\n";
   p (Printf.sprintf "minor_heap_words %d\\n" (Gc.get ()).Gc.minor_heap_size);
-  for r = 0 to !log_n - 1 do
+  for r = 0 to min !log_n log_capacity - 1 do
     let b = r * stride in
     let kind = cblog.{b + ${REC.kind}} in
     p (Printf.sprintf "%d %d %d %d %d %d %d %d" kind cblog.{b + ${REC.domain}} cblog.{b + ${REC.id}}

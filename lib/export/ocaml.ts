@@ -20,7 +20,7 @@ import { isPlainShellWord } from "../util/shell.ts";
 import { ExportError } from "./errors.ts";
 import { ocamlCommentString } from "./_ocaml_text.ts";
 import { validateScenario } from "../scenario/validate.ts";
-import { epilogue, prelude, threadsPrelude } from "./_prelude.ts";
+import { countedWaitsPrelude, epilogue, prelude, threadsPrelude } from "./_prelude.ts";
 import { harnessBlocks, harnessMajorHeap, harnessMarkLayout } from "./_harness_heap.ts";
 import type { MajorGcInitialState } from "../runtime/major_gc.ts";
 import { analyseExport, DEFAULT_CALLBACK_KEEP_CAPACITY } from "./exportable.ts";
@@ -221,7 +221,14 @@ function writeProgram(em: Emitter, options: ExportOptions): ExportedProgram {
   const source = [
     header(em, build),
     prelude(params),
-    threadsLibrary ? threadsPrelude({ threads: params.threads, domains: params.domains }) : "",
+    threadsLibrary
+      ? threadsPrelude({
+        threads: params.threads,
+        domains: params.domains,
+        spin: plan.countedWaits,
+      })
+      : "",
+    plan.countedWaits ? countedWaitsPrelude({ domains: params.domains }) : "",
     "(* ---- Scenario ---- *)",
     plan.exceptions.map((_, i) => `exception E_${i}`).join("\n"),
     handlers,
@@ -248,12 +255,16 @@ function writeProgram(em: Emitter, options: ExportOptions): ExportedProgram {
     env: build.env,
     majorHeap: {
       ...harnessMajorHeap(
-        harnessBlocks(params, em.initBlocks, { threadsLibrary }),
+        harnessBlocks(params, em.initBlocks, {
+          threadsLibrary,
+          countedWaits: plan.countedWaits,
+        }),
         sc.settings.minorHeapWords,
         { threadsLibrary, events: em.usesEvents },
       ),
       layout: harnessMarkLayout(params, em.initBlocks, {
         threadsLibrary,
+        countedWaits: plan.countedWaits,
         events: em.usesEvents,
         userEvents: em.userEvents.size,
       }),

@@ -30,6 +30,7 @@ import type { RunOptions, RunResult } from "./result.ts";
 import type { Scenario } from "./spec.ts";
 import { segmentStarts, usesThreadPrograms } from "./walk.ts";
 import { harnessJoin } from "./engine/_compile_domains.ts";
+import { finalTurnsBegin, waitBegins, waitEnds } from "./engine/_domain_waits.ts";
 import { RunContext } from "./engine/_context.ts";
 import { Callbacks } from "./engine/_callbacks.ts";
 import { compilePlain, compileResumable } from "./engine/_compile.ts";
@@ -82,13 +83,16 @@ function run(
     const multi = options.exportHarness === true && sc.domains.length > 1;
     // The first to resume joins the domain that ended the last segment (the export's harness).
     let trailing = multi ? segmentStarts(sc).trailingJoins : [];
+    finalTurnsBegin(ctx);
     for (const d of ctx.names.domains.values()) {
       if (!d.alive) continue;
+      waitEnds(ctx, d);
       for (const ended of trailing) harnessJoin(ctx, d, ended, "end");
       trailing = [];
       if (multi) ctx.drain(d, "end");
       ctx.cur = d;
       ctx.guard("end", () => d.processPendingActions());
+      waitBegins(ctx, d);
     }
   }
   return runOutputs(ctx);

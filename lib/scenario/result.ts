@@ -138,6 +138,12 @@ export type RacePoint =
     /** Whether the new domain allocated its DLS array before the parent allocated
      * Domain.spawn's result, in this run. */
     readonly childFirst: boolean;
+    /** How many of the new domain's first allocation callbacks ran before the parent's result
+     * was allocated, where only some did (`RaceResolution.childBefore`). */
+    readonly childBefore?: number;
+    /** The allocation callbacks of the new domain's first allocations (its systhread's
+     * descriptor with the threads library, its DLS array) in this run. */
+    readonly childCallbacks?: number;
   }
   | {
     /** The kind of race. */
@@ -180,6 +186,11 @@ export interface RaceResolution {
    * parent allocates Domain.spawn's result. Default: the parent first (the more frequent real
    * outcome). */
   readonly childFirst?: ReadonlySet<number>;
+  /** Spawns (by their number) whose parent allocates Domain.spawn's result after this many of
+   * the new domain's first allocation callbacks ran, but not all: the new domain runs them
+   * together at its first poll (with the threads library, its systhread's descriptor too, two
+   * blocks), while the parent runs on. */
+  readonly childBefore?: ReadonlyMap<number, number>;
   /** Domain ends (by their number, from 1) and where the joining domain was
    * ({@linkcode JoinOutcome}). Default: `late` for a `terminate` (its joiner is woken as the
    * domain ends), `closureFirst` for a `join` step (its joiner releases the domain and joins at

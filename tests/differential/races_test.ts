@@ -102,7 +102,13 @@ Deno.test("resolveRaces does not explain a difference that is no race", () => {
     lines: made.lines.map((l, i) => i === 5 ? l.replace("size=", "size=9") : l),
   };
   const { sim, resolution } = resolveRaces(sharedCache, changed, model);
-  assert.deepEqual(resolution, { deadAtPromotion: [], adopter: [], childFirst: [], join: [] });
+  assert.deepEqual(resolution, {
+    deadAtPromotion: [],
+    adopter: [],
+    childFirst: [],
+    childBefore: [],
+    join: [],
+  });
   assert.equal(compareLogs(sim, changed).difference?.kind, "callback");
 });
 
@@ -170,7 +176,8 @@ Deno.test("Domain.spawn while the parent samples: its allocations, then the race
     harnessFrames: HARNESS_FRAMES,
     exportHarness: true,
   }).racePoints.filter((p) => p.kind === "spawn");
-  assert.deepEqual(points, [{ kind: "spawn", spawn: 1, childFirst: false }]);
+  // One callback of the new domain's first allocations (its DLS array) in this run.
+  assert.deepEqual(points, [{ kind: "spawn", spawn: 1, childFirst: false, childCallbacks: 1 }]);
   // The other outcome: the DLS array's callback first, and resolveRaces reads it back.
   const flipped = run(new Set([1]));
   assert.deepEqual(

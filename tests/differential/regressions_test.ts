@@ -172,6 +172,17 @@
 //    (here by ending a cycle); OCaml 5.3 runs it at the next poll, after the next block, and the
 //    scenario started 137,821 words of work behind (slice_due_next_poll, from rnd-19-301;
 //    lib/export/_harness_heap.ts, `sliceDue`).
+// 35. (issue 24, threads with domains) a spawned domain's DLS array died with the domain's body,
+//    before its last collection; OCaml 5.3 removes the domain's `dls_root` only after that
+//    collection, which promotes a young DLS array (dls_at_termination;
+//    lib/scenario/engine/_compile_domains.ts, `domainStateFreed`).
+// 36. (issue 24) threads with programs in a scenario with several domains, now exported:
+//    `Domain.spawn` splits the parent's `Random` state and the new domain allocates its
+//    systhread's descriptor when the threads library is linked (threads_domains_spawn;
+//    lib/scenario/engine/_spawn_threads_library.ts); every wait of a domain is one blocking
+//    section, whose leaving draws a sampling trigger (threads_domains;
+//    lib/scenario/engine/_domain_waits.ts); and two domains' callbacks recording at once took
+//    one number (the program's `serial` and `log_n` are now taken atomically).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -247,6 +258,9 @@ import compactionRepacksPools from "./regressions/compaction_repacks_pools.ts";
 import externalAllocPolls from "./regressions/external_alloc_polls.ts";
 import externalCallstackMajor from "./regressions/external_callstack_major.ts";
 import externalReturnFromC from "./regressions/external_return_from_c.ts";
+import dlsAtTermination from "./regressions/dls_at_termination.ts";
+import threadsDomainsSpawn from "./regressions/threads_domains_spawn.ts";
+import threadsDomains from "./regressions/threads_domains.ts";
 import { backEdgePolls } from "../../lib/scenario/polling.ts";
 import { Lifetimes } from "../../lib/scenario/lifetimes.ts";
 import { profileSlots } from "../../lib/scenario/walk.ts";
@@ -313,6 +327,9 @@ const regressions: readonly Scenario[] = [
   externalAllocPolls,
   externalCallstackMajor,
   externalReturnFromC,
+  dlsAtTermination,
+  threadsDomainsSpawn,
+  threadsDomains,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */
@@ -1128,6 +1145,51 @@ Deno.test("a marshalled value's blocks live while it is made: the scenario start
   const { r } = exportedRun(marshalBuildLive);
   assert.deepEqual([r.summary.minorCollections, r.summary.majorCycles], [476, 21]);
   assert.equal(start.workAhead, 277_987);
+});
+
+Deno.test("a spawned domain's DLS array is promoted by the domain's last collection", () => {
+  const evs = events(dlsAtTermination, { exportHarness: true });
+  const dls = evs.find((e) => e.kind === "allocMinor" && e.domain === 1 && e.size === 8);
+  assert.ok(dls !== undefined && "id" in dls, "the DLS array is sampled");
+  const fate = evs.filter((e) => "id" in e && e.id === dls.id && e.kind !== "allocMinor");
+  assert.deepEqual(fate.map((e) => e.kind), ["promote"]);
+});
+
+Deno.test("Domain.spawn with the threads library: the Random state split, the new domain's thread descriptor", () => {
+  const evs = events(threadsDomainsSpawn, { exportHarness: true });
+  const allocs = evs.flatMap((e) =>
+    e.kind === "allocMinor"
+      ? [`d${e.domain} ${e.size}${e.source === "custom" ? "c" : ""} ${e.callstack.length}`]
+      : []
+  );
+  // After the main domain's own block: mk_default's [|4|], Bigarray (block, memory), State.set's
+  // box; the split's [|4|] and Bigarray, its four boxes, State.set's; the KV pair, the cons
+  // cell; then Domain.spawn's own (condition, mutex, term_sync, closure, result); the new
+  // domain's thread descriptor (no OCaml frame) and DLS array. Depths count the main domain's 3
+  // harness frames.
+  assert.deepEqual(allocs.slice(1, 22), [
+    "d0 1 9",
+    "d0 6 9",
+    "d0 4c 9",
+    "d0 2 9",
+    "d0 1 8",
+    "d0 6 8",
+    "d0 4c 8",
+    "d0 2 7",
+    "d0 2 7",
+    "d0 2 7",
+    "d0 2 7",
+    "d0 2 8",
+    "d0 2 6",
+    "d0 2 5",
+    "d0 2 4",
+    "d0 2 4",
+    "d0 3 4",
+    "d0 5 4",
+    "d0 2 4",
+    "d1 2 0",
+    "d1 3 0",
+  ]);
 });
 
 Deno.test("every module of tests/differential/regressions/ is one of the regressions run", async () => {

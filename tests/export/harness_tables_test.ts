@@ -4,7 +4,12 @@
 // the OCaml text allocates, in the model's order; nothing else. (tests/export/harness_heap_real_test.ts checks the model's heap against
 // the real program's.)
 import assert from "node:assert/strict";
-import { prelude, type PreludeParams, threadsPrelude } from "../../lib/export/_prelude.ts";
+import {
+  countedWaitsPrelude,
+  prelude,
+  type PreludeParams,
+  threadsPrelude,
+} from "../../lib/export/_prelude.ts";
 import { HARNESS_TABLES, type HarnessShape } from "../../lib/export/_harness_tables.ts";
 
 /** Globals of the prelude that allocate nothing the model counts: constants, and the callback
@@ -127,12 +132,15 @@ for (const [k, s] of SHAPES.entries()) {
   Deno.test(`the prelude allocates the described tables and nothing else (shape ${k})`, () => {
     const p = params(s);
     const parts = [
-      { text: prelude(p), threads: false },
-      { text: threadsPrelude({ threads: s.threads, domains: s.domains }), threads: true },
+      { text: prelude(p), part: "base" },
+      { text: threadsPrelude({ threads: s.threads, domains: s.domains }), part: "threads" },
+      { text: countedWaitsPrelude({ domains: s.domains }), part: "counted" },
     ];
-    for (const { text, threads } of parts) {
+    const partOf = (t: (typeof HARNESS_TABLES)[number]) =>
+      t.countedOnly ? "counted" : t.threadsOnly ? "threads" : "base";
+    for (const { text, part } of parts) {
       const globals = globalsOf(text);
-      const tables = HARNESS_TABLES.filter((t) => (t.threadsOnly === true) === threads);
+      const tables = HARNESS_TABLES.filter((t) => partOf(t) === part);
       let last = -1;
       for (const t of tables) {
         const found = globals.filter((g) => g.name === t.name);
@@ -163,7 +171,8 @@ for (const [k, s] of SHAPES.entries()) {
 
 Deno.test("each described table's declaration is the prelude's line", () => {
   const s = SHAPES[3];
-  const text = prelude(params(s)) + threadsPrelude({ threads: s.threads, domains: s.domains });
+  const text = prelude(params(s)) + threadsPrelude({ threads: s.threads, domains: s.domains }) +
+    countedWaitsPrelude({ domains: s.domains });
   for (const t of HARNESS_TABLES) {
     assert(text.split("\n").includes(t.decl(params(s))), t.name);
   }

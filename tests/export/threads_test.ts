@@ -135,18 +135,69 @@ Deno.test("a scenario without threads has neither the library nor the baton", ()
   assert.ok(!p.source.includes("thread_cleanup"));
 });
 
-Deno.test("exportOCaml refuses threads with programs in a scenario with several domains", () => {
+Deno.test("threads with programs in a scenario with several domains: every wait of a domain is one blocking section", () => {
   const sc = scenario({ name: "thr_dom" }, (s) => {
     const w = s.main.spawn("w");
-    s.main.thread("t", (t) => t.alloc(1));
+    const t = s.main.thread("t", (t) => t.alloc(1));
+    w.alloc(2);
+    s.main.join(t);
     w.terminate();
+  });
+  const { source } = exportOCaml(sc);
+  // The counted waits redefine the domains' baton after the systhreads' part.
+  const counted = source.indexOf("(* ---- Counted waits");
+  assert.ok(counted > source.indexOf("th_pass"));
+  assert.ok(source.includes("let dom_cond = Array.init 2 (fun _ -> Condition.create ())"));
+  // The spins and waits are recursions or straight code, never loops (a back-edge polls).
+  for (const fn of ["wait_turn me k", "pass_turn k ord", "wait_flag (flags : int array) ord me"]) {
+    const start = source.indexOf(`let[@inline never] ${fn} =`, counted);
+    assert.ok(start >= 0, fn);
+    const body = source.slice(start, source.indexOf("\n\n", start));
+    assert.doesNotMatch(body, /\bwhile\b|\bfor\b/, fn);
+    assert.doesNotMatch(body, /Mutex\.lock/, `${fn}: a contended Mutex.lock is a blocking section`);
+  }
+  // The main domain does not wait for the first turn; a turn names the domain it goes to; the
+  // parent waits for its child by number; Domain.join waits for the domain to finish first.
+  assert.ok(!source.includes("wait_turn 0 0;"));
+  assert.match(source, /pass_turn 1 1;/);
+  assert.match(source, /wait_started 1 0/);
+  assert.match(source, /announce_started 1 0;/);
+  assert.ok(source.includes("(await_finished (Obj.field (Obj.repr d) 1); Domain.join d)"));
+});
+
+Deno.test("exportOCaml refuses a spawn while the parent's callbacks pass the baton", () => {
+  const sc = scenario({ name: "thr_dom_cb" }, (s) => {
+    s.main.memprof.start({
+      samplingRate: 0.1,
+      tracker: { allocMinor: cb.track().every(3, act.yieldToNext(["main", "t"])) },
+    });
+    const t = s.main.thread("t", (t) => t.alloc(1));
+    const w = s.main.spawn("w");
+    w.alloc(2);
+    w.terminate();
+    s.main.join(t);
+    s.main.memprof.stop();
   });
   assert.throws(() => exportOCaml(sc), (e: unknown) => {
     assert.ok(e instanceof ExportError);
-    assert.equal(e.step, "2");
-    assert.match(e.reason, /systhreads with programs in a scenario with several domains/);
+    assert.equal(e.step, "3");
+    assert.match(e.reason, /Domain.spawn while domain "main" samples with callbacks that pass/);
     return true;
   });
+  // Stopped before the spawn, the profile's callbacks run on the main domain only.
+  const stopped = scenario({ name: "thr_dom_cb_stopped" }, (s) => {
+    s.main.memprof.start({
+      samplingRate: 0.1,
+      tracker: { allocMinor: cb.track().every(3, act.yieldToNext(["main", "t"])) },
+    });
+    const t = s.main.thread("t", (t) => t.alloc(1));
+    s.main.join(t);
+    s.main.memprof.stop();
+    const w = s.main.spawn("w");
+    w.alloc(2);
+    w.terminate();
+  });
+  assert.ok(exportOCaml(stopped).source.includes("(* ---- Counted waits"));
 });
 
 Deno.test("the threads library's data moves the harness's major GC work as OCaml 5.3.0's debug runtime measured", () => {

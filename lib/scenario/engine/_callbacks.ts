@@ -169,6 +169,15 @@ export class Callbacks {
   /** An allocation callback, before its actions: counts, log head, record. */
   #allocBegin({ p, kind }: CallbackCtx, info: AllocationInfo): CallbackStart {
     const run = this.#run;
+    const w = run.spawnWindow;
+    if (w !== undefined && run.cur === w.child) {
+      if (w.seen === w.before && w.parentTurn !== undefined) {
+        const turn = w.parentTurn;
+        w.parentTurn = undefined;
+        turn();
+      }
+      w.seen++;
+    }
     const n = ++p.calls[kind];
     run.counts.callbacks[kind]++;
     run.counts.samples += info.nSamples;

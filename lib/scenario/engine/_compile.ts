@@ -7,6 +7,7 @@
  * @module
  */
 import type { Resumable } from "../../memprof/mod.ts";
+import type { Domain } from "../../runtime/mod.ts";
 import type { Step } from "../spec.ts";
 import { type SegmentStart, segmentStarts, type StepVisitor, visitStep } from "../walk.ts";
 import type { GOp, Op, RunContext } from "./_context.ts";
@@ -17,6 +18,7 @@ import { domainSteps, domainStepsG, harnessJoin } from "./_compile_domains.ts";
 import { runtimeSteps, runtimeStepsG } from "./_compile_runtime.ts";
 import { type Baton, threadProgramSteps, threadProgramStepsG } from "./_threads.ts";
 import { sequence } from "./_step.ts";
+import { waitBegins, waitEnds } from "./_domain_waits.ts";
 
 const NO_STARTS: ReadonlyMap<Step, SegmentStart> = new Map();
 
@@ -38,12 +40,15 @@ export function compilePlain(run: RunContext, callbacks: Callbacks): Op {
   if (run.opts.checkInvariants !== true && starts.size === 0) return body(steps);
   // With the export's harness, a domain resuming drains its pending actions first; memprof's invariants are checked after
   // each top-level step when asked.
+  const turns = turnsOf(starts, steps);
   const ops = steps.map((st) => {
     const op = visitStep(st, visitor);
     const start = starts.get(st);
     if (start === undefined) return op;
+    const previous = turns.get(st);
     return () => {
       const d = run.domain(start.domain, st.at);
+      turnComes(run, previous, d);
       for (const ended of start.joins) harnessJoin(run, d, ended, st.at);
       run.drain(d, st.at);
       op();
@@ -76,12 +81,15 @@ export function compileResumable(run: RunContext, callbacks: Callbacks, baton: B
   const steps = run.sc.steps;
   const starts = run.opts.exportHarness === true ? segmentStarts(run.sc).starts : NO_STARTS;
   if (run.opts.checkInvariants !== true && starts.size === 0) return body(steps);
+  const turns = turnsOf(starts, steps);
   const ops = steps.map((st): GOp => {
     const op = visitStep(st, visitor);
     const start = starts.get(st);
     if (start === undefined) return op;
+    const previous = turns.get(st);
     return function* () {
       const d = run.domain(start.domain, st.at);
+      turnComes(run, previous, d);
       for (const ended of start.joins) harnessJoin(run, d, ended, st.at);
       yield* run.drainG(d, st.at);
       yield* op();
@@ -101,4 +109,38 @@ function* checkedG(run: RunContext, steps: readonly Step[], ops: readonly GOp[])
     yield* ops[i]();
     run.checkInvariants(steps[i].at);
   }
+}
+
+/** For each segment's first step, the domain of the segment before it (undefined for the
+ * first: the main domain's first turn, for which it does not wait). */
+function turnsOf(
+  starts: ReadonlyMap<Step, SegmentStart>,
+  steps: readonly Step[],
+): Map<Step, { readonly previous: string | undefined }> {
+  const out = new Map<Step, { readonly previous: string | undefined }>();
+  let previous: string | undefined;
+  let first = true;
+  for (const st of steps) {
+    const start = starts.get(st);
+    if (start === undefined) continue;
+    if (!first) out.set(st, { previous });
+    first = false;
+    previous = start.domain;
+  }
+  return out;
+}
+
+/** Domain `d`'s turn comes (see lib/scenario/engine/_domain_waits.ts): the domain whose segment
+ * ended begins to wait, and `d`'s wait ends (none before the first segment). */
+function turnComes(
+  run: RunContext,
+  turn: { readonly previous: string | undefined } | undefined,
+  d: Domain,
+): void {
+  if (turn === undefined) return;
+  if (turn.previous !== undefined) {
+    const prev = run.names.domains.get(turn.previous);
+    if (prev !== undefined) waitBegins(run, prev);
+  }
+  waitEnds(run, d);
 }

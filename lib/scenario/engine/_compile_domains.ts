@@ -4,11 +4,18 @@
  * @module
  */
 import { comballocBlock, type Domain, type Root } from "../../runtime/mod.ts";
-import type { Resumable } from "../../memprof/mod.ts";
+import { type Resumable, runToEnd } from "../../memprof/mod.ts";
 import { findStep, segmentStarts, someAction, type StepOf } from "../walk.ts";
 import type { JoinOutcome } from "../result.ts";
 import type { RunContext } from "./_context.ts";
 import { HARNESS_FRAME } from "./_frames.ts";
+import { countedWaits, waitBegins, waitEnds } from "./_domain_waits.ts";
+import {
+  linksThreads,
+  randomSplitG,
+  randomStateInherited,
+  threadHook,
+} from "./_spawn_threads_library.ts";
 import {
   domainOp,
   domainOpG,
@@ -79,31 +86,41 @@ export function domainStepsG(run: RunContext): ResumableSteps<DomainKind> {
  * the closure until the new domain's body returns ({@linkcode SpawnKept}).
  */
 function* spawnParentAllocationsG(run: RunContext, parent: Domain): Resumable<SpawnKept> {
+  const kept: SpawnKept = { forever: [], untilEnd: [], withState: [] };
+  if (linksThreads(run)) {
+    const random = yield* randomSplitG(run, parent);
+    kept.forever.push(...random.forever);
+    kept.untilEnd.push(...random.untilEnd);
+    kept.withState.push(...random.withState);
+  }
   const t = parent.current;
   t.callstack = run.frames.stackOf(t, stdlibFrame(run));
-  const forever: Root[] = [];
-  forever.push(run.rt.root(parent.allocFromRuntime(2), 2)); // Condition.create
-  forever.push(run.rt.root(parent.allocFromRuntime(2), 2)); // Mutex.create
+  kept.forever.push(run.rt.root(parent.allocFromRuntime(2), 2)); // Condition.create
+  kept.forever.push(run.rt.root(parent.allocFromRuntime(2), 2)); // Mutex.create
   const lens = SPAWN_COMBINED;
   const base = yield* parent.allocCombinedG(lens);
-  const closure = run.rt.root(comballocBlock(base, lens, 0), lens[0]);
-  forever.push(run.rt.root(comballocBlock(base, lens, 1), lens[1]));
-  return { forever, untilEnd: [closure] };
+  kept.untilEnd.push(run.rt.root(comballocBlock(base, lens, 0), lens[0]));
+  kept.forever.push(run.rt.root(comballocBlock(base, lens, 1), lens[1]));
+  return kept;
 }
 
 /** `Domain.spawn`'s combined allocation, lowest address first: the body's closure (code
  * pointer, arity, and the three values it closes over), then `term_sync`. */
 const SPAWN_COMBINED: readonly number[] = [5, 3];
 
-/** Blocks a spawn keeps: for the program's whole run, and until the new domain ends. */
+/** Blocks a spawn keeps: for the program's whole run; until the new domain's body returns
+ * (Domain.spawn's closure; what only the closure or the domain's main systhread holds); and as
+ * long as the domain's state (its DLS array and what it holds: the runtime removes the
+ * `dls_root` only after the domain's last collection, runtime/domain.c `domain_terminate`). */
 interface SpawnKept {
-  readonly forever: readonly Root[];
+  readonly forever: Root[];
   readonly untilEnd: Root[];
+  readonly withState: Root[];
 }
 
-/** The roots each live spawned domain's blocks hold until it ends (its DLS array, Domain.spawn's
- * closure), keyed by the domain (a run's own objects). */
-const keptUntilEnd = new WeakMap<Domain, Root[]>();
+/** What each live spawned domain keeps ({@linkcode SpawnKept}), keyed by the domain (a run's
+ * own objects). */
+const keptUntilEnd = new WeakMap<Domain, SpawnKept>();
 
 /** `Domain.spawn`'s last allocation, in the parent once the new domain runs: its result record
  * `{ domain; term_sync }` (2 words), held by the program's handle. */
@@ -147,20 +164,52 @@ function* spawnG(run: RunContext, st: StepOf<"spawn">): Resumable<void> {
   yield* emptyBeforeSpawnG(run, st);
   const parent = run.domain(st.domain, st.at);
   run.cur = parent;
-  let kept: SpawnKept = { forever: [], untilEnd: [] };
+  let kept: SpawnKept = { forever: [], untilEnd: [], withState: [] };
   yield* run.guardG(st.at, function* () {
     kept = yield* spawnParentAllocationsG(run, parent);
   });
   const { child } = spawnBegin(run, st);
-  const childFirst = spawnRace(run, parent);
-  if (!childFirst) yield* spawnResultG(run, parent, st.at);
+  const race = spawnRace(run, parent);
+  if (race.before === 0) yield* spawnResultG(run, parent, st.at);
+  // The parent's result between the new domain's callbacks (the callbacks of its first
+  // allocations run together, at its first poll).
+  let resultDone = race.before === 0;
+  if (race.before > 0 && race.before !== Infinity) {
+    run.spawnWindow = {
+      child,
+      before: race.before,
+      seen: 0,
+      parentTurn: () => {
+        resultDone = true;
+        runToEnd(spawnResultG(run, parent, st.at), st.at);
+        run.cur = child;
+      },
+    };
+  } else if (race.point !== undefined) {
+    run.spawnWindow = { child, before: Infinity, seen: 0 };
+  }
   run.cur = child;
-  yield* run.guardG(st.at, function* () {
-    kept.untilEnd.push(run.rt.root(yield* child.makeArrayG(8), 8));
-  });
-  keptUntilEnd.set(child, kept.untilEnd);
-  if (childFirst) yield* spawnResultG(run, parent, st.at);
+  if (linksThreads(run)) {
+    kept.untilEnd.push(...threadHook(run, child));
+    randomStateInherited(run, child);
+  }
+  child.current.callstack = run.frames.stackOf(child.current, []);
+  try {
+    yield* run.guardG(st.at, function* () {
+      kept.withState.push(run.rt.root(yield* child.makeArrayG(8), 8));
+    });
+  } finally {
+    if (race.point !== undefined) race.point.childCallbacks = run.spawnWindow?.seen ?? 0;
+    run.spawnWindow = undefined;
+  }
+  keptUntilEnd.set(child, kept);
+  if (!resultDone) yield* spawnResultG(run, parent, st.at);
   run.rt.domainHandleStored(run.sc.domains.indexOf(st.child), child);
+  // The new domain waits for its first turn; the parent, for the new domain to start
+  // (wait_started).
+  waitBegins(run, child);
+  waitBegins(run, parent);
+  waitEnds(run, parent);
   run.cur = parent;
 }
 
@@ -168,25 +217,32 @@ function* spawnG(run: RunContext, st: StepOf<"spawn">): Resumable<void> {
  * running); returns whether the new domain allocates its DLS array before the parent allocates
  * Domain.spawn's result in this run (43 of 50 real runs of a scenario sampling every word had
  * the parent first, tests/differential/races_test.ts). */
-function spawnRace(run: RunContext, parent: Domain): boolean {
+function spawnRace(
+  run: RunContext,
+  parent: Domain,
+): { before: number; point?: { childCallbacks: number } } {
   const spawn = ++run.spawns;
-  if (!parent.memprof.sampling()) return false;
-  const childFirst = run.opts.races?.childFirst?.has(spawn) ?? false;
-  run.racePoints.push({ kind: "spawn", spawn, childFirst });
-  return childFirst;
+  if (!parent.memprof.sampling()) return { before: 0 };
+  const races = run.opts.races;
+  const childFirst = races?.childFirst?.has(spawn) ?? false;
+  const before = childFirst ? Infinity : races?.childBefore?.get(spawn) ?? 0;
+  const point = { kind: "spawn" as const, spawn, childFirst, childCallbacks: 0 };
+  if (before !== 0 && before !== Infinity) Object.assign(point, { childBefore: before });
+  run.racePoints.push(point);
+  return { before, point };
 }
 
 /**
  * A spawned domain's end, after its function returned and `do_at_exit` polled: the runtime
  * stores its result in `term_sync` (runtime/domain.c, `make_finished`: `Ok ()` then `Finished`,
  * two `caml_alloc_1` from C with no OCaml frame left, sampled with their callbacks waiting: the
- * domain never polls again, so they are orphaned at its termination), and what only the domain
- * held dies (its DLS array; Domain.spawn's closure, the body's argument).
+ * domain never polls again, so they are orphaned at its termination), and what only its body
+ * held dies (Domain.spawn's closure, the body's argument). Its DLS array lives on through the
+ * domain's last collection ({@linkcode domainStateFreed}).
  */
 function domainEndAllocations(run: RunContext, d: Domain): void {
   const kept = keptUntilEnd.get(d);
   if (kept === undefined) return; // the main domain, or a domain not spawned by a step
-  keptUntilEnd.delete(d);
   d.current.callstack = [];
   // `Ok ()`, held in a local root while `Finished` is allocated, which then holds it; both
   // are reached from term_sync for the rest of the run.
@@ -195,7 +251,16 @@ function domainEndAllocations(run: RunContext, d: Domain): void {
   for (const [name, dom] of run.names.domains) {
     if (dom === d) run.rt.domainResultStored(run.sc.domains.indexOf(name));
   }
-  for (const r of kept) r.release();
+  for (const r of kept.untilEnd) r.release();
+}
+
+/** After a domain's last collection, `domain_terminate` removes its `dls_root`: its DLS array
+ * and what that holds die. */
+function domainStateFreed(d: Domain): void {
+  const kept = keptUntilEnd.get(d);
+  if (kept === undefined) return;
+  keptUntilEnd.delete(d);
+  for (const r of kept.withState) r.release();
 }
 
 /** `Domain.join`'s own allocation, on the joining domain: the closure of its wait loop (3
@@ -330,6 +395,8 @@ function joinRace(
 ): JoinOutcome {
   const join = ++run.domainEnds;
   if (joiner === undefined) return usual;
+  // The joiner calls Domain.join once the domain has finished (counted waits).
+  if (countedWaits(run)) return "late";
   const relevant = joiner.memprof.sampling() ||
     (joiner.memprof.entryCount() > 0 && ending.memprof.entryCount() > 0);
   if (!relevant) return usual;
@@ -378,6 +445,7 @@ function joinWork(run: RunContext, st: StepOf<"join">): DomainWork {
     }
     // (issue 22, polls) Released, the target's function returns: do_at_exit's poll, drained
     // as at a `terminate` step (terminateWork).
+    waitEnds(run, target);
     run.drain(target, st.at);
     run.cur = target;
     try {
@@ -390,6 +458,7 @@ function joinWork(run: RunContext, st: StepOf<"join">): DomainWork {
           }
           : undefined,
       });
+      domainStateFreed(target);
     } finally {
       closure?.release();
       run.cur = d;

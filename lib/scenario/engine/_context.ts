@@ -95,6 +95,12 @@ export class RunContext {
   readonly racePoints: RacePoint[] = [];
   /** Spawns so far (the number of the next `spawn` race point, less one). */
   spawns = 0;
+  /** A spawn whose parent's last allocation comes between the new domain's allocation
+   * callbacks (the `spawn` race point's `childBefore`): before the callback numbered
+   * `before + 1` of domain `child` runs, `parentTurn` runs (once). `seen` counts them. */
+  spawnWindow:
+    | { readonly child: Domain; readonly before: number; seen: number; parentTurn?: () => void }
+    | undefined;
   /** Domain ends (`terminate`) so far (the number of the last `join` race point). */
   domainEnds = 0;
   readonly lifetimes: Lifetimes;

@@ -22,6 +22,7 @@ import {
 } from "../../memprof/mod.ts";
 import { segmentStarts, type StepOf } from "../walk.ts";
 import { harnessJoin } from "./_compile_domains.ts";
+import { finalTurnsBegin, waitBegins, waitEnds } from "./_domain_waits.ts";
 import { ActionError } from "./_action_error.ts";
 import type { GOp, Op, RunContext } from "./_context.ts";
 import {
@@ -155,13 +156,16 @@ export class Baton {
     yield* top();
     const multi = this.#run.opts.exportHarness === true && this.#run.sc.domains.length > 1;
     let trailing = multi ? segmentStarts(this.#run.sc).trailingJoins : [];
+    finalTurnsBegin(this.#run);
     for (const d of this.#run.names.domains.values()) {
       if (!d.alive) continue;
+      waitEnds(this.#run, d);
       for (const ended of trailing) harnessJoin(this.#run, d, ended, "end");
       trailing = [];
       if (multi) yield* this.#run.drainG(d, "end");
       this.#run.cur = d;
       yield* this.#run.guardG("end", () => d.processPendingActionsG());
+      waitBegins(this.#run, d);
     }
     return undefined;
   }
