@@ -85,7 +85,8 @@ Deno.test("join ends the target at the join step, seen from the joining domain",
   // Domain.spawn's allocations in the main domain (condition, mutex, term_sync and closure,
   // result), the worker's DLS array and three samples, then Domain.join's closure in the main
   // domain: the worker ended at the join, whose collection promotes what the program keeps of
-  // the spawn and finds the rest dead; then the main domain's own sample.
+  // the spawn and the worker's DLS array (a domain's state lives through its last collection)
+  // and finds the rest dead; then the main domain's own sample.
   const allocs = events.flatMap((e) => e.kind === "allocMinor" ? [`${e.domain}:${e.size}`] : []);
   assert.deepEqual(allocs, [
     "0:2",
@@ -102,7 +103,7 @@ Deno.test("join ends the target at the join step, seen from the joining domain",
   ]);
   const kinds = events.map((e) => e.kind);
   const joinAt = 10; // the events after Domain.join's closure, before the last allocation
-  assert.deepEqual(kinds.slice(joinAt, -1).filter((k) => k === "promote").length, 4);
+  assert.deepEqual(kinds.slice(joinAt, -1).filter((k) => k === "promote").length, 5);
   assert.ok(kinds.slice(joinAt, -1).every((k) => k === "promote" || k === "deallocMinor"));
   assert.equal(r.summary.steps, 8); // start, spawn, 3 allocations, join, allocation, stop
   // The worker's tracked blocks went to the orphans (adopted by the next domain that collects);
