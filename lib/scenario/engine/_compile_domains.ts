@@ -214,9 +214,10 @@ function* spawnG(run: RunContext, st: StepOf<"spawn">): Resumable<void> {
 }
 
 /** The spawn race point (`RacePoint`'s `spawn`): met when the parent samples (its profile is
- * running); returns whether the new domain allocates its DLS array before the parent allocates
- * Domain.spawn's result in this run (43 of 50 real runs of a scenario sampling every word had
- * the parent first, tests/differential/races_test.ts). */
+ * running); returns how many of the new domain's first allocation callbacks run before the
+ * parent allocates Domain.spawn's result in this run (0: the parent first, as 43 of 50 real runs
+ * of a scenario sampling every word had it, tests/differential/races_test.ts; Infinity: all of
+ * them, `childFirst`), and the race point, whose `childCallbacks` the spawn fills in. */
 function spawnRace(
   run: RunContext,
   parent: Domain,
