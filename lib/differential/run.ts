@@ -277,7 +277,7 @@ export function resolveRaces(
       }
       for (const alt of alternatives(p, current())) {
         if (tries >= MAX_RACE_TRIES) return false;
-        // A spawn or join outcome is tried once; an adoption again in a later search (its
+        // A join outcome is tried once; an adoption again in a later search (its
         // participants may explain a difference further on).
         if (decided.has(alt.key)) continue;
         if (p.kind !== "adoption") decided.add(alt.key);

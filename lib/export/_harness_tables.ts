@@ -134,6 +134,17 @@ const syncValue = (name: string, module: "Mutex" | "Condition"): HarnessTable =>
   layout: () => {},
 });
 
+/** An array of `n` condition variables, as OCaml text. */
+const conditionArray = (n: number) => `Array.init ${n} (fun _ -> Condition.create ())`;
+
+/** What {@linkcode conditionArray} keeps, as the heap model counts it: the array, the first
+ * condition (made before the array, which reaches it), then the others. */
+function conditionArrayBlocks(n: number): HarnessBlock[] {
+  const out: HarnessBlock[] = [root(n, "pointers"), { wosize: 2, fields: "noscan", via: "scan" }];
+  for (let k = 1; k < n; k++) out.push(root(2, "noscan"));
+  return out;
+}
+
 /** The tables, in the order the program allocates them (the prelude's, then its systhreads'
  * part); {@linkcode HARNESS_TABLE} finds one by name. */
 export const HARNESS_TABLES: readonly HarnessTable[] = [
@@ -260,13 +271,8 @@ export const HARNESS_TABLES: readonly HarnessTable[] = [
     // scan).
     name: "th_cond",
     threadsOnly: true,
-    decl: (p) => `let th_cond = Array.init ${threadsOf(p)} (fun _ -> Condition.create ())`,
-    blocks: (p) => {
-      const n = threadsOf(p);
-      const out = [root(n, "pointers"), { wosize: 2, fields: "noscan", via: "scan" } as const];
-      for (let k = 1; k < n; k++) out.push(root(2, "noscan"));
-      return out;
-    },
+    decl: (p) => `let th_cond = ${conditionArray(threadsOf(p))}`,
+    blocks: (p) => conditionArrayBlocks(threadsOf(p)),
     layout: (p, lay) => {
       const n = threadsOf(p);
       lay.conds = Array.from({ length: n }, () => lay.blocks.push("2 255 0") - 1);
@@ -326,13 +332,8 @@ export const HARNESS_TABLES: readonly HarnessTable[] = [
     // others; a domain waiting on its condition holds it on its stack as well.
     name: "dom_cond",
     countedOnly: true,
-    decl: (p) => `let dom_cond = Array.init ${p.domains} (fun _ -> Condition.create ())`,
-    blocks: (p) => {
-      const n = p.domains;
-      const out = [root(n, "pointers"), { wosize: 2, fields: "noscan", via: "scan" } as const];
-      for (let k = 1; k < n; k++) out.push(root(2, "noscan"));
-      return out;
-    },
+    decl: (p) => `let dom_cond = ${conditionArray(p.domains)}`,
+    blocks: (p) => conditionArrayBlocks(p.domains),
     layout: (p, lay) => {
       const conds = Array.from({ length: p.domains }, () => lay.blocks.push("2 255 0") - 1);
       lay.globals.push(`${p.domains} 0 0 | ${conds.map((b) => `b${b}`).join(" ")}`);

@@ -392,24 +392,11 @@ export function threadsPrelude(p: {
 }): string {
   // The thread tables depend on the numbers of threads and domains only.
   const t = { ...p, maxDepth: 0, profiles: 0, sites: [], exceptions: 0 };
-  const text = threadsPreludeText(t);
-  if (p.spin !== true) return text;
-  // Only where the scenario passes the baton: at initialisation (th_create, th_start) a
-  // spinning thread would keep the domain's master lock from the thread holding the mutex,
-  // which may need it back (caml_enter_blocking_section's retry), and no profile runs then.
-  const spun = ["th_pass me k", "th_join me k", "th_end me"];
-  let out = text.replace(
-    "(* ---- Systhreads: one runs scenario steps at a time, the others wait for their turn ---- *)\n",
-    "$&\n" + SPIN_LOCK,
-  );
-  for (const fn of spun) {
-    const start = out.indexOf(`let[@inline never] ${fn} =`);
-    const end = out.indexOf("\n\n", start);
-    if (start < 0 || end < 0) throw new Error(`internal error: no ${fn} in the threads prelude`);
-    out = out.slice(0, start) +
-      out.slice(start, end).replaceAll("Mutex.lock baton;", "lock_baton ();") + out.slice(end);
-  }
-  return out;
+  // With counted waits, the baton's mutex is spun for only where the scenario passes the baton:
+  // at initialisation (th_create, th_start) a spinning thread would keep the domain's master
+  // lock from the thread holding the mutex, which may need it back (caml_enter_blocking_section's
+  // retry), and no profile runs then.
+  return threadsPreludeText(t, p.spin === true);
 }
 
 /** Taking the baton's mutex without a blocking section (a contended `Mutex.lock` enters one),
@@ -426,9 +413,11 @@ let rec lock_baton () =
   end
 `;
 
-function threadsPreludeText(t: HarnessShape): string {
+function threadsPreludeText(t: HarnessShape, spin: boolean): string {
+  // How th_pass, th_join and th_end take the baton's mutex.
+  const lock = spin ? "lock_baton ();" : "Mutex.lock baton;";
   return `(* ---- Systhreads: one runs scenario steps at a time, the others wait for their turn ---- *)
-
+${spin ? `\n${SPIN_LOCK}` : ""}
 external thread_cleanup : unit -> unit = "caml_thread_cleanup"
 
 ${declOf("th_turn", t)}
@@ -458,7 +447,7 @@ let[@inline never] th_wait me =
 
 (* Thread [me] passes the baton to thread [k] and waits for it to come back. *)
 let[@inline never] th_pass me k =
-  Mutex.lock baton;
+  ${lock}
   th_turn := k;
   th_handed_by.(k) <- me;
   Condition.signal th_cond.(k);
@@ -472,7 +461,7 @@ let th_can_run k = th_spawned.(k) = 1 && th_ended.(k) = 0 && th_joining.(k) = 0
 (* Thread.join: thread [me] passes the baton to thread [k] until [k] ends (unless it did). *)
 let[@inline never] th_join me k =
   if th_ended.(k) = 0 then begin
-    Mutex.lock baton;
+    ${lock}
     th_joining.(me) <- 1;
     th_joiner.(k) <- me;
     th_turn := k;
@@ -488,7 +477,7 @@ let[@inline never] th_join me k =
 (* Thread [me]'s program ended: the baton goes to the thread joining it, or else back to the
    thread that last passed it. Then Thread.create's wrapper ends the thread. *)
 let[@inline never] th_end me =
-  Mutex.lock baton;
+  ${lock}
   th_ended.(me) <- 1;
   let k = if th_joiner.(me) >= 0 then th_joiner.(me) else th_handed_by.(me) in
   th_turn := k;
@@ -534,9 +523,9 @@ export function countedWaitsPrelude(p: {
 
 ${declOf("dom_cond", t)}
 
-(* With the baton's mutex held: domain [me] waits until [ready ()] (at most one wake-up, the
-   event's own signal), or, if it holds already, sleeps for no time. Either way, one blocking
-   section. *)
+(* Domain [me] waits until its event came (turn [k], or a flag): with the baton's mutex held,
+   on its own condition (one wake-up, the event's own signal), or, if the event came already,
+   by sleeping for no time. Either way, one blocking section. *)
 let[@inline never] wait_turn me k =
   lock_baton ();
   if !turn < k then begin

@@ -214,6 +214,8 @@ export interface SegmentStart {
   /** Domains that ended (`terminate`) since the previous segment began: the exported program
    * joins them (`Domain.join`) when this segment begins, before its domain resumes. */
   readonly joins: readonly string[];
+  /** The domain of the segment before (undefined for the first segment). */
+  readonly previous: string | undefined;
 }
 
 /**
@@ -228,9 +230,14 @@ export interface SegmentStart {
  */
 export function segmentStarts(
   sc: Scenario,
-): { readonly starts: ReadonlyMap<Step, SegmentStart>; readonly trailingJoins: readonly string[] } {
+): {
+  readonly starts: ReadonlyMap<Step, SegmentStart>;
+  readonly trailingJoins: readonly string[];
+  /** The domain of the last segment (undefined for a scenario with one domain). */
+  readonly last: string | undefined;
+} {
   const starts = new Map<Step, SegmentStart>();
-  if (sc.domains.length <= 1) return { starts, trailingJoins: [] };
+  if (sc.domains.length <= 1) return { starts, trailingJoins: [], last: undefined };
   let cur: { domain: string; terminates: boolean } | undefined;
   let pending: string[] = [];
   for (const st of sc.steps) {
@@ -240,8 +247,8 @@ export function segmentStarts(
       ? cur.domain
       : "main";
     if (cur === undefined || cur.domain !== domain || cur.terminates) {
+      starts.set(st, { domain, joins: pending, previous: cur?.domain });
       cur = { domain, terminates: false };
-      starts.set(st, { domain, joins: pending });
       pending = [];
     }
     if (st.kind === "terminate") {
@@ -249,5 +256,5 @@ export function segmentStarts(
       pending.push(st.domain);
     }
   }
-  return { starts, trailingJoins: pending };
+  return { starts, trailingJoins: pending, last: cur?.domain };
 }

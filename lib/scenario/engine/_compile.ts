@@ -40,15 +40,13 @@ export function compilePlain(run: RunContext, callbacks: Callbacks): Op {
   if (run.opts.checkInvariants !== true && starts.size === 0) return body(steps);
   // With the export's harness, a domain resuming drains its pending actions first; memprof's invariants are checked after
   // each top-level step when asked.
-  const turns = turnsOf(starts, steps);
   const ops = steps.map((st) => {
     const op = visitStep(st, visitor);
     const start = starts.get(st);
     if (start === undefined) return op;
-    const previous = turns.get(st);
     return () => {
       const d = run.domain(start.domain, st.at);
-      turnComes(run, previous, d);
+      turnComes(run, start, d);
       for (const ended of start.joins) harnessJoin(run, d, ended, st.at);
       run.drain(d, st.at);
       op();
@@ -81,15 +79,13 @@ export function compileResumable(run: RunContext, callbacks: Callbacks, baton: B
   const steps = run.sc.steps;
   const starts = run.opts.exportHarness === true ? segmentStarts(run.sc).starts : NO_STARTS;
   if (run.opts.checkInvariants !== true && starts.size === 0) return body(steps);
-  const turns = turnsOf(starts, steps);
   const ops = steps.map((st): GOp => {
     const op = visitStep(st, visitor);
     const start = starts.get(st);
     if (start === undefined) return op;
-    const previous = turns.get(st);
     return function* () {
       const d = run.domain(start.domain, st.at);
-      turnComes(run, previous, d);
+      turnComes(run, start, d);
       for (const ended of start.joins) harnessJoin(run, d, ended, st.at);
       yield* run.drainG(d, st.at);
       yield* op();
@@ -111,36 +107,12 @@ function* checkedG(run: RunContext, steps: readonly Step[], ops: readonly GOp[])
   }
 }
 
-/** For each segment's first step, the domain of the segment before it (undefined for the
- * first: the main domain's first turn, for which it does not wait). */
-function turnsOf(
-  starts: ReadonlyMap<Step, SegmentStart>,
-  steps: readonly Step[],
-): Map<Step, { readonly previous: string | undefined }> {
-  const out = new Map<Step, { readonly previous: string | undefined }>();
-  let previous: string | undefined;
-  let first = true;
-  for (const st of steps) {
-    const start = starts.get(st);
-    if (start === undefined) continue;
-    if (!first) out.set(st, { previous });
-    first = false;
-    previous = start.domain;
-  }
-  return out;
-}
-
-/** Domain `d`'s turn comes (see lib/scenario/engine/_domain_waits.ts): the domain whose segment
- * ended begins to wait, and `d`'s wait ends (none before the first segment). */
-function turnComes(
-  run: RunContext,
-  turn: { readonly previous: string | undefined } | undefined,
-  d: Domain,
-): void {
-  if (turn === undefined) return;
-  if (turn.previous !== undefined) {
-    const prev = run.names.domains.get(turn.previous);
-    if (prev !== undefined) waitBegins(run, prev);
-  }
+/** Domain `d`'s turn comes at segment start `start` (see lib/scenario/engine/_domain_waits.ts):
+ * the domain whose segment ended begins to wait, and `d`'s wait ends (none before the first
+ * segment, the main domain's first turn). */
+function turnComes(run: RunContext, start: SegmentStart, d: Domain): void {
+  if (start.previous === undefined) return;
+  const prev = run.names.domains.get(start.previous);
+  if (prev !== undefined) waitBegins(run, prev);
   waitEnds(run, d);
 }

@@ -8,7 +8,7 @@ import { type Resumable, runToEnd } from "../../memprof/mod.ts";
 import { findStep, segmentStarts, someAction, type StepOf } from "../walk.ts";
 import type { JoinOutcome } from "../result.ts";
 import type { RunContext } from "./_context.ts";
-import { HARNESS_FRAME } from "./_frames.ts";
+import { stdlibFrames } from "./_frames.ts";
 import { countedWaits, waitBegins, waitEnds } from "./_domain_waits.ts";
 import {
   linksThreads,
@@ -274,20 +274,14 @@ function joinAllocation(run: RunContext, d: Domain): number {
   return d.alloc(3);
 }
 
-const NO_FRAME: readonly string[] = [];
-const ONE_FRAME: readonly string[] = [HARNESS_FRAME];
-const TWO_FRAMES: readonly string[] = [HARNESS_FRAME, HARNESS_FRAME];
-
-/** The frame `Domain.spawn` or `Domain.join` (the standard library's) puts on the step's
- * callstack: with the export's harness, a `<harness>` frame as the exported program's own;
- * without, none (a run's callstacks hold the scenario's frames only). */
+/** The frame `Domain.spawn` (the standard library's) puts on the step's callstack. */
 function stdlibFrame(run: RunContext): readonly string[] {
-  return run.opts.exportHarness === true ? ONE_FRAME : NO_FRAME;
+  return stdlibFrames(run.opts.exportHarness, 1);
 }
 
 /** The frames {@linkcode joinAllocation} puts on the joining step's callstack. */
 function joinFrames(run: RunContext): readonly string[] {
-  if (run.opts.exportHarness !== true) return NO_FRAME;
+  if (run.opts.exportHarness !== true) return stdlibFrames(false, 0);
   let raises = joinRaises.get(run);
   if (raises === undefined) {
     raises = findStep(run.sc.steps, (st) =>
@@ -295,7 +289,7 @@ function joinFrames(run: RunContext): readonly string[] {
         a.kind === "raise")) !== undefined;
     joinRaises.set(run, raises);
   }
-  return raises ? TWO_FRAMES : ONE_FRAME;
+  return stdlibFrames(true, raises ? 2 : 1);
 }
 const joinRaises = new WeakMap<RunContext, boolean>();
 

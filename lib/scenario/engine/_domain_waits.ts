@@ -47,9 +47,7 @@ export function waitEnds(run: RunContext, d: Domain): void {
  * final poll then ends its wait: {@linkcode waitEnds}). */
 export function finalTurnsBegin(run: RunContext): void {
   if (!countedWaits(run)) return;
-  const starts = segmentStarts(run.sc).starts;
-  let last: string | undefined;
-  for (const st of run.sc.steps) last = starts.get(st)?.domain ?? last;
+  const last = segmentStarts(run.sc).last;
   const d = last === undefined ? undefined : run.names.domains.get(last);
   if (d !== undefined) waitBegins(run, d);
 }

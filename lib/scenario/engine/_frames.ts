@@ -10,6 +10,17 @@ import type { RunOptions } from "../result.ts";
 /** The placeholder frame of {@linkcode RunOptions.harnessFrames}. */
 export const HARNESS_FRAME = "<harness>";
 
+/** Runs of `<harness>` frames, shared, by length. */
+const HARNESS_RUNS: (readonly string[])[] = [];
+
+/** The frames `n` standard-library functions (`Domain.spawn`, `Domain.join`, …) put on a
+ * step's callstack: with the export's harness (`exportHarness`), `n` `<harness>` frames, as the
+ * exported program's own; without, none (a run's callstacks hold the scenario's frames only). */
+export function stdlibFrames(exportHarness: boolean | undefined, n: number): readonly string[] {
+  if (exportHarness !== true) n = 0;
+  return HARNESS_RUNS[n] ??= new Array<string>(n).fill(HARNESS_FRAME);
+}
+
 /** The frames of a thread's enclosing `call` steps, outermost first. `version` changes at every
  * push and pop, so that allocation steps can reuse the callstack they built last time. */
 interface FrameStack {

@@ -25,7 +25,7 @@
 import type { Domain, Root } from "../../runtime/mod.ts";
 import type { Resumable } from "../../memprof/mod.ts";
 import type { RunContext } from "./_context.ts";
-import { HARNESS_FRAME } from "./_frames.ts";
+import { stdlibFrames } from "./_frames.ts";
 import { usesThreadPrograms } from "../walk.ts";
 
 /** Frames the standard library's functions put above the spawning step's callstack, for each
@@ -61,7 +61,7 @@ export function* randomSplitG(
   const withState: Root[] = [];
   const t = parent.current;
   const at = (depth: number) => {
-    t.callstack = run.frames.stackOf(t, stdlibFrames(run, depth));
+    t.callstack = run.frames.stackOf(t, stdlibFrames(run.opts.exportHarness, depth));
   };
   if (!states.has(parent)) {
     // DLS.get: mk_default (), then caml_domain_dls_compare_and_set (a C call) stores it.
@@ -122,7 +122,3 @@ export function linksThreads(run: RunContext): boolean {
   return v;
 }
 const linked = new WeakMap<RunContext, boolean>();
-
-function stdlibFrames(run: RunContext, n: number): readonly string[] {
-  return run.opts.exportHarness === true ? new Array<string>(n).fill(HARNESS_FRAME) : [];
-}
