@@ -95,8 +95,12 @@ function* spawnParentAllocationsG(run: RunContext, parent: Domain): Resumable<Sp
   }
   const t = parent.current;
   t.callstack = run.frames.stackOf(t, stdlibFrame(run));
+  // Each a C primitive: its return, with an action pending (a sample's callback), sets
+  // young_limit, so that the combined allocation below enters the runtime and runs it.
   kept.forever.push(run.rt.root(parent.allocFromRuntime(2), 2)); // Condition.create
+  parent.returnFromC();
   kept.forever.push(run.rt.root(parent.allocFromRuntime(2), 2)); // Mutex.create
+  parent.returnFromC();
   const lens = SPAWN_COMBINED;
   const base = yield* parent.allocCombinedG(lens);
   kept.untilEnd.push(run.rt.root(comballocBlock(base, lens, 0), lens[0]));
