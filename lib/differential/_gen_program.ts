@@ -487,7 +487,7 @@ interface Place {
   readonly threads?: boolean;
   /** No explicit collection (a spawned domain's steps). */
   readonly light?: boolean;
-  /** External allocations may be made (the main domain's one thread, no callback raising). */
+  /** External allocations may be made. */
   readonly external?: boolean;
 }
 
@@ -572,8 +572,9 @@ function callbackEntries(
   stops: Stops,
 ): fc.Arbitrary<{ when: Trigger; action: CallbackAction }[]> {
   const simple: fc.Arbitrary<CallbackAction[]> = fc.oneof(
+    // With external allocations, less often: a raise under memtrace's lock ends its tracing.
     w(
-      shape === "external" ? 0 : 4,
+      shape === "external" ? 2 : 4,
       fc.constantFrom(...EXCEPTIONS).map((exn): CallbackAction[] => [{ kind: "raise", exn }]),
     ),
     w(
@@ -696,10 +697,13 @@ function profileWith(
  * steps, may stop it, then ends (terminating with its profile running leaves its tracked
  * blocks to the main domain).
  */
-function spawnStep(k: number, events: boolean): fc.Arbitrary<GenStep> {
+function spawnStep(k: number, events: boolean, external: boolean): fc.Arbitrary<GenStep> {
   return fc.record({
     profile: fc.option(profile(`q${k}`, "worker", "none"), { freq: 3, nil: undefined }),
-    body: steps({ loops: 0, keeps: false, worker: true, light: true, depth: 1, events }, 4),
+    body: steps(
+      { loops: 0, keeps: false, worker: true, light: true, depth: 1, events, external },
+      4,
+    ),
     stop: fc.constantFrom("stop", "discard", "running"),
     end: fc.constantFrom<"terminate" | "join">("terminate", "join"),
   }).map(({ profile, body, stop, end }): GenStep => {
@@ -740,8 +744,20 @@ function fitWords(steps: readonly GenStep[], limit: number): GenStep[] {
 
 /** A systhread with a program (created at the start), the main thread passing it the baton
  * `yields` times and joining it at the end. */
-function threadSteps(name: string, events: boolean): fc.Arbitrary<GenStep[][]> {
-  const place: Place = { loops: 0, keeps: true, worker: true, depth: 1, events, threads: true };
+function threadSteps(
+  name: string,
+  events: boolean,
+  external: boolean,
+): fc.Arbitrary<GenStep[][]> {
+  const place: Place = {
+    loops: 0,
+    keeps: true,
+    worker: true,
+    depth: 1,
+    events,
+    threads: true,
+    external,
+  };
   return fc.record({
     parts: fc.array(steps(place, 3), { minLength: 1, maxLength: 3 }),
   }).map(({ parts }) => {
@@ -783,7 +799,20 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
       w(2, fc.constant<"threadsDomains">("threadsDomains")),
     ),
     events: fc.oneof(w(4, fc.constant(false)), w(1, fc.constant(true))),
-  }).chain(({ seed, minorHeapWords, shape, events }) => {
+  }).chain(({ seed, minorHeapWords, shape, events }) =>
+    // External allocations: always in the `external` shape; in 1 of 4 programs with spawned
+    // domains (memtrace samples them on the main domain only: a worker's return at once).
+    // Not with the threads shape's callbacks, which pass the systhreads' baton (refused).
+    (shape === "domains" || shape === "threadsDomains"
+      ? fc.oneof(w(3, fc.constant(false)), w(1, fc.constant(true)))
+      : fc.constant(shape === "external")).map((external) => ({
+        seed,
+        minorHeapWords,
+        shape,
+        events,
+        external,
+      }))
+  ).chain(({ seed, minorHeapWords, shape, events, external }) => {
     // A systhread with a program and, at the end, spawned domains (counted waits,
     // lib/scenario/engine/_domain_waits.ts); its callbacks are the domains' (no baton pass: a
     // worker takes its parent's profile).
@@ -797,7 +826,7 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
       depth: 0,
       events,
       threads: withThread,
-      external: shape === "external",
+      external,
     };
     const top = steps(place, 4);
     // An episode: a profile started, steps, then (unless a callback may end it, in the last
@@ -811,7 +840,7 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
           profile: profile(`p${k}`, cbShape, stop ? "restart" : "may end"),
           body: fc.array(top, { minLength: 1, maxLength: 3 }),
           after: multi && stop
-            ? fc.array(spawnStep(k, events), { minLength: 0, maxLength: 2 })
+            ? fc.array(spawnStep(k, events, external), { minLength: 0, maxLength: 2 })
             : fc.constant([]),
           discard: fc.boolean(),
           stop: fc.constant(stop),
@@ -823,7 +852,7 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
         fc.tuple(...ks.map((_, i) => episode(i + 1, i === ks.length - 1)))
       ),
       epilogue: fc.option(top, { freq: 2, nil: [] as GenStep[] }),
-      thread: withThread ? threadSteps("t1", events) : fc.constant(undefined),
+      thread: withThread ? threadSteps("t1", events, external) : fc.constant(undefined),
       pause: fc.boolean(),
     }).map(({ prologue, episodes, epilogue, thread, pause }): GenProgram => {
       const out: GenStep[] = [];

@@ -45,6 +45,7 @@ const SIM_KIND: Record<RunEvent["kind"], string> = {
   deallocMajor: "dealloc_major",
   escaped: "escaped",
   caught: "caught",
+  tracerFailed: "tracer_failed",
 };
 
 function loopsText(loops: readonly number[]): string {
@@ -73,6 +74,7 @@ export function canonicalLine(ev: RunEvent): string {
         : `${head} id=${ev.id} -> ${outcomeText(ev.outcome)}`;
     case "escaped":
     case "caught":
+    case "tracerFailed":
       return `${head} exn=${ev.exn}`;
   }
 }

@@ -99,6 +99,9 @@ export const EXPORTABLE_FEATURES: readonly string[] = [
   "userEvent:unit",
   "userEvent:int",
   "threads:withDomains",
+  "external:raising",
+  "external:domains",
+  "external:threads",
 ];
 
 /** The features of `sc`. */
@@ -140,6 +143,11 @@ export function scenarioFeatures(sc: Scenario): Set<string> {
     return loops;
   });
   if (f.has("step:threadSpawn") && f.has("step:spawn")) f.add("threads:withDomains");
+  // External allocations with a callback that may raise under memtrace's lock.
+  if (f.has("step:extAlloc") && f.has("action:raise")) f.add("external:raising");
+  // External allocations where domains or systhreads with programs run too.
+  if (f.has("step:extAlloc") && f.has("step:spawn")) f.add("external:domains");
+  if (f.has("step:extAlloc") && f.has("step:threadSpawn")) f.add("external:threads");
   return f;
 }
 

@@ -50,8 +50,16 @@ function emulation(em: Emitter): void {
   if (em.externalReady) return;
   em.externalReady = true;
   const rate = externalSamplingRate(em.sc);
-  em.inits.push(externalEmulationCode(rate));
-  em.initBlocks.push(...externalBlocks(rate));
+  const exceptions = em.plan.canRaise ? em.plan.exceptions.length : 0;
+  em.inits.push(externalEmulationCode(rate, { exceptions }));
+  em.initBlocks.push(...externalBlocks(rate, { canFail: exceptions > 0 }));
+}
+
+/** Options of {@linkcode externalEmulationCode}. */
+export interface EmulationOptions {
+  /** How many exceptions (`E_0`…) the scenario's callbacks raise: with any, the slow path
+   * catches what its locked part raises and marks the tracer failed, as memtrace's. */
+  readonly exceptions?: number;
 }
 
 /**
@@ -59,9 +67,15 @@ function emulation(em: Emitter): void {
  * defines `ext_rand`, `ext_bits ()` (`Random.State.bits ext_rand`), `ext_lambda`,
  * `ext_draw_bytes ()` (the next gap, in bytes),
  * `ext_bytes` (`bytes_before_ext_sample`), `ext_locked` and `ext_alloc_slowpath ()`, and
- * needs the prelude's `process_pending`.
+ * needs the prelude's `process_pending`. With callbacks that raise
+ * ({@linkcode EmulationOptions.exceptions}), also `ext_failed`: the slow path then returns
+ * whether the allocation was sampled, and an exception raised while it holds the lock marks
+ * the tracer failed (memtrace's `mark_failed`), is recorded (`record_exn`, kind
+ * `tracer_failed`: the `report_exn` the program gives memtrace), and the slow path returns
+ * false; once failed, it returns false at once (memtrace's `Is_stopped`).
  */
-export function externalEmulationCode(rate: number): string {
+export function externalEmulationCode(rate: number, options: EmulationOptions = {}): string {
+  const exceptions = options.exceptions ?? 0;
   const seed = MEMTRACE_SAMPLER_SEED;
   const hex = (w: number) => `0x${w.toString(16)}L`;
   // A rate of 1 or more gives a static 0. (no block); otherwise the quotient is boxed.
@@ -120,7 +134,10 @@ let[@inline never] ext_draw_bytes () =
 (* bytes_before_ext_sample, drawn as Memtrace.start draws it; the tracer's lock. *)
 let ext_bytes = ref (ext_draw_bytes ())
 let ext_locked = ref false
+${exceptions === 0 ? plainSlowPath : failingSlowPath(exceptions)}`;
+}
 
+const plainSlowPath = `
 (* ext_alloc_slowpath: the lock; the sampling loop (a call in it: its back-edge polls, as
    memtrace's does); the callstack (memtrace's Printexc call); then, still locked, what its
    allocation made ready runs, where memtrace's trace writing would first poll. *)
@@ -132,22 +149,54 @@ let[@inline never] ext_alloc_slowpath () =
   ignore (Sys.opaque_identity (Printexc.get_callstack max_int));
   process_pending ();
   ext_locked := false`;
+
+/** The slow path when callbacks may raise: memtrace's `match … with exception e ->
+ * mark_failed s e; Null` around its locked part, and its `Is_stopped` once failed. */
+function failingSlowPath(exceptions: number): string {
+  const arms = Array.from({ length: exceptions }, (_, i) => `| E_${i} -> record_exn 7 ${i}`);
+  return `let ext_failed = ref false
+
+(* memtrace's report_exn, as the program gives it to Memtrace.start: the exception recorded
+   (kind tracer_failed), nothing printed or allocated. *)
+let[@inline never] ext_report e = match e with ${arms.join(" ")} | _ -> ()
+
+(* ext_alloc_slowpath: unless the tracer failed, the lock; the sampling loop (a call in it: its
+   back-edge polls, as memtrace's does); the callstack (memtrace's Printexc call); then, still
+   locked, what its allocation made ready runs, where memtrace's trace writing would first
+   poll. What a callback raises there marks the tracer failed (mark_failed: the lock released
+   and stopped) and is reported; the allocation is then not sampled (false). *)
+let[@inline never] ext_alloc_slowpath () =
+  if !ext_failed then false else
+  match
+    ext_locked := true;
+    while !ext_bytes <= 0 do
+      ext_bytes := !ext_bytes + ext_draw_bytes ()
+    done;
+    ignore (Sys.opaque_identity (Printexc.get_callstack max_int));
+    process_pending ()
+  with
+  | () -> ext_locked := false; true
+  | exception e -> ext_locked := false; ext_failed := true; ext_report e; false`;
 }
 
 /** The blocks the emulation's initialisation allocates, in order, at external sampling rate
  * `rate`: the generator's ({@linkcode EXT_RAND_BLOCKS}), the boxed `1 / log1p (-rate)` (none
- * at a rate of 1 or more: a constant), and the two references. */
-export function externalBlocks(rate: number): HarnessBlock[] {
+ * at a rate of 1 or more: a constant), and the two references (three when the tracer `canFail`:
+ * `ext_failed`). */
+export function externalBlocks(rate: number, { canFail }: { canFail: boolean }): HarnessBlock[] {
+  const ref = { wosize: 1, fields: "ints", via: "root" } as const;
   return [
     ...EXT_RAND_BLOCKS,
     ...(rate >= 1 ? [] : [{ wosize: 1, fields: "noscan", via: "root" } as const]),
-    { wosize: 1, fields: "ints", via: "root" },
-    { wosize: 1, fields: "ints", via: "root" },
+    ref,
+    ref,
+    ...(canFail ? [ref] : []),
   ];
 }
 
 /** The code of an external allocation step (its tick is the caller's): `ext_alloc`'s fast path,
- * and for a sampled one the slow path, then its token kept as its lifetime says. */
+ * and for a sampled one the slow path, then its token kept as its lifetime says; on another
+ * domain than the main one, only its size's draw. */
 export function extAllocCode(
   em: Emitter,
   st: Extract<Step, { kind: "extAlloc" }>,
@@ -155,7 +204,15 @@ export function extAllocCode(
 ): string {
   emulation(em);
   const bytes = sizeCode(em, st.bytes);
+  // memtrace's ext_alloc on another domain than the main one returns at once (its size, an
+  // argument, is computed all the same). Systhreads with programs run on the main domain.
+  if (ctx.ord !== 0 && ctx.thread === 0) {
+    return bytes.constant !== undefined ? "()" : `ignore (${bytes.draw})`;
+  }
   const keep = keepCode(em, "0", st.lifetime, ctx, { linkable: false });
+  const sampled = em.plan.canRaise
+    ? `if ext_alloc_slowpath () then begin ${keep} end`
+    : `ext_alloc_slowpath (); ${keep}`;
   return `let n = !ext_bytes - ${bytes.draw} in ext_bytes := n; ` +
-    `if n <= 0 then begin ext_alloc_slowpath (); ${keep} end`;
+    `if n <= 0 then begin ${sampled} end`;
 }

@@ -31,7 +31,8 @@ export function trackerCode(em: Emitter, slot: number, p: ProfileSpec): string {
     const acts = s.actions.map(({ when, action }) =>
       `if ${triggerCode(when)} then begin ${actionCode(em, action, slot, ctx)} end;`
     ).join("\n  ");
-    fns.push(callbackCode(`cb_${slot}_${ki}`, ki, slot, s, acts, em.plan.external));
+    const external = !em.plan.external ? "none" : em.plan.canRaise ? "canFail" : "locks";
+    fns.push(callbackCode(`cb_${slot}_${ki}`, ki, slot, s, acts, external));
   }
   const tracker = `let trk_${slot} : (int, int) Gc.Memprof.tracker = {\n` +
     `  Gc.Memprof.alloc_minor = cb_${slot}_0; alloc_major = cb_${slot}_1;\n` +
@@ -51,21 +52,25 @@ export function trackerCode(em: Emitter, slot: number, p: ProfileSpec): string {
 /** Callback `fn` of kind number `ki`, doing `acts`. After the run (`frozen`, from the final
  * poll on), callbacks do nothing: the program's own bookkeeping (printing the log) allocates and
  * collects, and the simulation, whose run ends at the final poll, has no such callbacks. With
- * memtrace's `External` emulated (`external`), an allocation callback that would track its
- * block does not while the tracer's lock is held, as memtrace's tracer (lib/tracer/tracer.ts):
- * the lock is the tracker's, which the simulation's tracer is. */
+ * memtrace's `External` emulated (`external` other than `none`), an allocation callback that
+ * would track its block does not while the tracer's lock is held, as memtrace's tracer
+ * (lib/tracer/tracer.ts): the lock is the tracker's, which the simulation's tracer is. When
+ * callbacks may raise (`canFail`), the tracer can fail under its lock: from then on, as
+ * memtrace's `Is_stopped`, an allocation callback does not track its block, and a promotion
+ * ends its block's tracking. */
 function callbackCode(
   fn: string,
   ki: number,
   slot: number,
   s: CallbackSpec,
   acts: string,
-  external: boolean,
+  external: "none" | "locks" | "canFail",
 ): string {
   const counted = `  let n = bump ${slot} ${ki} in\n  ignore n;\n  ${acts}\n`;
   if (ki <= 1) {
-    const track = external
-      ? "if !ext_locked then begin set_outcome b 0; None end else begin set_outcome b 1; Some id end"
+    const untracked = external === "canFail" ? "!ext_locked || !ext_failed" : "!ext_locked";
+    const track = external !== "none"
+      ? `if ${untracked} then begin set_outcome b 0; None end else begin set_outcome b 1; Some id end`
       : "set_outcome b 1; Some id";
     const ret = s.result === "track" ? track : "set_outcome b 0; None";
     return `let ${fn} (info : Gc.Memprof.allocation) : int option =\n` +
@@ -74,7 +79,10 @@ function callbackCode(
       `${counted}  ${ret}\n  end`;
   }
   if (ki === 2) {
-    const ret = s.result === "track" ? "set_outcome b 1; Some v" : "set_outcome b 0; None";
+    const track = external === "canFail"
+      ? "if !ext_failed then begin set_outcome b 0; None end else begin set_outcome b 1; Some v end"
+      : "set_outcome b 1; Some v";
+    const ret = s.result === "track" ? track : "set_outcome b 0; None";
     return `let ${fn} (v : int) : int option =\n  if !frozen then None else begin\n` +
       `  let b = record ${ki} v in\n${counted}  ${ret}\n  end`;
   }

@@ -446,6 +446,6 @@ export function allocLinkable(
 }
 
 /** Whether a tracker's callbacks pass the systhreads' baton (`act.yieldTo`, `act.yieldToNext`). */
-function passesBaton(tracker: TrackerSpec): boolean {
+export function passesBaton(tracker: TrackerSpec): boolean {
   return someAction(tracker, (a) => a.kind === "yieldTo" || a.kind === "yieldToNext");
 }

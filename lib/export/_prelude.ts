@@ -60,6 +60,7 @@ export const KIND_NAMES = [
   "dealloc_major",
   "escaped",
   "caught",
+  "tracer_failed",
 ] as const;
 
 /** Outcome codes: 0 None, 1 Some, 2 unit (deallocation), 3 + k raised exception k. */

@@ -22,6 +22,7 @@ import {
   keepCapacity,
   MAX_FRAMES_RECORDED,
   MAX_SITE_CAPACITY,
+  passesBaton,
   planProgram,
   type RefusalKind,
   smallest,
@@ -243,31 +244,19 @@ class StepChecks {
   }
 
   /** An external allocation: the program emulates memtrace's `External` (its sampler, lock
-   * and callstack capture) where memtrace's own semantics hold, on the main domain's one
-   * thread, with callbacks that do not raise. */
+   * and callstack capture, and its failure when a callback raises under its lock), on the
+   * main domain (elsewhere memtrace's `ext_alloc` returns at once), unless a callback could
+   * let another systhread run while the lock is held. */
   #extAlloc(st: Extract<Step, { kind: "extAlloc" }>, ctx: Ctx): void {
     const plan = this.plan;
-    if (plan.domainOrd.size > 1 || plan.threadsLibrary) {
+    if (plan.threadsLibrary && plan.profiles.some((p) => passesBaton(p.tracker))) {
       this.refuse(
         "externalAlloc",
         st.at,
-        "external allocations in a scenario with several domains or systhreads: memtrace " +
-          "samples them on the main domain only, and its lock waits for another thread with " +
-          "Thread.yield, where the simulation's tracer has one lock for every domain and " +
-          "thread; the exported program emulates memtrace's External on the main domain's " +
-          "one thread only",
-      );
-      return;
-    }
-    if (plan.canRaise) {
-      this.refuse(
-        "externalAlloc",
-        st.at,
-        "external allocations where a callback may raise: a callback raising while memtrace " +
-          "holds its lock (at its sampling loop's polls, or where the callstack's allocation " +
-          "runs callbacks) marks the tracer failed (mark_failed) and External.alloc returns, " +
-          "which the simulation's tracer does not follow (it stops and lets the exception " +
-          "escape)",
+        "external allocations with callbacks that pass the systhreads' baton: a callback " +
+          "passing it under memtrace's lock would let another thread run while the lock is " +
+          "held, whose callbacks memtrace makes wait for the lock (Thread.yield in " +
+          "lock_async) until the holder, which waits for the baton, releases it",
       );
       return;
     }

@@ -776,7 +776,13 @@ export class DomainBuilder {
     return this;
   }
 
-  /** An external allocation traced through the tracer (`Memtrace.External.alloc`). */
+  /**
+   * An external allocation traced through the tracer (`Memtrace.External.alloc`), sampled by
+   * its own geometric sampler as memtrace samples it: on the main domain only (on another
+   * domain memtrace's `ext_alloc` returns at once). A sampled one takes the tracer's lock; a
+   * callback raising under it marks the tracer failed, as memtrace's `mark_failed`: the
+   * exception is caught and logged, and the tracer stops (no block tracked, no more samples).
+   */
   extAlloc(bytes: SizeSpec, lifetime: Lifetime = keep.drop): this {
     this.#r.push({ at: this.#r.nextAt(), kind: "extAlloc", domain: this.name, bytes, lifetime });
     return this;

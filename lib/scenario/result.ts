@@ -227,7 +227,8 @@ export type RunEvent =
     readonly outcome: "some" | "none" | "unit" | { readonly raise: string };
   }
   | {
-    readonly kind: "escaped" | "caught";
+    /** `tracerFailed`: memtrace's external allocation caught it (the tracer failed). */
+    readonly kind: "escaped" | "caught" | "tracerFailed";
     readonly domain: number;
     readonly loops: readonly number[];
     /** The OCaml exception's name. */

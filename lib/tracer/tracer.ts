@@ -8,7 +8,9 @@
  * (holding its lock "synchronously"), a memprof callback that fires cannot write: an allocation
  * is then not tracked, and a promotion or collection is deferred until the lock is released.
  *
- * Differences from memtrace, on purpose: memtrace traces only the main domain; we trace all.
+ * Differences from memtrace, on purpose: memtrace's memprof callbacks trace only the main
+ * domain; ours trace all. External allocations are sampled on the main domain only, as
+ * memtrace's `ext_alloc` samples them (on another domain it returns at once).
  * Promotions and collections are written by the writer of the domain that allocated the object:
  * memtrace encodes a promotion as a non-negative distance back from the writer's latest id, so an
  * orphan adopted by a domain whose id chunk is older could not be written on the adopter's
@@ -45,7 +47,9 @@ export interface TracerOptions {
   clock: () => Timestamp;
   /** Rate of the external-allocation sampler (default `info.sampleRate`). */
   externalSamplingRate?: number;
-  /** Reports a failure of the writer; the tracer stops afterwards (default: rethrow). */
+  /** memtrace's `report_exn`: reports a failure — of the writer, or an exception raised under
+   * an external allocation's lock ({@linkcode Tracer.extAlloc}); the tracer stops beforehand
+   * (default: rethrow). */
   reportError?: (e: unknown) => void;
 }
 
@@ -88,8 +92,10 @@ export class Tracer {
   #bytesBeforeExtSample: number;
   #locked = false;
   #stopped = false;
+  #failed = false;
   #deferred: Deferred[] = [];
   readonly #report: (e: unknown) => void;
+  readonly #mainDomain: DomainId;
   /** What happened so far. */
   readonly stats: TracerStats = {
     allocs: 0,
@@ -106,6 +112,7 @@ export class Tracer {
   constructor(sink: TraceSink, options: TracerOptions) {
     this.#writer = MultiplexedWriter.create(sink, options.info, { getpid: () => options.info.pid });
     this.#clock = options.clock;
+    this.#mainDomain = options.info.initialDomain;
     this.#ext = new GeometricSampler(options.externalSamplingRate ?? options.info.sampleRate);
     this.#bytesBeforeExtSample = this.#drawExtBytes();
     this.#report = options.reportError ?? ((e) => {
@@ -116,6 +123,16 @@ export class Tracer {
   /** Whether the tracer still writes (it stops after a writer failure or `close`). */
   get active(): boolean {
     return !this.#stopped;
+  }
+
+  /**
+   * Whether the tracer failed (memtrace's `mark_failed`): its writer threw, or a memprof
+   * callback run under the lock of an external allocation raised. Then, as memtrace's
+   * `Is_stopped` cases, an allocation callback does not track its block, a promotion ends the
+   * block's tracking, and nothing more is written or sampled.
+   */
+  get failed(): boolean {
+    return this.#failed;
   }
 
   /** Whether an external allocation is being written (memprof callbacks must not write). */
@@ -142,8 +159,11 @@ export class Tracer {
     return out;
   }
 
+  /** memtrace's `mark_failed`: the lock released and stopped, deferred events dropped, then
+   * `report_exn` ({@linkcode TracerOptions.reportError}). */
   #fail(e: unknown): void {
     this.#stopped = true;
+    this.#failed = true;
     this.#locked = false;
     this.#deferred = [];
     // A changed pid means a forked child: stop silently, as memtrace does.
@@ -221,6 +241,11 @@ export class Tracer {
    * callbacks they run find the tracer busy: `afterDraw` after each draw of the sampler (the
    * back-edge poll of memtrace's sampling loop), `whileLocked` after the draws, before the event
    * is written (the engine allocates there what `Printexc.get_callstack` allocates).
+   *
+   * What the hooks throw is caught, as memtrace's `ext_alloc_slowpath` catches any exception
+   * of its locked part (a memprof callback raising at a poll, say): the tracer fails
+   * ({@linkcode failed}), the exception goes to `reportError`, and the allocation is not
+   * sampled (undefined), unless `reportError` throws it on.
    */
   extAlloc(
     domain: DomainId,
@@ -228,7 +253,8 @@ export class Tracer {
     callstack: readonly string[],
     hooks: ExtAllocHooks = {},
   ): ObjId | undefined {
-    if (this.#stopped) return undefined;
+    // memtrace's ext_alloc samples on the main domain only: elsewhere it returns at once.
+    if (this.#stopped || domain !== this.#mainDomain) return undefined;
     const n = this.#bytesBeforeExtSample - bytes;
     this.#bytesBeforeExtSample = n;
     if (n > 0) return undefined;

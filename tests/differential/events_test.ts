@@ -15,10 +15,11 @@ import { scenarios } from "../../scenarios/index.ts";
 import { small, twoDomains } from "./helpers.ts";
 
 type AllocEvent = Extract<RunEvent, { kind: "allocMinor" | "allocMajor" }>;
-type ExnEvent = Extract<RunEvent, { kind: "escaped" | "caught" }>;
+type ExnEvent = Extract<RunEvent, { kind: "escaped" | "caught" | "tracerFailed" }>;
 const isAlloc = (e: RunEvent): e is AllocEvent =>
   e.kind === "allocMinor" || e.kind === "allocMajor";
-const isExn = (e: RunEvent): e is ExnEvent => e.kind === "escaped" || e.kind === "caught";
+const isExn = (e: RunEvent): e is ExnEvent =>
+  e.kind === "escaped" || e.kind === "caught" || e.kind === "tracerFailed";
 
 function eventsOf(sc: Scenario, opts: RunOptions = {}): RunEvent[] {
   const events: RunEvent[] = [];

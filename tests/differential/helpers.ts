@@ -116,6 +116,7 @@ const KIND_CODE: Record<RunEvent["kind"], number> = {
   deallocMajor: 4,
   escaped: 5,
   caught: 6,
+  tracerFailed: 7,
 };
 const SOURCE_CODE: Record<string, number> = { normal: 0, marshal: 1, custom: 2 };
 
@@ -161,6 +162,7 @@ export function realLogOf(
         return `${KIND_CODE[e.kind]} ${e.domain} ${e.id} 0 0 0 ${outcome(e.outcome)} ${loops}`;
       case "escaped":
       case "caught":
+      case "tracerFailed":
         return `${KIND_CODE[e.kind]} ${e.domain} 0 ${exn(e.exn)} 0 0 0 ${loops}`;
     }
   });

@@ -183,6 +183,15 @@
 //    section, whose leaving draws a sampling trigger (threads_domains;
 //    lib/scenario/engine/_domain_waits.ts); and two domains' callbacks recording at once took
 //    one number (the program's `serial` and `log_n` are now taken atomically).
+// 37. (issue 24) external allocations where callbacks raise, with domains and with systhreads,
+//    now exported: a callback raising under memtrace's lock escaped the step, where memtrace's
+//    slow path catches it and marks the tracer failed, after which nothing is tracked
+//    (external_raise_under_lock; lib/tracer/tracer.ts, `failed`); a spawned domain's external
+//    allocations were sampled under the one lock, where memtrace's ext_alloc returns at once
+//    off the main domain; and the callback of a sampled `Condition.create` or `Mutex.create` in
+//    `Domain.spawn` waited for the parent's next turn, where the C primitive's return makes the
+//    spawn's next allocation run it (external_domains_threads;
+//    lib/scenario/engine/_compile_domains.ts, `spawnParentAllocationsG`).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -261,6 +270,8 @@ import externalReturnFromC from "./regressions/external_return_from_c.ts";
 import dlsAtTermination from "./regressions/dls_at_termination.ts";
 import threadsDomainsSpawn from "./regressions/threads_domains_spawn.ts";
 import threadsDomains from "./regressions/threads_domains.ts";
+import externalRaiseUnderLock from "./regressions/external_raise_under_lock.ts";
+import externalDomainsThreads from "./regressions/external_domains_threads.ts";
 import { backEdgePolls } from "../../lib/scenario/polling.ts";
 import { Lifetimes } from "../../lib/scenario/lifetimes.ts";
 import { profileSlots } from "../../lib/scenario/walk.ts";
@@ -330,6 +341,8 @@ const regressions: readonly Scenario[] = [
   dlsAtTermination,
   threadsDomainsSpawn,
   threadsDomains,
+  externalRaiseUnderLock,
+  externalDomainsThreads,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */

@@ -56,13 +56,13 @@ Deno.test("checkExportable returns every refusal of a scenario, each naming its 
 Deno.test("the refusals of a domain's steps come from the highest-numbered domain first, as the program is written", () => {
   const sc = scenario({ name: "domains" }, (s) => {
     const d = s.main.spawn("d");
-    s.main.extAlloc(1); // 2
+    s.main.alloc(100, { source: "major" }); // 2
     d.alloc(sizes.geometric(2)); // 3
     d.terminate();
   });
   assert.deepEqual(checkExportable(sc).map((r) => [r.kind, r.step]), [
     ["unboundedGeometric", "3"],
-    ["externalAlloc", "2"],
+    ["smallMajorAlloc", "2"],
   ]);
 });
 

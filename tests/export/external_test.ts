@@ -7,10 +7,19 @@
 // text is checked without a toolchain. (The library's tracer_reentrancy, judged whole by the real
 // runtime, is tests/differential/library_agree_test.ts's.)
 import assert from "node:assert/strict";
-import { checkExportable, ExportError, exportOCaml } from "../../lib/export/mod.ts";
+import { checkExportable, ExportError, exportOCaml, HARNESS_FRAMES } from "../../lib/export/mod.ts";
 import { externalEmulationCode } from "../../lib/export/_emit_external.ts";
 import { GeometricSampler, MEMTRACE_SAMPLER_SEED } from "../../lib/tracer/mod.ts";
-import { act, cb, type DomainBuilder, keep, scenario, sizes } from "../../lib/scenario/mod.ts";
+import {
+  act,
+  cb,
+  type DomainBuilder,
+  keep,
+  type RunEvent,
+  runScenario,
+  scenario,
+  sizes,
+} from "../../lib/scenario/mod.ts";
 import { REAL_OCAML, skipNotice } from "../real_toolchain.ts";
 
 const skip = REAL_OCAML.toolchain === undefined ? REAL_OCAML.why : undefined;
@@ -176,34 +185,107 @@ Deno.test("the emulation's initialisation is in the harness heap's model: the sa
   assert.notDeepEqual(withExt, without);
 });
 
-Deno.test("external allocations are refused with several domains, systhreads, raising callbacks or an unbounded size", () => {
+Deno.test("external allocations are exported with domains, systhreads and raising callbacks; refused with baton-passing callbacks or an unbounded size", () => {
   const refusal = (sc: Parameters<typeof checkExportable>[0]) =>
     checkExportable(sc).find((r) => r.kind === "externalAlloc" || r.kind === "unboundedGeometric");
+  // On a spawned domain, memtrace's ext_alloc returns at once: only the size is drawn.
   const domains = scenario({ name: "doms" }, (s) => {
     const d = s.main.spawn("d");
     s.main.extAlloc(100);
+    d.extAlloc(sizes.uniform(8, 64));
+    d.extAlloc(200);
     d.terminate();
   });
-  assert.match(refusal(domains)!.reason, /several domains or systhreads: memtrace samples/);
+  assert.equal(refusal(domains), undefined);
+  const doms = exportOCaml(domains).source;
+  assert.match(doms, /tick \(\); \(ignore \(size_uniform 8 64\)\)/);
+  assert.equal(doms.match(/ext_alloc_slowpath \(\);/g)?.length, 1, "the main domain's only");
+  // A systhread with a program runs on the main domain: its allocations are sampled.
   const threads = scenario({ name: "thr" }, (s) => {
-    s.main.thread("t", (t: DomainBuilder) => t.alloc(1));
+    s.main.thread("t", (t: DomainBuilder) => t.extAlloc(100));
     s.main.extAlloc(100);
   });
-  assert.match(refusal(threads)!.reason, /several domains or systhreads/);
+  assert.equal(refusal(threads), undefined);
+  assert.equal(exportOCaml(threads).source.match(/ext_alloc_slowpath \(\);/g)?.length, 2);
+  // A callback passing the baton could let another thread run while the lock is held.
+  const passing = scenario({ name: "pass" }, (s) => {
+    s.main.memprof.start({
+      samplingRate: 0.5,
+      callstackSize: 0,
+      tracker: { allocMinor: cb.track().every(5, act.yieldToNext(["main", "t"])) },
+    });
+    s.main.thread("t", (t: DomainBuilder) => t.alloc(1));
+    s.main.extAlloc(100);
+    s.main.memprof.stop();
+  });
+  assert.match(refusal(passing)!.reason, /callbacks that pass the systhreads' baton/);
+  assert.throws(() => exportOCaml(passing), ExportError);
+  // Raising callbacks: the slow path catches what its locked part raises (mark_failed).
   const raising = scenario({ name: "raise" }, (s) => {
     s.main.memprof.start({
       samplingRate: 0.5,
       callstackSize: 0,
       tracker: { promote: cb.track().every(5, act.raise("E")) },
     });
-    s.main.extAlloc(100);
+    s.main.extAlloc(100, keep.steps(2));
     s.main.memprof.stop();
   });
+  assert.equal(refusal(raising), undefined);
+  const src = exportOCaml(raising).source;
+  assert.ok(src.includes(externalEmulationCode(0.5, { exceptions: 1 })));
   assert.match(
-    refusal(raising)!.reason,
-    /where a callback may raise: .*marks the tracer failed \(mark_failed\)/,
+    src,
+    /\| exception e -> ext_locked := false; ext_failed := true; ext_report e; false/,
+  );
+  assert.match(
+    src,
+    /let\[@inline never\] ext_report e = match e with \| E_0 -> record_exn 7 0 \| _ -> \(\)/,
+  );
+  assert.match(src, /if ext_alloc_slowpath \(\) then begin let blk = Obj.repr \(0\)/);
+  // Once failed, the trackers do not track, as memtrace's Is_stopped.
+  assert.match(src, /if !ext_locked \|\| !ext_failed then begin set_outcome b 0; None end/);
+  assert.match(
+    src,
+    /if !ext_failed then begin set_outcome b 0; None end else begin set_outcome b 1; Some v end/,
   );
   const unbounded = scenario({ name: "geo" }, (s) => void s.main.extAlloc(sizes.geometric(100)));
   assert.equal(refusal(unbounded)!.kind, "unboundedGeometric");
-  assert.throws(() => exportOCaml(domains), ExportError);
+});
+
+Deno.test("a callback raising under memtrace's lock fails the tracer: caught and recorded, no token, nothing tracked after", () => {
+  const sc = scenario(
+    { name: "fail", seed: 3, minorHeapWords: 4096, externalSamplingRate: 1 },
+    (s) => {
+      s.main.memprof.start({
+        samplingRate: 0.2,
+        callstackSize: 2,
+        tracker: { allocMinor: cb.track().on(4, act.raise("Boom")), promote: cb.track() },
+      });
+      s.main.repeat(20, () => {
+        s.main.alloc(2, { lifetime: keep.steps(30) });
+        s.main.alloc(4, { source: "runtime", lifetime: keep.steps(30) });
+        s.main.extAlloc(8, keep.steps(3));
+      });
+      s.main.minorGc();
+      s.main.memprof.stop();
+    },
+  );
+  const evs: RunEvent[] = [];
+  const r = runScenario(sc, { onEvent: (e) => evs.push(e), harnessFrames: HARNESS_FRAMES });
+  const k = evs.findIndex((e) => e.kind === "tracerFailed");
+  assert.ok(k > 0, "the tracer failed");
+  assert.deepEqual(evs[k], { kind: "tracerFailed", domain: 0, loops: evs[k].loops, exn: "Boom" });
+  // The raiser ran just before, under the lock; nothing escaped the step.
+  assert.deepEqual((evs[k - 1] as { outcome: unknown }).outcome, { raise: "Boom" });
+  assert.equal(evs.filter((e) => e.kind === "escaped" || e.kind === "caught").length, 0);
+  // From then on no allocation is tracked, and a promotion ends its block's tracking.
+  const after = evs.slice(k + 1);
+  assert.ok(after.some((e) => e.kind === "allocMinor"));
+  for (const e of after) {
+    if (e.kind === "allocMinor" || e.kind === "promote") assert.equal(e.outcome, "none");
+  }
+  let log = "";
+  r.writeText("callbackLog", (c) => log += c);
+  assert.match(log, /memtrace failed: exception Boom, External.alloc returns None/);
+  assert.match(log, /-> None \(tracer failed\)/);
 });

@@ -218,8 +218,9 @@ export class Callbacks {
       return undefined;
     }
     const obj = run.tracer.alloc(run.cur.id, info, kind === "allocMajor");
-    if (obj === undefined && run.tracer.busy) {
-      run.log.line(`${head} -> None (tracer busy)`);
+    if (obj === undefined && (run.tracer.busy || run.tracer.failed)) {
+      // memtrace's tracker under its lock, or once it failed (`Is_stopped`): not tracked.
+      run.log.line(`${head} -> None (tracer ${run.tracer.failed ? "failed" : "busy"})`);
       report("none");
       return undefined;
     }
@@ -251,10 +252,12 @@ export class Callbacks {
   #promoteEnd({ spec }: CallbackCtx, v: Tracked, { head, report }: CallbackStart) {
     const run = this.#run;
     if (v.obj !== undefined) run.tracer.promote(v.domain, v.obj);
-    if (spec.result === "none") {
+    // memtrace's promote once the tracer failed (`Is_stopped`): the block's tracking ends.
+    const stopped = spec.result !== "none" && run.tracer.failed;
+    if (spec.result === "none" || stopped) {
       v.profile.ended++;
       v.profile.live.delete(v);
-      run.log.line(`${head} -> None`);
+      run.log.line(`${head} -> None${stopped ? " (tracer failed)" : ""}`);
       report("none");
       return undefined;
     }

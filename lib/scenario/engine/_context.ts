@@ -190,6 +190,7 @@ export class RunContext {
       },
       clock: () => EPOCH_US + Math.floor(this.clockNs / 1000),
       externalSamplingRate: externalSamplingRate(sc, opts.samplingRate),
+      reportError: (e) => this.#tracerFailed(e),
     });
     const keepSites = opts.keepSites;
     const taken = new Map<Lifetime, number>();
@@ -475,7 +476,7 @@ export class RunContext {
 
   /** Emits a callback's record when the callback starts (so records keep the order in which
    * callbacks begin) and returns a function that fills in its outcome when it ends. */
-  reporter(ev: Exclude<RunEvent, { kind: "escaped" | "caught" }>): (
+  reporter(ev: Exclude<RunEvent, { kind: "escaped" | "caught" | "tracerFailed" }>): (
     outcome: "some" | "none" | "unit" | { raise: string },
   ) => void {
     const onEvent = this.opts.onEvent;
@@ -487,8 +488,26 @@ export class RunContext {
     };
   }
 
-  /** Records an OCaml exception that escaped a step or that an attempt caught. */
-  emitException(kind: "escaped" | "caught", exn: string): void {
+  /**
+   * memtrace's `report_exn`, once the tracer failed: an OCaml exception that a memprof callback
+   * raised under an external allocation's lock, which memtrace's `ext_alloc_slowpath` caught
+   * (`mark_failed`), is logged and recorded (the exported program records it instead of
+   * printing it, as a `report_exn` given to `Memtrace.start` may); anything else (a writer's
+   * failure, an action the run refused) fails the run.
+   */
+  #tracerFailed(e: unknown): void {
+    if (
+      !(e instanceof OCamlException) || e instanceof OCamlFailure ||
+      e instanceof OCamlInvalidArgument
+    ) throw e;
+    this.counts.exceptions++;
+    this.lifecycle(`memtrace failed: exception ${e.ocamlName}, External.alloc returns None`);
+    this.emitException("tracerFailed", e.ocamlName);
+  }
+
+  /** Records an OCaml exception that escaped a step, that an attempt caught, or that memtrace's
+   * external allocation caught (the tracer failed). */
+  emitException(kind: "escaped" | "caught" | "tracerFailed", exn: string): void {
     const onEvent = this.opts.onEvent;
     if (onEvent === undefined) return;
     const d = this.cur;
