@@ -416,13 +416,23 @@ Deno.test("exportOCaml refuses systhreads of the older form, naming the step", (
   });
 });
 
-Deno.test("exportOCaml refuses an external allocation where memtrace's External is not emulated, naming the step", () => {
-  refuses("ext", "3.1", /external allocations in a scenario with several domains/, (s) => {
-    const d = s.main.spawn("d");
-    s.main.alloc(1);
-    s.main.repeat(3, () => s.main.extAlloc(100));
-    d.terminate();
-  });
+Deno.test("exportOCaml refuses an external allocation where callbacks pass the systhreads' baton, naming the step", () => {
+  refuses(
+    "ext",
+    "4.1",
+    /external allocations with callbacks that pass the systhreads' baton/,
+    (s) => {
+      s.main.memprof.start({
+        samplingRate: 0.1,
+        callstackSize: 0,
+        tracker: { allocMinor: cb.track().every(3, act.yieldTo("t")) },
+      });
+      s.main.thread("t", (t) => t.alloc(1));
+      s.main.alloc(1);
+      s.main.repeat(3, () => s.main.extAlloc(100));
+      s.main.memprof.stop();
+    },
+  );
 });
 
 Deno.test("exportOCaml refuses a custom block of 2 words, naming the step", () => {
@@ -594,7 +604,17 @@ Deno.test("exportOCaml either exports each library scenario or refuses it with a
   for (const name of ["thread_block_in_callback", "thread_exit_in_callback"]) {
     assert.match(refused.get(name) ?? "", /systhreads of the older form/, name);
   }
-  assert.match(refused.get("threads") ?? "", /systhreads of the older form/);
+  // threads is written with programs since issue 24; the older form is refused wherever used.
+  assert.ok(!refused.has("threads"), refused.get("threads"));
+  const older = scenario({ name: "older" }, (s) => {
+    const t = s.main.thread("t");
+    t.switchTo();
+    s.main.alloc(1);
+  });
+  assert.throws(
+    () => exportOCaml(older),
+    (e: unknown) => e instanceof ExportError && /systhreads of the older form/.test(e.reason),
+  );
   for (const name of ["domains_orphans", "domain_exit_tracked", "loop_indices"]) {
     assert.ok(!refused.has(name), `${name}: ${refused.get(name)}`);
   }
