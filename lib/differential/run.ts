@@ -142,10 +142,15 @@ function callbackOf(
 
 /** Simulations {@linkcode resolveRaces} may spend trying race outcomes that show only later
  * (other adopters of orphans, a spawn's allocations in the other order). */
-const MAX_RACE_TRIES = 32;
+const MAX_RACE_TRIES = 64;
 
 /** The join race's outcomes, in the order resolveRaces tries them. */
-const JOIN_OUTCOMES: readonly JoinOutcome[] = ["late", "closureFirst", "callbacksFirst"];
+const JOIN_OUTCOMES: readonly JoinOutcome[] = [
+  "late",
+  "closureFirst",
+  "callbacksFirst",
+  "closureDuring",
+];
 
 /** What a run of a scenario with race points must reproduce: the resolution read from its log. */
 export interface ReadResolution {
@@ -196,14 +201,44 @@ export function resolveRaces(
     childBefore,
     join,
   });
-  /** How far a trial resolution makes the logs agree (Infinity: they agree), and the race
-   * points it met. */
-  const attempt = (races: RaceResolution): { reach: number; points: readonly RacePoint[] } => {
-    tries++;
-    const { log, racePoints } = simulateWithRaces(sc, { ...opts, races });
-    const d = compareLogs(log, real, { context: 0 }).difference;
-    const reach = d === undefined ? Infinity : d.kind === "callback" ? d.index : -1;
-    return { reach, points: racePoints };
+  /** How far a trial resolution makes the logs agree (Infinity: they agree), the race points
+   * it met, and the racing blocks it had to take as dead to get there: a difference that is a
+   * racing block's promotion where the real run reported its death is resolved so and the
+   * trial simulated again (so that two outcomes of a point that agree equally far until such a
+   * block are told apart). */
+  const attempt = (
+    races: RaceResolution,
+  ): { reach: number; points: readonly RacePoint[]; deaths: readonly number[] } => {
+    const deaths: number[] = [];
+    for (;;) {
+      tries++;
+      const trial = deaths.length === 0
+        ? races
+        : { ...races, deadAtPromotion: new Set([...races.deadAtPromotion!, ...deaths]) };
+      const { log, racePoints } = simulateWithRaces(sc, { ...opts, races: trial });
+      const d = compareLogs(log, real, { context: 0 }).difference;
+      const reach = d === undefined ? Infinity : d.kind === "callback" ? d.index : -1;
+      const id = reach > 0 && reach !== Infinity ? deadRace(log, racePoints, reach) : undefined;
+      if (id === undefined || tries >= MAX_RACE_TRIES) {
+        return { reach, points: racePoints, deaths };
+      }
+      deaths.push(id);
+    }
+  };
+  /** The racing block whose promotion at callback `index` of `log` the real run reported as
+   * its death, if that is the difference there. */
+  const deadRace = (
+    log: CanonicalLog,
+    points: readonly RacePoint[],
+    index: number,
+  ): number | undefined => {
+    const ours = callbackOf(log.lines[index - 1]);
+    const theirs = callbackOf(real.lines[index - 1]);
+    if (ours === undefined || theirs === undefined || ours.id !== theirs.id) return undefined;
+    const racing = points.some((p) => p.kind === "promotion" && p.id === ours.id && !p.dead);
+    return ours.kind === "promote" && theirs.kind === "dealloc_minor" && racing
+      ? ours.id
+      : undefined;
   };
   /** The other outcomes of a race point that shows only later and elsewhere, as changes of
    * the resolution `base` (none for a point already decided or read). */
@@ -237,8 +272,12 @@ export function resolveRaces(
         keep: () => adopter.set(p.id, other),
       }));
     }
-    if (p.kind === "join" && !base.join!.has(p.join)) {
-      return JOIN_OUTCOMES.filter((o) => o !== p.outcome).map((outcome) => ({
+    // A join's outcome is tried again once the resolution changed: closureFirst and
+    // closureDuring agree equally far until a racing block the collection promotes is known
+    // dead, after which only one of them agrees further.
+    if (p.kind === "join") {
+      const now = base.join!.get(p.join) ?? p.outcome;
+      return JOIN_OUTCOMES.filter((o) => o !== now).map((outcome) => ({
         key: `join ${p.join} ${outcome}`,
         races: { ...base, join: new Map(base.join).set(p.join, outcome) },
         keep: () => join.set(p.join, outcome),
@@ -253,51 +292,80 @@ export function resolveRaces(
    * makes them agree exactly as far but meets adoption races the last simulation did not (a
    * joiner that ran its callbacks before the orphans existed leaves them to a later
    * collection's participants) is tried with each of those races' other outcomes too. */
+  /** Each of `level` (outcomes that agree exactly as far as `index`) with the other outcomes
+   * of the adoption races it met that the last simulation (`met`) did not: keeps the first pair
+   * that agrees further. */
+  const tryAdoptions = (
+    level: readonly {
+      races: RaceResolution;
+      keep: () => void;
+      points: readonly RacePoint[];
+    }[],
+    met: ReadonlySet<number>,
+    index: number,
+  ): boolean => {
+    for (const alt of level) {
+      for (const q of alt.points) {
+        if (q.kind !== "adoption" || met.has(q.id)) continue;
+        for (const inner of alternatives(q, alt.races)) {
+          if (tries >= MAX_RACE_TRIES) return false;
+          if (attempt(inner.races).reach > index) {
+            alt.keep();
+            inner.keep();
+            return true;
+          }
+        }
+      }
+    }
+    return false;
+  };
   const search = (points: readonly RacePoint[], index: number): boolean => {
     const met = new Set(points.filter((p) => p.kind === "adoption").map((p) => p.id));
+    // An outcome tried under one resolution may be tried again under another.
+    const state = resolutionKey(current());
     for (const p of points) {
       // A spawn's outcomes differ only in where the parent's result comes among the new
       // domain's first callbacks, all near the same place: the one that agrees furthest is
-      // kept (the first that agrees further may be a neighbour of the real one).
-      if (p.kind === "spawn") {
-        let best: { reach: number; keep: () => void } | undefined;
+      // kept (the first that agrees further may be a neighbour of the real one). So do a
+      // join's: closureFirst and closureDuring agree up to the closure's promotion. A join
+      // outcome that agrees exactly as far, but meets adoption races the last simulation did
+      // not, is tried with their other outcomes too (below).
+      if (p.kind === "spawn" || p.kind === "join") {
+        let best: { reach: number; keep: () => void; deaths: readonly number[] } | undefined;
+        const level: { races: RaceResolution; keep: () => void; points: readonly RacePoint[] }[] =
+          [];
         for (const alt of alternatives(p, current())) {
-          if (tries >= MAX_RACE_TRIES || decided.has(alt.key)) continue;
-          decided.add(alt.key);
-          const { reach } = attempt(alt.races);
+          const key = `${alt.key} | ${state}`;
+          if (tries >= MAX_RACE_TRIES || decided.has(key)) continue;
+          decided.add(key);
+          const { reach, deaths, points } = attempt(alt.races);
           if (reach > index && (best === undefined || reach > best.reach)) {
-            best = { reach, keep: alt.keep };
+            best = { reach, keep: alt.keep, deaths };
           }
+          if (reach === index) level.push({ races: alt.races, keep: alt.keep, points });
         }
         if (best !== undefined) {
           best.keep();
+          for (const id of best.deaths) dead.add(id);
           return true;
         }
+        if (p.kind === "join" && tryAdoptions(level, met, index)) return true;
         continue;
       }
       for (const alt of alternatives(p, current())) {
         if (tries >= MAX_RACE_TRIES) return false;
         // A join outcome is tried once; an adoption again in a later search (its
         // participants may explain a difference further on).
-        if (decided.has(alt.key)) continue;
-        if (p.kind !== "adoption") decided.add(alt.key);
+        const key = `${alt.key} | ${state}`;
+        if (decided.has(key)) continue;
+        if (p.kind !== "adoption") decided.add(key);
         const trial = attempt(alt.races);
         if (trial.reach > index) {
           alt.keep();
           return true;
         }
         if (trial.reach !== index) continue;
-        for (const q of trial.points) {
-          if (q.kind !== "adoption" || met.has(q.id)) continue;
-          for (const inner of alternatives(q, alt.races)) {
-            if (tries >= MAX_RACE_TRIES) return false;
-            if (attempt(inner.races).reach > index) {
-              alt.keep();
-              inner.keep();
-              return true;
-            }
-          }
-        }
+        if (tryAdoptions([{ ...alt, points: trial.points }], met, index)) return true;
       }
     }
     return false;
@@ -345,6 +413,18 @@ export function resolveRaces(
       racePoints: racePoints.length,
     };
   }
+}
+
+/** A resolution as text, to tell resolutions apart. */
+function resolutionKey(r: RaceResolution): string {
+  const sorted = <T>(xs: Iterable<T>) => JSON.stringify([...xs].sort());
+  return [
+    sorted(r.deadAtPromotion ?? []),
+    sorted(r.adopter ?? []),
+    sorted(r.childFirst ?? []),
+    sorted(r.childBefore ?? []),
+    sorted(r.join ?? []),
+  ].join(" ");
 }
 
 /** {@linkcode judgeRings}, a failure of the ring side (a ring program that does not build or

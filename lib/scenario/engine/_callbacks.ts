@@ -226,6 +226,14 @@ export class Callbacks {
     }
     report("some");
     const v: Tracked = { obj, domain: run.cur.id, iter: run.iter, serial, profile: p };
+    const jw = run.joinWindow;
+    if (jw !== undefined && jw.during !== undefined && run.cur === jw.joiner) {
+      // The ending domain's last collection comes while this callback runs (the join race's
+      // closureDuring); the callback's `Some` comes after it.
+      const during = jw.during;
+      jw.during = undefined;
+      during();
+    }
     run.cur.alloc(1); // the `Some v` the callback returns
     p.tracked++;
     p.live.add(v);

@@ -336,8 +336,9 @@ function endDomain(run: RunContext, d: Domain, st: StepOf<"terminate">): void {
   const joiner = joinerOf(run, st.domain);
   const outcome = joinRace(run, d, joiner);
   let closure: Root | undefined;
-  try {
-    if (outcome === "closureFirst") closure = earlyJoinAllocation(run, joiner!, st);
+  let ended = false;
+  const end = () => {
+    ended = true;
     run.cur = d;
     domainEndAllocations(run, d);
     run.rt.terminateDomain(d, {
@@ -348,6 +349,25 @@ function endDomain(run: RunContext, d: Domain, st: StepOf<"terminate">): void {
         }
         : undefined,
     });
+  };
+  try {
+    if (outcome === "closureDuring") {
+      // The domain ends inside the closure's allocation callback (if it is sampled).
+      run.joinWindow = {
+        joiner: joiner!,
+        during: () => {
+          const cur = run.cur;
+          end();
+          run.cur = cur;
+        },
+      };
+      try {
+        closure = earlyJoinAllocation(run, joiner!, st);
+      } finally {
+        run.joinWindow = undefined;
+      }
+    } else if (outcome === "closureFirst") closure = earlyJoinAllocation(run, joiner!, st);
+    if (!ended) end();
   } finally {
     closure?.release();
     run.cur = run.rt.mainDomain;
@@ -434,20 +454,14 @@ function joinWork(run: RunContext, st: StepOf<"join">): DomainWork {
     // ending domain was quicker (the join race point, with the export's harness).
     const outcome = harness ? joinRace(run, target, d, "closureFirst") : "closureFirst";
     let closure: Root | undefined;
-    if (outcome === "closureFirst") {
-      run.guard(st.at, () => {
-        const addr = joinAllocation(run, d);
-        // Held by the join's frame through the collection (which promotes it); without the
-        // harness, as the goldens were made, not.
-        if (harness) closure = run.rt.root(addr, 3);
-      });
-    }
+    let ended = false;
     // (issue 22, polls) Released, the target's function returns: do_at_exit's poll, drained
-    // as at a `terminate` step (terminateWork).
-    waitEnds(run, target);
-    run.drain(target, st.at);
-    run.cur = target;
-    try {
+    // as at a `terminate` step (terminateWork); then its last collection.
+    const end = () => {
+      ended = true;
+      waitEnds(run, target);
+      run.drain(target, st.at);
+      run.cur = target;
       domainEndAllocations(run, target);
       run.rt.terminateDomain(target, {
         afterCollection: outcome === "callbacksFirst"
@@ -458,11 +472,39 @@ function joinWork(run: RunContext, st: StepOf<"join">): DomainWork {
           : undefined,
       });
       domainStateFreed(target);
+    };
+    try {
+      if (outcome === "closureFirst" || outcome === "closureDuring") {
+        // closureDuring: the target ends inside the closure's allocation callback (if sampled).
+        if (outcome === "closureDuring") {
+          run.joinWindow = {
+            joiner: d,
+            during: () => {
+              const cur = run.cur;
+              end();
+              run.cur = cur;
+            },
+          };
+        }
+        try {
+          run.guard(st.at, () => {
+            const addr = joinAllocation(run, d);
+            // Held by the join's frame through the collection (which promotes it); without
+            // the harness, as the goldens were made, not.
+            if (harness) closure = run.rt.root(addr, 3);
+          });
+        } finally {
+          run.joinWindow = undefined;
+        }
+      }
+      if (!ended) end();
     } finally {
       closure?.release();
       run.cur = d;
     }
-    if (outcome !== "closureFirst") run.guard(st.at, () => joinAllocation(run, d));
+    if (outcome === "late" || outcome === "callbacksFirst") {
+      run.guard(st.at, () => joinAllocation(run, d));
+    }
   };
 }
 

@@ -101,6 +101,10 @@ export class RunContext {
   spawnWindow:
     | { readonly child: Domain; readonly before: number; seen: number; parentTurn?: () => void }
     | undefined;
+  /** The join race's `closureDuring`: when the next allocation callback of domain `joiner`
+   * (the sampled closure of `Domain.join`) is about to return, `during` runs (once): the ending
+   * domain's last collection and its orphaning, while the allocation is undone. */
+  joinWindow: { readonly joiner: Domain; during?: () => void } | undefined;
   /** Domain ends (`terminate`) so far (the number of the last `join` race point). */
   domainEnds = 0;
   readonly lifetimes: Lifetimes;

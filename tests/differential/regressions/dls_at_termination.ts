@@ -4,8 +4,8 @@
  * (runtime/domain.c), so a young DLS array is promoted there, as the state it holds. The
  * simulation let it die with the domain's body, before that collection. Every word is sampled,
  * so the array's callbacks show it: `promote`, not `dealloc_minor`. (The systhread makes the
- * program's domain waits counted, and its join deterministic: without it, 3 of 100 real runs put
- * the join's closure where no race point resolution explains, docs/differential.md "Race points".)
+ * program's domain waits counted, and its join deterministic; without it, the spawn, promotion
+ * and join races all show: tests/differential/terminate_sampling.ts.)
  */
 import { scenario } from "../../../lib/scenario/mod.ts";
 
