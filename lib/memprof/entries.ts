@@ -64,6 +64,11 @@ export const CALLBACK_SHIFT = 9;
 /** Shift of the allocation source (2 bits) in `meta`. */
 export const SOURCE_SHIFT = 11;
 
+/** Meta bit: promoted through a remembered set whose promotion several domains shared (a race
+ * point) before its allocation callback ran: whether memprof found it dead there is decided when
+ * that callback gives the block its number (memprof.ts, `#endCallback`). */
+export const F_RACE_PENDING = 1 << 13;
+
 /** Minimum capacity of a thread's table. */
 export const MIN_ENTRIES_THREAD_CAPACITY = 16;
 /** Minimum capacity of a domain's table. */

@@ -20,6 +20,7 @@ import {
   F_DELETED,
   F_OFFSET,
   F_PROMOTED,
+  F_RACE_PENDING,
   F_RUNNING,
   M_ALLOC,
   M_DEALLOC,
@@ -99,6 +100,15 @@ export interface MemprofHost {
    * value. Absent: promoted.
    */
   promotionRaceDead?(addr: number, userData: unknown): boolean;
+  /**
+   * Whether the block at `addr`, which the minor GC just promoted, is such a race point whose
+   * outcome is to be decided later: its entry's allocation callback has not run yet, so it has
+   * no number (see {@linkcode pendingRaceDead}). Absent: no race.
+   */
+  promotionRacing?(addr: number): boolean;
+  /** The outcome of a race point left pending ({@linkcode promotionRacing}), once the block's
+   * allocation callback returned `userData`: true when this run resolves it as a death. */
+  pendingRaceDead?(userData: unknown): boolean;
   /** `is_unmarked` after a major cycle: the block is dead. */
   isUnmarked(addr: number): boolean;
   /** Emit a runtime_events counter (e.g. EV_C_FORCE_MINOR_MEMPROF). */
@@ -463,7 +473,11 @@ export class MemprofDomain {
         const b = block[i];
         if (!(meta[i] & F_OFFSET) && b !== NO_BLOCK && host.isYoung(b)) {
           const to = host.promotedTo(b);
-          if (to >= 0 && !(host.promotionRaceDead?.(b, es.userData[i]) ?? false)) {
+          if (to >= 0 && !(meta[i] & M_ALLOC) && (host.promotionRacing?.(b) ?? false)) {
+            // Promoted or found dead: decided once its allocation callback numbers it.
+            block[i] = to;
+            meta[i] |= F_PROMOTED | F_RACE_PENDING;
+          } else if (to >= 0 && !(host.promotionRaceDead?.(b, es.userData[i]) ?? false)) {
             block[i] = to;
             meta[i] |= F_PROMOTED;
           } else {
@@ -591,6 +605,14 @@ export class MemprofDomain {
       return res;
     }
     es.userData[i] = value;
+    if (es.meta[i] & F_RACE_PENDING) {
+      es.meta[i] &= ~F_RACE_PENDING;
+      if (cbIndex === CB_ALLOC && (this.host.pendingRaceDead?.(value) ?? false)) {
+        // memprof found the block not yet forwarded at the collection: reported dead.
+        es.meta[i] = (es.meta[i] & ~F_PROMOTED) | F_DEALLOCATED;
+        es.block[i] = NO_BLOCK;
+      }
+    }
     // memprof.c moves the young cursor back only for a young block; the exported program's
     // callbacks return `Some` of an immediate (an id), so it stays.
     const m = es.meta[i];

@@ -448,6 +448,19 @@ export class Domain implements MemprofHost {
     return rt.promotionRace !== null && rt.isPromotionRace(addr) && rt.promotionRace(userData);
   }
 
+  /** Whether `addr`'s promotion is a race point ({@linkcode Runtime.promotionRace} set). */
+  promotionRacing(addr: number): boolean {
+    const rt = this.runtime;
+    return rt.promotionRace !== null && rt.isPromotionRace(addr);
+  }
+
+  /** The outcome of a race point decided once its block's allocation callback returned
+   * `userData` ({@linkcode Runtime.promotionRace}). */
+  pendingRaceDead(userData: unknown): boolean {
+    const rt = this.runtime;
+    return rt.promotionRace !== null && rt.promotionRace(userData);
+  }
+
   /** After a major cycle's marking: is the block dead? */
   isUnmarked(addr: number): boolean {
     return this.runtime.isUnmarked(addr);

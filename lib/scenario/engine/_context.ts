@@ -159,7 +159,9 @@ export class RunContext {
     });
     const dead = opts.races?.deadAtPromotion;
     this.rt.promotionRace = (ud) => {
-      // A block whose allocation callback has not run yet has no number: promoted.
+      // Blocks whose allocation callback had not run at the collection are asked once it
+      // returned (memprof leaves their race pending: F_RACE_PENDING); one not tracked then has
+      // no number, and no callback follows: promoted.
       if (!isTracked(ud)) return false;
       const point = {
         kind: "promotion" as const,
