@@ -68,7 +68,7 @@ for (const sc of exportable) {
       const j = r.rings;
       if (j === undefined && "races" in r && r.races !== undefined) {
         // Race points: its real runs may differ (the callback log is judged over several runs,
-        // lib/differential/races.ts), so its ring is not compared; the list must say so.
+        // lib/differential/run.ts, resolveRaces), so its ring is not compared; the list must say so.
         assert.ok(
           known.some((e) => e.scenario === name && e.at === "nondeterministic"),
           `${name}: its ring is not compared (race points): ${KNOWN} must list it as nondeterministic`,
