@@ -192,6 +192,10 @@
 //    `Domain.spawn` waited for the parent's next turn, where the C primitive's return makes the
 //    spawn's next allocation run it (external_domains_threads;
 //    lib/scenario/engine/_compile_domains.ts, `spawnParentAllocationsG`).
+// 38. (random campaign, seed 28) a terminated domain's DLS array was released only at a `join`
+//    step: after a `terminate` it lived on, where OCaml 5.3 removes the domain's `dls_root` after
+//    its last collection, and the next major cycle reported it dead (dls_freed_at_terminate, from
+//    rnd-28-324; lib/scenario/engine/_compile_domains.ts, `endDomain`).
 //
 // The simulation's side and the program's shape are tested here without OCaml; with an OCaml 5.3
 // toolchain (tests/real_toolchain.ts), every module of tests/differential/regressions/ is also
@@ -272,6 +276,7 @@ import threadsDomainsSpawn from "./regressions/threads_domains_spawn.ts";
 import threadsDomains from "./regressions/threads_domains.ts";
 import externalRaiseUnderLock from "./regressions/external_raise_under_lock.ts";
 import externalDomainsThreads from "./regressions/external_domains_threads.ts";
+import dlsFreedAtTerminate from "./regressions/dls_freed_at_terminate.ts";
 import { backEdgePolls } from "../../lib/scenario/polling.ts";
 import { Lifetimes } from "../../lib/scenario/lifetimes.ts";
 import { profileSlots } from "../../lib/scenario/walk.ts";
@@ -343,6 +348,7 @@ const regressions: readonly Scenario[] = [
   threadsDomains,
   externalRaiseUnderLock,
   externalDomainsThreads,
+  dlsFreedAtTerminate,
 ];
 
 /** The callbacks and exceptions of a run, with the harness frames the export adds. */

@@ -349,6 +349,8 @@ function endDomain(run: RunContext, d: Domain, st: StepOf<"terminate">): void {
         }
         : undefined,
     });
+    // As at a join step: the DLS array dies once domain_terminate removed its root.
+    domainStateFreed(d);
   };
   try {
     if (outcome === "closureDuring") {
