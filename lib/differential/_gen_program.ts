@@ -844,6 +844,10 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
             : fc.constant([]),
           discard: fc.boolean(),
           stop: fc.constant(stop),
+          // Its workers spawned while its profile still samples (the last episode's only).
+          during: multi && stop
+            ? fc.oneof(w(1, fc.constant(false)), w(1, fc.constant(true)))
+            : fc.constant(false),
         })
       );
     return fc.record({
@@ -878,19 +882,33 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
       // thread may then have ended before a turn; the join at the end runs what is left).
       const yields = passing ? [] : thread?.[1] ?? [];
       const workers: GenStep[] = [];
-      episodes.forEach((e) => {
-        out.push({ k: "start", profile: e.profile });
+      episodes.forEach((e, i) => {
+        // The last episode's workers may be spawned and end while its profile samples (the
+        // spawn and join race points); its callbacks then raise nothing (a raise inside
+        // Domain.spawn or Domain.join is refused). A ballast and a full major first, as below.
+        const sampling = e.during && e.after.length > 0 && i === episodes.length - 1;
+        out.push({ k: "start", profile: sampling ? withoutRaises(e.profile) : e.profile });
         for (const part of e.body) {
           out.push(...part);
           // The thread's turns come between the parts.
           const y = yields.shift();
           if (y !== undefined) out.push(y);
         }
+        if (sampling) {
+          out.push(BALLAST);
+          for (const sp of e.after) {
+            // The worker takes the running profile: it starts, stops or discards none itself.
+            const body = sp.k === "spawn"
+              ? sp.body.filter((b) => b.k !== "start" && b.k !== "stop" && b.k !== "discard")
+              : [];
+            out.push({ k: "gc", what: "fullMajor" }, sp.k === "spawn" ? { ...sp, body } : sp);
+          }
+        }
         if (e.stop) {
           out.push({ k: "poll" }, { k: "stop" });
           if (e.discard) out.push({ k: "discard", profile: e.profile.name });
         }
-        workers.push(...e.after);
+        if (!sampling) workers.push(...e.after);
       });
       out.push(...yields.splice(0));
       if (events && pause) {
@@ -913,6 +931,25 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
       return fitBudget({ seed, minorHeapWords, steps: closeReleases(nameWorkers(out)) });
     });
   });
+}
+
+/** `p` with no callback that raises: its `raise` actions dropped, in the profiles its callbacks
+ * start too. */
+function withoutRaises<P extends { readonly tracker: GenTracker }>(p: P): P {
+  const tracker: Record<string, GenCallback> = {};
+  for (const k of CALLBACK_KINDS) {
+    const c = p.tracker[k];
+    if (c === undefined) continue;
+    const actions = c.actions.flatMap((a) =>
+      a.action.kind === "raise"
+        ? []
+        : a.action.kind === "start"
+        ? [{ ...a, action: { ...a.action, profile: withoutRaises(a.action.profile) } }]
+        : [a]
+    );
+    tracker[k] = { ...c, actions };
+  }
+  return { ...p, tracker };
 }
 
 /** `steps` with its spawned domains named `w1`, `w2`, … in order (names are unique). */

@@ -102,14 +102,20 @@ export const EXPORTABLE_FEATURES: readonly string[] = [
   "external:raising",
   "external:domains",
   "external:threads",
+  "spawn:sampling",
 ];
 
 /** The features of `sc`. */
 export function scenarioFeatures(sc: Scenario): Set<string> {
   const f = new Set<string>();
   f.add(sc.settings.minorHeapWords < 262_144 ? "minorHeap:small" : "minorHeap:default");
+  // Which domains' profiles run (started and not stopped yet), step by step in order.
+  const sampling = new Set<string>();
   forEachStep<number>(sc.steps, 0, (st: Step, loops) => {
     f.add(`step:${st.kind}`);
+    if (st.kind === "memprofStart") sampling.add(st.domain);
+    if (st.kind === "memprofStop") sampling.delete(st.domain);
+    if (st.kind === "spawn" && sampling.has(st.domain)) f.add("spawn:sampling");
     switch (st.kind) {
       case "alloc":
         f.add(`source:${st.source}`);

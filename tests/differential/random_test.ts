@@ -202,6 +202,30 @@ Deno.test("the main domain keeps a ballast before its first worker starts", () =
   assert.ok(spawning >= 15, `${spawning} of 150 programs spawn`);
 });
 
+Deno.test("workers spawned while the main domain samples take its profile: they start none, and its callbacks raise nothing", () => {
+  let sampling = 0;
+  for (let i = 0; i < 300; i++) {
+    const { scenario: sc } = randomScenario(28, i);
+    if (!scenarioFeatures(sc).has("spawn:sampling")) continue;
+    sampling++;
+    const steps = sc.steps;
+    const spawn = steps.findIndex((st) => st.kind === "spawn");
+    const start = steps.findLastIndex((st, k) => k < spawn && st.kind === "memprofStart");
+    const profile = steps[start];
+    assert.ok(profile.kind === "memprofStart");
+    const raises = JSON.stringify(profile.profile.tracker).includes('"raise"');
+    assert.ok(!raises, `rnd-28-${i}: a callback of the running profile may raise`);
+    // The workers' own steps never start, stop or discard a profile.
+    const child = (steps[spawn] as { child: string }).child;
+    const own = steps.filter((st) =>
+      "domain" in st && st.domain === child &&
+      (st.kind === "memprofStart" || st.kind === "memprofStop" || st.kind === "memprofDiscard")
+    );
+    assert.deepEqual(own, [], `rnd-28-${i}`);
+  }
+  assert.ok(sampling >= 5, `${sampling} of 300 programs spawn while sampling`);
+});
+
 Deno.test("the generator's filter simulates a program as the campaign does, keep sites included", () => {
   // rnd-19-978: without its keep sites' marking, Gc.Memprof is used correctly; with it, a
   // pending callback raises in Gc.Memprof.stop, and the discard after fails.
