@@ -700,9 +700,9 @@ function profileWith(
 function spawnStep(k: number, events: boolean, external: boolean): fc.Arbitrary<GenStep> {
   return fc.record({
     profile: fc.option(profile(`q${k}`, "worker", "none"), { freq: 3, nil: undefined }),
-    body: steps(
-      { loops: 0, keeps: false, worker: true, light: true, depth: 1, events, external },
-      4,
+    // Half the workers keep blocks (their promotions at shared collections are race points).
+    body: fc.boolean().chain((keeps) =>
+      steps({ loops: 0, keeps, worker: true, light: true, depth: 1, events, external }, 4)
     ),
     stop: fc.constantFrom("stop", "discard", "running"),
     end: fc.constantFrom<"terminate" | "join">("terminate", "join"),
@@ -882,11 +882,16 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
       // thread may then have ended before a turn; the join at the end runs what is left).
       const yields = passing ? [] : thread?.[1] ?? [];
       const workers: GenStep[] = [];
+      // The last episode may keep its profile running until the end, its workers and any
+      // earlier episode's spawned while it samples (the spawn and join race points). No
+      // callback of the program then raises (the export refuses a spawn or a join while the
+      // domain samples in a program whose callbacks may raise: a raise inside Domain.spawn or
+      // Domain.join), and the workers take that profile: they start, stop or discard none.
+      const last = episodes[episodes.length - 1];
+      const sampling = last.during && episodes.some((e) => e.after.length > 0);
+      let finalStop: GenStep[] = [];
       episodes.forEach((e, i) => {
-        // The last episode's workers may be spawned and end while its profile samples (the
-        // spawn and join race points); its callbacks then raise nothing (a raise inside
-        // Domain.spawn or Domain.join is refused). A ballast and a full major first, as below.
-        const sampling = e.during && e.after.length > 0 && i === episodes.length - 1;
+        const deferred = sampling && i === episodes.length - 1;
         out.push({ k: "start", profile: sampling ? withoutRaises(e.profile) : e.profile });
         for (const part of e.body) {
           out.push(...part);
@@ -894,21 +899,14 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
           const y = yields.shift();
           if (y !== undefined) out.push(y);
         }
-        if (sampling) {
-          out.push(BALLAST);
-          for (const sp of e.after) {
-            // The worker takes the running profile: it starts, stops or discards none itself.
-            const body = sp.k === "spawn"
-              ? sp.body.filter((b) => b.k !== "start" && b.k !== "stop" && b.k !== "discard")
-              : [];
-            out.push({ k: "gc", what: "fullMajor" }, sp.k === "spawn" ? { ...sp, body } : sp);
-          }
-        }
+        const stop: GenStep[] = [];
         if (e.stop) {
-          out.push({ k: "poll" }, { k: "stop" });
-          if (e.discard) out.push({ k: "discard", profile: e.profile.name });
+          stop.push({ k: "poll" }, { k: "stop" });
+          if (e.discard) stop.push({ k: "discard", profile: e.profile.name });
         }
-        if (!sampling) workers.push(...e.after);
+        if (deferred) finalStop = stop;
+        else out.push(...stop);
+        workers.push(...e.after);
       });
       out.push(...yields.splice(0));
       if (events && pause) {
@@ -926,7 +924,16 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
       // finished the main domain's cycle in 7 of 30 real runs of rnd-18-385 (one minor
       // collection and one cycle more); with 65,536 words kept, in none of 40.
       if (workers.length > 0) out.push(BALLAST);
-      for (const sp of workers) out.push({ k: "gc", what: "fullMajor" }, sp);
+      for (const sp of workers) {
+        const body = sampling && sp.k === "spawn"
+          ? sp.body.filter((b) => b.k !== "start" && b.k !== "stop" && b.k !== "discard")
+          : undefined;
+        out.push(
+          { k: "gc", what: "fullMajor" },
+          body !== undefined && sp.k === "spawn" ? { ...sp, body } : sp,
+        );
+      }
+      out.push(...finalStop);
       if (thread !== undefined) out.push({ k: "joinThread", thread: "t1" });
       return fitBudget({ seed, minorHeapWords, steps: closeReleases(nameWorkers(out)) });
     });

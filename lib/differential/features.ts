@@ -103,6 +103,7 @@ export const EXPORTABLE_FEATURES: readonly string[] = [
   "external:domains",
   "external:threads",
   "spawn:sampling",
+  "worker:keeps",
 ];
 
 /** The features of `sc`. */
@@ -111,11 +112,18 @@ export function scenarioFeatures(sc: Scenario): Set<string> {
   f.add(sc.settings.minorHeapWords < 262_144 ? "minorHeap:small" : "minorHeap:default");
   // Which domains' profiles run (started and not stopped yet), step by step in order.
   const sampling = new Set<string>();
+  const workers = new Set<string>();
   forEachStep<number>(sc.steps, 0, (st: Step, loops) => {
     f.add(`step:${st.kind}`);
     if (st.kind === "memprofStart") sampling.add(st.domain);
     if (st.kind === "memprofStop") sampling.delete(st.domain);
     if (st.kind === "spawn" && sampling.has(st.domain)) f.add("spawn:sampling");
+    if (st.kind === "spawn") workers.add(st.child);
+    // A spawned domain keeps blocks: their promotions at shared collections are race points.
+    if (
+      "domain" in st && workers.has(st.domain) && "lifetime" in st &&
+      st.lifetime !== undefined && (st.lifetime as Lifetime).kind !== "drop"
+    ) f.add("worker:keeps");
     switch (st.kind) {
       case "alloc":
         f.add(`source:${st.source}`);
