@@ -612,9 +612,14 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
       );
     }
     if (nothingJudged) {
+      // Scenarios that ran but compared nothing want more samples; refused or failed ones said
+      // above what to do.
       io.stdout(
-        "no callback was compared, so nothing was judged: give a scenario whose profiles " +
-          "sample (a higher samplingRate, more allocations), or pass --allow-refused\n",
+        totals.agree + totals.differ > 0
+          ? "no callback was compared, so nothing was judged: give a scenario whose profiles " +
+            "sample (a higher samplingRate, more allocations), or pass --allow-refused\n"
+          : "no callback was compared: no scenario could be judged (see above), or pass " +
+            "--allow-refused\n",
       );
     }
   }

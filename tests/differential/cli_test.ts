@@ -187,6 +187,11 @@ Deno.test("diff exits 1 on an error, and on a named scenario it cannot export un
   );
   assert.match(refused.out, /^ref_loop +not exportable$/m);
   assert.match(refused.out, /1 not exportable, 0 errors; 4 callbacks compared/);
+  // Alone, it is the reason nothing was compared: the summary says so, not to sample more.
+  const alone = stub({ results });
+  assert.equal(await run(["ref_loop", "--no-known"], alone), 1);
+  assert.match(alone.out, /^no callback was compared: no scenario could be judged \(see above\)/m);
+  assert.doesNotMatch(alone.out, /give a scenario whose profiles sample/);
   const allowed = stub({ results });
   assert.equal(await run(["ref_loop", "triple_cons", "--allow-refused"], allowed), 0);
   assert.match(allowed.out, /^ref_loop: not exportable: threads$/m);
