@@ -129,6 +129,10 @@ export const MAX_WORDS = 3_000_000;
 export const MAX_EXPECTED_SAMPLES = 20_000;
 /** Most allocation steps executed (loops unrolled). */
 export const MAX_EXECUTED_ALLOCS = 400_000;
+/** Most leaf steps executed (loops unrolled), whatever they do: rnd-32-0 nested three loops
+ * around a release, 1.7 billion steps that allocate nothing, which the simulation could not run
+ * within the campaign's 15 minutes. */
+export const MAX_EXECUTED_STEPS = 2_000_000;
 /** Most collection work explicit collections may ask for, loops unrolled (a minor collection or
  * a slice counts 1, `Gc.major` 10, `Gc.full_major` 15, `Gc.compact` 20). */
 export const MAX_GC_UNITS = 600;
@@ -152,11 +156,12 @@ const GC_UNITS: Record<GcKind, number> = {
  * of a distribution; `every` bodies counted at their share of the loop). */
 export function programCost(
   steps: readonly GenStep[],
-): { words: number; allocs: number; gcUnits: number; callbackGcUnits: number } {
-  let words = 0, allocs = 0, gcUnits = 0;
+): { words: number; allocs: number; gcUnits: number; callbackGcUnits: number; leaves: number } {
+  let words = 0, allocs = 0, gcUnits = 0, leaves = 0;
   const callbackGc: { units: number; when: Trigger; rate: number }[] = [];
   const walk = (list: readonly GenStep[], times: number): void => {
     for (const st of list) {
+      if (!("body" in st)) leaves += times;
       switch (st.k) {
         case "alloc":
           // A custom block's out-of-heap memory paces collections as words allocated do.
@@ -218,7 +223,7 @@ export function programCost(
       : Math.max(1, when.kind === "every" ? expected / when.period : expected);
     callbackGcUnits += units * runs;
   }
-  return { words, allocs, gcUnits, callbackGcUnits };
+  return { words, allocs, gcUnits, callbackGcUnits, leaves };
 }
 
 /** The largest value a size can take. */
@@ -1048,25 +1053,25 @@ function lifetimeNames(l: Lifetime, into: Set<string>): void {
 /** Whether `p` stays within the budgets (words, allocations, expected samples) that keep a
  * generated scenario to seconds. */
 export function withinBudget(p: GenProgram): boolean {
-  const { words, allocs, gcUnits, callbackGcUnits } = programCost(p.steps);
+  const { words, allocs, gcUnits, callbackGcUnits, leaves } = programCost(p.steps);
   return words <= MAX_WORDS && allocs <= MAX_EXECUTED_ALLOCS && gcUnits <= MAX_GC_UNITS &&
-    callbackGcUnits <= MAX_CALLBACK_GC_UNITS &&
+    callbackGcUnits <= MAX_CALLBACK_GC_UNITS && leaves <= MAX_EXECUTED_STEPS &&
     words * highestRate(p.steps) <= MAX_EXPECTED_SAMPLES;
 }
 
 /**
- * `p` brought within the budgets: the largest loop count halved until the words and
- * allocations fit, then every sampling rate lowered to the highest of {@linkcode RATES} whose
+ * `p` brought within the budgets: the largest loop count halved until the words,
+ * allocations, collections and steps fit, then every sampling rate lowered to the highest of {@linkcode RATES} whose
  * expected samples fit. (Applied after generation and after every shrink, so that a shrunk
  * program is fitted the same way.)
  */
 export function fitBudget(p: GenProgram): GenProgram {
   let steps = p.steps;
   for (let k = 0; k < 200; k++) {
-    const { words, allocs, gcUnits, callbackGcUnits } = programCost(steps);
+    const { words, allocs, gcUnits, callbackGcUnits, leaves } = programCost(steps);
     if (
       words <= MAX_WORDS && allocs <= MAX_EXECUTED_ALLOCS && gcUnits <= MAX_GC_UNITS &&
-      callbackGcUnits <= MAX_CALLBACK_GC_UNITS
+      callbackGcUnits <= MAX_CALLBACK_GC_UNITS && leaves <= MAX_EXECUTED_STEPS
     ) break;
     const top = largestCount(steps);
     if (top <= 1) break;

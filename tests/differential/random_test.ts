@@ -24,6 +24,7 @@ import {
   genProgram,
   type GenStep,
   MAX_CALLBACK_GC_UNITS,
+  MAX_EXECUTED_STEPS,
   programCost,
   withinBudget,
 } from "../../lib/differential/_gen_program.ts";
@@ -185,6 +186,30 @@ Deno.test("a callback's own collections are budgeted by the callbacks expected t
   assert.ok(programCost(fitted.steps).callbackGcUnits <= MAX_CALLBACK_GC_UNITS);
   assert.ok(withinBudget(fitted));
   assert.ok((fitted.steps[1] as { count: number }).count < 230_000);
+});
+
+Deno.test("steps that allocate nothing are budgeted too: loops of releases are fitted to the step budget", () => {
+  // rnd-32-0: three nested loops around a release, 1.7 billion steps.
+  const loops = fitBudget({
+    seed: 1,
+    minorHeapWords: 262_144,
+    steps: [{
+      k: "repeat",
+      count: 4224,
+      body: [{
+        k: "repeat",
+        count: 298,
+        body: [{ k: "repeat", count: 1353, body: [{ k: "release", name: "b" }] }],
+      }],
+    }],
+  });
+  const { leaves } = programCost(loops.steps);
+  assert.ok(leaves <= MAX_EXECUTED_STEPS && leaves > MAX_EXECUTED_STEPS / 2, `${leaves}`);
+  assert.ok(withinBudget(loops));
+  // Every generated program stays within it.
+  for (let i = 0; i < 40; i++) {
+    assert.ok(programCost(randomProgram(32, i).steps).leaves <= MAX_EXECUTED_STEPS, `rnd-32-${i}`);
+  }
 });
 
 Deno.test("the main domain keeps a ballast before its first worker starts", () => {
