@@ -210,8 +210,11 @@ export function resolveRaces(
     races: RaceResolution,
   ): { reach: number; points: readonly RacePoint[]; deaths: readonly number[] } => {
     const deaths: number[] = [];
+    // One try, however many deaths it meets: each is a distinct racing block, so they are
+    // bounded by the run's race points (counting them as tries spent the budget on an outcome
+    // with dozens of blocks reported dead, 1 run in 50 of domains_orphans under load).
+    tries++;
     for (;;) {
-      tries++;
       const trial = deaths.length === 0
         ? races
         : { ...races, deadAtPromotion: new Set([...races.deadAtPromotion!, ...deaths]) };
@@ -219,9 +222,7 @@ export function resolveRaces(
       const d = compareLogs(log, real, { context: 0 }).difference;
       const reach = d === undefined ? Infinity : d.kind === "callback" ? d.index : -1;
       const id = reach > 0 && reach !== Infinity ? deadRace(log, racePoints, reach) : undefined;
-      if (id === undefined || tries >= MAX_RACE_TRIES) {
-        return { reach, points: racePoints, deaths };
-      }
+      if (id === undefined || deaths.includes(id)) return { reach, points: racePoints, deaths };
       deaths.push(id);
     }
   };
