@@ -930,19 +930,21 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
       // collection and one cycle more); with 65,536 words kept, in none of 40.
       if (workers.length > 0) out.push(BALLAST);
       for (const sp of workers) {
-        const body = sampling && sp.k === "spawn"
-          ? sp.body.filter((b) => b.k !== "start" && b.k !== "stop" && b.k !== "discard")
-          : undefined;
-        out.push(
-          { k: "gc", what: "fullMajor" },
-          body !== undefined && sp.k === "spawn" ? { ...sp, body } : sp,
-        );
+        out.push({ k: "gc", what: "fullMajor" }, sampling ? withoutProfileSteps(sp) : sp);
       }
       out.push(...finalStop);
       if (thread !== undefined) out.push({ k: "joinThread", thread: "t1" });
       return fitBudget({ seed, minorHeapWords, steps: closeReleases(nameWorkers(out)) });
     });
   });
+}
+
+/** Spawn step `sp` with its worker's own profile steps (start, stop, discard) dropped: it takes
+ * the profile running when it is spawned. */
+function withoutProfileSteps(sp: GenStep): GenStep {
+  if (sp.k !== "spawn") return sp;
+  const body = sp.body.filter((b) => b.k !== "start" && b.k !== "stop" && b.k !== "discard");
+  return { ...sp, body };
 }
 
 /** `p` with no callback that raises: its `raise` actions dropped, in the profiles its callbacks

@@ -286,13 +286,6 @@ export function resolveRaces(
     }
     return [];
   };
-  /** Tries the other outcomes of the race points that show only later and elsewhere (an
-   * adoption by another participant, a spawn's allocations in the other order, a joiner that
-   * was elsewhere when its domain ended), one at a time, in the order the last simulation met
-   * them; keeps the first that makes the logs agree further than `index`. An outcome that
-   * makes them agree exactly as far but meets adoption races the last simulation did not (a
-   * joiner that ran its callbacks before the orphans existed leaves them to a later
-   * collection's participants) is tried with each of those races' other outcomes too. */
   /** Each of `level` (outcomes that agree exactly as far as `index`) with the other outcomes
    * of the adoption races it met that the last simulation (`met`) did not: keeps the first pair
    * that agrees further. */
@@ -320,6 +313,14 @@ export function resolveRaces(
     }
     return false;
   };
+  /** Tries the other outcomes of the race points that show only later and elsewhere (an
+   * adoption by another participant, a spawn's allocations in the other order, a joiner that
+   * was elsewhere when its domain ended), in the order the last simulation met them: for a
+   * spawn or a join, the outcome that makes the logs agree furthest beyond `index` is kept, for
+   * an adoption the first participant that makes them agree further. An outcome that
+   * makes them agree exactly as far but meets adoption races the last simulation did not (a
+   * joiner that ran its callbacks before the orphans existed leaves them to a later
+   * collection's participants) is tried with each of those races' other outcomes too. */
   const search = (points: readonly RacePoint[], index: number): boolean => {
     const met = new Set(points.filter((p) => p.kind === "adoption").map((p) => p.id));
     // An outcome tried under one resolution may be tried again under another.
@@ -353,13 +354,10 @@ export function resolveRaces(
         if (p.kind === "join" && tryAdoptions(level, met, index)) return true;
         continue;
       }
+      // An adoption's other participants, tried again in each search (they may explain a
+      // difference further on).
       for (const alt of alternatives(p, current())) {
         if (tries >= MAX_RACE_TRIES) return false;
-        // A join outcome is tried once; an adoption again in a later search (its
-        // participants may explain a difference further on).
-        const key = `${alt.key} | ${state}`;
-        if (decided.has(key)) continue;
-        if (p.kind !== "adoption") decided.add(key);
         const trial = attempt(alt.races);
         if (trial.reach > index) {
           alt.keep();

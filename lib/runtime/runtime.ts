@@ -444,8 +444,7 @@ export class Domain implements MemprofHost {
   /** Whether this run resolves the promotion race of `addr` as a death
    * ({@linkcode Runtime.promotionRace}). */
   promotionRaceDead(addr: number, userData: unknown): boolean {
-    const rt = this.runtime;
-    return rt.promotionRace !== null && rt.isPromotionRace(addr) && rt.promotionRace(userData);
+    return this.promotionRacing(addr) && this.pendingRaceDead(userData);
   }
 
   /** Whether `addr`'s promotion is a race point ({@linkcode Runtime.promotionRace} set). */

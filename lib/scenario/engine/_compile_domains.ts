@@ -339,40 +339,69 @@ function endDomain(run: RunContext, d: Domain, st: StepOf<"terminate">): void {
   let ended = false;
   const end = () => {
     ended = true;
-    run.cur = d;
-    domainEndAllocations(run, d);
-    run.rt.terminateDomain(d, {
-      afterCollection: outcome === "callbacksFirst"
-        ? () => {
-          run.drain(joiner!, st.at);
-          run.cur = d;
-        }
-        : undefined,
-    });
-    // As at a join step: the DLS array dies once domain_terminate removed its root.
-    domainStateFreed(d);
+    lastCollection(run, d, joiner, outcome, st.at);
   };
   try {
     if (outcome === "closureDuring") {
-      // The domain ends inside the closure's allocation callback (if it is sampled).
-      run.joinWindow = {
-        joiner: joiner!,
-        during: () => {
-          const cur = run.cur;
-          end();
-          run.cur = cur;
-        },
-      };
-      try {
-        closure = earlyJoinAllocation(run, joiner!, st);
-      } finally {
-        run.joinWindow = undefined;
-      }
+      closure = withEndInClosureCallback(
+        run,
+        joiner!,
+        end,
+        () => earlyJoinAllocation(run, joiner!, st),
+      );
     } else if (outcome === "closureFirst") closure = earlyJoinAllocation(run, joiner!, st);
     if (!ended) end();
   } finally {
     closure?.release();
     run.cur = run.rt.mainDomain;
+  }
+}
+
+/** Domain `ending`'s end once its function returned: what the runtime allocates then, its last
+ * collection and orphaning (the joiner draining between the two for the join race's
+ * `callbacksFirst`), then its state freed (its DLS array dies once `domain_terminate` removed
+ * its root). */
+function lastCollection(
+  run: RunContext,
+  ending: Domain,
+  joiner: Domain | undefined,
+  outcome: JoinOutcome,
+  at: string,
+): void {
+  run.cur = ending;
+  domainEndAllocations(run, ending);
+  run.rt.terminateDomain(ending, {
+    afterCollection: outcome === "callbacksFirst"
+      ? () => {
+        run.drain(joiner!, at);
+        run.cur = ending;
+      }
+      : undefined,
+  });
+  domainStateFreed(ending);
+}
+
+/** The join race's `closureDuring`: `allocate` (the joiner's `Domain.join` closure) runs with
+ * `end` (the ending domain's last collection) inside its allocation callback when the closure
+ * is sampled (RunContext.joinWindow); `end` does not run otherwise. */
+function withEndInClosureCallback<T>(
+  run: RunContext,
+  joiner: Domain,
+  end: () => void,
+  allocate: () => T,
+): T {
+  run.joinWindow = {
+    joiner,
+    during: () => {
+      const cur = run.cur;
+      end();
+      run.cur = cur;
+    },
+  };
+  try {
+    return allocate();
+  } finally {
+    run.joinWindow = undefined;
   }
 }
 
@@ -463,42 +492,18 @@ function joinWork(run: RunContext, st: StepOf<"join">): DomainWork {
       ended = true;
       waitEnds(run, target);
       run.drain(target, st.at);
-      run.cur = target;
-      domainEndAllocations(run, target);
-      run.rt.terminateDomain(target, {
-        afterCollection: outcome === "callbacksFirst"
-          ? () => {
-            run.drain(d, st.at);
-            run.cur = target;
-          }
-          : undefined,
-      });
-      domainStateFreed(target);
+      lastCollection(run, target, d, outcome, st.at);
     };
+    // Held by the join's frame through the collection (which promotes it); without the
+    // harness, as the goldens were made, not.
+    const allocate = () =>
+      run.guard(st.at, () => {
+        const addr = joinAllocation(run, d);
+        if (harness) closure = run.rt.root(addr, 3);
+      });
     try {
-      if (outcome === "closureFirst" || outcome === "closureDuring") {
-        // closureDuring: the target ends inside the closure's allocation callback (if sampled).
-        if (outcome === "closureDuring") {
-          run.joinWindow = {
-            joiner: d,
-            during: () => {
-              const cur = run.cur;
-              end();
-              run.cur = cur;
-            },
-          };
-        }
-        try {
-          run.guard(st.at, () => {
-            const addr = joinAllocation(run, d);
-            // Held by the join's frame through the collection (which promotes it); without
-            // the harness, as the goldens were made, not.
-            if (harness) closure = run.rt.root(addr, 3);
-          });
-        } finally {
-          run.joinWindow = undefined;
-        }
-      }
+      if (outcome === "closureDuring") withEndInClosureCallback(run, d, end, allocate);
+      else if (outcome === "closureFirst") allocate();
       if (!ended) end();
     } finally {
       closure?.release();
