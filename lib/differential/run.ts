@@ -150,6 +150,7 @@ const JOIN_OUTCOMES: readonly JoinOutcome[] = [
   "closureFirst",
   "callbacksFirst",
   "closureDuring",
+  "callbacksDuring",
 ];
 
 /** What a run of a scenario with race points must reproduce: the resolution read from its log. */

@@ -176,8 +176,21 @@ export type RacePoint =
  *   the closure is allocated after it, young, so that it is neither promoted nor reported dead
  *   there; its callback comes before the collection's. Only when the closure is sampled (else as
  *   `closureFirst`). Seen in 3 of 400 real runs of tests/differential/terminate_sampling.ts.
+ * - `callbacksDuring`: the joiner, woken before the domain ended, was running callbacks that
+ *   earlier collections made ready on it when the last collection came (at a poll inside one of
+ *   them): memprof was suspended on the joiner then, so that collection drew no countdown for it
+ *   (`caml_memprof_set_trigger` draws only while sampling), and the callbacks it made ready on
+ *   the joiner run in the same batch. The orphans, made after that batch began, wait for the
+ *   next collection or callback run of any domain. Only when the joiner has callbacks pending
+ *   (else as `callbacksFirst`). Seen in about 1 of 100 loaded real runs of
+ *   scenarios/domains_orphans.ts.
  */
-export type JoinOutcome = "late" | "callbacksFirst" | "closureFirst" | "closureDuring";
+export type JoinOutcome =
+  | "late"
+  | "callbacksFirst"
+  | "closureFirst"
+  | "closureDuring"
+  | "callbacksDuring";
 
 /** A resolution of a run's race points ({@linkcode RacePoint}). */
 export interface RaceResolution {

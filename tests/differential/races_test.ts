@@ -437,6 +437,41 @@ Deno.test("domains_orphans: closureFirst samples the main domain's loop from a c
   assert.deepEqual(resolution.join, [[1, "closureFirst"]]);
 });
 
+Deno.test("domains_orphans: callbacksDuring, a recorded real log: worker1's last collection inside the main domain's batch draws it no countdown", () => {
+  // A real run (OCaml 5.3.0, a loaded machine) that the four other outcomes do not explain: the
+  // main domain's loop samples at i=10, 31, 47, 87, 97, not from the countdown drawn after its
+  // batch (tests/differential/real_logs/README.md).
+  const lines = Deno.readTextFileSync(
+    new URL("./real_logs/domains_orphans_callbacks_during.txt", import.meta.url),
+  ).trimEnd().split("\n");
+  const base = simulateCanonical(domainsOrphans, orphansModel);
+  // Its collection counts were not recorded; every run of this program makes 13 and 3.
+  const real = { ...base, lines };
+  const { sim, resolution } = resolveRaces(domainsOrphans, real, orphansModel);
+  assert.equal(compareLogs(sim, real).difference, undefined);
+  assert.deepEqual(resolution.join, [[1, "callbacksDuring"]]);
+  // worker1's orphans, made after the main domain's batch began, wait for its next collection,
+  // where worker2 adopted them (and orphaned them again behind its own table at its end).
+  assert.deepEqual(resolution.adopter, [[6, 2]]);
+  const loop = (log: readonly string[]) =>
+    log.flatMap((l) => /^alloc_minor d0 i=([0-9]+) .*Domains\.main_loop/.exec(l)?.[1] ?? [])
+      .map(Number);
+  assert.deepEqual(loop(lines), [10, 31, 47, 87, 97]);
+  // The same resolution with the batch after the collection (callbacksFirst): the collection
+  // draws the main domain a countdown, and its batch another, from which the loop samples.
+  const races = {
+    deadAtPromotion: new Set(resolution.deadAtPromotion),
+    adopter: new Map<number, number>(resolution.adopter),
+  };
+  for (const outcome of ["late", "callbacksFirst", "closureFirst", "closureDuring"] as const) {
+    const other = simulateCanonical(domainsOrphans, {
+      ...orphansModel,
+      races: { ...races, join: new Map([[1, outcome]]) },
+    });
+    assert.notDeepEqual(loop(other.lines), loop(lines), outcome);
+  }
+});
+
 Deno.test({
   name:
     "domains_orphans, 50 runs on OCaml 5.3: every outcome reproduced, joins and adoptions included",

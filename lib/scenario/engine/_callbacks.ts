@@ -166,9 +166,21 @@ export class Callbacks {
     this.#deallocEnd(v, start);
   }
 
+  /** The join race's `callbacksDuring`: the ending domain's last collection comes at the start
+   * of the joiner's first callback of the batch (RunContext.joinWindow). */
+  #joinBatch(): void {
+    const jw = this.#run.joinWindow;
+    if (jw === undefined || jw.at !== "batch" || jw.during === undefined) return;
+    if (this.#run.cur !== jw.joiner) return;
+    const during = jw.during;
+    jw.during = undefined;
+    during();
+  }
+
   /** An allocation callback, before its actions: counts, log head, record. */
   #allocBegin({ p, kind }: CallbackCtx, info: AllocationInfo): CallbackStart {
     const run = this.#run;
+    this.#joinBatch();
     const w = run.spawnWindow;
     if (w !== undefined && run.cur === w.child) {
       if (w.seen === w.before && w.parentTurn !== undefined) {
@@ -227,7 +239,9 @@ export class Callbacks {
     report("some");
     const v: Tracked = { obj, domain: run.cur.id, iter: run.iter, serial, profile: p };
     const jw = run.joinWindow;
-    if (jw !== undefined && jw.during !== undefined && run.cur === jw.joiner) {
+    if (
+      jw !== undefined && jw.at === "allocEnd" && jw.during !== undefined && run.cur === jw.joiner
+    ) {
       // The ending domain's last collection comes while this callback runs (the join race's
       // closureDuring); the callback's `Some` comes after it.
       const during = jw.during;
@@ -243,6 +257,7 @@ export class Callbacks {
 
   #promoteBegin({ p }: CallbackCtx, v: Tracked): CallbackStart {
     const run = this.#run;
+    this.#joinBatch();
     const n = ++p.calls.promote;
     run.counts.callbacks.promote++;
     const head = `${run.where()} ${p.name} promote #${v.serial}`;
@@ -277,6 +292,7 @@ export class Callbacks {
 
   #deallocBegin({ p, kind }: CallbackCtx, v: Tracked): CallbackStart {
     const run = this.#run;
+    this.#joinBatch();
     const n = ++p.calls[kind];
     run.counts.callbacks[kind]++;
     const head = `${run.where()} ${p.name} ${LOG_NAMES[kind]} #${v.serial}`;

@@ -343,11 +343,18 @@ function endDomain(run: RunContext, d: Domain, st: StepOf<"terminate">): void {
   };
   try {
     if (outcome === "closureDuring") {
-      closure = withEndInClosureCallback(
+      closure = withEndInCallback(
         run,
-        joiner!,
+        { joiner: joiner!, at: "allocEnd" },
         end,
         () => earlyJoinAllocation(run, joiner!, st),
+      );
+    } else if (outcome === "callbacksDuring") {
+      withEndInCallback(
+        run,
+        { joiner: joiner!, at: "batch" },
+        end,
+        () => run.drain(joiner!, st.at),
       );
     } else if (outcome === "closureFirst") closure = earlyJoinAllocation(run, joiner!, st);
     if (!ended) end();
@@ -381,17 +388,21 @@ function lastCollection(
   domainStateFreed(ending);
 }
 
-/** The join race's `closureDuring`: `allocate` (the joiner's `Domain.join` closure) runs with
- * `end` (the ending domain's last collection) inside its allocation callback when the closure
- * is sampled (RunContext.joinWindow); `end` does not run otherwise. */
-function withEndInClosureCallback<T>(
+/** The join race's `closureDuring` and `callbacksDuring`: `body` runs with `end` (the ending
+ * domain's last collection) inside a callback of the joiner (RunContext.joinWindow): for
+ * `closureDuring`, `body` allocates `Domain.join`'s closure and `end` runs inside its allocation
+ * callback when the closure is sampled; for `callbacksDuring`, `body` runs the joiner's pending
+ * callbacks and `end` runs as the first begins. `end` does not run when no such callback
+ * does. */
+function withEndInCallback<T>(
   run: RunContext,
-  joiner: Domain,
+  { joiner, at }: { readonly joiner: Domain; readonly at: "allocEnd" | "batch" },
   end: () => void,
-  allocate: () => T,
+  body: () => T,
 ): T {
   run.joinWindow = {
     joiner,
+    at,
     during: () => {
       const cur = run.cur;
       end();
@@ -399,7 +410,7 @@ function withEndInClosureCallback<T>(
     },
   };
   try {
-    return allocate();
+    return body();
   } finally {
     run.joinWindow = undefined;
   }
@@ -502,14 +513,17 @@ function joinWork(run: RunContext, st: StepOf<"join">): DomainWork {
         if (harness) closure = run.rt.root(addr, 3);
       });
     try {
-      if (outcome === "closureDuring") withEndInClosureCallback(run, d, end, allocate);
-      else if (outcome === "closureFirst") allocate();
+      if (outcome === "closureDuring") {
+        withEndInCallback(run, { joiner: d, at: "allocEnd" }, end, allocate);
+      } else if (outcome === "callbacksDuring") {
+        withEndInCallback(run, { joiner: d, at: "batch" }, end, () => run.drain(d, st.at));
+      } else if (outcome === "closureFirst") allocate();
       if (!ended) end();
     } finally {
       closure?.release();
       run.cur = d;
     }
-    if (outcome === "late" || outcome === "callbacksFirst") {
+    if (outcome === "late" || outcome === "callbacksFirst" || outcome === "callbacksDuring") {
       run.guard(st.at, () => joinAllocation(run, d));
     }
   };

@@ -101,10 +101,14 @@ export class RunContext {
   spawnWindow:
     | { readonly child: Domain; readonly before: number; seen: number; parentTurn?: () => void }
     | undefined;
-  /** The join race's `closureDuring`: when the next allocation callback of domain `joiner`
-   * (the sampled closure of `Domain.join`) is about to return, `during` runs (once): the ending
-   * domain's last collection and its orphaning, while the allocation is undone. */
-  joinWindow: { readonly joiner: Domain; during?: () => void } | undefined;
+  /** The join race's `closureDuring` and `callbacksDuring`: `during` runs (once), the ending
+   * domain's last collection and its orphaning, inside a callback of domain `joiner`: at the
+   * end of its next allocation callback (`at: "allocEnd"`: the sampled closure of
+   * `Domain.join`, while the allocation is undone), or at the start of its next callback of
+   * any kind (`at: "batch"`: the batch of callbacks it was running). */
+  joinWindow:
+    | { readonly joiner: Domain; readonly at: "allocEnd" | "batch"; during?: () => void }
+    | undefined;
   /** Domain ends (`terminate`) so far (the number of the last `join` race point). */
   domainEnds = 0;
   readonly lifetimes: Lifetimes;
