@@ -162,7 +162,10 @@ export type RacePoint =
  * then (orphans_adopt).
  *
  * - `late`: the joiner allocates the closure after the ending domain orphaned its tables: its
- *   callbacks run there, first adopting the orphans (the default for a `terminate`).
+ *   callbacks run there, first adopting the orphans, and the closure is drawn from the countdown
+ *   their batch's end placed (the default for a `terminate`). For a `join` step, the joiner ran
+ *   OCaml code when the collection came (between releasing the domain and `Domain.join`): it
+ *   took part at its next poll, the closure's allocation, which runs those callbacks first.
  * - `callbacksFirst`: it allocates the closure between the last collection and the orphaning:
  *   its callbacks run there, before the orphans exist, and the orphans wait for the next
  *   collection or callback run of any domain.

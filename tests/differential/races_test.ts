@@ -24,6 +24,7 @@ import domainsOrphans from "../../scenarios/domains_orphans.ts";
 import loopIndices from "../../scenarios/loop_indices.ts";
 import terminateSampling from "./terminate_sampling.ts";
 import sharedCacheRuntime from "./shared_cache_runtime.ts";
+import joinLate from "./join_late.ts";
 
 const program = exportOCaml(sharedCache);
 const model = { majorHeap: program.majorHeap, keepSites: program.keepSites };
@@ -470,6 +471,29 @@ Deno.test("domains_orphans: callbacksDuring, a recorded real log: worker1's last
     });
     assert.notDeepEqual(loop(other.lines), loop(lines), outcome);
   }
+});
+
+Deno.test("join_late: a join step's late outcome, a recorded real log: the joiner's callbacks run at its closure's allocation, before the closure", () => {
+  const program = exportOCaml(joinLate);
+  const model = { majorHeap: program.majorHeap, keepSites: program.keepSites };
+  const lines = Deno.readTextFileSync(
+    new URL("./real_logs/join_late_rnd_33_91.txt", import.meta.url),
+  ).trimEnd().split("\n");
+  const real = { ...simulateCanonical(joinLate, model), lines };
+  const { sim, resolution } = resolveRaces(joinLate, real, model);
+  assert.equal(compareLogs(sim, real).difference, undefined);
+  assert.deepEqual(resolution.join, [[1, "late"]]);
+  // w1 ended before the main domain called Domain.join: the main domain's callbacks (its own
+  // blocks 5 and 6, w1's orphaned block 7) ran at the closure's allocation, and the closure
+  // (3 words, block 8) was sampled from the countdown their batch's end drew, then died young.
+  const at = (l: string) => lines.indexOf(l);
+  const closure = lines.findIndex((l) => /^alloc_minor d0 i=- size=3 n=1 .* id=8 /.test(l));
+  assert.ok(closure > 0);
+  for (const l of ["promote d0 i=- id=5 -> some", "dealloc_minor d0 i=- id=6"]) {
+    assert.ok(at(l) >= 0 && at(l) < closure, l);
+  }
+  assert.ok(at("dealloc_minor d0 i=- id=7") < closure);
+  assert.equal(lines[closure + 1], "dealloc_minor d0 i=- id=8");
 });
 
 Deno.test({

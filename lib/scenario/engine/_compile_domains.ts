@@ -523,6 +523,11 @@ function joinWork(run: RunContext, st: StepOf<"join">): DomainWork {
       closure?.release();
       run.cur = d;
     }
+    // late: the target's last collection came while the joiner ran OCaml code (between its
+    // release and Domain.join), so the joiner took part at its next poll, the closure's
+    // allocation, which runs the callbacks made ready (adopting the orphans) before it
+    // allocates: the closure is drawn from the countdown their batch's end placed.
+    if (outcome === "late") d.interrupt();
     if (outcome === "late" || outcome === "callbacksFirst" || outcome === "callbacksDuring") {
       run.guard(st.at, () => joinAllocation(run, d));
     }

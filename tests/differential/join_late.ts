@@ -1,6 +1,7 @@
-// Shrunk from scenario 91 of `deno task diff --random 150 --seed 33`.
-// Reproduce: deno task diff /tmp/c33/rnd-33-91.ts
-import { act, cb, keep, scenario, sizes } from "../../../lib/scenario/mod.ts";
+// Shrunk from scenario 91 of `deno task diff --random 150 --seed 33` (rnd-33-91): a join step
+// whose worker sometimes ends before the main domain calls Domain.join (the join race's `late`).
+// Judge it over real runs: deno task diff --runs 100 tests/differential/join_late.ts
+import { act, cb, keep, scenario, sizes } from "../../lib/scenario/mod.ts";
 
 export default scenario({ "name": "rnd-33-91", "seed": 795087, "minorHeapWords": 4096 }, (s) => {
   const m = s.main;
