@@ -25,6 +25,7 @@ import loopIndices from "../../scenarios/loop_indices.ts";
 import terminateSampling from "./terminate_sampling.ts";
 import sharedCacheRuntime from "./shared_cache_runtime.ts";
 import joinLate from "./join_late.ts";
+import terminateLate from "./terminate_late.ts";
 
 const program = exportOCaml(sharedCache);
 const model = { majorHeap: program.majorHeap, keepSites: program.keepSites };
@@ -494,6 +495,27 @@ Deno.test("join_late: a join step's late outcome, a recorded real log: the joine
   }
   assert.ok(at("dealloc_minor d0 i=- id=7") < closure);
   assert.equal(lines[closure + 1], "dealloc_minor d0 i=- id=8");
+});
+
+Deno.test("terminate_late: a terminate's late outcome, a recorded real log: the joiner's wait returns with its callbacks pending, which run at its closure's allocation, before the closure", () => {
+  const program = exportOCaml(terminateLate);
+  const model = { majorHeap: program.majorHeap, keepSites: program.keepSites };
+  const lines = Deno.readTextFileSync(
+    new URL("./real_logs/terminate_late_rnd_35_190.txt", import.meta.url),
+  ).trimEnd().split("\n");
+  const base = simulateCanonical(terminateLate, model);
+  // The default resolution: no race point decided otherwise.
+  assert.equal(compareLogs(base, { ...base, lines }).difference, undefined);
+  // w2's last collection made the main domain's callbacks ready (its block 35 dead, w2's block
+  // 36 promoted, adopted): they ran at the closure's allocation, whose countdown their batch's
+  // end drew, so the closure (3 words, block 37) was sampled; it died young.
+  const closure = lines.indexOf(
+    "alloc_minor d0 i=- size=3 n=1 src=normal id=37 stack=[<harness> <harness> <harness> " +
+      "<harness>] -> some",
+  );
+  assert.ok(closure > 0);
+  assert.ok(lines.indexOf("promote d0 i=- id=36 -> some") < closure);
+  assert.equal(lines[closure + 1], "dealloc_minor d0 i=- id=37");
 });
 
 Deno.test({

@@ -306,6 +306,11 @@ export function harnessJoin(run: RunContext, d: Domain, ended: string, at: strin
   if (closureAllocated.get(run)?.delete(ended) === true) return;
   const prev = run.cur;
   run.cur = d;
+  // Its wait for its turn (the harness's Condition.wait and Mutex.unlock, C calls) returned
+  // after the domain's last collection, with an action pending: the closure's allocation
+  // enters the runtime and runs the callbacks that collection made ready before it
+  // allocates.
+  d.returnFromC();
   run.guard(at, () => joinAllocation(run, d));
   run.cur = prev;
 }
