@@ -141,8 +141,10 @@ function callbackOf(
 }
 
 /** Simulations {@linkcode resolveRaces} may spend trying race outcomes that show only later
- * (other adopters of orphans, a spawn's allocations in the other order). */
-const MAX_RACE_TRIES = 64;
+ * (other adopters of orphans, a spawn's allocations in the other order). Every outcome of every
+ * spawn and join is tried at each step (see `search`): rnd-35-385's shrunk program, 4 spawns
+ * and 4 domain ends, took 53. */
+const MAX_RACE_TRIES = 128;
 
 /** The join race's outcomes, in the order resolveRaces tries them. */
 const JOIN_OUTCOMES: readonly JoinOutcome[] = [
@@ -326,33 +328,45 @@ export function resolveRaces(
     const met = new Set(points.filter((p) => p.kind === "adoption").map((p) => p.id));
     // An outcome tried under one resolution may be tried again under another.
     const state = resolutionKey(current());
+    // A spawn's outcomes differ only in where the parent's result comes among the new domain's
+    // first callbacks, all near the same place: the one that agrees furthest is kept (the first
+    // that agrees further may be a neighbour of the real one). So do a join's: closureFirst and
+    // closureDuring agree up to the closure's promotion. And so across points: every outcome
+    // of every spawn and join is tried, and the one that agrees furthest kept, since another
+    // point's outcome can agree a callback further by chance (an earlier domain end's joiner
+    // running its callbacks elsewhere moves a later closure's sample) where the real cause is a
+    // later point. A join outcome that agrees exactly as far, but meets adoption races the last
+    // simulation did not, is tried with their other outcomes too (below).
+    let best: { reach: number; keep: () => void; deaths: readonly number[] } | undefined;
+    const levels = new Map<
+      RacePoint,
+      { races: RaceResolution; keep: () => void; points: readonly RacePoint[] }[]
+    >();
     for (const p of points) {
-      // A spawn's outcomes differ only in where the parent's result comes among the new
-      // domain's first callbacks, all near the same place: the one that agrees furthest is
-      // kept (the first that agrees further may be a neighbour of the real one). So do a
-      // join's: closureFirst and closureDuring agree up to the closure's promotion. A join
-      // outcome that agrees exactly as far, but meets adoption races the last simulation did
-      // not, is tried with their other outcomes too (below).
-      if (p.kind === "spawn" || p.kind === "join") {
-        let best: { reach: number; keep: () => void; deaths: readonly number[] } | undefined;
-        const level: { races: RaceResolution; keep: () => void; points: readonly RacePoint[] }[] =
-          [];
-        for (const alt of alternatives(p, current())) {
-          const key = `${alt.key} | ${state}`;
-          if (tries >= MAX_RACE_TRIES || decided.has(key)) continue;
-          decided.add(key);
-          const { reach, deaths, points } = attempt(alt.races);
-          if (reach > index && (best === undefined || reach > best.reach)) {
-            best = { reach, keep: alt.keep, deaths };
-          }
-          if (reach === index) level.push({ races: alt.races, keep: alt.keep, points });
+      if (p.kind !== "spawn" && p.kind !== "join") continue;
+      const level: { races: RaceResolution; keep: () => void; points: readonly RacePoint[] }[] = [];
+      levels.set(p, level);
+      for (const alt of alternatives(p, current())) {
+        const key = `${alt.key} | ${state}`;
+        if (tries >= MAX_RACE_TRIES || decided.has(key)) continue;
+        decided.add(key);
+        const { reach, deaths, points } = attempt(alt.races);
+        if (reach > index && (best === undefined || reach > best.reach)) {
+          best = { reach, keep: alt.keep, deaths };
         }
-        if (best !== undefined) {
-          best.keep();
-          for (const id of best.deaths) dead.add(id);
-          return true;
-        }
-        if (p.kind === "join" && tryAdoptions(level, met, index)) return true;
+        if (reach === index) level.push({ races: alt.races, keep: alt.keep, points });
+      }
+      if (best?.reach === Infinity) break;
+    }
+    if (best !== undefined) {
+      best.keep();
+      for (const id of best.deaths) dead.add(id);
+      return true;
+    }
+    for (const p of points) {
+      if (p.kind === "spawn") continue;
+      if (p.kind === "join") {
+        if (tryAdoptions(levels.get(p) ?? [], met, index)) return true;
         continue;
       }
       // An adoption's other participants, tried again in each search (they may explain a

@@ -26,6 +26,7 @@ import terminateSampling from "./terminate_sampling.ts";
 import sharedCacheRuntime from "./shared_cache_runtime.ts";
 import joinLate from "./join_late.ts";
 import terminateLate from "./terminate_late.ts";
+import fourWorkers from "./four_workers.ts";
 
 const program = exportOCaml(sharedCache);
 const model = { majorHeap: program.majorHeap, keepSites: program.keepSites };
@@ -516,6 +517,24 @@ Deno.test("terminate_late: a terminate's late outcome, a recorded real log: the 
   assert.ok(closure > 0);
   assert.ok(lines.indexOf("promote d0 i=- id=36 -> some") < closure);
   assert.equal(lines[closure + 1], "dealloc_minor d0 i=- id=37");
+});
+
+Deno.test("four_workers, a recorded real log: resolveRaces keeps the outcome that agrees furthest over every spawn and join, not the first point's", () => {
+  const program = exportOCaml(fourWorkers);
+  const model = { majorHeap: program.majorHeap, keepSites: program.keepSites };
+  const lines = Deno.readTextFileSync(
+    new URL("./real_logs/four_workers_rnd_35_385.txt", import.meta.url),
+  ).trimEnd().split("\n");
+  const real = { ...simulateCanonical(fourWorkers, model), lines };
+  const { sim, resolution } = resolveRaces(fourWorkers, real, model);
+  assert.equal(compareLogs(sim, real).difference, undefined);
+  // w1's DLS array before its parent's result; w2's and w3's joiner allocated its closure
+  // before their last collections (it is promoted); a racing block (19) reported dead. The
+  // first join's callbacksFirst agrees one callback further than w1's spawn alone (it moves
+  // the closure's sample), but no further: only the later joins explain the rest.
+  assert.deepEqual(resolution.childFirst, [1]);
+  assert.deepEqual(resolution.join, [[2, "closureFirst"], [3, "closureFirst"]]);
+  assert.deepEqual(resolution.deadAtPromotion, [19]);
 });
 
 Deno.test({
