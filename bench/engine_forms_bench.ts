@@ -1,8 +1,10 @@
 /**
- * The scenario engine's two forms on the same scenarios: the plain one (compiled closures, what
- * `runScenario` uses for a scenario without thread programs) and the resumable one (generators,
- * what thread programs need; `runScenarioResumable` runs any scenario that way, with the same
- * outputs). Issue 26's goal: the resumable form within 1.5× of the plain one on the library.
+ * The scenario engine's two forms on the same scenarios: the plain one (what `runScenario` uses
+ * for a scenario without thread programs: the compiled steps run to their end at once) and the
+ * resumable one (what thread programs need: the same compiled steps, whose rest where a thread
+ * blocks is a generator that the baton resumes; `runScenarioResumable` runs any scenario that
+ * way, with the same outputs). Issue 26's goal: the resumable form within 1.5× of the plain one
+ * on the library.
  *
  * Before the table, one line per scenario named in the issue (`lifecycle`, `service`), one for
  * the slowest ratio, one for the whole library (every library scenario without thread programs;

@@ -505,13 +505,21 @@ export class Domain implements MemprofHost {
 
   /** {@linkcode alloc}, resumable. */
   *allocG(wosize: number): Resumable<number> {
+    const rest = this.allocFirst(wosize);
+    return (rest === null ? undefined : yield* rest) ?? this.#youngPtr;
+  }
+
+  /** {@linkcode alloc} as far as it runs as plain code: null when it ran to its end (no
+   * callback was to run in a loop, raise or block, so no generator is made), else its rest.
+   * The block is then at {@linkcode youngPtr}, unless the rest returns its address (a block
+   * too large for the minor heap, allocated by `Array.make`). */
+  allocFirst(wosize: number): Resumable<number | void> | null {
     const p = this.#youngPtr - wosize - 1;
     if (p >= this.#youngLimit && wosize <= MAX_YOUNG_WOSIZE) {
       this.#youngPtr = p;
-      return p;
+      return null;
     }
-    const rest = this.#allocSlow(wosize, p);
-    return (rest === null ? undefined : yield* rest) ?? this.#youngPtr;
+    return this.#allocSlow(wosize, p);
   }
 
   /** {@linkcode alloc} past the young limit (the young pointer would be `p`), or of a block too
@@ -606,16 +614,25 @@ export class Domain implements MemprofHost {
     lens: readonly number[],
     callstacks?: readonly (readonly string[])[],
   ): Resumable<number> {
+    const rest = this.allocCombinedFirst(lens, callstacks);
+    if (rest !== null) yield* rest;
+    return this.#youngPtr;
+  }
+
+  /** {@linkcode allocCombined} as far as it runs as plain code: null when it ran to its end,
+   * else its rest; either way the blocks are at {@linkcode youngPtr} once it is done. */
+  allocCombinedFirst(
+    lens: readonly number[],
+    callstacks?: readonly (readonly string[])[],
+  ): Resumable<void> | null {
     let whsize = 0;
     for (let k = 0; k < lens.length; k++) whsize += lens[k] + 1;
     const p = this.#youngPtr - whsize;
     if (p >= this.#youngLimit) {
       this.#youngPtr = p;
-      return p;
+      return null;
     }
-    const rest = this.#allocCombinedSlow(lens, callstacks, p);
-    if (rest !== null) yield* rest;
-    return this.#youngPtr;
+    return this.#allocCombinedSlow(lens, callstacks, p);
   }
 
   /** {@linkcode allocCombined} past the young limit (the young pointer would be `p`), as far as
@@ -1013,7 +1030,7 @@ export class Domain implements MemprofHost {
    * was due), else its rest, which the caller runs to its end ({@linkcode runToEnd}) or yields
    * through. */
   pollFirst(): Resumable<void> | null {
-    return this.#youngPtr <= this.#youngLimit ? this.#pendingActions() : null;
+    return this.#youngPtr <= this.#youngLimit ? this.pendingActionsFirst() : null;
   }
 
   /**
@@ -1021,23 +1038,24 @@ export class Domain implements MemprofHost {
    * actions if any are flagged. Throws what a callback throws.
    */
   processPendingActions(): void {
-    runToEnd(this.#pendingActions(), "caml_process_pending_actions");
+    runToEnd(this.pendingActionsFirst(), "caml_process_pending_actions");
   }
 
   /** {@linkcode processPendingActions}, resumable. */
   *processPendingActionsG(): Resumable<void> {
-    const rest = this.#pendingActions();
+    const rest = this.pendingActionsFirst();
     if (rest !== null) yield* rest;
   }
 
-  /** {@linkcode processPendingActions} up to its callbacks: null if none are due, else the
-   * rest. */
-  #pendingActions(): Resumable<void> | null {
+  /** {@linkcode processPendingActions} as far as it runs as plain code: null when it ran to its
+   * end (no callback was due), else its rest, which the caller runs to its end
+   * ({@linkcode runToEnd}) or yields through. */
+  pendingActionsFirst(): Resumable<void> | null {
     if (!(this.#youngPtr < this.#youngLimit || this.#actionPending)) return null;
     return this.#beginPendingActions() ? this.#pendingActionsRestG() : null;
   }
 
-  /** {@linkcode #pendingActions}'s rest: the callbacks, then what one raised is raised. */
+  /** {@linkcode pendingActionsFirst}'s rest: the callbacks, then what one raised is raised. */
   *#pendingActionsRestG(): Resumable<void> {
     const res = yield* this.#pendingCallbacksG();
     if (res) yield* this.raiseG(res.exn);

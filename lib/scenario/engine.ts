@@ -5,19 +5,21 @@
  * generators: the same scenario and seed give byte-identical outputs.
  *
  * Steps are compiled once into closures; a `repeat` runs its body's closures in a plain loop, so
- * a loop of small allocations costs little more than the runtime's own allocation path.
+ * a loop of small allocations costs little more than the runtime's own allocation path, and
+ * loops whose body only allocates run in bulk (`engine/_bulk.ts`).
  *
  * Scenarios with systhreads running programs of their own (`d.thread(name, body)`) run in a
- * resumable form instead: each thread's steps compile to generators, so that a thread that
- * blocks — at a `yieldTo` or `join` step, or inside a callback (`act.yieldTo`) — is suspended
- * where it is, however deep in the runtime, while the thread it names runs; the scheduler
- * resumes it when the baton comes back. The runtime's and memprof's paths that may run
- * callbacks are written once, as generators (`allocG`, `runCallbacksG`, …), which the plain
- * methods drive to their end (the hottest run as plain code until a callback needs the generator:
- * lib/memprof/resumable.ts). Every other scenario runs the plain closures, whose steps off the
- * hot paths are those generators driven to their end too, and whose callbacks without actions
- * make no generator; loops whose body only allocates run in bulk in both forms
- * (`engine/_bulk.ts`). bench/engine_forms_bench.ts compares the two forms.
+ * resumable form: a thread that blocks — at a `yieldTo` or `join` step, or inside a callback
+ * (`act.yieldTo`) — is suspended where it is, however deep in the runtime, while the thread it
+ * names runs; the scheduler resumes it when the baton comes back. Both forms run the same
+ * compiled steps: each runs as plain code as far as it can and returns what is left of it where
+ * a thread may block, a generator (`Op`, `engine/_context.ts`), as the runtime's and memprof's
+ * paths that may run callbacks do (`allocFirst`, `pollFirst`, …: lib/memprof/resumable.ts). A
+ * plain run drives what is left to its end at once (`runToEnd`, which fails if a callback
+ * blocks); a resumable run yields through it. Where no callback is due, the hot steps
+ * (allocations, polls, loops, calls) make no generator; steps off the hot paths (a spawn, an
+ * explicit collection, …) are written as generators, which they run up to where one yields.
+ * bench/engine_forms_bench.ts compares the two forms.
  *
  * The engine's parts are in lib/scenario/engine/: the run's state (`_context.ts`, with its
  * callstacks in `_frames.ts`), the compilers of each family of steps (`_compile_alloc.ts`,
@@ -28,13 +30,12 @@
  */
 import type { RunOptions, RunResult } from "./result.ts";
 import type { Scenario } from "./spec.ts";
-import { segmentStarts, usesThreadPrograms } from "./walk.ts";
-import { harnessJoin } from "./engine/_compile_domains.ts";
-import { finalTurnsBegin, waitBegins, waitEnds } from "./engine/_domain_waits.ts";
+import { usesThreadPrograms } from "./walk.ts";
+import { runToEnd } from "../memprof/mod.ts";
 import { RunContext } from "./engine/_context.ts";
 import { Callbacks } from "./engine/_callbacks.ts";
-import { compilePlain, compileResumable } from "./engine/_compile.ts";
-import { Baton } from "./engine/_threads.ts";
+import { compile } from "./engine/_compile.ts";
+import { Baton, mainProgram } from "./engine/_threads.ts";
 import { runOutputs } from "./engine/_outputs.ts";
 
 export { countLeafSteps, usesThreadPrograms } from "./walk.ts";
@@ -75,25 +76,11 @@ function run(
   const ctx = new RunContext(sc, options);
   if (resumable) {
     const baton = new Baton(ctx);
-    baton.run(compileResumable(ctx, new Callbacks(ctx, baton), baton));
+    baton.run(compile(ctx, new Callbacks(ctx, baton), baton));
   } else {
-    compilePlain(ctx, new Callbacks(ctx, undefined))();
-    // Leave nothing pending: callbacks of the last steps run at a final poll of each domain
-    // (with the export's harness and several domains, each resumes first: RunContext.drain).
-    const multi = options.exportHarness === true && sc.domains.length > 1;
-    // The first to resume joins the domain that ended the last segment (the export's harness).
-    let trailing = multi ? segmentStarts(sc).trailingJoins : [];
-    finalTurnsBegin(ctx);
-    for (const d of ctx.names.domains.values()) {
-      if (!d.alive) continue;
-      waitEnds(ctx, d);
-      for (const ended of trailing) harnessJoin(ctx, d, ended, "end");
-      trailing = [];
-      if (multi) ctx.drain(d, "end");
-      ctx.cur = d;
-      ctx.guard("end", () => d.processPendingActions());
-      waitBegins(ctx, d);
-    }
+    // Without a baton no callback blocks: the program runs to its end at once.
+    const top = compile(ctx, new Callbacks(ctx, undefined), undefined);
+    runToEnd(mainProgram(ctx, top), `scenario ${sc.settings.name}`);
   }
   return runOutputs(ctx);
 }

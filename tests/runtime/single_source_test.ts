@@ -1,7 +1,8 @@
 // Slow paths written once (issue 26): every runtime and memprof path that may run callbacks is a
 // generator, and its plain method only drives it to its end (`runToEnd`), in front of which only
-// a bump-pointer fast path may stand. tests/runtime/_twins.ts finds the pairs; this holds their
-// count at zero twins, and checks that a plain path fails clearly when a callback blocks.
+// a bump-pointer fast path may stand; the scenario engine compiles each step once, for both of a
+// run's forms. tests/runtime/_twins.ts finds the pairs; this holds their count at zero twins,
+// and checks that a plain path fails clearly when a callback blocks.
 import assert from "node:assert/strict";
 import { pairsOf, tsFiles } from "./_twins.ts";
 import { Runtime } from "../../lib/runtime/mod.ts";
@@ -31,38 +32,16 @@ Deno.test("the runtime and memprof have no plain/resumable twins", async () => {
   assert.ok(pairs.filter((p) => p.kind === "driver").length >= 10);
 });
 
-/**
- * The engine's remaining twins, each with why it stays: the plain form of a combinator over a
- * body, or of the allocation loops' hot path, runs without a generator per step (a generator
- * per step made plain loops slower; bench/engine_forms_bench.ts). A new twin fails the test
- * below until it is written once or added here with its reason.
- */
-const ENGINE_TWINS: Readonly<Record<string, string>> = {
-  "compilePlain ~ compileResumable": "one visitor per form of compiled step",
-  "allocSteps ~ allocStepsG": "the allocation steps' compilers, per form",
-  "controlSteps ~ controlStepsG": "the control steps' compilers, per form",
-  "domainSteps ~ domainStepsG":
-    "the domain steps' compilers, per form (the plain ones mostly plainOf)",
-  "runtimeSteps ~ runtimeStepsG": "the runtime steps' compilers, per form (some plainOf)",
-  "threadProgramSteps ~ threadProgramStepsG": "the plain form refuses thread programs",
-  "allocWork ~ allocWorkG": "the hot path: the plain step takes the runtime's inline allocation",
-  "combinedWork ~ combinedWorkG": "the hot path: a fixed-size combined allocation inline (bump)",
-  "callOp ~ callG": "a combinator over a body: a frame pushed around it",
-  "attemptOp ~ attemptG": "a combinator over a body: try … with around it",
-  "repeatOp ~ repeatG": "a loop over a body (both with the bulk path and back-edge polls)",
-  "tick ~ tickG": "every step's start: plain, no generator per step (its poll: releasePollG)",
-  "guard ~ guardG": "a combinator over a step's work: try … catch around it",
-  "domainOp ~ domainOpG": "a combinator: tick, domain, guard around a step's work",
-  "tickedOp ~ tickedOpG": "a combinator: tick before a step's work",
-  "tickedOp ~ tickedG": "(the same, its generator)",
-};
-
-Deno.test("the engine's twins are the explained ones", async () => {
+Deno.test("the scenario engine has no plain/resumable twins", async () => {
+  // Its steps compile once, into closures that run as plain code up to where a thread may
+  // block and return what is left (lib/scenario/engine/_context.ts, `Op`): plain runs drive
+  // that to its end, resumable ones yield through it. What pairs remain drive a generator.
   const pairs = await pairsIn(["lib/scenario/engine", "lib/scenario/engine.ts"]);
-  const twins = pairs.filter((p) => p.kind === "twin").map((p) =>
-    `${p.plain.name} ~ ${p.resumable.name}`
+  const twins = pairs.filter((p) => p.kind === "twin");
+  assert.deepEqual(
+    twins.map((p) => `${p.file}:${p.plain.line} ${p.plain.name} ~ ${p.resumable.name}`),
+    [],
   );
-  assert.deepEqual(twins.sort(), Object.keys(ENGINE_TWINS).sort());
 });
 
 Deno.test("the twin counter tells a twin from a driver and a fast path", () => {

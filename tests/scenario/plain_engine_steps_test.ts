@@ -24,7 +24,10 @@ Deno.test("a plain run's samples make no generator when their callbacks have no 
 Deno.test("a plain loop's back-edge polls make no generator when no callback is due", () => {
   // Inside a call, the loop polls at its back-edge: after some samples young_ptr sits at
   // young_limit, so the poll enters the runtime (amd64's jbe), with nothing to run. Generators
-  // are made only where a collection's callbacks run, a few per minor collection.
+  // are made only where a collection's callbacks run, a few per minor collection, and once for
+  // the steps around it: what is left of the allocation that collected (its callbacks, then the
+  // rest of the step) is the rest of the loop and of the call (lib/scenario/engine/_context.ts,
+  // `Op`), which a plain run then drives to their end.
   const sc = scenario({ name: "plain_polls" }, (s) => {
     s.main.memprof.start({ samplingRate: 1e-3, callstackSize: 16 });
     s.main.call(
@@ -41,7 +44,7 @@ Deno.test("a plain loop's back-edge polls make no generator when no callback is 
   );
   assert.ok(summary!.minorCollections >= 1);
   assert.ok(
-    steps <= 10 * summary!.minorCollections,
+    steps <= 10 * summary!.minorCollections + 5,
     `${steps} generator steps for ${summary!.minorCollections} minor collections`,
   );
 });

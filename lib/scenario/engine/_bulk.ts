@@ -19,9 +19,9 @@
  * @module
  */
 import type { Domain } from "../../runtime/mod.ts";
-import { type Resumable, runToEnd } from "../../memprof/mod.ts";
-import type { GOp, Op, RunContext } from "./_context.ts";
+import type { Op, Rest, RunContext } from "./_context.ts";
 import { type BulkUnit, bulkUnitOf } from "./_compile_alloc.ts";
+import { thenG } from "./_step.ts";
 
 /** A loop body every step of which is a {@linkcode BulkUnit} on one domain. */
 export interface BulkBody {
@@ -41,14 +41,14 @@ export interface BulkBody {
   partial: number;
   /** The last run stopped at step `partial` of an iteration after its tick (whose releases
    * changed the domain's state): the step's release poll, when `pollAfterTick`, and its work
-   * are left to the caller, in the loop's form (see {@linkcode finishTicked}). */
+   * are left to the caller (see {@linkcode finishTicked}). */
   ticked: boolean;
   /** With `ticked`: the release loop's poll is due (on the domain the last step ran on). */
   pollAfterTick: boolean;
 }
 
 /** The {@linkcode BulkBody} of a loop body compiled step by step into `ops`, or undefined. */
-export function bulkBody(run: RunContext, ops: readonly (Op | GOp)[]): BulkBody | undefined {
+export function bulkBody(run: RunContext, ops: readonly Op[]): BulkBody | undefined {
   const units: BulkUnit[] = [];
   for (const op of ops) {
     const u = bulkUnitOf(op);
@@ -89,8 +89,7 @@ export function bulkBody(run: RunContext, ops: readonly (Op | GOp)[]): BulkBody 
  * returns how many iterations it completed. When it stopped inside an iteration, `body.partial`
  * says how many of that iteration's steps are done (all of them possibly: its back-edge is left
  * to the caller), and `body.ticked` that the next one is half done (its tick); else 0. `polls`:
- * the loop polls at its back-edge on `loopDomain`. Nothing here runs a callback, so both forms
- * of the engine share it.
+ * the loop polls at its back-edge on `loopDomain`. Nothing here runs a callback.
  */
 export function bulkIterations(
   run: RunContext,
@@ -239,16 +238,14 @@ function settle(
   }
 }
 
-/** The step a bulk run stopped in after its tick (`body.ticked`), finished as the compiled plain
- * step finishes it; returns the number of the iteration's steps done. */
-export function finishTicked(run: RunContext, body: BulkBody): number {
-  return runToEnd(finishTickedG(run, body), `step ${body.units[body.partial].at}`);
-}
-
-/** {@linkcode finishTicked}, resumable. */
-export function* finishTickedG(run: RunContext, body: BulkBody): Resumable<number> {
+/** The step a bulk run stopped in after its tick (`body.ticked`), finished as the compiled step
+ * finishes it: its release poll (when due), then its work; null when that ran to its end, else
+ * what is left of it. Either way, the iteration's steps done then are `body.partial + 1`. */
+export function finishTicked(run: RunContext, body: BulkBody): Rest {
   const unit = body.units[body.partial];
-  if (body.pollAfterTick) yield* run.releasePollG(unit.at);
-  yield* unit.workG();
-  return body.partial + 1;
+  if (body.pollAfterTick) {
+    const rest = run.releasePoll(unit.at);
+    if (rest !== null) return thenG(rest, unit.work);
+  }
+  return unit.work();
 }

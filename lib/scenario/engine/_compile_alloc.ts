@@ -1,8 +1,10 @@
 /**
- * Allocation steps: `alloc`, `allocCombined`, `unmarshal` and `extAlloc`, in both forms. This is
- * the engine's hot path: a loop of small allocations runs the plain `alloc` closure once per
- * block, so everything a step can decide once (size source, keeper, domain, callstack cache) is
- * decided when it is compiled (`prepare…`), and the closures only do the allocation and count it.
+ * Allocation steps: `alloc`, `allocCombined`, `unmarshal` and `extAlloc`. This is the engine's
+ * hot path: a loop of small allocations runs the `alloc` closure once per block, so everything
+ * a step can decide once (size source, keeper, domain, callstack cache) is decided when it is
+ * compiled (`prepare…`), and the closures only do the allocation and count it. An allocation
+ * whose callbacks may block stops there (the runtime's `allocFirst`, `allocCombinedFirst`):
+ * the rest of the step, counting and keeping the block, is then what it returns.
  * @module
  */
 import { type Domain, MAX_YOUNG_WOSIZE, type Thread } from "../../runtime/mod.ts";
@@ -12,70 +14,31 @@ import { sizeSource } from "../rng.ts";
 import type { AllocSource } from "../spec.ts";
 import { maxSize } from "../polling.ts";
 import type { StepOf } from "../walk.ts";
-import type { GOp, Op, RunContext } from "./_context.ts";
-import {
-  domainOp,
-  domainOpY,
-  type PlainSteps,
-  type ResumableSteps,
-  tickedOp,
-  tickedOpG,
-  tickedOpY,
-} from "./_step.ts";
+import type { Op, Rest, RunContext } from "./_context.ts";
+import { domainOp, firstOf, restOfG, type Steps, tickedOp } from "./_step.ts";
 
 /** The step kinds compiled here. */
 export type AllocKind = "alloc" | "allocCombined" | "unmarshal" | "extAlloc";
 
-/** The plain compilers of allocation steps. */
-export function allocSteps(run: RunContext): PlainSteps<AllocKind> {
+/** The compilers of allocation steps. */
+export function allocSteps(run: RunContext): Steps<AllocKind> {
   return {
     alloc: (st) => {
       const plan = prepareAlloc(run, st);
       const work = allocWork(run, plan);
-      const unit = allocUnit(run, st, plan, () => allocWorkG(run, plan));
-      return withUnit(tickedOp(run, st.at, work), unit);
+      return withUnit(tickedOp(run, st.at, work), allocUnit(run, st, plan, work));
     },
     allocCombined: (st) => {
       const plan = prepareCombined(run, st);
       const work = combinedWork(run, plan);
-      const unit = combinedUnit(run, st, plan, () => combinedWorkG(run, plan));
-      return withUnit(tickedOp(run, st.at, work), unit);
+      return withUnit(tickedOp(run, st.at, work), combinedUnit(run, st, plan, work));
     },
     unmarshal: (st) => {
       const plan = prepareUnmarshal(run, st);
-      const blocks = new Array<number>(plan.sizes.length);
-      return domainOp(run, st, (d) => {
-        d.current.callstack = plan.stackOf(d.current);
-        for (let k = 0; k < blocks.length; k++) blocks[k] = plan.sizes[k]();
-        unmarshalDone(run, plan.keep, d.unmarshalValue(blocks), blocks);
-      });
+      return domainOp(run, st, (d) => firstOf(unmarshalG(run, plan, d)));
     },
+    // Printexc.get_callstack's allocation runs its callbacks to their end (none may block).
     extAlloc: (st) => tickedOp(run, st.at, extAllocWork(run, st)),
-  };
-}
-
-/** The resumable compilers of allocation steps (the runtime's resumable paths where a
- * callback may run). */
-export function allocStepsG(run: RunContext): ResumableSteps<AllocKind> {
-  return {
-    alloc: (st) => {
-      const plan = prepareAlloc(run, st);
-      const workG = () => allocWorkG(run, plan);
-      const unit = allocUnit(run, st, plan, workG);
-      return withUnit(tickedOpY(run, st.at, workG), unit);
-    },
-    allocCombined: (st) => {
-      const plan = prepareCombined(run, st);
-      const workG = () => combinedWorkG(run, plan);
-      const unit = combinedUnit(run, st, plan, workG);
-      return withUnit(tickedOpY(run, st.at, workG), unit);
-    },
-    unmarshal: (st) => {
-      const plan = prepareUnmarshal(run, st);
-      return domainOpY(run, st, (d) => unmarshalG(run, plan, d));
-    },
-    // Printexc.get_callstack's allocation runs its callbacks on the plain path.
-    extAlloc: (st) => tickedOpG(run, st.at, extAllocWork(run, st)),
   };
 }
 
@@ -106,9 +69,9 @@ function prepareAlloc(run: RunContext, st: StepOf<"alloc">): AllocPlan {
   };
 }
 
-/** The work of a plain `alloc` step, after its tick (the step the loops of small blocks run,
- * from `caml`). Fields whose value does not change are not written again (no write barrier). */
-function allocWork(run: RunContext, plan: AllocPlan): () => void {
+/** The work of an `alloc` step, after its tick (the step the loops of small blocks run, from
+ * `caml`). Fields whose value does not change are not written again (no write barrier). */
+function allocWork(run: RunContext, plan: AllocPlan): () => Rest {
   const { at, source, size, mem, keep, domainOf, stackOf } = plan;
   return () => {
     const d = domainOf();
@@ -120,15 +83,22 @@ function allocWork(run: RunContext, plan: AllocPlan): () => void {
     try {
       let addr: number;
       switch (source) {
-        case "caml":
-          addr = d.alloc(n);
+        case "caml": {
+          const rest = d.allocFirst(n);
+          if (rest !== null) return allocatedAfterG(run, plan, { d, n, rest });
+          addr = d.youngPtr;
           break;
+        }
         case "array":
-          addr = d.makeArray(n);
+        case "unmarshal": {
+          const g = source === "array" ? d.makeArrayG(n) : firstBlockG(d, n);
+          const r = g.next();
+          if (r.done !== true) {
+            return allocatedAfterG(run, plan, { d, n, rest: restOfG(g, r.value) });
+          }
+          addr = r.value;
           break;
-        case "unmarshal":
-          addr = d.unmarshal([n]);
-          break;
+        }
         default:
           addr = allocFromC(d, source, n, mem);
       }
@@ -136,35 +106,32 @@ function allocWork(run: RunContext, plan: AllocPlan): () => void {
     } catch (e) {
       run.stepFailed(at, e);
     }
+    return null;
   };
 }
 
-/** The work of a resumable `alloc` step, after its tick. */
-function* allocWorkG(run: RunContext, plan: AllocPlan): Resumable<void> {
-  const { at, source, size, mem, keep, domainOf, stackOf } = plan;
-  const d = domainOf();
-  run.cur = d;
-  d.current.callstack = stackOf(d.current);
-  const n = size();
+/** What is left of an `alloc` step whose allocation of `n` words on `d` stopped where a
+ * callback may block: the allocation's rest (`rest`, returning the block's address, or nothing
+ * when the block is at young_ptr), then the block counted and kept, under the step's guard. */
+function* allocatedAfterG(
+  run: RunContext,
+  { at, keep }: AllocPlan,
+  { d, n, rest }: {
+    readonly d: Domain;
+    readonly n: number;
+    readonly rest: Resumable<number | void>;
+  },
+): Resumable<void> {
   try {
-    let addr: number;
-    switch (source) {
-      case "caml":
-        addr = yield* d.allocG(n);
-        break;
-      case "array":
-        addr = yield* d.makeArrayG(n);
-        break;
-      case "unmarshal":
-        addr = (yield* d.unmarshalValueG([n]))[0];
-        break;
-      default:
-        addr = allocFromC(d, source, n, mem);
-    }
-    allocated(run, keep, addr, n);
+    allocated(run, keep, (yield* rest) ?? d.youngPtr, n);
   } catch (e) {
     run.stepFailed(at, e);
   }
+}
+
+/** An unmarshalled value of one block of `n` words: returns the block's address. */
+function* firstBlockG(d: Domain, n: number): Resumable<number> {
+  return (yield* d.unmarshalValueG([n]))[0];
 }
 
 /** Counts a block of `n` words allocated at `addr` and keeps it as `keep` says. */
@@ -205,9 +172,8 @@ function allocFromC(
  * step's own size sources and keeper, so that a bulk run and the step draw and keep alike.
  */
 export interface BulkUnit {
-  /** The step's work after its tick, as the compiled step does it (resumable: a plain loop
-   * runs it to its end). */
-  readonly workG: () => Resumable<void>;
+  /** The step's work after its tick, as the compiled step does it. */
+  readonly work: () => Rest;
   /** The step's position. */
   readonly at: string;
   /** Domain name. */
@@ -228,18 +194,17 @@ export interface BulkUnit {
   readonly stackOf: ((t: Thread) => readonly string[]) | undefined;
 }
 
-/** The bulk units of compiled allocation steps, by their compiled closure (plain or
- * resumable). */
-const bulkUnits = new WeakMap<Op | GOp, BulkUnit>();
+/** The bulk units of compiled allocation steps, by their compiled closure. */
+const bulkUnits = new WeakMap<Op, BulkUnit>();
 
 /** The {@linkcode BulkUnit} of a compiled step, when it is an allocation that a loop's bulk run
  * can do: OCaml code's inline allocation, of sizes no larger than the minor heap's blocks. */
-export function bulkUnitOf(op: Op | GOp): BulkUnit | undefined {
+export function bulkUnitOf(op: Op): BulkUnit | undefined {
   return bulkUnits.get(op);
 }
 
 /** `op`, registered as the compiled step of bulk unit `unit` (if any). */
-function withUnit<O extends Op | GOp>(op: O, unit: BulkUnit | undefined): O {
+function withUnit(op: Op, unit: BulkUnit | undefined): Op {
   if (unit !== undefined) bulkUnits.set(op, unit);
   return op;
 }
@@ -249,13 +214,13 @@ function allocUnit(
   run: RunContext,
   st: StepOf<"alloc">,
   plan: AllocPlan,
-  workG: () => Resumable<void>,
+  work: () => Rest,
 ): BulkUnit | undefined {
   const max = maxSize(st.size);
   if (st.source !== "caml" || max > MAX_YOUNG_WOSIZE) return undefined;
   return {
     at: st.at,
-    workG,
+    work,
     domain: st.domain,
     sizes: [plan.size],
     fixed: typeof st.size === "number" ? [st.size] : undefined,
@@ -272,13 +237,13 @@ function combinedUnit(
   run: RunContext,
   st: StepOf<"allocCombined">,
   plan: CombinedPlan,
-  workG: () => Resumable<void>,
+  work: () => Rest,
 ): BulkUnit {
   let maxWords = 0;
   for (const sz of st.sizes) maxWords += maxSize(sz) + 1;
   return {
     at: st.at,
-    workG,
+    work,
     domain: st.domain,
     sizes: plan.sizes,
     fixed: plan.fixed,
@@ -318,12 +283,13 @@ function prepareCombined(run: RunContext, st: StepOf<"allocCombined">): Combined
   };
 }
 
-/** The work of a plain `allocCombined` step, after its tick. With fixed sizes, the runtime's
- * inline path (`Domain.bump`, `Domain.allocCombined`'s first test) is taken here without
- * building the arguments of its slow path. */
-function combinedWork(run: RunContext, plan: CombinedPlan): () => void {
+/** The work of an `allocCombined` step, after its tick. With fixed sizes, the runtime's inline
+ * path (`Domain.bump`, `Domain.allocCombined`'s first test) is taken here without building the
+ * arguments of its slow path. */
+function combinedWork(run: RunContext, plan: CombinedPlan): () => Rest {
   const { at, sizes, domainOf, stacksOf, anyKept, fixed } = plan;
   if (fixed === undefined) {
+    // (A step runs again only once what is left of it ran: its sizes' array is reused.)
     const lens = new Array<number>(sizes.length);
     return () => {
       const d = domainOf();
@@ -331,10 +297,13 @@ function combinedWork(run: RunContext, plan: CombinedPlan): () => void {
       for (let k = 0; k < sizes.length; k++) lens[k] = sizes[k]();
       const stacks = stacksOf(d.current);
       try {
-        combinedDone(run, plan, d.allocCombined(lens, stacks), lens);
+        const rest = d.allocCombinedFirst(lens, stacks);
+        if (rest !== null) return combinedAfterG(run, plan, { d, lens, rest });
+        combinedDone(run, plan, d.youngPtr, lens);
       } catch (e) {
         run.stepFailed(at, e);
       }
+      return null;
     };
   }
   let whsize = 0;
@@ -345,27 +314,38 @@ function combinedWork(run: RunContext, plan: CombinedPlan): () => void {
     if (run.cur !== d) run.cur = d;
     try {
       let base = d.bump(whsize);
-      if (base < 0) base = d.allocCombined(fixed, stacksOf(d.current));
+      if (base < 0) {
+        const rest = d.allocCombinedFirst(fixed, stacksOf(d.current));
+        if (rest !== null) return combinedAfterG(run, plan, { d, lens: fixed, rest });
+        base = d.youngPtr;
+      }
       run.counts.allocations += blocks;
       run.counts.words += whsize;
       if (anyKept) combinedDone(run, plan, base, fixed, { counted: true });
     } catch (e) {
       run.stepFailed(at, e);
     }
+    return null;
   };
 }
 
-/** The work of a resumable `allocCombined` step, after its tick. */
-function* combinedWorkG(run: RunContext, plan: CombinedPlan): Resumable<void> {
-  const { at, sizes, domainOf, stacksOf } = plan;
-  const d = domainOf();
-  run.cur = d;
-  const lens = sizes.map((sz) => sz());
-  const stacks = stacksOf(d.current);
+/** What is left of an `allocCombined` step whose allocation on `d` of blocks of sizes `lens`
+ * stopped where a callback may block: the allocation's rest, then the blocks (at young_ptr)
+ * counted and kept, under the step's guard. */
+function* combinedAfterG(
+  run: RunContext,
+  plan: CombinedPlan,
+  { d, lens, rest }: {
+    readonly d: Domain;
+    readonly lens: readonly number[];
+    readonly rest: Resumable<void>;
+  },
+): Resumable<void> {
   try {
-    combinedDone(run, plan, yield* d.allocCombinedG(lens, stacks), lens);
+    yield* rest;
+    combinedDone(run, plan, d.youngPtr, lens);
   } catch (e) {
-    run.stepFailed(at, e);
+    run.stepFailed(plan.at, e);
   }
 }
 
@@ -407,7 +387,7 @@ function prepareUnmarshal(run: RunContext, st: StepOf<"unmarshal">): UnmarshalPl
   };
 }
 
-/** The work of a resumable `unmarshal` step on its domain `d`. */
+/** The work of an `unmarshal` step on its domain `d`. */
 function* unmarshalG(run: RunContext, plan: UnmarshalPlan, d: Domain): Resumable<void> {
   d.current.callstack = plan.stackOf(d.current);
   const blocks = plan.sizes.map((sz) => sz());

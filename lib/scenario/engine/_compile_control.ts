@@ -2,89 +2,44 @@
  * Steps around a body: `call` (a frame on the callstack), `attempt` (`try … with _ -> ()`),
  * `repeat` (a `for` loop, with ocamlopt's poll at its back-edge unless every path through the
  * body allocates or polls: lib/scenario/polling.ts), `when` (`if i mod every = offset`) and the
- * older form's `blocking` section, in both forms. A plain `repeat` runs its body's closure in a
- * plain loop.
+ * older form's `blocking` section. A `repeat` runs its body's closure in a plain loop; an
+ * iteration that stops where a callback may block leaves the loop's rest to a generator, which
+ * goes on with the same loop once that iteration's rest ran.
  * @module
  */
-import type { Domain } from "../../runtime/mod.ts";
+import type { Domain, Thread } from "../../runtime/mod.ts";
 import {
   OCamlException,
   OCamlFailure,
   OCamlInvalidArgument,
   type Resumable,
-  runToEnd,
 } from "../../memprof/mod.ts";
 import { backEdgePolls } from "../polling.ts";
 import type { StepOf } from "../walk.ts";
-import { type BulkBody, bulkBody, bulkIterations, finishTicked, finishTickedG } from "./_bulk.ts";
-import type { GOp, Op, RunContext } from "./_context.ts";
-import {
-  type BodyCompiler,
-  domainOp,
-  domainOpY,
-  type PlainSteps,
-  type ResumableSteps,
-  sequence,
-} from "./_step.ts";
+import { type BulkBody, bulkBody, bulkIterations, finishTicked } from "./_bulk.ts";
+import type { Op, Rest, RunContext } from "./_context.ts";
+import { type BodyCompiler, domainOp, sequence, type Steps, thenG } from "./_step.ts";
 
 /** The step kinds compiled here. */
 export type ControlKind = "call" | "attempt" | "repeat" | "when" | "blocking";
 
-/** The plain compilers of steps around a body; `body` compiles a body. */
-export function controlSteps(run: RunContext, body: BodyCompiler<Op>): PlainSteps<ControlKind> {
+/** The compilers of steps around a body; `body` compiles a body. */
+export function controlSteps(run: RunContext, body: BodyCompiler): Steps<ControlKind> {
   // Computed here, before any step is compiled: steps compile recursively, as deep as they nest.
   backEdgePolls(run.sc);
   return {
     call: (st) => callOp(run, st, body(st.body)),
     attempt: (st) => attemptOp(run, st, body(st.body)),
+    // Compiled once, step by step (a step compiled twice would keep its blocks twice).
     repeat: (st) => repeatOp(run, st, st.body.map((s) => body([s]))),
     when: (st) => {
       const inner = body(st.body);
       const due = whenDue(run, st);
-      return () => {
-        if (due()) inner();
-      };
+      return () => due() ? inner() : null;
     },
     blocking: (st) => {
       const inner = body(st.body);
-      return domainOp(run, st, (d) => d.blockingSection(inner));
-    },
-  };
-}
-
-/** The resumable compilers of steps around a body. */
-export function controlStepsG(
-  run: RunContext,
-  body: BodyCompiler<GOp>,
-): ResumableSteps<ControlKind> {
-  backEdgePolls(run.sc); // before any step is compiled (see controlSteps)
-  return {
-    call: (st) => {
-      const inner = body(st.body);
-      return () => callG(run, st, inner);
-    },
-    attempt: (st) => {
-      const inner = body(st.body);
-      return () => attemptG(run, st.at, inner);
-    },
-    repeat: (st) => {
-      // Compiled once, step by step (a step compiled twice would keep its blocks twice).
-      const ops = st.body.map((s) => body([s]));
-      const inner: GOp = ops.length === 1 ? ops[0] : function* () {
-        for (let u = 0; u < ops.length; u++) yield* ops[u]();
-      };
-      const plan = prepareRepeat(run, st);
-      const bulk = run.opts.skipQuietIterations === false ? undefined : bulkBody(run, ops);
-      return () => repeatG(run, plan, { body: inner, ops, bulk });
-    },
-    when: (st) => {
-      const inner = body(st.body);
-      const due = whenDue(run, st);
-      return () => whenG(due, inner);
-    },
-    blocking: (st) => {
-      const inner = body(st.body);
-      return domainOpY(run, st, (d) => blockingG(d, inner));
+      return domainOp(run, st, (d) => blockingWork(d, inner));
     },
   };
 }
@@ -95,19 +50,20 @@ function callOp(run: RunContext, st: StepOf<"call">, body: Op): Op {
   return () => {
     const t = run.domain(st.domain, st.at).current;
     run.frames.push(t, st.frame);
+    let rest: Rest = null;
     try {
-      body();
+      rest = body();
     } finally {
-      run.frames.pop(t);
+      if (rest === null) run.frames.pop(t);
     }
+    return rest === null ? null : callRestG(run, t, rest);
   };
 }
 
-function* callG(run: RunContext, st: StepOf<"call">, body: GOp): Resumable<void> {
-  const t = run.domain(st.domain, st.at).current;
-  run.frames.push(t, st.frame);
+/** What is left of a call's body (`rest`), the call's frame on thread `t`'s callstack. */
+function* callRestG(run: RunContext, t: Thread, rest: Resumable<void>): Resumable<void> {
   try {
-    yield* body();
+    yield* rest;
   } finally {
     run.frames.pop(t);
   }
@@ -119,20 +75,22 @@ function attemptOp(run: RunContext, st: StepOf<"attempt">, body: Op): Op {
   const at = st.at;
   return () => {
     run.tryDepth++;
+    let rest: Rest = null;
     try {
-      body();
+      rest = body();
     } catch (e) {
       caught(run, at, e);
     } finally {
-      run.tryDepth--;
+      if (rest === null) run.tryDepth--;
     }
+    return rest === null ? null : attemptRestG(run, at, rest);
   };
 }
 
-function* attemptG(run: RunContext, at: string, body: GOp): Resumable<void> {
-  run.tryDepth++;
+/** What is left of attempt `at`'s body (`rest`), inside the attempt. */
+function* attemptRestG(run: RunContext, at: string, rest: Resumable<void>): Resumable<void> {
   try {
-    yield* body();
+    yield* rest;
   } catch (e) {
     caught(run, at, e);
   } finally {
@@ -168,55 +126,176 @@ function prepareRepeat(run: RunContext, st: StepOf<"repeat">): RepeatPlan {
   };
 }
 
-/** A plain `repeat` of the steps compiled into `ops`. */
-function repeatOp(run: RunContext, st: StepOf<"repeat">, ops: readonly Op[]): Op {
-  const plan = prepareRepeat(run, st);
-  const body = ops.length === 1 ? ops[0] : sequence(ops);
-  const bulk = run.opts.skipQuietIterations === false ? undefined : bulkBody(run, ops);
-  if (bulk !== undefined) return loopOp(run, plan, bulkIterate(run, plan, { ops, body, bulk }));
-  const { count, polls } = plan;
-  return loopOp(run, plan, (loopDomain, loops, depth) => {
-    if (!polls) {
-      for (let i = 1; i <= count; i++) {
-        run.iter = i;
-        loops[depth] = i;
-        body();
-      }
-      return undefined;
-    }
-    for (let i = 1; i <= count; i++) {
-      run.iter = i;
-      loops[depth] = i;
-      body();
-      // The poll's own test first: it enters the runtime only at young_ptr <= young_limit.
-      if (i < count && loopDomain.youngPtr <= loopDomain.youngLimit) {
-        const left = backEdgePoll(run, plan, loopDomain);
-        if (left !== undefined) return left;
-      }
-    }
-    return undefined;
-  });
+/** A loop's body: step by step (`ops`), and as one step (`body`). */
+interface LoopBody {
+  readonly ops: readonly Op[];
+  readonly body: Op;
 }
 
-/** Runs a loop's iterations on `loopDomain`, whose loop-index stack has the loop's index at
- * `depth`; returns the exception that left the loop at a back-edge, if any. */
-type Iterate = (loopDomain: Domain, loops: number[], depth: number) => OCamlException | undefined;
+/** Where the back-edge comes in {@linkcode Loop.next}: past it. */
+const PAST_BACK_EDGE = -1;
 
-/** A plain loop: its index pushed on its domain's loop stack while `iterate` runs. */
-function loopOp(run: RunContext, plan: RepeatPlan, iterate: Iterate): Op {
+/** One run of a `repeat` step. */
+interface Loop {
+  readonly loopDomain: Domain;
+  /** The loop-index stack of its domain, the loop's index at `depth`. */
+  readonly loops: number[];
+  readonly depth: number;
+  /** The minor collections before the loop started. */
+  readonly minorsBefore: number;
+  /** The iteration running, */
+  i: number;
+  /** and where it is: the index of its body's next step (the body's length: its back-edge;
+   * {@linkcode PAST_BACK_EDGE}: past it), once the iteration stopped where a callback may
+   * block (what is left of it ran first). */
+  next: number;
+  /** The exception that left the loop at a back-edge, if any. */
+  left: OCamlException | undefined;
+}
+
+/** Runs a loop's iterations from iteration `first` on, as far as they run as plain code: null
+ * when they ran to the loop's end, or one left it (`lp.left`); else what is left of the
+ * iteration that stopped (`lp.i`, `lp.next` saying where it goes on). */
+type Iterate = (lp: Loop, first: number) => Rest;
+
+/** A `repeat` of the steps compiled into `ops`. */
+function repeatOp(run: RunContext, st: StepOf<"repeat">, ops: readonly Op[]): Op {
+  const plan = prepareRepeat(run, st);
+  const b: LoopBody = { ops, body: sequence(ops) };
+  const bulk = run.opts.skipQuietIterations === false ? undefined : bulkBody(run, ops);
+  const iterate = bulk !== undefined ? bulkIterate(run, plan, b, bulk) : plainIterate(run, plan, b);
   return () => {
     const minorsBefore = run.rt.minorCollections;
     const loopDomain = plan.domainOf();
     const loops = run.loopsOf(loopDomain);
     const depth = loops.length;
     loops.push(0);
-    let left: OCamlException | undefined;
+    const lp: Loop = {
+      loopDomain,
+      loops,
+      depth,
+      minorsBefore,
+      i: 0,
+      next: PAST_BACK_EDGE,
+      left: undefined,
+    };
+    let rest: Rest = null;
     try {
-      left = iterate(loopDomain, loops, depth);
+      rest = iterate(lp, 1);
     } finally {
-      loops.length = depth;
+      if (rest === null) loops.length = depth;
     }
-    loopEnd(run, plan, { left, minorsBefore, loopDomain });
+    if (rest !== null) return loopRestG(run, plan, { b, iterate, lp, rest });
+    loopEnd(run, plan, lp);
+    return null;
+  };
+}
+
+/** What is left of a loop run `lp` whose iteration stopped (`rest`, that iteration's rest):
+ * each time what is left of an iteration ran, the loop goes on as plain code from there
+ * ({@linkcode goOn}), until it ends. */
+function* loopRestG(
+  run: RunContext,
+  plan: RepeatPlan,
+  { b, iterate, lp, rest }: {
+    readonly b: LoopBody;
+    readonly iterate: Iterate;
+    readonly lp: Loop;
+    readonly rest: Resumable<void>;
+  },
+): Resumable<void> {
+  try {
+    let more: Rest = rest;
+    while (more !== null) {
+      yield* more;
+      more = goOn(run, plan, { b, iterate, lp });
+    }
+  } finally {
+    lp.loops.length = lp.depth;
+  }
+  loopEnd(run, plan, lp);
+}
+
+/** Loop run `lp` goes on once what is left of its stopped iteration ran: that iteration's next
+ * steps and back-edge, then the iterations after it (see {@linkcode Iterate}). */
+function goOn(
+  run: RunContext,
+  plan: RepeatPlan,
+  { b, iterate, lp }: { readonly b: LoopBody; readonly iterate: Iterate; readonly lp: Loop },
+): Rest {
+  if (lp.next !== PAST_BACK_EDGE) {
+    const rest = finishIteration(run, plan, b, lp);
+    if (rest !== null) return rest;
+  }
+  return lp.left !== undefined ? null : iterate(lp, lp.i + 1);
+}
+
+/** The running iteration of loop run `lp` stopped where `rest` begins; it goes on at `next`
+ * (see {@linkcode Loop.next}). Returns `rest`. */
+function stopped(lp: Loop, next: number, rest: Resumable<void>): Resumable<void> {
+  lp.next = next;
+  return rest;
+}
+
+/** The running iteration of loop run `lp` (`lp.i`) from its body's step `lp.next` (0: the
+ * whole body) on, then its back-edge: null when it ran to its end (`lp.left`: an exception left
+ * the loop at its back-edge), else what is left of it. */
+function finishIteration(
+  run: RunContext,
+  plan: RepeatPlan,
+  { ops, body }: LoopBody,
+  lp: Loop,
+): Rest {
+  const n = ops.length, from = lp.next;
+  if (from === 0) {
+    const rest = body();
+    if (rest !== null) return stopped(lp, n, rest);
+  } else {
+    for (let u = from; u < n; u++) {
+      const rest = ops[u]();
+      if (rest !== null) return stopped(lp, u + 1, rest);
+    }
+  }
+  return backEdgeDue(plan, lp.loopDomain, lp.i) ? backEdgePoll(run, plan, lp) : null;
+}
+
+/** Whether the loop's back-edge after iteration `i` enters the runtime: it polls, and the poll's
+ * own test (`young_ptr <= young_limit` on the loop's domain `d`) passes. */
+function backEdgeDue({ polls, count }: RepeatPlan, d: Domain, i: number): boolean {
+  return polls && i < count && d.youngPtr <= d.youngLimit;
+}
+
+/** The iterations of a loop whose body is not a {@linkcode BulkBody}. */
+function plainIterate(run: RunContext, plan: RepeatPlan, b: LoopBody): Iterate {
+  const { count, polls } = plan;
+  const { body, ops } = b;
+  const n = ops.length;
+  if (!polls) {
+    return (lp, first) => {
+      const { loops, depth } = lp;
+      for (let i = first; i <= count; i++) {
+        run.iter = i;
+        loops[depth] = i;
+        const rest = body();
+        if (rest !== null) {
+          lp.i = i;
+          return stopped(lp, n, rest);
+        }
+      }
+      return null;
+    };
+  }
+  return (lp, first) => {
+    const { loops, depth } = lp;
+    for (let i = first; i <= count; i++) {
+      run.iter = i;
+      loops[depth] = i;
+      lp.i = i;
+      lp.next = 0;
+      const rest = finishIteration(run, plan, b, lp);
+      if (rest !== null || lp.left !== undefined) return rest;
+    }
+    return null;
   };
 }
 
@@ -225,85 +304,34 @@ function loopOp(run: RunContext, plan: RepeatPlan, iterate: Iterate): Op {
  * iteration, a bulk run takes the iterations up to the next one where something can happen;
  * that one runs as usual (from where the bulk run stopped inside it, if it did).
  */
-function bulkIterate(
-  run: RunContext,
-  plan: RepeatPlan,
-  { ops, body, bulk }: { readonly ops: readonly Op[]; readonly body: Op; readonly bulk: BulkBody },
-): Iterate {
+function bulkIterate(run: RunContext, plan: RepeatPlan, b: LoopBody, bulk: BulkBody): Iterate {
   const { count, polls } = plan;
-  return (loopDomain, loops, depth) => {
-    for (let i = 1; i <= count; i++) {
+  return (lp, first) => {
+    const { loopDomain, loops, depth } = lp;
+    for (let i = first; i <= count; i++) {
       const k = bulkIterations(run, bulk, { left: count - i + 1, polls, loopDomain });
       i += k;
       if (i > count) break;
       run.iter = i;
       loops[depth] = i;
-      const from = bulk.ticked ? finishTicked(run, bulk) : bulk.partial;
-      if (from === 0) body();
-      else for (let u = from; u < ops.length; u++) ops[u]();
-      if (polls && i < count && loopDomain.youngPtr <= loopDomain.youngLimit) {
-        const left = backEdgePoll(run, plan, loopDomain);
-        if (left !== undefined) return left;
+      lp.i = i;
+      lp.next = bulk.partial;
+      if (bulk.ticked) {
+        const rest = finishTicked(run, bulk);
+        if (rest !== null) return stopped(lp, bulk.partial + 1, rest);
+        lp.next = bulk.partial + 1;
       }
+      const rest = finishIteration(run, plan, b, lp);
+      if (rest !== null || lp.left !== undefined) return rest;
     }
-    return undefined;
+    return null;
   };
-}
-
-/** A resumable `repeat`: its body `body`, step by step `ops`; with `bulk`, as the plain loop
- * does ({@linkcode bulkIterate}), a bulk run takes the iterations up to the next one where
- * something can happen. */
-function* repeatG(
-  run: RunContext,
-  plan: RepeatPlan,
-  { body, ops, bulk }: {
-    readonly body: GOp;
-    readonly ops: readonly GOp[];
-    readonly bulk: BulkBody | undefined;
-  },
-): Resumable<void> {
-  const { count, domainOf, polls } = plan;
-  const minorsBefore = run.rt.minorCollections;
-  const loopDomain = domainOf();
-  const loops = run.loopsOf(loopDomain);
-  const depth = loops.length;
-  loops.push(0);
-  let left: OCamlException | undefined;
-  try {
-    for (let i = 1; i <= count; i++) {
-      let from = 0;
-      if (bulk !== undefined) {
-        i += bulkIterations(run, bulk, { left: count - i + 1, polls, loopDomain });
-        if (i > count) break;
-      }
-      run.iter = i;
-      loops[depth] = i;
-      if (bulk !== undefined) from = bulk.ticked ? yield* finishTickedG(run, bulk) : bulk.partial;
-      if (from === 0) yield* body();
-      else for (let u = from; u < ops.length; u++) yield* ops[u]();
-      // The poll's own test first: it enters the runtime only at young_ptr <= young_limit.
-      if (polls && i < count && loopDomain.youngPtr <= loopDomain.youngLimit) {
-        left = yield* backEdgePollG(run, plan, loopDomain);
-        if (left !== undefined) break;
-      }
-    }
-  } finally {
-    loops.length = depth;
-  }
-  loopEnd(run, plan, { left, minorsBefore, loopDomain });
 }
 
 /** After a loop: the exception that left it at a back-edge (if any) is logged, and the longest
  * loop so far is remembered (the fixture logs' headers). */
-function loopEnd(
-  run: RunContext,
-  { at, count }: RepeatPlan,
-  { left, minorsBefore, loopDomain }: {
-    readonly left: OCamlException | undefined;
-    readonly minorsBefore: number;
-    readonly loopDomain: Domain;
-  },
-): void {
+function loopEnd(run: RunContext, { at, count }: RepeatPlan, lp: Loop): void {
+  const left = lp.left;
   if (left !== undefined) {
     // Outside any attempt, an exception at the back-edge leaves the loop; the step after
     // the loop runs (the export wraps such loops in a handler that logs it).
@@ -315,43 +343,27 @@ function loopEnd(
   if (count >= run.counts.mainLoop.count) {
     run.counts.mainLoop = {
       count,
-      minors: run.rt.minorCollections - minorsBefore,
-      domain: loopDomain.id,
+      minors: run.rt.minorCollections - lp.minorsBefore,
+      domain: lp.loopDomain.id,
     };
   }
 }
 
-/** The poll at a loop's back-edge on domain `d`. An OCaml exception a callback raises there
- * goes to the enclosing attempt, or, outside any, is returned: it leaves the loop. */
-function backEdgePoll(run: RunContext, plan: RepeatPlan, d: Domain): OCamlException | undefined {
-  return runToEnd(backEdgeFirst(run, plan, d), `step ${plan.at}`);
-}
-
-/** {@linkcode backEdgePoll}, resumable. */
-function* backEdgePollG(
-  run: RunContext,
-  plan: RepeatPlan,
-  d: Domain,
-): Resumable<OCamlException | undefined> {
-  const rest = backEdgeFirst(run, plan, d);
-  return rest === null ? undefined : yield* rest;
-}
-
-/** {@linkcode backEdgePoll} as far as it runs as plain code: null when it ran to its end
- * (nothing left the loop; no callback was due, so no generator is made), else its rest. */
-function backEdgeFirst(
-  run: RunContext,
-  plan: RepeatPlan,
-  d: Domain,
-): Resumable<OCamlException | undefined> | null {
+/** The poll at the back-edge of loop run `lp` after its running iteration, on the loop's
+ * domain, as far as it runs as plain code: null when it ran to its end, else what is left of it.
+ * An OCaml exception a callback raises there goes to the enclosing attempt, or, outside any,
+ * leaves the loop (`lp.left`). */
+function backEdgePoll(run: RunContext, plan: RepeatPlan, lp: Loop): Rest {
+  const d = lp.loopDomain;
   run.cur = d;
-  let rest: Resumable<void> | null;
+  let rest: Rest;
   try {
     rest = d.pollFirst();
   } catch (e) {
-    return valueG(backEdgeFailure(run, plan, e));
+    lp.left = backEdgeFailure(run, plan, e);
+    return null;
   }
-  return rest === null ? null : backEdgeRestG(run, plan, rest);
+  return rest === null ? null : stopped(lp, PAST_BACK_EDGE, backEdgeRestG(run, plan, lp, rest));
 }
 
 /** The back-edge poll's callbacks (`rest`), what they raise passed to
@@ -359,20 +371,14 @@ function backEdgeFirst(
 function* backEdgeRestG(
   run: RunContext,
   plan: RepeatPlan,
+  lp: Loop,
   rest: Resumable<void>,
-): Resumable<OCamlException | undefined> {
+): Resumable<void> {
   try {
     yield* rest;
   } catch (e) {
-    return backEdgeFailure(run, plan, e);
+    lp.left = backEdgeFailure(run, plan, e);
   }
-  return undefined;
-}
-
-/** `value`, as a computation that ends at once. */
-// deno-lint-ignore require-yield
-function* valueG<T>(value: T): Resumable<T> {
-  return value;
 }
 
 /** What the back-edge poll's exception `e` does: an OCaml exception leaves the loop (returned)
@@ -399,13 +405,15 @@ function whenDue(run: RunContext, st: StepOf<"when">): () => boolean {
   return () => run.loopsOf(domainOf())[depth] % every === offset;
 }
 
-function* whenG(due: () => boolean, body: GOp): Resumable<void> {
-  if (due()) yield* body();
-}
-
-/** The older form's blocking section: other threads' steps run in `body`. */
-function* blockingG(d: Domain, body: GOp): Resumable<void> {
+/** The older form's blocking section on domain `d`: other threads' steps run in `body`; then
+ * the thread that entered it runs again, if it still lives. */
+function blockingWork(d: Domain, body: Op): Rest {
   const me = d.current;
-  yield* body();
-  if (me.alive) d.switchTo(me);
+  const back = () => {
+    if (me.alive) d.switchTo(me);
+  };
+  const rest = body();
+  if (rest !== null) return thenG(rest, back);
+  back();
+  return null;
 }

@@ -1,15 +1,15 @@
 /**
  * Domain steps (`Domain.spawn`, a domain's end, `Domain.join`) and the older form of systhreads
- * (`Thread.create` without a program, `switchTo`, `Thread.exit`), in both forms.
+ * (`Thread.create` without a program, `switchTo`, `Thread.exit`).
  * @module
  */
 import { comballocBlock, type Domain, type Root } from "../../runtime/mod.ts";
 import { type Resumable, runToEnd } from "../../memprof/mod.ts";
 import { findStep, segmentStarts, someAction, type StepOf } from "../walk.ts";
 import type { JoinOutcome } from "../result.ts";
-import type { RunContext } from "./_context.ts";
+import type { Rest, RunContext } from "./_context.ts";
 import { stdlibFrames } from "./_frames.ts";
-import { countedWaits, waitBegins, waitEnds } from "./_domain_waits.ts";
+import { countedWaits, finalTurnsBegin, waitBegins, waitEnds } from "./_domain_waits.ts";
 import {
   linksThreads,
   randomSplitG,
@@ -18,14 +18,13 @@ import {
 } from "./_spawn_threads_library.ts";
 import {
   domainOp,
-  domainOpG,
-  domainOpY,
   type DomainWork,
-  plainOf,
-  type PlainSteps,
-  type ResumableSteps,
+  firstOf,
+  guardedG,
+  restG,
+  type Steps,
+  thenG,
   tickedOp,
-  tickedOpG,
 } from "./_step.ts";
 
 /** The step kinds compiled here. */
@@ -37,41 +36,22 @@ export type DomainKind =
   | "threadSwitch"
   | "threadExit";
 
-/** The plain compilers of domain steps and of the older form of systhreads. */
-export function domainSteps(run: RunContext): PlainSteps<DomainKind> {
+/** The compilers of domain steps and of the older form of systhreads. */
+export function domainSteps(run: RunContext): Steps<DomainKind> {
   return {
-    spawn: (st) => plainOf(() => spawnG(run, st), st.at),
-    terminate: (st) => plainOf(domainOpY(run, st, terminateWorkG(run, st)), st.at),
+    spawn: (st) => () => firstOf(spawnG(run, st)),
+    terminate: (st) => domainOp(run, st, (d) => firstOf(terminateG(run, st, d))),
     join: (st) => {
       const work = joinWork(run, st);
       if (run.opts.exportHarness !== true) return domainOp(run, st, work);
       return domainOp(run, st, (d) => {
         work(d);
-        run.drain(d, st.at);
+        return firstOf(run.drainG(d, st.at));
       });
     },
     threadCreate: (st) => tickedOp(run, st.at, threadCreateWork(run, st)),
     threadSwitch: (st) => domainOp(run, st, threadSwitchWork(run, st)),
     threadExit: (st) => domainOp(run, st, threadExitWork(run, st)),
-  };
-}
-
-/** The resumable compilers of domain steps and of the older form of systhreads. */
-export function domainStepsG(run: RunContext): ResumableSteps<DomainKind> {
-  return {
-    spawn: (st) => () => spawnG(run, st),
-    terminate: (st) => domainOpY(run, st, terminateWorkG(run, st)),
-    join: (st) => {
-      const work = joinWork(run, st);
-      if (run.opts.exportHarness !== true) return domainOpG(run, st, work);
-      return domainOpY(run, st, function* (d) {
-        work(d);
-        yield* run.drainG(d, st.at);
-      });
-    },
-    threadCreate: (st) => tickedOpG(run, st.at, threadCreateWork(run, st)),
-    threadSwitch: (st) => domainOpG(run, st, threadSwitchWork(run, st)),
-    threadExit: (st) => domainOpG(run, st, threadExitWork(run, st)),
   };
 }
 
@@ -131,7 +111,7 @@ const keptUntilEnd = new WeakMap<Domain, SpawnKept>();
 function* spawnResultG(run: RunContext, parent: Domain, at: string): Resumable<void> {
   run.cur = parent;
   const t = parent.current;
-  yield* run.guardG(at, function* () {
+  yield* guardedG(run, at, function* () {
     t.callstack = run.frames.stackOf(t, stdlibFrame(run));
     run.rt.root(yield* parent.allocG(2), 2);
   });
@@ -158,18 +138,18 @@ function* emptyBeforeSpawnG(run: RunContext, st: StepOf<"spawn">): Resumable<voi
   if (run.opts.exportHarness !== true) return;
   const parent = run.domain(st.domain, st.at);
   run.cur = parent;
-  yield* run.guardG(st.at, () => parent.minorGcG());
+  yield* guardedG(run, st.at, () => parent.minorGcG());
   yield* run.drainG(parent, st.at);
 }
 
 /** `Domain.spawn`. */
 function* spawnG(run: RunContext, st: StepOf<"spawn">): Resumable<void> {
-  yield* run.tickG(st.at);
+  yield* restG(run.tick(st.at));
   yield* emptyBeforeSpawnG(run, st);
   const parent = run.domain(st.domain, st.at);
   run.cur = parent;
   let kept: SpawnKept = { forever: [], untilEnd: [], withState: [] };
-  yield* run.guardG(st.at, function* () {
+  yield* guardedG(run, st.at, function* () {
     kept = yield* spawnParentAllocationsG(run, parent);
   });
   const { child } = spawnBegin(run, st);
@@ -199,7 +179,7 @@ function* spawnG(run: RunContext, st: StepOf<"spawn">): Resumable<void> {
   }
   child.current.callstack = run.frames.stackOf(child.current, []);
   try {
-    yield* run.guardG(st.at, function* () {
+    yield* guardedG(run, st.at, function* () {
       kept.withState.push(run.rt.root(yield* child.makeArrayG(8), 8));
     });
   } finally {
@@ -311,8 +291,68 @@ export function harnessJoin(run: RunContext, d: Domain, ended: string, at: strin
   // enters the runtime and runs the callbacks that collection made ready before it
   // allocates.
   d.returnFromC();
-  run.guard(at, () => joinAllocation(run, d));
+  run.guard(at, () => {
+    joinAllocation(run, d);
+  });
   run.cur = prev;
+}
+
+/** The run's end: callbacks of the last steps run at a final poll of each domain (with the
+ * export's harness and several domains, each resumes first: {@linkcode RunContext.drain}; the
+ * first to resume joins the domain that ended the last segment). As far as it runs as plain
+ * code: null when it ran to its end, else what is left of it. */
+export function finalPolls(run: RunContext): Rest {
+  const multi = run.opts.exportHarness === true && run.sc.domains.length > 1;
+  const end: FinalPolls = {
+    domains: run.names.domains.values(),
+    multi,
+    trailing: multi ? segmentStarts(run.sc).trailingJoins : [],
+  };
+  finalTurnsBegin(run);
+  return finalPollsOn(run, end);
+}
+
+/** The run's end ({@linkcode finalPolls}) on its way: the domains still to poll, and the ended
+ * domains the next one joins first. */
+interface FinalPolls {
+  readonly domains: Iterator<Domain>;
+  readonly multi: boolean;
+  trailing: readonly string[];
+}
+
+/** The final polls of the domains `end.domains` has yet to give. */
+function finalPollsOn(run: RunContext, end: FinalPolls): Rest {
+  for (let r = end.domains.next(); r.done !== true; r = end.domains.next()) {
+    const d = r.value;
+    if (!d.alive) continue;
+    waitEnds(run, d);
+    for (const ended of end.trailing) harnessJoin(run, d, ended, "end");
+    end.trailing = [];
+    if (end.multi) {
+      const drained = firstOf(run.drainG(d, "end"));
+      if (drained !== null) {
+        return thenG(drained, () => finalPoll(run, d, end) ?? finalPollsOn(run, end));
+      }
+    }
+    const rest = finalPoll(run, d, end);
+    if (rest !== null) return rest;
+  }
+  return null;
+}
+
+/** The final poll of domain `d`, under the guard of the run's end, after which it waits: null
+ * when that ran to its end, else what is left of it and then of the other domains' polls. */
+function finalPoll(run: RunContext, d: Domain, end: FinalPolls): Rest {
+  run.cur = d;
+  const rest = run.guard("end", () => d.pendingActionsFirst());
+  if (rest !== null) {
+    return thenG(rest, () => {
+      waitBegins(run, d);
+      return finalPollsOn(run, end);
+    });
+  }
+  waitBegins(run, d);
+  return null;
 }
 
 /**
@@ -323,17 +363,12 @@ export function harnessJoin(run: RunContext, d: Domain, ended: string, at: strin
  * exception, which `Domain.join` raises again: the exported program drains them at its
  * `terminate` step (`resume_dom`), each raise logged as the step's, and so does this.
  */
-function terminateWorkG(
-  run: RunContext,
-  st: StepOf<"terminate">,
-): (d: Domain) => Resumable<void> {
-  return function* (d) {
-    try {
-      yield* run.drainG(d, st.at);
-    } finally {
-      endDomain(run, d, st);
-    }
-  };
+function* terminateG(run: RunContext, st: StepOf<"terminate">, d: Domain): Resumable<void> {
+  try {
+    yield* run.drainG(d, st.at);
+  } finally {
+    endDomain(run, d, st);
+  }
 }
 
 function endDomain(run: RunContext, d: Domain, st: StepOf<"terminate">): void {
@@ -503,7 +538,7 @@ function joinWork(run: RunContext, st: StepOf<"join">): DomainWork {
     let closure: Root | undefined;
     let ended = false;
     // (issue 22, polls) Released, the target's function returns: do_at_exit's poll, drained
-    // as at a `terminate` step (terminateWork); then its last collection.
+    // as at a `terminate` step (terminateG); then its last collection.
     const end = () => {
       ended = true;
       waitEnds(run, target);
@@ -534,7 +569,9 @@ function joinWork(run: RunContext, st: StepOf<"join">): DomainWork {
     // allocates: the closure is drawn from the countdown their batch's end placed.
     if (outcome === "late") d.interrupt();
     if (outcome === "late" || outcome === "callbacksFirst" || outcome === "callbacksDuring") {
-      run.guard(st.at, () => joinAllocation(run, d));
+      run.guard(st.at, () => {
+        joinAllocation(run, d);
+      });
     }
   };
 }

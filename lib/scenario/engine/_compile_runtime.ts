@@ -1,7 +1,6 @@
 /**
  * Steps calling into the runtime: collections (`Gc.*`), poll points, releases of kept blocks,
- * `Gc.Memprof` start/stop/discard, and runtime_events (start, pause, resume, user events), in
- * both forms.
+ * `Gc.Memprof` start/stop/discard, and runtime_events (start, pause, resume, user events).
  * @module
  */
 import type { Domain } from "../../runtime/mod.ts";
@@ -9,20 +8,9 @@ import { type Resumable, runToEnd } from "../../memprof/mod.ts";
 import { bytesType, Type, type UserEvent } from "../../runtime_events/mod.ts";
 import type { GcKind, UserEventSpec } from "../spec.ts";
 import type { StepOf } from "../walk.ts";
-import type { RunContext } from "./_context.ts";
+import type { Rest, RunContext } from "./_context.ts";
 import type { Callbacks } from "./_callbacks.ts";
-import {
-  domainOp,
-  domainOpG,
-  domainOpY,
-  type DomainWork,
-  plainOf,
-  type PlainSteps,
-  type ResumableSteps,
-  tickedOp,
-  tickedOpG,
-  tickedOpY,
-} from "./_step.ts";
+import { domainOp, type DomainWork, firstOf, type Steps, tickedOp } from "./_step.ts";
 
 /** The step kinds compiled here. */
 export type RuntimeKind =
@@ -37,52 +25,26 @@ export type RuntimeKind =
   | "eventsResume"
   | "userEvent";
 
-/** The plain compilers of steps calling into the runtime. */
-export function runtimeSteps(run: RunContext, callbacks: Callbacks): PlainSteps<RuntimeKind> {
+/** The compilers of steps calling into the runtime. */
+export function runtimeSteps(run: RunContext, callbacks: Callbacks): Steps<RuntimeKind> {
   return {
-    gc: (st) => domainOp(run, st, (d) => runGc(d, st.what)),
-    poll: (st) => domainOp(run, st, (d) => d.poll()),
-    // releaseWorkG's plain form: its poll (releasePoll, a fast path in front of releasePollG)
-    // makes a generator only when it enters the runtime.
+    gc: (st) => domainOp(run, st, (d) => firstOf(runGcG(d, st.what))),
+    poll: (st) => domainOp(run, st, (d) => d.pollFirst()),
+    // The blocks of lifetime `st.name` go, then the poll of the exported program's release
+    // loop (its back-edge), under the step's guard.
     release: (st) =>
       tickedOp(run, st.at, () => {
         run.lifetimes.release(st.name);
-        run.releasePoll(st.at);
+        return run.releasePoll(st.at);
       }),
     memprofStart: (st) => domainOp(run, st, memprofStartWork(run, callbacks, st)),
-    memprofStop: (st) => plainOf(domainOpY(run, st, (d) => memprofStopG(run, d)), st.at),
+    memprofStop: (st) => domainOp(run, st, (d) => firstOf(memprofStopG(run, d))),
     memprofDiscard: (st) => domainOp(run, st, memprofDiscardWork(run, st)),
     eventsStart: (st) => tickedOp(run, st.at, eventsWork(run, st)),
     eventsPause: (st) => tickedOp(run, st.at, eventsWork(run, st)),
     eventsResume: (st) => tickedOp(run, st.at, eventsWork(run, st)),
     userEvent: (st) => domainOp(run, st, userEventWork(run, st)),
   };
-}
-
-/** The resumable compilers of steps calling into the runtime. */
-export function runtimeStepsG(
-  run: RunContext,
-  callbacks: Callbacks,
-): ResumableSteps<RuntimeKind> {
-  return {
-    gc: (st) => domainOpY(run, st, (d) => runGcG(d, st.what)),
-    poll: (st) => domainOpY(run, st, (d) => d.pollG()),
-    release: (st) => tickedOpY(run, st.at, () => releaseWorkG(run, st)),
-    memprofStart: (st) => domainOpG(run, st, memprofStartWork(run, callbacks, st)),
-    memprofStop: (st) => domainOpY(run, st, (d) => memprofStopG(run, d)),
-    memprofDiscard: (st) => domainOpG(run, st, memprofDiscardWork(run, st)),
-    eventsStart: (st) => tickedOpG(run, st.at, eventsWork(run, st)),
-    eventsPause: (st) => tickedOpG(run, st.at, eventsWork(run, st)),
-    eventsResume: (st) => tickedOpG(run, st.at, eventsWork(run, st)),
-    userEvent: (st) => domainOpG(run, st, userEventWork(run, st)),
-  };
-}
-
-/** A `release` step's work, after its tick: the blocks of lifetime `st.name` go, then the poll
- * of the exported program's release loop (its back-edge), under the step's guard. */
-function* releaseWorkG(run: RunContext, st: StepOf<"release">): Resumable<void> {
-  run.lifetimes.release(st.name);
-  yield* run.releasePollG(st.at);
 }
 
 function memprofStartWork(
@@ -114,7 +76,7 @@ function memprofDiscardWork(run: RunContext, st: StepOf<"memprofDiscard">): Doma
 function eventsWork(
   run: RunContext,
   st: StepOf<"eventsStart" | "eventsPause" | "eventsResume">,
-): () => void {
+): () => Rest {
   const kind = st.kind;
   return () =>
     run.guard(st.at, () => {

@@ -38,11 +38,22 @@ import { RunNames } from "./_names.ts";
 /** The epoch of the virtual clock: trace start times are this plus nothing, in µs. */
 const EPOCH_US = 1_767_225_600_000_000; // 2026-01-01T00:00:00Z
 
-/** A compiled step of a plain run. */
-export type Op = () => void;
+/**
+ * What is left of a step (or of a part of one) that stopped where its thread may block: null
+ * when it ran to its end, else the rest, a generator whose yields are the threads to run next
+ * (see {@linkcode Op}).
+ */
+export type Rest = Resumable<void> | null;
 
-/** A compiled step of a resumable run: what it yields is the thread to run next. */
-export type GOp = () => Resumable<void>;
+/**
+ * A compiled step, the same in both of a run's forms: it runs as plain code as far as it can —
+ * to its end, unless a callback is to run that may block its thread (memprof's `Blocking`, in
+ * runs with thread programs) — and returns what is left ({@linkcode Rest}). A plain run drives
+ * that rest to its end at once (`runToEnd`, which fails naming the step if a callback blocks); a
+ * resumable run yields through it, the baton passing to the thread it names. So each step is
+ * written once, and a step where no callback is due makes no generator.
+ */
+export type Op = () => Rest;
 
 /** What a tracked block's callbacks carry (OCaml's tracking value). */
 export interface Tracked {
@@ -310,46 +321,36 @@ export class RunContext {
   /** The start of leaf step `at`: the clock advances, releases due run (with the poll of the
    * exported program's release loop), progress is reported now and then. An OCaml exception a
    * callback raises at that poll is the step's, as the program's guarded `tick` has it: logged
-   * as escaped (then the step goes on), or passed to the enclosing attempt. */
-  tick(at: string): void {
+   * as escaped (then the step goes on), or passed to the enclosing attempt. Returns what is left
+   * of it when a callback of the poll may block ({@linkcode Rest}). */
+  tick(at: string): Rest {
     this.clockNs += this.s.clockTickNs;
     const n = ++this.step;
     // keep.steps releases are the harness's `release_due`, which polls once they are done.
-    if (this.lifetimes.tick(n) && this.cur.alive) this.releasePoll(at);
+    if (this.lifetimes.tick(n) && this.cur.alive) {
+      const rest = this.releasePoll(at);
+      if (rest !== null) return this.#countdownAfterG(rest, n);
+    }
+    this.#countdown(n);
+    return null;
+  }
+
+  /** The tick of step `n` after its release poll's callbacks (`rest`). */
+  *#countdownAfterG(rest: Resumable<void>, n: number): Resumable<void> {
+    yield* rest;
+    this.#countdown(n);
+  }
+
+  /** Step `n` counts down to the next progress report. */
+  #countdown(n: number): void {
     if (--this.#untilProgress === 0) this.#progress(n);
   }
 
   /** The poll of the exported program's release loops (`release_due` at the start of step
-   * `at`, or a `release` step's), on the domain the last step ran on, under step `at`'s guard. */
-  releasePoll(at: string): void {
-    runToEnd(this.#releasePollFirst(at), at);
-  }
-
-  /** {@linkcode releasePoll}, resumable. */
-  *releasePollG(at: string): Resumable<void> {
-    const rest = this.#releasePollFirst(at);
-    if (rest !== null) yield* rest;
-  }
-
-  /** {@linkcode releasePoll} as far as it runs as plain code: null when it ran to its end (no
-   * callback was due, so no generator is made), else its rest. */
-  #releasePollFirst(at: string): Resumable<void> | null {
-    let rest: Resumable<void> | null = null;
-    try {
-      rest = this.cur.pollFirst();
-    } catch (e) {
-      this.stepFailed(at, e);
-    }
-    return rest === null ? null : this.#releasePollRestG(at, rest);
-  }
-
-  /** The release poll's callbacks (`rest`), what they raise passed to {@linkcode stepFailed}. */
-  *#releasePollRestG(at: string, rest: Resumable<void>): Resumable<void> {
-    try {
-      yield* rest;
-    } catch (e) {
-      this.stepFailed(at, e);
-    }
+   * `at`, or a `release` step's), on the domain the last step ran on, under step `at`'s guard:
+   * null when it ran to its end (no callback was due, so no generator is made), else its rest. */
+  releasePoll(at: string): Rest {
+    return this.guard(at, () => this.cur.pollFirst());
   }
 
   /** How many more steps can start with nothing happening at their start but the counters
@@ -382,14 +383,6 @@ export class RunContext {
     this.#untilProgress -= n;
   }
 
-  /** {@linkcode tick}, resumable. */
-  *tickG(at: string): Resumable<void> {
-    this.clockNs += this.s.clockTickNs;
-    const n = ++this.step;
-    if (this.lifetimes.tick(n) && this.cur.alive) yield* this.releasePollG(at);
-    if (--this.#untilProgress === 0) this.#progress(n);
-  }
-
   #progress(n: number): void {
     this.#untilProgress = this.#progressEvery;
     this.opts.onProgress?.(n, this.#totalSteps);
@@ -401,19 +394,23 @@ export class RunContext {
   }
 
   /** Runs `f` for step `at`: OCaml exceptions escaping it are logged (the OCaml program would
-   * have them propagate to its handler); anything else aborts the run with the step named. */
-  guard(at: string, f: () => void): void {
+   * have them propagate to its handler); anything else aborts the run with the step named. `f`
+   * may stop where its thread may block: then what is left of it is returned, under the same
+   * guard ({@linkcode Rest}); else null. */
+  guard(at: string, f: () => Rest | void): Rest {
+    let rest: Rest = null;
     try {
-      f();
+      rest = f() ?? null;
     } catch (e) {
       this.stepFailed(at, e);
     }
+    return rest === null ? null : this.#guardRestG(at, rest);
   }
 
-  /** {@linkcode guard}, resumable. */
-  *guardG(at: string, f: () => Resumable<void>): Resumable<void> {
+  /** What is left of a guarded computation (`rest`), under step `at`'s guard. */
+  *#guardRestG(at: string, rest: Resumable<void>): Resumable<void> {
     try {
-      yield* f();
+      yield* rest;
     } catch (e) {
       this.stepFailed(at, e);
     }

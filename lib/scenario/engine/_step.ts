@@ -1,27 +1,25 @@
 /**
- * The shapes compiled steps share, in both forms: a step on one domain (`domainOp`: tick, make
- * the domain current, run the work under the step's guard), a step that ticks and then works,
- * and the visitor types each family's compiler fills in for its step kinds.
+ * The shapes compiled steps share: a step on one domain (`domainOp`: tick, make the domain
+ * current, run the work under the step's guard), a step that ticks and then works, steps in
+ * sequence, and the few ways of going on from what is left of a step that stopped where its
+ * thread may block ({@linkcode Rest}: `thenG`, `firstOf`).
  * @module
  */
 import type { Domain } from "../../runtime/mod.ts";
-import { type Resumable, runToEnd } from "../../memprof/mod.ts";
+import type { Resumable } from "../../memprof/mod.ts";
 import type { Step } from "../spec.ts";
 import type { StepKind, StepOf } from "../walk.ts";
-import type { GOp, Op, RunContext } from "./_context.ts";
+import type { Op, Rest, RunContext } from "./_context.ts";
 
-/** The compilers of steps of kinds `K`, plain. */
-export type PlainSteps<K extends StepKind> = { readonly [P in K]: (st: StepOf<P>) => Op };
+/** The compilers of steps of kinds `K`. */
+export type Steps<K extends StepKind> = { readonly [P in K]: (st: StepOf<P>) => Op };
 
-/** The compilers of steps of kinds `K`, resumable. */
-export type ResumableSteps<K extends StepKind> = { readonly [P in K]: (st: StepOf<P>) => GOp };
+/** Compiles a body (the steps a step holds). */
+export type BodyCompiler = (steps: readonly Step[]) => Op;
 
-/** Compiles a body (the steps a step holds), in the form of the compiler asking. */
-export type BodyCompiler<O> = (steps: readonly Step[]) => O;
-
-/** A step's work on its domain that runs no callback, or none that may block: the same in
- * both forms. */
-export type DomainWork = (d: Domain) => void;
+/** A step's work on its domain: what is left of it when it stopped where its thread may block
+ * (nothing returned: it ran to its end). */
+export type DomainWork = (d: Domain) => Rest | void;
 
 /** A step on domain `st.domain`: ticks the clock, makes the domain current, and runs `f` under
  * the step's guard (OCaml exceptions logged or passed to an attempt; anything else fails the
@@ -29,105 +27,106 @@ export type DomainWork = (d: Domain) => void;
 export function domainOp(run: RunContext, st: Step & { domain: string }, f: DomainWork): Op {
   const at = st.at;
   const domainOf = run.domainCache(st.domain, at);
-  return () => {
-    run.tick(at);
+  const work = (): Rest => {
     const d = domainOf();
     run.cur = d;
-    run.guard(at, () => f(d));
+    return run.guard(at, () => f(d));
   };
-}
-
-/** {@linkcode domainOp}, resumable: `f` runs no callback that may block. */
-export function domainOpG(run: RunContext, st: Step & { domain: string }, f: DomainWork): GOp {
-  return domainOpY(run, st, (d) => plainG(() => f(d)));
-}
-
-/** {@linkcode domainOp}, resumable, with a resumable `f`. */
-export function domainOpY(
-  run: RunContext,
-  st: Step & { domain: string },
-  f: (d: Domain) => Resumable<void>,
-): GOp {
-  const at = st.at;
-  const domainOf = run.domainCache(st.domain, at);
-  return () => domainStepG(run, { domainOf, at }, f);
-}
-
-function* domainStepG(
-  run: RunContext,
-  { domainOf, at }: { readonly domainOf: () => Domain; readonly at: string },
-  f: (d: Domain) => Resumable<void>,
-): Resumable<void> {
-  yield* run.tickG(at);
-  const d = domainOf();
-  run.cur = d;
-  yield* run.guardG(at, () => f(d));
-}
-
-/** A step's work that never yields, as a resumable computation. */
-// deno-lint-ignore require-yield
-function* plainG(f: () => void): Resumable<void> {
-  f();
-}
-
-/** Step `at` that ticks, then does `f` (which guards itself where it must): plain. */
-export function tickedOp(run: RunContext, at: string, f: () => void): Op {
   return () => {
-    run.tick(at);
-    f();
+    const rest = run.tick(at);
+    return rest === null ? work() : thenG(rest, work);
   };
 }
 
-/** {@linkcode tickedOp}, resumable. */
-export function tickedOpG(run: RunContext, at: string, f: () => void): GOp {
-  return () => tickedG(run, at, f);
-}
-
-function* tickedG(run: RunContext, at: string, f: () => void): Resumable<void> {
-  yield* run.tickG(at);
-  f();
-}
-
-/** {@linkcode tickedOp}, resumable, with a resumable `f`. */
-export function tickedOpY(run: RunContext, at: string, f: () => Resumable<void>): GOp {
-  return function* () {
-    yield* run.tickG(at);
-    yield* f();
+/** Step `at` that ticks, then does `f` (which guards itself where it must). */
+export function tickedOp(run: RunContext, at: string, f: () => Rest | void): Op {
+  return () => {
+    const rest = run.tick(at);
+    return rest === null ? f() ?? null : thenG(rest, f);
   };
 }
 
-/** The plain form of a step written once, resumable (`op`): it runs to its end at once
- * (`runToEnd`, which fails naming step `at` if a callback blocks: only thread programs, which
- * run resumably, pass the baton). For steps off the hot paths. */
-export function plainOf(op: GOp, at: string): Op {
-  return () => runToEnd(op(), `step ${at}`);
+/** What is left of a step (`rest`), then `k` (as far as it runs, and what is left of it). */
+export function* thenG(rest: Resumable<void>, k: () => Rest | void): Resumable<void> {
+  yield* rest;
+  const more = k();
+  if (more) yield* more;
 }
 
-/** Steps run one after the other, as one step. */
+/** A step written as a generator (off the hot paths: each run of it makes one) run as plain
+ * code up to its first yield: null when it ended without one, else what is left of it. */
+export function firstOf(g: Resumable<void>): Rest {
+  const r = g.next();
+  return r.done === true ? null : restOfG(g, r.value);
+}
+
+/** What is left of generator `g`, which yielded `first`: `first`, then `g` on (what it is sent
+ * passed on to it; abandoned, `g` is too, its `finally` blocks running). Returns what `g`
+ * returns. */
+export function* restOfG<R>(g: Resumable<R>, first: unknown): Resumable<R> {
+  let done = false;
+  try {
+    let sent = yield first;
+    for (;;) {
+      const r = g.next(sent);
+      if (r.done === true) {
+        done = true;
+        return r.value;
+      }
+      sent = yield r.value;
+    }
+  } finally {
+    if (!done) g.return(undefined as R);
+  }
+}
+
+/** Steps run one after the other, as one step: each as far as it runs as plain code; once one
+ * stops where its thread may block, its rest and then the steps after it are what is left. */
 export function sequence(ops: readonly Op[]): Op {
   // Short bodies, the loops' common case, call each step from a call site of its own.
+  if (ops.length === 0) return () => null;
+  if (ops.length === 1) return ops[0];
   if (ops.length === 2) {
     const [a, b] = ops;
     return () => {
-      a();
-      b();
+      const rest = a();
+      return rest === null ? b() : thenG(rest, b);
     };
   }
   if (ops.length === 3) {
     const [a, b, c] = ops;
+    const bc = sequence([b, c]);
     return () => {
-      a();
-      b();
-      c();
+      let rest = a();
+      if (rest !== null) return thenG(rest, bc);
+      rest = b();
+      return rest === null ? c() : thenG(rest, c);
     };
   }
   const n = ops.length;
-  return () => {
-    for (let i = 0; i < n; i++) ops[i]();
+  // The steps from the i-th on (what is left after step i - 1 stopped).
+  const from = (i: number): Rest => {
+    for (; i < n; i++) {
+      const rest = ops[i]();
+      if (rest !== null) return i + 1 < n ? thenG(rest, tails[i + 1]) : rest;
+    }
+    return null;
   };
+  const tails = ops.map((_, i) => () => from(i));
+  return tails[0];
 }
 
-/** Runs a generator to its end, dropping what it returns. */
-export function* discardG<T>(r: Resumable<T>): Resumable<void> {
-  yield* r;
+/** What is left of a step (`rest`, maybe nothing), inside a step written as a generator. */
+export function* restG(rest: Rest): Resumable<void> {
+  if (rest !== null) yield* rest;
+}
+
+/** `f` under step `at`'s guard ({@linkcode RunContext.guard}), inside a step written as a
+ * generator. */
+export function* guardedG(
+  run: RunContext,
+  at: string,
+  f: () => Resumable<void>,
+): Resumable<void> {
+  yield* restG(run.guard(at, () => firstOf(f())));
 }

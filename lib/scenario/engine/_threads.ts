@@ -8,9 +8,10 @@
  * leaves its own (`caml_thread_leave_blocking_section`: `caml_memprof_enter_thread`, which draws
  * a new sampling trigger).
  *
- * Each thread's program is compiled to generators: a thread that blocks, however deep in the
- * runtime, is suspended where it is, and {@linkcode Baton.run} resumes it when the baton comes
- * back.
+ * Each thread's program is compiled as any step is: run as plain code as far as it can, it
+ * leaves a generator where it blocks (`Op`, lib/scenario/engine/_context.ts), so that a thread
+ * that blocks, however deep in the runtime, is suspended where it is, and {@linkcode Baton.run}
+ * resumes it when the baton comes back.
  * @module
  */
 import { type Domain, RuntimePhase, type Thread } from "../../runtime/mod.ts";
@@ -20,17 +21,18 @@ import {
   OCamlInvalidArgument,
   type Resumable,
 } from "../../memprof/mod.ts";
-import { segmentStarts, type StepOf } from "../walk.ts";
-import { harnessJoin } from "./_compile_domains.ts";
-import { finalTurnsBegin, waitBegins, waitEnds } from "./_domain_waits.ts";
+import type { StepOf } from "../walk.ts";
+import { finalPolls } from "./_compile_domains.ts";
 import { ActionError } from "./_action_error.ts";
-import type { GOp, Op, RunContext } from "./_context.ts";
+import type { Op, Rest, RunContext } from "./_context.ts";
 import {
   type BodyCompiler,
-  domainOpY,
-  type PlainSteps,
-  type ResumableSteps,
-  tickedOpG,
+  domainOp,
+  firstOf,
+  restG,
+  type Steps,
+  thenG,
+  tickedOp,
 } from "./_step.ts";
 
 /** Marking work a systhread's end adds to every later major cycle of the exported program
@@ -49,7 +51,7 @@ interface ThreadCtx {
   /** Its `thread` step ran: the baton may pass to it. */
   spawned: boolean;
   /** Its compiled program (none for the main thread: the top-level steps). */
-  readonly program: GOp | undefined;
+  readonly program: Op | undefined;
   /** Where its program stands, once it started. */
   gen: Resumable<ThreadCtx | undefined> | undefined;
   /** `blocked`: waits for its turn; `joining`: waits for `Thread.join` to return. */
@@ -66,30 +68,37 @@ interface ThreadCtx {
   joiner: ThreadCtx | undefined;
 }
 
-/** Plain runs have no thread programs: validation and `runScenario` send them to the
+/** The compilers of the steps of thread programs; `body` compiles a program, which goes to
+ * `baton`. Plain runs have none (no baton): validation and `runScenario` send them to the
  * resumable form. */
-export function threadProgramSteps(): PlainSteps<ThreadProgramKind> {
-  const refuse = (st: StepOf<ThreadProgramKind>): Op => {
-    throw new Error(`step ${st.at}: a ${st.kind} step in a plain run`);
-  };
-  return { threadSpawn: refuse, yieldTo: refuse, threadJoin: refuse, threadYield: refuse };
-}
-
-/** The resumable compilers of the steps of thread programs; `body` compiles a program. */
-export function threadProgramStepsG(
+export function threadProgramSteps(
   run: RunContext,
-  baton: Baton,
-  body: BodyCompiler<GOp>,
-): ResumableSteps<ThreadProgramKind> {
+  baton: Baton | undefined,
+  body: BodyCompiler,
+): Steps<ThreadProgramKind> {
+  if (baton === undefined) {
+    const refuse = (st: StepOf<ThreadProgramKind>): Op => {
+      throw new Error(`step ${st.at}: a ${st.kind} step in a plain run`);
+    };
+    return { threadSpawn: refuse, yieldTo: refuse, threadJoin: refuse, threadYield: refuse };
+  }
   return {
     threadSpawn: (st) => {
       baton.add(st.thread, body(st.body));
-      return tickedOpG(run, st.at, () => baton.spawn(st));
+      return tickedOp(run, st.at, () => baton.spawn(st));
     },
-    yieldTo: (st) => () => baton.yieldToG(st),
-    threadJoin: (st) => () => baton.threadJoinG(st),
-    threadYield: (st) => domainOpY(run, st, (d) => threadYieldG(d)),
+    yieldTo: (st) => () => firstOf(baton.yieldToG(st)),
+    threadJoin: (st) => () => firstOf(baton.threadJoinG(st)),
+    threadYield: (st) => domainOp(run, st, (d) => firstOf(threadYieldG(d))),
   };
+}
+
+/** The main thread's program: the top-level steps `top`, then the final poll of each domain
+ * ({@linkcode finalPolls}), whose callbacks may pass the baton too; as far as it runs as plain
+ * code (a plain run drives what is left to its end at once). */
+export function mainProgram(run: RunContext, top: Op): Rest {
+  const rest = top();
+  return rest === null ? finalPolls(run) : thenG(rest, () => finalPolls(run));
 }
 
 /** `Thread.yield`: `caml_process_pending_actions`; no thread waits for the lock. */
@@ -113,12 +122,12 @@ export class Baton {
   }
 
   /** Thread `name` runs `program` (compiled from its `thread` step). */
-  add(name: string, program: GOp): void {
+  add(name: string, program: Op): void {
     this.#ctxs.set(name, newCtx(name, program));
   }
 
   /** Runs the top-level program and the threads it passes the baton to, until it ends. */
-  run(top: GOp): void {
+  run(top: Op): void {
     const run = this.#run;
     this.#createProgramThreads();
     const md = run.rt.mainDomain;
@@ -150,23 +159,9 @@ export class Baton {
     }
   }
 
-  /** The main thread's program: the top-level steps, then the final poll of each domain (see
-   * `finalPolls`), whose callbacks may pass the baton too. */
-  *#mainProgramG(top: GOp): Resumable<ThreadCtx | undefined> {
-    yield* top();
-    const multi = this.#run.opts.exportHarness === true && this.#run.sc.domains.length > 1;
-    let trailing = multi ? segmentStarts(this.#run.sc).trailingJoins : [];
-    finalTurnsBegin(this.#run);
-    for (const d of this.#run.names.domains.values()) {
-      if (!d.alive) continue;
-      waitEnds(this.#run, d);
-      for (const ended of trailing) harnessJoin(this.#run, d, ended, "end");
-      trailing = [];
-      if (multi) yield* this.#run.drainG(d, "end");
-      this.#run.cur = d;
-      yield* this.#run.guardG("end", () => d.processPendingActionsG());
-      waitBegins(this.#run, d);
-    }
+  /** The main thread's program ({@linkcode mainProgram}): its end ends the run. */
+  *#mainProgramG(top: Op): Resumable<ThreadCtx | undefined> {
+    yield* restG(mainProgram(this.#run, top));
     return undefined;
   }
 
@@ -254,7 +249,7 @@ export class Baton {
   /** The `yieldTo` step. */
   *yieldToG(st: StepOf<"yieldTo">): Resumable<void> {
     const run = this.#run;
-    yield* run.tickG(st.at);
+    yield* restG(run.tick(st.at));
     run.cur = run.domain(st.domain, st.at);
     run.log.line(`[${st.at}] ${this.#running!.name} yields to ${st.thread}`);
     yield* this.#passBatonG(this.#ctxFor(st.thread, st.at), { at: st.at, joining: false });
@@ -264,7 +259,7 @@ export class Baton {
    * `caml_thread_join` waits for its end in a blocking section. */
   *threadJoinG(st: StepOf<"threadJoin">): Resumable<void> {
     const run = this.#run;
-    yield* run.tickG(st.at);
+    yield* restG(run.tick(st.at));
     const d = run.domain(st.domain, st.at);
     run.cur = d;
     const target = this.#ctxFor(st.thread, st.at);
@@ -286,7 +281,7 @@ export class Baton {
     const run = this.#run;
     c.state = "running";
     this.#resumeThread(c);
-    yield* c.program!();
+    yield* restG(c.program!());
     const at = `end of thread ${c.name}`;
     // (issue 22, polls) The program's thread drains the callbacks still pending, each raise
     // logged (lib/export: `resume_dom` before `th_end`): in OCaml they would run in
@@ -399,7 +394,7 @@ export class Baton {
 }
 
 /** A thread of a resumable run, before it runs. */
-function newCtx(name: string, program: GOp | undefined): ThreadCtx {
+function newCtx(name: string, program: Op | undefined): ThreadCtx {
   return {
     name,
     thread: undefined,
