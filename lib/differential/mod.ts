@@ -89,7 +89,9 @@ export {
   removeOwnRunFolders,
   resolveRaces,
   simulateCanonical,
+  type SimulatedRun,
   simulateRing,
+  SIMULATION_CACHE_LINES,
   sweepRunFolders,
 } from "./run.ts";
 export {

@@ -105,11 +105,27 @@ export function simulateCanonical(
   return simulateWithRaces(sc, opts).log;
 }
 
+/** A simulation of a scenario under a resolution of its race points: its canonical log and the
+ * race points it met ({@linkcode resolveRaces}' `simulations`). */
+export interface SimulatedRun {
+  /** The canonical log. */
+  readonly log: CanonicalLog;
+  /** The race points the run met, in order. */
+  readonly racePoints: readonly RacePoint[];
+}
+
+/** Lines of canonical logs {@linkcode resolveRaces} keeps in a `simulations` map, at most (about
+ * 100 bytes a line). */
+export const SIMULATION_CACHE_LINES = 2_000_000;
+
+/** Lines held by each `simulations` map. */
+const cachedLines = new WeakMap<Map<string, SimulatedRun>, number>();
+
 /** {@linkcode simulateCanonical}, with the race points the run met. */
 function simulateWithRaces(
   sc: Scenario,
   opts: Pick<RunOptions, "majorHeap" | "keepSites" | "races">,
-): { log: CanonicalLog; racePoints: readonly RacePoint[] } {
+): SimulatedRun {
   const events: RunEvent[] = [];
   const result = runScenario(sc, {
     onEvent: (e) => events.push(e),
@@ -188,7 +204,12 @@ export interface ReadResolution {
 export function resolveRaces(
   sc: Scenario,
   real: CanonicalLog,
-  opts: Pick<RunOptions, "majorHeap" | "keepSites"> = {},
+  opts: Pick<RunOptions, "majorHeap" | "keepSites"> & {
+    /** Simulations already made of `sc` (with the same model), by resolution, shared by the
+     * calls for the distinct real logs of one program: a simulation depends on the resolution
+     * only. Filled as the search goes, up to {@linkcode SIMULATION_CACHE_LINES} lines. */
+    readonly simulations?: Map<string, SimulatedRun>;
+  } = {},
 ): { sim: CanonicalLog; resolution: ReadResolution; racePoints: number } {
   const dead = new Set<number>();
   const adopter = new Map<number, number>();
@@ -197,6 +218,22 @@ export function resolveRaces(
   const join = new Map<number, JoinOutcome>();
   const decided = new Set<string>();
   let tries = 0;
+  const model = { majorHeap: opts.majorHeap, keepSites: opts.keepSites };
+  const simulate = (races: RaceResolution): SimulatedRun => {
+    const cache = opts.simulations;
+    const key = cache === undefined ? "" : resolutionKey(races);
+    const known = cache?.get(key);
+    if (known !== undefined) return known;
+    const made = simulateWithRaces(sc, { ...model, races });
+    if (cache !== undefined) {
+      const lines = cachedLines.get(cache) ?? 0;
+      if (lines + made.log.lines.length <= SIMULATION_CACHE_LINES) {
+        cache.set(key, made);
+        cachedLines.set(cache, lines + made.log.lines.length);
+      }
+    }
+    return made;
+  };
   const current = (): RaceResolution => ({
     deadAtPromotion: dead,
     adopter,
@@ -221,7 +258,7 @@ export function resolveRaces(
       const trial = deaths.length === 0
         ? races
         : { ...races, deadAtPromotion: new Set([...races.deadAtPromotion!, ...deaths]) };
-      const { log, racePoints } = simulateWithRaces(sc, { ...opts, races: trial });
+      const { log, racePoints } = simulate(trial);
       const d = compareLogs(log, real, { context: 0 }).difference;
       const reach = d === undefined ? Infinity : d.kind === "callback" ? d.index : -1;
       const id = reach > 0 && reach !== Infinity ? deadRace(log, racePoints, reach) : undefined;
@@ -385,7 +422,7 @@ export function resolveRaces(
     return false;
   };
   for (;;) {
-    const { log, racePoints } = simulateWithRaces(sc, { ...opts, races: current() });
+    const { log, racePoints } = simulate(current());
     const d = compareLogs(log, real, { context: 0 }).difference;
     if (d !== undefined && d.kind === "callback") {
       const ours = callbackOf(log.lines[d.index - 1]);
@@ -569,11 +606,13 @@ async function judgeRacy(
   }
   const outcomes: RaceOutcome[] = [];
   let last: DiffResult | undefined;
+  const simulations = new Map<string, SimulatedRun>();
   for (const [output, count] of seen) {
     const real = parseRealLog(output, program);
     const { sim, resolution } = resolveRaces(sc, real, {
       majorHeap: program.majorHeap,
       keepSites: program.keepSites,
+      simulations,
     });
     const r = judgedResult(program.scenario, sim, real, {
       context: opts.context,
