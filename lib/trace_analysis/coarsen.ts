@@ -11,31 +11,43 @@
  * totals and the exact live-at counts do not depend on the grid and are kept.
  * @module
  */
-import { NEVER, type ProfileData, type ProfilePeak } from "./profile.ts";
+import { type Column, NEVER, type ProfileData, type ProfilePeak } from "./profile.ts";
 
 /** Most rows of the cube a report page holds (default of `ReportOptions.rows`). With one time
  * bucket a class has at most 4 rows, so 16,000 classes always fit. */
 export const REPORT_ROWS = 400_000;
 
-/** `data` on a grid of buckets twice as wide (rows with equal cells are not summed: the page's
- * packing sums them). */
-export function coarsenGrid(data: ProfileData): ProfileData {
-  const g = data.grid;
-  const buckets = Math.ceil(g.buckets / 2), widthUs = g.widthUs * 2;
-  const alloc = new Array<number>(buckets).fill(0), end = new Array<number>(buckets).fill(0);
-  for (let k = 0; k < g.buckets; k++) {
-    alloc[k >> 1] += g.alloc[k];
-    end[k >> 1] += g.end[k];
+/** `data` on a grid of buckets twice as wide, or merged in pairs `times` times (rows with equal
+ * cells are not summed: the page's packing sums them). */
+export function coarsenGrid(data: ProfileData, times = 1): ProfileData {
+  if (!(Number.isInteger(times) && times >= 0)) throw new RangeError(`times: ${times}`);
+  if (times === 0) return data;
+  // The grid merged in pairs once per time, so that its sums are those of as many coarsenings.
+  let { buckets, widthUs, alloc, end } = data.grid;
+  for (let t = 0; t < times; t++) {
+    const half = Math.ceil(buckets / 2);
+    const a = new Array<number>(half).fill(0), e = new Array<number>(half).fill(0);
+    for (let k = 0; k < buckets; k++) {
+      a[k >> 1] += alloc[k];
+      e[k >> 1] += end[k];
+    }
+    buckets = half;
+    widthUs *= 2;
+    alloc = a;
+    end = e;
   }
   const r = data.rows;
-  const half = (x: number) => (x === NEVER ? NEVER : x >> 1);
-  const rows = r === null ? null : {
-    cls: r.cls,
-    a: Uint8Array.from(r.a, half),
-    e: Uint8Array.from(r.e, half),
-    p: Uint8Array.from(r.p, half),
-    samples: r.samples,
+  // A loop: Uint8Array.from(column, f) lists the column's values first (as the spec says).
+  const shift = (column: Column) => {
+    const out = new Uint8Array(column.length);
+    for (let j = 0; j < out.length; j++) {
+      out[j] = column[j] === NEVER ? NEVER : column[j] >> times;
+    }
+    return out;
   };
+  const rows = r === null
+    ? null
+    : { cls: r.cls, a: shift(r.a), e: shift(r.e), p: shift(r.p), samples: r.samples };
   return {
     ...data,
     grid: { widthUs, buckets, alloc, end },
@@ -45,7 +57,7 @@ export function coarsenGrid(data: ProfileData): ProfileData {
 }
 
 /** The first bucket at whose end the live samples are largest (as the aggregation finds it). */
-function peakOf(alloc: number[], end: number[], widthUs: number): ProfilePeak | null {
+function peakOf(alloc: Column, end: Column, widthUs: number): ProfilePeak | null {
   let live = 0, best = -1, at = -1;
   for (let k = 0; k < alloc.length; k++) {
     live += alloc[k] - end[k];

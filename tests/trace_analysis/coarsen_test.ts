@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { Reader } from "../../lib/memtrace/mod.ts";
 import { aggregateTrace, buildReport } from "../../lib/trace_analysis/mod.ts";
 import { coarsenGrid } from "../../lib/trace_analysis/coarsen.ts";
+import { packedRowCounts } from "../../lib/trace_analysis/_pack.ts";
 import { emptySelector } from "../../lib/trace_analysis/profile.ts";
 import {
   liveSeries,
@@ -38,6 +39,27 @@ Deno.test("merging buckets in pairs gives the aggregation with buckets twice as 
         `${name}, ${max} buckets`,
       );
     }
+  }
+});
+
+Deno.test("the rows counted for each coarser grid are those its packing gives", () => {
+  for (const [name, bytes] of TRACES) {
+    const data = aggregateTrace(Reader.fromBytes(bytes));
+    const counts = packedRowCounts(data);
+    assert.equal(counts.length, 8);
+    let merged = data;
+    for (let times = 0; times < 8; times++) {
+      const packed = packProfile(merged) as { rows: { cls: number[] } };
+      assert.equal(counts[times], packed.rows.cls.length, `${name}, merged ${times} times`);
+      // Merging k times at once is merging once, k times.
+      assert.equal(
+        JSON.stringify(packProfile(coarsenGrid(data, times))),
+        JSON.stringify(packed),
+        `${name}, merged ${times} times`,
+      );
+      merged = coarsenGrid(merged);
+    }
+    assert.ok(counts[0] > counts[7], name);
   }
 });
 

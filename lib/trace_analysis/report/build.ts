@@ -22,6 +22,7 @@ import clientSource from "./client.js" with { type: "text" };
 import styleSource from "./style.css" with { type: "text" };
 import type { ProfileData, ProfileSummary } from "../profile.ts";
 import { type PackedRows, packProfile } from "../select.ts";
+import { packedRowCounts } from "../_pack.ts";
 import { OTHER_STACKS, summarizeProfile, summaryPlan } from "../summary.ts";
 import { coarsenGrid, REPORT_ROWS } from "../coarsen.ts";
 
@@ -121,18 +122,16 @@ export function buildReport(data: ProfileData, options: ReportOptions = {}): str
   let note = data.summary === undefined
     ? ""
     : `<p class="summary-note" id="summary-note">${escapeHtml(summaryNote(data.summary))}</p>\n`;
-  let packedProfile: { rows: PackedRows } | undefined = packProfile(data, { typedRows: true }) as {
-    rows: PackedRows;
-  };
   // The page's rows grow with the buckets each class's objects span: past the budget, buckets
-  // are merged in pairs (coarsen.ts) until the rows fit (with one bucket, 4 rows a class).
+  // are merged in pairs (coarsen.ts) until the rows fit (with one bucket, 4 rows a class). How
+  // many rows each coarser grid gives is counted first, so that the rows are packed once.
   const rowBudget = options.rows ?? REPORT_ROWS;
   const fine = data.grid;
-  while (packedProfile.rows.cls.length > rowBudget && data.grid.buckets > 1) {
-    packedProfile = undefined; // not kept while the next one is built
-    data = coarsenGrid(data);
-    packedProfile = packProfile(data, { typedRows: true }) as { rows: PackedRows };
-  }
+  const rowCounts = packedRowCounts(data);
+  let times = 0;
+  for (let b = fine.buckets; rowCounts[times] > rowBudget && b > 1; times++) b = Math.ceil(b / 2);
+  data = coarsenGrid(data, times);
+  const packedProfile = packProfile(data, { typedRows: true }) as { rows: PackedRows };
   if (data.grid !== fine) {
     note += `<p class="summary-note" id="grid-note">${
       escapeHtml(gridNote(fine, data.grid, packedProfile.rows.cls.length, rowBudget))
