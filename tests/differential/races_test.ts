@@ -27,6 +27,7 @@ import sharedCacheRuntime from "./shared_cache_runtime.ts";
 import joinLate from "./join_late.ts";
 import terminateLate from "./terminate_late.ts";
 import fourWorkers from "./four_workers.ts";
+import closureFirst from "./closure_first.ts";
 
 const program = exportOCaml(sharedCache);
 const model = { majorHeap: program.majorHeap, keepSites: program.keepSites };
@@ -535,6 +536,24 @@ Deno.test("four_workers, a recorded real log: resolveRaces keeps the outcome tha
   assert.deepEqual(resolution.childFirst, [1]);
   assert.deepEqual(resolution.join, [[2, "closureFirst"], [3, "closureFirst"]]);
   assert.deepEqual(resolution.deadAtPromotion, [19]);
+});
+
+Deno.test("closure_first, a recorded real log: a terminate's closureFirst, the joiner's pending callbacks run at its closure's allocation, before the closure", () => {
+  const program = exportOCaml(closureFirst);
+  const model = { majorHeap: program.majorHeap, keepSites: program.keepSites };
+  const lines = Deno.readTextFileSync(
+    new URL("./real_logs/closure_first_rnd_37_85.txt", import.meta.url),
+  ).trimEnd().split("\n");
+  const real = { ...simulateCanonical(closureFirst, model), lines };
+  const { sim, resolution } = resolveRaces(closureFirst, real, model);
+  assert.equal(compareLogs(sim, real).difference, undefined);
+  assert.deepEqual(resolution.join, [[1, "closureFirst"]]);
+  // Block 151's promotion (a collection a callback of w1 started) ran when the main domain's
+  // wait returned, before its closure (block 170), which w1's last collection then promoted.
+  const closure = lines.findIndex((l) => /^alloc_minor d0 i=- size=3 n=1 .* id=170 /.test(l));
+  assert.ok(closure > 0);
+  assert.equal(lines[closure - 1], "promote d0 i=- id=151 -> some");
+  assert.equal(lines[closure + 1], "promote d0 i=- id=170 -> some");
 });
 
 Deno.test({

@@ -515,6 +515,9 @@ function earlyJoinAllocation(
 ): Root | undefined {
   let closure: Root | undefined;
   run.cur = joiner;
+  // Its wait for its turn returned (C calls): with an action pending (callbacks that earlier
+  // collections made ready), the closure's allocation runs them first.
+  joiner.returnFromC();
   run.guard(st.at, () => {
     closure = run.rt.root(joinAllocation(run, joiner), 3);
   });
