@@ -441,17 +441,27 @@ Deno.test("domains_orphans: closureFirst samples the main domain's loop from a c
   assert.deepEqual(resolution.join, [[1, "closureFirst"]]);
 });
 
+/** A recorded real log (tests/differential/real_logs/, whose README says where each comes
+ * from) of scenario `sc`, as a canonical log: its collection counts, not recorded, are the
+ * simulation's (every run of these programs makes the same). Returns it with the resolution
+ * `resolveRaces` reads back from it and the simulation under that resolution. */
+function recordedLog(sc: Scenario, file: string) {
+  const program = exportOCaml(sc);
+  const model = { majorHeap: program.majorHeap, keepSites: program.keepSites };
+  const lines = Deno.readTextFileSync(new URL(`./real_logs/${file}`, import.meta.url))
+    .trimEnd().split("\n");
+  const real = { ...simulateCanonical(sc, model), lines };
+  return { lines, real, model, ...resolveRaces(sc, real, model) };
+}
+
 Deno.test("domains_orphans: callbacksDuring, a recorded real log: worker1's last collection inside the main domain's batch draws it no countdown", () => {
   // A real run (OCaml 5.3.0, a loaded machine) that the four other outcomes do not explain: the
   // main domain's loop samples at i=10, 31, 47, 87, 97, not from the countdown drawn after its
   // batch (tests/differential/real_logs/README.md).
-  const lines = Deno.readTextFileSync(
-    new URL("./real_logs/domains_orphans_callbacks_during.txt", import.meta.url),
-  ).trimEnd().split("\n");
-  const base = simulateCanonical(domainsOrphans, orphansModel);
-  // Its collection counts were not recorded; every run of this program makes 13 and 3.
-  const real = { ...base, lines };
-  const { sim, resolution } = resolveRaces(domainsOrphans, real, orphansModel);
+  const { lines, real, sim, resolution } = recordedLog(
+    domainsOrphans,
+    "domains_orphans_callbacks_during.txt",
+  );
   assert.equal(compareLogs(sim, real).difference, undefined);
   assert.deepEqual(resolution.join, [[1, "callbacksDuring"]]);
   // worker1's orphans, made after the main domain's batch began, wait for its next collection,
@@ -477,13 +487,7 @@ Deno.test("domains_orphans: callbacksDuring, a recorded real log: worker1's last
 });
 
 Deno.test("join_late: a join step's late outcome, a recorded real log: the joiner's callbacks run at its closure's allocation, before the closure", () => {
-  const program = exportOCaml(joinLate);
-  const model = { majorHeap: program.majorHeap, keepSites: program.keepSites };
-  const lines = Deno.readTextFileSync(
-    new URL("./real_logs/join_late_rnd_33_91.txt", import.meta.url),
-  ).trimEnd().split("\n");
-  const real = { ...simulateCanonical(joinLate, model), lines };
-  const { sim, resolution } = resolveRaces(joinLate, real, model);
+  const { lines, real, sim, resolution } = recordedLog(joinLate, "join_late_rnd_33_91.txt");
   assert.equal(compareLogs(sim, real).difference, undefined);
   assert.deepEqual(resolution.join, [[1, "late"]]);
   // w1 ended before the main domain called Domain.join: the main domain's callbacks (its own
@@ -500,13 +504,9 @@ Deno.test("join_late: a join step's late outcome, a recorded real log: the joine
 });
 
 Deno.test("terminate_late: a terminate's late outcome, a recorded real log: the joiner's wait returns with its callbacks pending, which run at its closure's allocation, before the closure", () => {
-  const program = exportOCaml(terminateLate);
-  const model = { majorHeap: program.majorHeap, keepSites: program.keepSites };
-  const lines = Deno.readTextFileSync(
-    new URL("./real_logs/terminate_late_rnd_35_190.txt", import.meta.url),
-  ).trimEnd().split("\n");
-  const base = simulateCanonical(terminateLate, model);
+  const { lines, model } = recordedLog(terminateLate, "terminate_late_rnd_35_190.txt");
   // The default resolution: no race point decided otherwise.
+  const base = simulateCanonical(terminateLate, model);
   assert.equal(compareLogs(base, { ...base, lines }).difference, undefined);
   // w2's last collection made the main domain's callbacks ready (its block 35 dead, w2's block
   // 36 promoted, adopted): they ran at the closure's allocation, whose countdown their batch's
@@ -521,13 +521,7 @@ Deno.test("terminate_late: a terminate's late outcome, a recorded real log: the 
 });
 
 Deno.test("four_workers, a recorded real log: resolveRaces keeps the outcome that agrees furthest over every spawn and join, not the first point's", () => {
-  const program = exportOCaml(fourWorkers);
-  const model = { majorHeap: program.majorHeap, keepSites: program.keepSites };
-  const lines = Deno.readTextFileSync(
-    new URL("./real_logs/four_workers_rnd_35_385.txt", import.meta.url),
-  ).trimEnd().split("\n");
-  const real = { ...simulateCanonical(fourWorkers, model), lines };
-  const { sim, resolution } = resolveRaces(fourWorkers, real, model);
+  const { real, sim, resolution } = recordedLog(fourWorkers, "four_workers_rnd_35_385.txt");
   assert.equal(compareLogs(sim, real).difference, undefined);
   // w1's DLS array before its parent's result; w2's and w3's joiner allocated its closure
   // before their last collections (it is promoted); a racing block (19) reported dead. The
@@ -539,13 +533,7 @@ Deno.test("four_workers, a recorded real log: resolveRaces keeps the outcome tha
 });
 
 Deno.test("closure_first, a recorded real log: a terminate's closureFirst, the joiner's pending callbacks run at its closure's allocation, before the closure", () => {
-  const program = exportOCaml(closureFirst);
-  const model = { majorHeap: program.majorHeap, keepSites: program.keepSites };
-  const lines = Deno.readTextFileSync(
-    new URL("./real_logs/closure_first_rnd_37_85.txt", import.meta.url),
-  ).trimEnd().split("\n");
-  const real = { ...simulateCanonical(closureFirst, model), lines };
-  const { sim, resolution } = resolveRaces(closureFirst, real, model);
+  const { lines, real, sim, resolution } = recordedLog(closureFirst, "closure_first_rnd_37_85.txt");
   assert.equal(compareLogs(sim, real).difference, undefined);
   assert.deepEqual(resolution.join, [[1, "closureFirst"]]);
   // Block 151's promotion (a collection a callback of w1 started) ran when the main domain's
