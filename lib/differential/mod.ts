@@ -91,7 +91,7 @@ export {
   simulateCanonical,
   type SimulatedRun,
   simulateRing,
-  SIMULATION_CACHE_LINES,
+  SimulationCache,
   sweepRunFolders,
 } from "./run.ts";
 export {

@@ -114,12 +114,35 @@ export interface SimulatedRun {
   readonly racePoints: readonly RacePoint[];
 }
 
-/** Lines of canonical logs {@linkcode resolveRaces} keeps in a `simulations` map, at most (about
- * 100 bytes a line). */
-export const SIMULATION_CACHE_LINES = 2_000_000;
+/**
+ * Simulations of one scenario (with one model) by resolution of its race points, for
+ * {@linkcode resolveRaces}' calls on the distinct real logs of one program: a simulation
+ * depends on the resolution only. Holds at most `maxLines` lines of canonical logs (about 100
+ * bytes a line); past them, new simulations are not kept.
+ */
+export class SimulationCache {
+  readonly #runs = new Map<string, SimulatedRun>();
+  readonly #maxLines: number;
+  #lines = 0;
 
-/** Lines held by each `simulations` map. */
-const cachedLines = new WeakMap<Map<string, SimulatedRun>, number>();
+  /** A cache holding at most `maxLines` log lines (default 2,000,000). */
+  constructor(maxLines = 2_000_000) {
+    this.#maxLines = maxLines;
+  }
+
+  /** The simulation under resolution `key` ({@linkcode resolutionKey}), made by `make` unless
+   * kept. */
+  get(key: string, make: () => SimulatedRun): SimulatedRun {
+    const known = this.#runs.get(key);
+    if (known !== undefined) return known;
+    const made = make();
+    if (this.#lines + made.log.lines.length <= this.#maxLines) {
+      this.#runs.set(key, made);
+      this.#lines += made.log.lines.length;
+    }
+    return made;
+  }
+}
 
 /** {@linkcode simulateCanonical}, with the race points the run met. */
 function simulateWithRaces(
@@ -205,10 +228,9 @@ export function resolveRaces(
   sc: Scenario,
   real: CanonicalLog,
   opts: Pick<RunOptions, "majorHeap" | "keepSites"> & {
-    /** Simulations already made of `sc` (with the same model), by resolution, shared by the
-     * calls for the distinct real logs of one program: a simulation depends on the resolution
-     * only. Filled as the search goes, up to {@linkcode SIMULATION_CACHE_LINES} lines. */
-    readonly simulations?: Map<string, SimulatedRun>;
+    /** Simulations already made of `sc` (with the same model), shared by the calls for the
+     * distinct real logs of one program; filled as the search goes. */
+    readonly simulations?: SimulationCache;
   } = {},
 ): { sim: CanonicalLog; resolution: ReadResolution; racePoints: number } {
   const dead = new Set<number>();
@@ -220,19 +242,8 @@ export function resolveRaces(
   let tries = 0;
   const model = { majorHeap: opts.majorHeap, keepSites: opts.keepSites };
   const simulate = (races: RaceResolution): SimulatedRun => {
-    const cache = opts.simulations;
-    const key = cache === undefined ? "" : resolutionKey(races);
-    const known = cache?.get(key);
-    if (known !== undefined) return known;
-    const made = simulateWithRaces(sc, { ...model, races });
-    if (cache !== undefined) {
-      const lines = cachedLines.get(cache) ?? 0;
-      if (lines + made.log.lines.length <= SIMULATION_CACHE_LINES) {
-        cache.set(key, made);
-        cachedLines.set(cache, lines + made.log.lines.length);
-      }
-    }
-    return made;
+    const make = () => simulateWithRaces(sc, { ...model, races });
+    return opts.simulations?.get(resolutionKey(races), make) ?? make();
   };
   const current = (): RaceResolution => ({
     deadAtPromotion: dead,
@@ -606,7 +617,7 @@ async function judgeRacy(
   }
   const outcomes: RaceOutcome[] = [];
   let last: DiffResult | undefined;
-  const simulations = new Map<string, SimulatedRun>();
+  const simulations = new SimulationCache();
   for (const [output, count] of seen) {
     const real = parseRealLog(output, program);
     const { sim, resolution } = resolveRaces(sc, real, {
