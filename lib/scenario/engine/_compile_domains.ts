@@ -285,16 +285,22 @@ export function harnessJoin(run: RunContext, d: Domain, ended: string, at: strin
   // `closureFirst`).
   if (closureAllocated.get(run)?.delete(ended) === true) return;
   const prev = run.cur;
+  closureAfterWait(run, d, at);
+  run.cur = prev;
+}
+
+/** `Domain.join`'s closure, allocated by `d` once its wait for its turn returned (the harness's
+ * `Condition.wait` and `Mutex.unlock`, C calls): with an action pending (callbacks a
+ * collection made ready while it waited), the allocation enters the runtime and runs them
+ * before it allocates. Returns the closure's address. */
+function closureAfterWait(run: RunContext, d: Domain, at: string): number {
+  let addr = -1;
   run.cur = d;
-  // Its wait for its turn (the harness's Condition.wait and Mutex.unlock, C calls) returned
-  // after the domain's last collection, with an action pending: the closure's allocation
-  // enters the runtime and runs the callbacks that collection made ready before it
-  // allocates.
   d.returnFromC();
   run.guard(at, () => {
-    joinAllocation(run, d);
+    addr = joinAllocation(run, d);
   });
-  run.cur = prev;
+  return addr;
 }
 
 /** The run's end: callbacks of the last steps run at a final poll of each domain (with the
@@ -513,14 +519,8 @@ function earlyJoinAllocation(
   joiner: Domain,
   st: StepOf<"terminate">,
 ): Root | undefined {
-  let closure: Root | undefined;
-  run.cur = joiner;
-  // Its wait for its turn returned (C calls): with an action pending (callbacks that earlier
-  // collections made ready), the closure's allocation runs them first.
-  joiner.returnFromC();
-  run.guard(st.at, () => {
-    closure = run.rt.root(joinAllocation(run, joiner), 3);
-  });
+  const addr = closureAfterWait(run, joiner, st.at);
+  const closure = addr < 0 ? undefined : run.rt.root(addr, 3);
   let done = closureAllocated.get(run);
   if (done === undefined) closureAllocated.set(run, done = new Set());
   done.add(st.domain);
