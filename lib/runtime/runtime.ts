@@ -1476,8 +1476,14 @@ export class Runtime {
   #freeDomainIds: number[] = [];
   // Major-cycle model: snapshot at the beginning of the cycle.
   #cycleStart = 0;
-  #snapshot: Set<number> = new Set();
-  #marked: Set<number> = new Set();
+  /** The addresses the roots held when the cycle began (its snapshot). */
+  #snapshot: number[] = [];
+  /** The addresses the roots held when the cycle ended. */
+  #rootsAtEnd: number[] = [];
+  /** Between the cycle's end and the next cycle's start, while memprof asks which blocks are
+   * dead: the union of the two, made at the first question ({@linkcode isUnmarked}). */
+  #marked: Set<number> | null = null;
+  #askingMarks = false;
   #compaction: Map<number, number> | null = null;
   /** Young blocks without fields to scan, until the next minor collection. */
   readonly #youngNoScan: Set<number> = new Set();
@@ -1803,7 +1809,7 @@ export class Runtime {
     this.#refOrder = [];
     this.#refSlots.clear();
     for (const d of order) d.memprof.promoteYoungData(oldify);
-    for (const r of this.roots) promote(r);
+    this.roots.forEach(promote);
     this.promotedWords += promoted;
     this.#youngNoScan.clear();
     if (local !== null) { for (const a of local) races.delete(a); }
@@ -1835,7 +1841,14 @@ export class Runtime {
 
   /** @internal After a major cycle: is `addr` dead? */
   isUnmarked(addr: number): boolean {
-    return addr < this.#cycleStart && !this.#marked.has(addr);
+    if (addr >= this.#cycleStart) return false;
+    if (!this.#askingMarks) return true;
+    let m = this.#marked;
+    if (m === null) {
+      m = this.#marked = new Set(this.#snapshot);
+      for (const a of this.#rootsAtEnd) m.add(a);
+    }
+    return !m.has(addr);
   }
 
   /** @internal During compaction: the new address of a live major block. */
@@ -1959,9 +1972,10 @@ export class Runtime {
     if (!outer) ev.beginPhase(by.id, RuntimePhase.EV_STW_LEADER);
     this.#inStw = true;
     const order = [by, ...this.domains.filter((d) => d !== by)];
-    const marked = new Set(this.#snapshot);
-    for (const r of this.roots) if (r.addr >= 0) marked.add(r.addr);
-    this.#marked = marked;
+    this.#rootsAtEnd.length = 0;
+    this.roots.addressesInto(this.#rootsAtEnd);
+    this.#marked = null;
+    this.#askingMarks = true;
     this.#adoptOrphans(order);
     for (const d of order) d.memprof.scanRoots();
     for (const d of order) {
@@ -1970,7 +1984,8 @@ export class Runtime {
       t.spend(t.model.memprofPhaseNs);
       ev.endPhase(d.id, RuntimePhase.EV_MAJOR_MEMPROF_CLEAN);
     }
-    this.#marked = new Set();
+    this.#askingMarks = false;
+    this.#marked = null;
     ev.beginPhase(by.id, RuntimePhase.EV_MAJOR_GC_CYCLE_DOMAINS);
     try {
       this.minorCollection(by);
@@ -2003,8 +2018,7 @@ export class Runtime {
     ev.endPhase(by.id, RuntimePhase.EV_MAJOR_GC_CYCLE_DOMAINS);
     if (!outer) ev.endPhase(by.id, RuntimePhase.EV_STW_LEADER);
     this.#cycleStart = this.#nextAddr;
-    const snap = new Set<number>();
-    for (const r of this.roots) if (r.addr >= 0) snap.add(r.addr);
-    this.#snapshot = snap;
+    this.#snapshot.length = 0;
+    this.roots.addressesInto(this.#snapshot);
   }
 }
