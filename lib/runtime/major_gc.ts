@@ -230,12 +230,19 @@ export class SliceReport {
   endsCycle = false;
 }
 
+/** What the host's roots are walked through: each root in order, as an array's `forEach`. */
+export interface MajorRoots {
+  /** Calls `fn` with each root, in order. */
+  forEach(fn: (r: MajorRoot) => void): void;
+}
+
 /** Hooks the runtime gives the major GC. */
 export interface MajorGcHost {
   /** End of cycle (`stw_cycle_all_domains`): memprof, a minor collection, the new cycle. */
   endCycle(): void;
-  /** Roots now: the blocks the program holds, and how. */
-  roots(): Iterable<MajorRoot>;
+  /** Roots now: the blocks the program holds, and how (an array, or the runtime's
+   * `RootSet`, walked with `forEach`). */
+  roots(): MajorRoots;
   /** The address of the block in slot `slot` of keep site `site`, or -1 (marking by layout). */
   siteSlot?(site: number, slot: number): number;
   /** The profiles whose config blocks memprof's roots hold (marking by layout). */
@@ -683,16 +690,16 @@ export class MajorGc {
   }
 
   /** The mark stack of a new cycle, for the marking by layout. */
-  #startMarking(roots: Iterable<MajorRoot>): void {
+  #startMarking(roots: MajorRoots): void {
     const locals: LocalMarkRoot[] = [];
     const links = new Map<number, number>();
-    for (const r of roots) {
-      if (r.addr < 0 || r.viaMemprof) continue;
+    roots.forEach((r) => {
+      if (r.addr < 0 || r.viaMemprof) return;
       // A block another one holds is reached through it (its link), not darkened itself.
       if (r.local && r.site !== REACHED_SITE) locals.push(r);
       const l = r.link;
       if (l !== null && l !== undefined && l.addr >= 0) links.set(r.addr, l.addr);
-    }
+    });
     this.#links = links;
     const memprof = this.#host.memprofRoots?.() ?? { roots: [] };
     this.#marker!.startCycle(this.cycles, locals, memprof, true);
@@ -727,24 +734,25 @@ export class MajorGc {
     }
     let mark = this.#fixedMark;
     const roots = this.#host.roots();
-    for (const r of roots) {
-      if (!r.local || r.addr < 0) continue;
-      const b = this.#blocks.get(r.addr);
+    const blocks = this.#blocks;
+    roots.forEach((r) => {
+      if (!r.local || r.addr < 0) return;
+      const b = blocks.get(r.addr);
       if (b !== undefined && b.colour === Colour.UNMARKED) {
         b.colour = Colour.MARKED;
         mark += r.darken >= 0 ? r.darken : darkenWork(b.whsize, b.noScan);
       }
-    }
+    });
     const cycle = this.cycles;
-    for (const r of roots) {
-      if (r.local || r.addr < 0) continue;
-      const b = this.#blocks.get(r.addr);
+    roots.forEach((r) => {
+      if (r.local || r.addr < 0) return;
+      const b = blocks.get(r.addr);
       if (b !== undefined && b.colour === Colour.UNMARKED) {
         b.colour = Colour.MARKED;
         b.scanPending = cycle;
         mark += b.whsize;
       }
-    }
+    });
     this.#markLeft = mark;
     this.#ephemerons += this.#ephemeronsNew;
     this.#ephemeronsNew = 0;

@@ -57,6 +57,7 @@ export {
   type MajorGcInitialState,
   type MajorGcOptions,
   type MajorRoot,
+  type MajorRoots,
   PERCENT_FREE_DEFAULT,
   SliceKind,
   SliceReport,
