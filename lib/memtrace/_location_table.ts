@@ -7,9 +7,33 @@
  * are defined once and looked up rarely (the decode passes of the benches never look them up).
  * @module
  */
-import { decodeString, type ReadBuf, Underflow } from "./buf.ts";
+import { decodeString, type ReadBuf, Underflow, UnsafeInteger } from "./buf.ts";
 import { CodeTable } from "./_code_table.ts";
 import { Location, type LocationCode } from "./types.ts";
+
+/** Entries of each move-to-front table; index 31 means "not in the table". */
+const MTF_LENGTH = 31;
+const NOT_FOUND = MTF_LENGTH;
+/** The layout of a domain's move-to-front state in one Int32Array (see
+ * {@linkcode LocationTable.readDefinition}): the filename table's keys (string numbers, -1 for an
+ * empty slot) and their function-name tables, each function-name table's head, the function-name
+ * tables' keys (31 per table), then the filename table's head and the number of function-name
+ * tables made. */
+const FILE_KEY = 0, FILE_DEFNS = MTF_LENGTH, DEF_HEAD = 2 * MTF_LENGTH, DEF_KEY = 3 * MTF_LENGTH;
+const FILE_HEAD = DEF_KEY + MTF_LENGTH * MTF_LENGTH, TABLES = FILE_HEAD + 1;
+/** Int32 entries of a domain's move-to-front state. */
+export const MTF_STATE_LENGTH = TABLES + 1;
+
+/** A new move-to-front state: every table empty. */
+export function newMtfState(): Int32Array {
+  const mtf = new Int32Array(MTF_STATE_LENGTH);
+  mtf.fill(-1, FILE_KEY, FILE_KEY + MTF_LENGTH);
+  mtf.fill(-1, DEF_KEY, DEF_KEY + MTF_LENGTH * MTF_LENGTH);
+  return mtf;
+}
+
+/** Raised when a move-to-front index names an empty slot (memtrace asserts here). */
+export class MtfIndexError extends Error {}
 
 /** Int32 fields per stored location: line, start and end characters, filename, function name. */
 const STRIDE = 4;
@@ -26,6 +50,13 @@ function grownSize(size: number, need: number): number {
 /** `a` copied into an array of at least `need` entries. */
 function grownI32(a: Int32Array, need: number): Int32Array<ArrayBuffer> {
   const out = new Int32Array(grownSize(a.length, need));
+  out.set(a);
+  return out;
+}
+
+/** `a` copied into an array of at least `need` bytes. */
+function grownU8(a: Uint8Array, need: number): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(grownSize(a.length, need));
   out.set(a);
   return out;
 }
@@ -72,13 +103,146 @@ export class LocationTable {
       for (let c; i < stop && (c = buf[i]) !== 0; i++) bytes[at++] = c;
       if (i < stop) break;
       if (stop === limit) throw new Underflow(Math.max(from, limit));
-      const grown = new Uint8Array(grownSize(bytes.length, at + 1));
-      grown.set(bytes);
-      this.#bytes = grown;
+      this.#bytes = grownU8(bytes, at + 1);
     }
     b.pos = i + 1;
     const s = this.#nstrings++;
     if (2 * s + 2 > this.#strs.length) this.#strs = grownI32(this.#strs, 2 * s + 2);
+    this.#strs[2 * s] = this.#nbytes;
+    this.#strs[2 * s + 1] = this.#nbytes = at;
+    return s;
+  }
+
+  /**
+   * Reads one location-code definition at `b.pos` (memtrace's `Location_codec.Reader.get`), with
+   * the move-to-front state `mtf` of its domain ({@linkcode newMtfState}), and stores it as
+   * {@linkcode begin}, {@linkcode addString}, {@linkcode addLocation} and {@linkcode commit} would:
+   * the same checks, raising the same errors at the same positions (`b.pos` is where a
+   * {@linkcode MtfIndexError} was found), in one function so that the reader's most frequent
+   * definitions cost no calls. Returns false if the definition contradicts an earlier one of the
+   * same code. The filename table is circular (logical index i at slot `(head + i) mod 31`), each
+   * entry naming its function-name table t, itself circular in `DEF_KEY + 31 t` from
+   * `mtf[DEF_HEAD + t]`; tables are made as filenames first fill the slots.
+   */
+  readDefinition(b: ReadBuf, mtf: Int32Array): boolean {
+    const buf = b.buf, end = b.end;
+    let p = b.pos;
+    if (p + 8 > end) throw new Underflow(p);
+    // The code's halves, signed, as the code table keeps them.
+    const lo = buf[p] | (buf[p + 1] << 8) | (buf[p + 2] << 16) | (buf[p + 3] << 24);
+    const hi = buf[p + 4] | (buf[p + 5] << 8) | (buf[p + 6] << 16) | (buf[p + 7] << 24);
+    if (hi >= 0x200000 || hi < -0x200000 || (hi === -0x200000 && lo === 0)) {
+      throw new UnsafeInteger(p);
+    }
+    p += 8;
+    if (p + 1 > end) throw new Underflow(p);
+    const n = buf[p++];
+    // Room for the definition's locations and strings, made once.
+    const from = this.#pending;
+    if (STRIDE * (from + n) > this.#locs.length) {
+      this.#locs = grownI32(this.#locs, STRIDE * (from + n));
+    }
+    if (2 * (this.#nstrings + 2 * n) > this.#strs.length) {
+      this.#strs = grownI32(this.#strs, 2 * (this.#nstrings + 2 * n));
+    }
+    const locs = this.#locs;
+    let j = STRIDE * from;
+    for (let i = 0; i < n; i++) {
+      if (p + 4 > end) throw new Underflow(p);
+      const low = (buf[p] | (buf[p + 1] << 8) | (buf[p + 2] << 16) | (buf[p + 3] << 24)) >>> 0;
+      p += 4;
+      if (p + 2 > end) throw new Underflow(p);
+      const high = buf[p] | (buf[p + 1] << 8);
+      p += 2;
+      const fcode = (high >>> 6) & 0x1f;
+      const dcode = (high >>> 11) & 0x1f;
+      let filename: number, t: number;
+      if (fcode === NOT_FOUND) {
+        filename = this.#copyString(buf, p, end);
+        p = this.#after;
+        const head = mtf[FILE_HEAD] = mtf[FILE_HEAD] === 0 ? MTF_LENGTH - 1 : mtf[FILE_HEAD] - 1;
+        // The slot taken is the last entry's, which falls off. Format v1 writers could reuse
+        // that entry's function-name table for the new filename; decoding the same way keeps
+        // those traces readable and is harmless for later writers, which never rely on it.
+        t = mtf[FILE_KEY + head] < 0 ? mtf[TABLES]++ : mtf[FILE_DEFNS + head];
+        mtf[FILE_KEY + head] = filename;
+        mtf[FILE_DEFNS + head] = t;
+      } else {
+        let q = mtf[FILE_HEAD] + fcode;
+        if (q >= MTF_LENGTH) q -= MTF_LENGTH;
+        filename = mtf[FILE_KEY + q];
+        if (filename < 0) {
+          b.pos = p;
+          throw new MtfIndexError();
+        }
+        t = mtf[FILE_DEFNS + q];
+        for (let k = fcode; k > 0; k--) {
+          const prev = q === 0 ? MTF_LENGTH - 1 : q - 1;
+          mtf[FILE_KEY + q] = mtf[FILE_KEY + prev];
+          mtf[FILE_DEFNS + q] = mtf[FILE_DEFNS + prev];
+          q = prev;
+        }
+        mtf[FILE_KEY + q] = filename;
+        mtf[FILE_DEFNS + q] = t;
+      }
+      const base = DEF_KEY + t * MTF_LENGTH;
+      let defname: number;
+      if (dcode === NOT_FOUND) {
+        defname = this.#copyString(buf, p, end);
+        p = this.#after;
+        const head = mtf[DEF_HEAD + t] = mtf[DEF_HEAD + t] === 0
+          ? MTF_LENGTH - 1
+          : mtf[DEF_HEAD + t] - 1;
+        mtf[base + head] = defname;
+      } else {
+        let q = mtf[DEF_HEAD + t] + dcode;
+        if (q >= MTF_LENGTH) q -= MTF_LENGTH;
+        defname = mtf[base + q];
+        if (defname < 0) {
+          b.pos = p;
+          throw new MtfIndexError();
+        }
+        for (let k = dcode; k > 0; k--) {
+          const prev = q === 0 ? MTF_LENGTH - 1 : q - 1;
+          mtf[base + q] = mtf[base + prev];
+          q = prev;
+        }
+        mtf[base + q] = defname;
+      }
+      locs[j] = low & 0xfffff;
+      locs[j + 1] = ((low >>> 20) & 0xff) | (((low >>> 28) | ((high & 0x3f) << 4)) << 8);
+      locs[j + 2] = filename;
+      locs[j + 3] = defname;
+      j += STRIDE;
+    }
+    b.pos = p;
+    this.#nlocs = from + n;
+    return this.commitHalves(lo, hi);
+  }
+
+  /** Position after the string {@linkcode #copyString} read last. */
+  #after = 0;
+
+  /** {@linkcode addString} of the string at `buf[p..]`, `end` its bound, for
+   * {@linkcode readDefinition} (whose caller made room in `#strs`): returns its number, the
+   * position after it in {@linkcode #after}. */
+  #copyString(buf: Uint8Array, p: number, end: number): number {
+    let bytes = this.#bytes, at = this.#nbytes, i = p;
+    if (at + (end - p) > bytes.length) {
+      // The store may not hold what remains of the packet: copy with its bound checked.
+      while (true) {
+        const stop = Math.min(end, i + bytes.length - at);
+        for (let c; i < stop && (c = buf[i]) !== 0; i++) bytes[at++] = c;
+        if (i < stop) break;
+        if (stop === end) throw new Underflow(Math.max(p, end));
+        bytes = this.#bytes = grownU8(bytes, at + 1);
+      }
+    } else {
+      for (let c; i < end && (c = buf[i]) !== 0; i++) bytes[at++] = c;
+      if (i >= end) throw new Underflow(Math.max(p, end));
+    }
+    this.#after = i + 1;
+    const s = this.#nstrings++;
     this.#strs[2 * s] = this.#nbytes;
     this.#strs[2 * s + 1] = this.#nbytes = at;
     return s;
@@ -104,8 +268,15 @@ export class LocationTable {
    * definition: returns whether this one says the same (memtrace's "consistent location
    * info"). */
   commit(code: LocationCode): boolean {
+    return this.commitHalves(code | 0, Math.floor(code / 4294967296) | 0);
+  }
+
+  /** {@linkcode commit} of the code whose low and high 32 bits are `lo` and `hi` (each a signed
+   * 32-bit integer): what a trace holds, so that no heap number is made per definition. */
+  commitHalves(lo: number, hi: number): boolean {
     const from = this.#pending, n = this.#nlocs - from;
-    const known = this.#index.getOrSet(code, this.#ndefs);
+    // Codes are numbered as definitions are: a new code's number is #ndefs.
+    const known = this.#index.getOrAdd(lo, hi);
     if (known >= 0) {
       this.#nlocs = from;
       return this.#same(known, from, n);

@@ -78,11 +78,14 @@ export class BytesSource implements ByteSource {
 
 /** A {@linkcode ByteSource} over an open regular file, read on demand. */
 export class FileSource implements ByteSource {
-  #at = -1;
+  #at: number;
   readonly #file: Deno.FsFile;
-  /** A source over an open file, which {@linkcode close} closes. */
-  constructor(file: Deno.FsFile) {
+  /** A source over an open file, which {@linkcode close} closes. `position` is the file's
+   * current position if known (a file just opened is at 0): the first read from there needs no
+   * seek. */
+  constructor(file: Deno.FsFile, position = -1) {
     this.#file = file;
+    this.#at = position;
   }
   /** The file's current size. */
   size(): number {
@@ -354,6 +357,8 @@ export class Reader {
   // a window of MAX_PACKET_SIZE bytes (see #advance).
   #win: Uint8Array;
   readonly #inPlace: boolean;
+  /** The size of a file when {@linkcode open} opened it, else -1 (see {@linkcode #fill}). */
+  readonly #openedSize: number;
   #closed = false;
   #base = 0;
   #pos = 0;
@@ -372,9 +377,10 @@ export class Reader {
   #sCommon = 0;
   #sNencoded = 0;
 
-  private constructor(source: ByteSource, options: ReaderOptions) {
+  private constructor(source: ByteSource, options: ReaderOptions, openedSize = -1) {
     this.#source = source;
     this.#inPlace = source instanceof BytesSource;
+    this.#openedSize = openedSize;
     const window = options.windowBytes ?? MAX_PACKET_SIZE;
     if (!(Number.isInteger(window) && window >= MAX_PACKET_SIZE && window <= 2 ** 30)) {
       source.close();
@@ -443,17 +449,19 @@ export class Reader {
    * {@linkcode StreamSource}. A directory raises `Deno.errors.IsADirectory`. */
   static open(path: string | URL, options: ReaderOptions = {}): Reader {
     const file = Deno.openSync(path, { read: true });
-    let source: ByteSource;
+    let source: ByteSource, size: number;
     try {
       const st = file.statSync();
       if (st.isDirectory) throw new Deno.errors.IsADirectory(`${path} is a directory`);
-      source = st.isFile ? new FileSource(file) : new StreamSource(file, st.size);
+      size = st.size;
+      source = st.isFile ? new FileSource(file, 0) : new StreamSource(file, st.size);
     } catch (e) {
       file.close();
       throw e;
     }
-    const windowBytes = source instanceof FileSource ? FILE_WINDOW_BYTES : MAX_PACKET_SIZE;
-    return new Reader(source, { name: String(path), windowBytes, ...options });
+    const isFile = source instanceof FileSource;
+    const windowBytes = isFile ? FILE_WINDOW_BYTES : MAX_PACKET_SIZE;
+    return new Reader(source, { name: String(path), windowBytes, ...options }, isFile ? size : -1);
   }
 
   /** Reads a stream front to back (standard input, a socket…), once. Its size is reported
@@ -951,13 +959,16 @@ export class Reader {
     this.#end = this.#fill(len);
   }
 
-  /** Reads into the window from `off` until it is full or the source ends; returns its end. */
+  /** Reads into the window from `off` until it is full or the source ends; returns its end. A
+   * read that reaches the size the file had when opened stops there, sparing the read that would
+   * find its end (system calls are dear): should the file have grown, the next refill reads on. */
   #fill(off: number): number {
     const win = this.#win;
     while (off < win.length) {
       const n = this.#source.read(this.#base + off, win, off, win.length - off);
       if (n <= 0) break;
       off += n;
+      if (this.#base + off === this.#openedSize) break;
     }
     return off;
   }
