@@ -1,6 +1,7 @@
 /**
  * mulberry32: a small seeded generator of uniform floats in [0, 1), shared by the tests that
- * need reproducible random inputs (fuzzing, wrap-around, properties).
+ * need reproducible random inputs (fuzzing, wrap-around, properties) and by the benches'
+ * synthetic traces (bench/_big_trace.ts, bench/_codec_trace.ts).
  * @module
  */
 
