@@ -31,7 +31,8 @@ import { MemtraceFormatError, Reader } from "../../lib/memtrace/mod.ts";
 import { StdoutBuffer } from "../../cli/_io.ts";
 import { chromeTraceOf } from "../../cli/events.ts";
 import { refCustomDecoder } from "./fixture_decoders.ts";
-import { BytesRingSource, RingFuzzFailure, Rng } from "./fuzz_harness.ts";
+import { BytesRingSource, RingFuzzFailure } from "./fuzz_harness.ts";
+import { Rng } from "../prng.ts";
 import { validateChromeTrace } from "./chrome_validate.ts";
 
 /** The ring file's name (OCaml's `<pid>.events`: export takes its default pid from it). */
