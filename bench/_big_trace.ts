@@ -26,6 +26,7 @@ import {
   MemtraceAllocationSource,
   MultiplexedWriter,
 } from "../lib/memtrace/mod.ts";
+import { mulberry32 } from "../tests/prng.ts";
 
 /** Options of {@linkcode writeBigTrace}. */
 export interface BigTraceOptions {
@@ -42,21 +43,9 @@ export interface BigTraceOptions {
 
 const START = 1_780_000_000_000_000;
 
-/** Deterministic 32-bit generator (mulberry32). */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Writes the trace to `path` (through a temporary file renamed into place); returns its size. */
 export function writeBigTrace(path: string, o: BigTraceOptions): number {
-  const rand = rng(o.seed ?? 1);
+  const rand = mulberry32(o.seed ?? 1);
   const int = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
   const ndomains = o.domains ?? 8;
   // Functions and their location codes.

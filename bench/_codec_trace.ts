@@ -11,25 +11,14 @@ import {
   MemtraceAllocationSource,
   Writer,
 } from "../lib/memtrace/mod.ts";
+import { mulberry32 } from "../tests/prng.ts";
 
 /** Events of the large trace: the size of the trace native memtrace was measured on. */
 export const LARGE_TRACE_EVENTS = 527_602;
 
-/** A small seeded generator (mulberry32): the synthetic trace is the same on every run. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Builds the large synthetic trace (see the module doc). */
 export function largeTrace(): Uint8Array {
-  const rand = rng(0x5eed14);
+  const rand = mulberry32(0x5eed14);
   const pick = (n: number) => Math.floor(rand() * n);
   // Location codes (return addresses) and their definitions.
   const NCODES = 300;

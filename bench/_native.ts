@@ -22,6 +22,22 @@ function here(path: string): string {
   return new URL(path, import.meta.url).pathname;
 }
 
+/** The command line, program first, that runs our `trace` CLI with `args` as a process of its
+ * own (`deno run` of cli/trace.ts, reading and writing files): what the benches time beside
+ * native memtrace's tools. */
+export function ourTraceCommand(args: readonly string[]): string[] {
+  return [
+    Deno.execPath(),
+    "run",
+    "--config",
+    here("../deno.json"),
+    "--allow-read",
+    "--allow-write",
+    here("../cli/trace.ts"),
+    ...args,
+  ];
+}
+
 /** Where the anchor's `bin.tar.xz` should be. */
 function anchorTarball(): string {
   const env = granted("env") ? Deno.env.get("MEMPROF_LAB_MEMTRACE_NATIVE") : undefined;

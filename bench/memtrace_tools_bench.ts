@@ -23,7 +23,7 @@
  * @module
  */
 import { bigTrace } from "./_big_trace.ts";
-import { median, nativeBinDir, type ProcessCost, runMeasured } from "./_native.ts";
+import { median, nativeBinDir, ourTraceCommand, type ProcessCost, runMeasured } from "./_native.ts";
 import { printSideBySide } from "./_side_by_side.ts";
 import { stackBombTrace } from "../tests/memtrace_tools/_stack_bomb.ts";
 
@@ -43,20 +43,6 @@ const EVENTS = envNumber("MEMPROF_LAB_BENCH_TOOL_EVENTS", 1e7);
 const ROUNDS = envNumber("MEMPROF_LAB_BENCH_ROUNDS", 3);
 /** The tools to run (`MEMPROF_LAB_BENCH_TOOLS`, comma-separated; default all three). */
 const TOOLS = envText("MEMPROF_LAB_BENCH_TOOLS", "identify,hotspots,flamegraph").split(",");
-const here = (p: string) => new URL(p, import.meta.url).pathname;
-
-function ours(tool: string, file: string): [string, string[]] {
-  return [Deno.execPath(), [
-    "run",
-    "--config",
-    here("../deno.json"),
-    "--allow-read",
-    "--allow-write",
-    here("../cli/trace.ts"),
-    tool,
-    file,
-  ]];
-}
 
 function sameBytes(a: string, b: string): boolean {
   const x = Deno.readFileSync(a), y = Deno.readFileSync(b);
@@ -123,7 +109,7 @@ function compare(
         if (typeof native === "string") {
           theirs.push(runMeasured(`${native}/${tool}`, [path], { stdoutFile: outs[0] }));
         }
-        const [cmd, args] = ours(tool, path);
+        const [cmd, ...args] = ourTraceCommand([tool, path]);
         mine.push(runMeasured(cmd, args, { stdoutFile: outs[1] ?? outs[0] }));
         if (round === 0 && typeof native === "string") {
           check = sameBytes(outs[0], outs[1]) ? "same output" : "DIFFERENT output";

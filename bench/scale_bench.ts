@@ -19,7 +19,7 @@
  * @module
  */
 import { bigTrace } from "./_big_trace.ts";
-import { type ProcessCost, runMeasured } from "./_native.ts";
+import { ourTraceCommand, type ProcessCost, runMeasured } from "./_native.ts";
 
 function env(name: string): string | undefined {
   try {
@@ -122,14 +122,7 @@ function runTrace(args: string[]): ProcessCost | string {
       "-s",
       "KILL",
       String(TIMEOUT),
-      Deno.execPath(),
-      "run",
-      "--config",
-      here("../deno.json"),
-      "--allow-read",
-      "--allow-write",
-      here("../cli/trace.ts"),
-      ...args,
+      ...ourTraceCommand(args),
     ]);
   } catch (e) {
     return (e as Error).message.includes("(exit status 137)")

@@ -37,6 +37,18 @@ export function usageError(command: string, message: string): UsageError {
   return new UsageError(message, helpHint(command));
 }
 
+/** The `n` files `command` (such as `trace diff`) takes as its arguments `positionals`; a usage
+ * error saying how many it takes when there are more or fewer. */
+export function fileArguments(command: string, positionals: string[], n: number): string[] {
+  if (positionals.length !== n) {
+    throw usageError(
+      command,
+      `'${command}' takes ${n === 1 ? "one file" : `${n} files`}, got ${positionals.length}`,
+    );
+  }
+  return positionals;
+}
+
 /** The message for option `rawName` (as typed: `--limt`, `-x`) that `command` does not know,
  * with the closest of its long options when one is close enough. */
 export function unknownOptionMessage(rawName: string, known: readonly string[]): string {

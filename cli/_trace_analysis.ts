@@ -47,7 +47,7 @@ import {
 } from "../lib/trace_analysis/filter.ts";
 import { StdoutBuffer, writeAll, writeOutput, writeStderr, writeStdout } from "./_io.ts";
 import { usageLines } from "./_usage.ts";
-import { parseCommandArgs, parseIntegerOption, usageError } from "./_args.ts";
+import { fileArguments, parseCommandArgs, parseIntegerOption, usageError } from "./_args.ts";
 import { openTraceInput, readThrough, type TraceInputFile } from "./_trace_input.ts";
 
 const FILTERS = `Filters (all optional; a filter keeps sampled allocations):
@@ -247,16 +247,6 @@ function usage(e: unknown, cmd: string): unknown {
   return e instanceof TraceAnalysisError ? usageError(`trace ${cmd}`, `--${e.message}`) : e;
 }
 
-function files(positionals: string[], n: number, cmd: string): string[] {
-  if (positionals.length !== n) {
-    throw usageError(
-      `trace ${cmd}`,
-      `'trace ${cmd}' takes ${n === 1 ? "one file" : `${n} files`}, got ${positionals.length}`,
-    );
-  }
-  return positionals;
-}
-
 function choice<T extends string>(
   v: Values,
   name: string,
@@ -396,7 +386,7 @@ function top(args: string[]): void {
     json: { type: "boolean" },
   });
   if (values.help) return writeStdout(ANALYSIS_HELP.top + "\n");
-  const [file] = files(positionals, 1, "top");
+  const [file] = fileArguments("trace top", positionals, 1);
   const by: GroupBy = choice(values, "by", BY, "site", "top");
   const limit = limitOf(values, "top");
   const confidence = confidenceOf(values, "top");
@@ -436,7 +426,7 @@ function diff(args: string[]): void {
     json: { type: "boolean" },
   });
   if (values.help) return writeStdout(ANALYSIS_HELP.diff + "\n");
-  const [fileA, fileB] = files(positionals, 2, "diff");
+  const [fileA, fileB] = fileArguments("trace diff", positionals, 2);
   const by: GroupBy = choice(values, "by", BY, "site", "diff");
   const sort = choice(values, "sort", ["alloc", "live"] as const, "alloc", "diff");
   const limit = limitOf(values, "diff");
@@ -470,7 +460,7 @@ async function exportCommand(args: string[]): Promise<void> {
     confidence: { type: "string" },
   });
   if (values.help) return writeStdout(ANALYSIS_HELP.export + "\n");
-  const [file] = files(positionals, 1, "export");
+  const [file] = fileArguments("trace export", positionals, 1);
   if (str(values, "format") === undefined) {
     throw usageError("trace export", "--format is required (pprof, speedscope or folded)");
   }
@@ -570,7 +560,7 @@ async function report(args: string[]): Promise<void> {
     stacks: { type: "string" },
   });
   if (values.help) return writeStdout(ANALYSIS_HELP.report + "\n");
-  const [file] = files(positionals, 1, "report");
+  const [file] = fileArguments("trace report", positionals, 1);
   // 0: no summary (every stack whole).
   const stacks =
     parseIntegerOption("trace report", "--stacks", str(values, "stacks"), { min: 0 }) ??

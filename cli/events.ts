@@ -8,6 +8,7 @@ import { basename, isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
   alignTrace,
+  type ChromeTrace,
   computeGcStats,
   computeStats,
   type CounterUnits,
@@ -387,6 +388,80 @@ async function dumpOrStats(
   }
 }
 
+/** The memtrace trace `events export --with-trace` places beside the ring. */
+export interface ExportedTrace {
+  /** The trace, open. */
+  readonly reader: Reader;
+  /** Its file, as the command line names it. */
+  readonly path: string;
+  /** Where its time 0 falls on the ring's clock (`--trace-anchor-ns`); by default, where
+   * `alignTrace` places it. */
+  readonly anchorNs?: bigint;
+}
+
+/**
+ * `events export --format chrome`'s trace of ring `image`, read from `file` (a `<pid>.events`
+ * name gives the pid of a ring that wrapped and lost EV_RING_START), with the events of
+ * `options.trace`, when given, as instants on the ring's clock. Its warnings (time 0 guessed or
+ * unknown, a trace of another process) go to `warn`, one line each. The fuzzer runs the command
+ * through it too (tests/runtime_events/fuzz_commands.ts).
+ */
+export function chromeTraceOf(
+  image: RuntimeEventsCursor,
+  file: string,
+  options: { decoders: DecoderRegistry; pid?: number; trace?: ExportedTrace },
+  warn: (line: string) => void,
+): ChromeTrace {
+  const { decoders, pid, trace: withTrace } = options;
+  const aligned: { value?: TraceAlignment } = {};
+  const trace = exportChromeTrace(image, {
+    decoders,
+    ...(pid !== undefined ? { pid } : {}),
+    // A ring that wrapped has lost EV_RING_START and its pid: OCaml names the file <pid>.events.
+    ...(/^(\d+)\.events$/.test(basename(file))
+      ? { defaultPid: Number(basename(file).slice(0, -7)) }
+      : {}),
+    otherData: {
+      ringFile: file,
+      ...(withTrace !== undefined ? { memtraceFile: withTrace.path } : {}),
+    },
+    ...(withTrace !== undefined
+      ? {
+        extraInstants: (anchors) => {
+          const a = alignTrace(
+            anchors,
+            withTrace.anchorNs,
+          );
+          aligned.value = a;
+          return traceInstants(withTrace.reader, a.anchorNs);
+        },
+      }
+      : {}),
+  });
+  const s = trace.summary;
+  const a = aligned.value;
+  if (withTrace !== undefined && a !== undefined) {
+    trace.otherData.memtraceAnchorNs = a.anchorNs.toString();
+    trace.otherData.memtraceAnchor = a.basis;
+    if (a.basis === "first_event") {
+      warn(
+        `warning: ${file} has no EV_RING_START (the ring wrapped): the trace's time 0 is ` +
+          `placed at the first event left (${a.anchorNs} ns), a guess; give ` +
+          `--trace-anchor-ns to align it`,
+      );
+    } else if (a.basis === "none") {
+      warn(`warning: ${file} has no events: the trace's time 0 is placed at 0 ns`);
+    }
+    if (withTrace.reader.info.pid !== BigInt(s.pid)) {
+      warn(
+        `warning: ${withTrace.path} is the trace of process ${withTrace.reader.info.pid}, ` +
+          `${file} of process ${s.pid}`,
+      );
+    }
+  }
+  return trace;
+}
+
 async function exportCommand(file: string, values: Values, io: EventsCliIO): Promise<void> {
   const format = values.format;
   if (format === undefined) throw new UsageError("export: missing --format chrome");
@@ -407,7 +482,6 @@ async function exportCommand(file: string, values: Values, io: EventsCliIO): Pro
   const convert = (write: (chunk: string) => void): string => {
     // Read as dump and stats read: only the headers and the used part of each ring.
     const image = openRing(io, file, decoders);
-    const aligned: { value?: TraceAlignment } = {};
     let reader: Reader | null = null;
     if (tracePath !== undefined) {
       reader = Reader.fromBytes(readImage(io, tracePath), {
@@ -415,51 +489,12 @@ async function exportCommand(file: string, values: Values, io: EventsCliIO): Pro
         onWarning: (m) => io.stderr(`warning: ${tracePath}: ${m}\n`),
       });
     }
-    const trace = exportChromeTrace(image, {
+    const trace = chromeTraceOf(image, file, {
       decoders,
-      ...(pid !== undefined ? { pid } : {}),
-      // A ring that wrapped has lost EV_RING_START and its pid: OCaml names the file <pid>.events.
-      ...(/^(\d+)\.events$/.test(basename(file))
-        ? { defaultPid: Number(basename(file).slice(0, -7)) }
-        : {}),
-      otherData: {
-        ringFile: file,
-        ...(tracePath !== undefined ? { memtraceFile: tracePath } : {}),
-      },
-      ...(reader !== null
-        ? {
-          extraInstants: (anchors) => {
-            const a = alignTrace(
-              anchors,
-              anchorNs,
-            );
-            aligned.value = a;
-            return traceInstants(reader!, a.anchorNs);
-          },
-        }
-        : {}),
-    });
+      pid,
+      ...(reader !== null ? { trace: { reader, path: tracePath!, anchorNs } } : {}),
+    }, (line) => io.stderr(line + "\n"));
     const s = trace.summary;
-    const a = aligned.value;
-    if (reader !== null && a !== undefined) {
-      trace.otherData.memtraceAnchorNs = a.anchorNs.toString();
-      trace.otherData.memtraceAnchor = a.basis;
-      if (a.basis === "first_event") {
-        io.stderr(
-          `warning: ${file} has no EV_RING_START (the ring wrapped): the trace's time 0 is ` +
-            `placed at the first event left (${a.anchorNs} ns), a guess; give ` +
-            `--trace-anchor-ns to align it\n`,
-        );
-      } else if (a.basis === "none") {
-        io.stderr(`warning: ${file} has no events: the trace's time 0 is placed at 0 ns\n`);
-      }
-      if (reader.info.pid !== BigInt(s.pid)) {
-        io.stderr(
-          `warning: ${tracePath} is the trace of process ${reader.info.pid}, ${file} of ` +
-            `process ${s.pid}\n`,
-        );
-      }
-    }
     writeChromeTraceJson(trace, write);
     return `${s.domains.length} domain track(s), ${s.phases} phases, ${s.spans} spans, ` +
       `${s.counters} counter samples, ${s.instants} instants` +

@@ -17,6 +17,7 @@ import {
 import { commandName, usageLines } from "./_usage.ts";
 import { load } from "./_lazy.ts";
 import {
+  fileArguments,
   type OptionTable,
   parseCommandArgs,
   parseInteger,
@@ -107,16 +108,6 @@ function parse<const O extends OptionTable>(args: string[], cmd: string, options
   return parseCommandArgs(`trace ${cmd}`, args, options);
 }
 
-function needFiles(positionals: string[], n: number, cmd: string): string[] {
-  if (positionals.length !== n) {
-    throw usageError(
-      `trace ${cmd}`,
-      `'trace ${cmd}' takes ${n === 1 ? "one file" : `${n} files`}, got ${positionals.length}`,
-    );
-  }
-  return positionals;
-}
-
 /** Opens a trace file, or standard input for `-` (read as it comes; its size shows as 0). */
 async function openTrace(file: string): Promise<Reader> {
   const { Reader } = await memtrace();
@@ -137,7 +128,7 @@ async function dump(args: string[]): Promise<void> {
     "max-output": { type: "string" },
   });
   if (values.help) return writeStdout(HELP.dump + "\n");
-  const [file] = needFiles(positionals, 1, "dump");
+  const [file] = fileArguments("trace dump", positionals, 1);
   const maxOutputChars = maxOutput(values["max-output"]);
   const { dumpTraceTo } = await memtrace();
   const reader = await openTrace(file);
@@ -156,7 +147,7 @@ async function dump(args: string[]): Promise<void> {
 async function copy(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, "copy", {});
   if (values.help) return writeStdout(HELP.copy + "\n");
-  const [input, output] = needFiles(positionals, 2, "copy");
+  const [input, output] = fileArguments("trace copy", positionals, 2);
   const [{ FileSink, TraceCopier }, { openTraceInput, readThrough }] = await Promise.all([
     memtrace(),
     load<typeof import("./_trace_input.ts")>(new URL("./_trace_input.ts", import.meta.url)),
@@ -228,7 +219,7 @@ async function info(args: string[]): Promise<void> {
     confidence: { type: "string" },
   });
   if (values.help) return writeStdout(HELP.info + "\n");
-  const [file] = needFiles(positionals, 1, "info");
+  const [file] = fileArguments("trace info", positionals, 1);
   const [{ infoLines, Reader, traceStats }, { confidenceOption, infoIntervals }] = await Promise
     .all([memtrace(), analysis()]);
   const confidence = confidenceOption(values.confidence, "info");

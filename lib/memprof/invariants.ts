@@ -137,6 +137,22 @@ export class AuditTracker {
    * @param inner the tracker under audit (its values are passed through).
    */
   constructor(inner: Tracker<unknown, unknown>) {
+    /** Runs the inner tracker's alloc or promote callback `f` for block `rec`: its value is the
+     * block's new token; returning None or raising ends the tracking. */
+    const tracked = (rec: AuditRecord, f: () => unknown): Token | undefined => {
+      let v: unknown;
+      try {
+        v = f();
+      } catch (e) {
+        rec.untracked = true;
+        throw e;
+      }
+      if (v === undefined || v === null) {
+        rec.untracked = true;
+        return undefined;
+      }
+      return { rec, inner: v };
+    };
     const alloc = (minor: boolean) => (info: AllocationInfo): Token | undefined => {
       const rec: AuditRecord = {
         id: this.#next++,
@@ -148,18 +164,7 @@ export class AuditTracker {
       };
       this.records.push(rec);
       this.log.push(`${minor ? "alloc_minor" : "alloc_major"} ${rec.id}`);
-      let v: unknown;
-      try {
-        v = minor ? inner.allocMinor?.(info) : inner.allocMajor?.(info);
-      } catch (e) {
-        rec.untracked = true;
-        throw e;
-      }
-      if (v === undefined || v === null) {
-        rec.untracked = true;
-        return undefined;
-      }
-      return { rec, inner: v };
+      return tracked(rec, () => minor ? inner.allocMinor?.(info) : inner.allocMajor?.(info));
     };
     this.tracker = {
       allocMinor: alloc(true),
@@ -171,18 +176,7 @@ export class AuditTracker {
         }
         r.promoted = true;
         this.log.push(`promote ${r.id}`);
-        let v: unknown;
-        try {
-          v = inner.promote?.(t.inner);
-        } catch (e) {
-          r.untracked = true;
-          throw e;
-        }
-        if (v === undefined || v === null) {
-          r.untracked = true;
-          return undefined;
-        }
-        return { rec: r, inner: v };
+        return tracked(r, () => inner.promote?.(t.inner));
       },
       deallocMinor: (t: Token) => {
         const r = t.rec;

@@ -22,7 +22,7 @@
  * @module
  */
 import type { Lifetime, Scenario, SizeSpec, Step } from "./spec.ts";
-import { forEachStep, someAction } from "./walk.ts";
+import { forEachStep, segmentStarts, someAction } from "./walk.ts";
 import { matchHasJumpTable } from "./_ocaml_switch.ts";
 
 import { MAX_YOUNG_WOSIZE } from "../runtime/mod.ts";
@@ -111,17 +111,11 @@ class PollAnalysis {
    * joins, the final poll's handler) is calls, then a return: safe. */
   #functions(): { steps: readonly Step[]; inAttempt: boolean }[] {
     const byDomain = new Map<string, Step[]>();
-    let cur: { domain: string; terminated: boolean } | undefined;
+    // A top-level step runs on its segment's domain (none but the main one without segments).
+    const { starts } = segmentStarts(this.#sc);
+    let domain = "main";
     for (const st of this.#sc.steps) {
-      const domain = "domain" in st
-        ? st.domain
-        : cur !== undefined && !cur.terminated
-        ? cur.domain
-        : "main";
-      if (cur === undefined || cur.domain !== domain || cur.terminated) {
-        cur = { domain, terminated: false };
-      }
-      if (st.kind === "terminate") cur.terminated = true;
+      domain = starts.get(st)?.domain ?? domain;
       const list = byDomain.get(domain) ?? [];
       list.push(st);
       byDomain.set(domain, list);

@@ -315,6 +315,14 @@ class Validator {
     }
   }
 
+  /** Checks the collection `what` of a `gc` step or action: one of {@linkcode GC_KINDS};
+   * `within`: where in the step. */
+  #gcKind(at: string, what: unknown, within = ""): void {
+    if (!(GC_KINDS as readonly unknown[]).includes(what)) {
+      this.#fail(at, `unknown collection ${JSON.stringify(what)} (${GC_KINDS.join(", ")})`, within);
+    }
+  }
+
   /** Checks size `s` of `what`: whole numbers of words in [`min`, `max`] (default 1 to
    * {@linkcode MAX_WORDS}); `within`: where in the step. */
   #size(
@@ -574,13 +582,7 @@ class Validator {
         }
         break;
       case "gc":
-        if (!(GC_KINDS as readonly string[]).includes(a.what)) {
-          this.#fail(
-            at,
-            `unknown collection ${JSON.stringify(a.what)} (${GC_KINDS.join(", ")})`,
-            within,
-          );
-        }
+        this.#gcKind(at, a.what, within);
         break;
       case "exitThread":
         break;
@@ -861,12 +863,7 @@ class Validator {
           ) this.#fail(at, `keep.${st.lifetime.kind} is for heap blocks only`);
           break;
         case "gc":
-          if (!(GC_KINDS as readonly string[]).includes(st.what)) {
-            this.#fail(
-              at,
-              `unknown collection ${JSON.stringify(st.what)} (${GC_KINDS.join(", ")})`,
-            );
-          }
+          this.#gcKind(at, st.what);
           break;
         case "memprofStart":
           this.#profile(at, st.profile, "");

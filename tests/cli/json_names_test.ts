@@ -6,12 +6,12 @@ import { join } from "node:path";
 import d8Image from "../fixtures/runtime_events/d8/18440.events" with { type: "bytes" };
 import e10Image from "../fixtures/runtime_events/e10/18448.events" with { type: "bytes" };
 import { type EventsCliIO, run as events } from "../../cli/events.ts";
-import { type OCamlCliIO, run as ocaml } from "../../cli/ocaml.ts";
+import { run as ocaml } from "../../cli/ocaml.ts";
 import { type DiffCliIO, run as diff } from "../../cli/diff.ts";
 import { compareLogs, type DiffResult } from "../../lib/differential/mod.ts";
 import { scenarios } from "../../scenarios/index.ts";
 import { callbackLines, canonical, resultOf } from "../differential/helpers.ts";
-import { fakeOcamlopt, testEnv, withTemp } from "../ocaml/helpers.ts";
+import { fakeOcamlopt, ocamlCliIO, testEnv, withTemp } from "../ocaml/helpers.ts";
 
 const files: Record<string, Uint8Array> = { "d8.events": d8Image, "e10.events": e10Image };
 
@@ -150,27 +150,12 @@ Deno.test("events gc-stats labels every figure with its --json key", async () =>
   }
 });
 
-function ocamlIO(env: Record<string, string | undefined>) {
-  const io = {
-    out: "",
-    err: "",
-    env,
-    stdout(text: string) {
-      io.out += text;
-    },
-    stderr(text: string) {
-      io.err += text;
-    },
-  };
-  return io satisfies OCamlCliIO;
-}
-
 Deno.test("ocaml status labels its lines with the --json keys", async () => {
   await withTemp(async (dir) => {
     const mine = await fakeOcamlopt(join(dir, "path", "ocamlopt"), "5.3.1");
     for (const extra of [[], ["--prefix", join(dir, "elsewhere")]]) {
-      const t = ocamlIO(testEnv(dir, [join(dir, "path")]));
-      const j = ocamlIO(testEnv(dir, [join(dir, "path")]));
+      const t = ocamlCliIO(testEnv(dir, [join(dir, "path")]));
+      const j = ocamlCliIO(testEnv(dir, [join(dir, "path")]));
       assert.equal(await ocaml(["status", ...extra], t), 0, t.err);
       assert.equal(await ocaml(["status", "--json", ...extra], j), 0, j.err);
       const json = JSON.parse(j.out);

@@ -23,7 +23,7 @@ import { ExportError, exportOCaml } from "../../lib/export/mod.ts";
 import { MAX_PROGRAM_CHARS } from "../../lib/export/ocaml.ts";
 import { type Scenario, ScenarioError, validateScenario } from "../../lib/scenario/mod.ts";
 import { scenarios } from "../../scenarios/index.ts";
-import { mulberry32 } from "../prng.ts";
+import { Rng } from "../prng.ts";
 import { scanOCaml } from "./ocaml_lexer.ts";
 
 /** Most program characters: `[base, per byte of the scenario's JSON]`, and at most
@@ -37,23 +37,6 @@ export const PRELUDE_CHARS = 1 << 20;
 /** The marker hostile strings hold: it may appear in the program only inside literals or
  * comments (no identifier can hold its space and brackets, so it is never a name made safe). */
 export const MARKER = "<PWN 3D>";
-
-/** A seeded generator with the helpers mutators need. */
-export class Rng {
-  readonly #next: () => number;
-  constructor(seed: number) {
-    this.#next = mulberry32(seed);
-  }
-  int(n: number): number {
-    return Math.floor(this.#next() * n);
-  }
-  pick<T>(xs: readonly T[]): T {
-    return xs[this.int(xs.length)];
-  }
-  chance(p: number): boolean {
-    return this.#next() < p;
-  }
-}
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -424,15 +407,7 @@ export function scenarioCase(
     const steps: string[] = [];
     let small = true;
     for (let k = rng.chance(0.7) ? 1 : 2 + rng.int(2); k > 0 && small; k--) {
-      let r = rng.int(TOTAL);
-      let m = MUTATORS[0];
-      for (const entry of MUTATORS) {
-        if (r < entry[0]) {
-          m = entry;
-          break;
-        }
-        r -= entry[0];
-      }
+      const m = rng.weighted(MUTATORS, TOTAL);
       steps.push(`${m[1]}: ${m[2](rng, json, all)}`);
       small = jsonSizeAtMost(json, MAX_SCENARIO_JSON) <= MAX_SCENARIO_JSON;
     }

@@ -2,7 +2,9 @@
 // parsing/lexer.mll, rules `token`, `comment`, `string` and `quoted_string`): it finds the
 // comments, string literals (also those inside comments, which OCaml's lexer reads whole) and
 // character literals of a program, and decodes each string literal to its bytes. Only what the
-// exporter's programs need: enough to tell the code of a program from the text in it.
+// exporter's programs need: enough to tell the code of a program from the text in it; and
+// the text of one of its top-level functions (`definition`).
+import assert from "node:assert/strict";
 
 /** A string literal found in a program. */
 export interface OCamlLiteral {
@@ -256,4 +258,12 @@ export function scanOCaml(source: string): OCamlScan {
     i += n;
   }
   return { code: dec.decode(code.subarray(0, codeLen)), literals };
+}
+
+/** The text of the top-level definition `let[@inline never] <fn> () = …` in `source`. */
+export function definition(source: string, fn: string): string {
+  const start = source.indexOf(`let[@inline never] ${fn} () =`);
+  assert.ok(start >= 0, `no definition of ${fn}`);
+  const end = source.indexOf("\n\n", start);
+  return source.slice(start, end < 0 ? undefined : end);
 }

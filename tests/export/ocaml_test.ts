@@ -19,6 +19,7 @@ import {
   moduleNameOf,
 } from "../../lib/export/mod.ts";
 import { scenarios } from "../../scenarios/index.ts";
+import { definition } from "./ocaml_lexer.ts";
 
 const tiny = scenario({ name: "tiny", minorHeapWords: 8192, ringLog2: 10 }, (s) => {
   const m = s.main;
@@ -35,14 +36,6 @@ const tiny = scenario({ name: "tiny", minorHeapWords: 8192, ringLog2: 10 }, (s) 
   m.minorGc();
   m.memprof.stop();
 });
-
-/** The text of the top-level definition `let[@inline never] <fn> () = …` in `source`. */
-function definition(source: string, fn: string): string {
-  const start = source.indexOf(`let[@inline never] ${fn} () =`);
-  assert.ok(start >= 0, `no definition of ${fn}`);
-  const end = source.indexOf("\n\n", start);
-  return source.slice(start, end < 0 ? undefined : end);
-}
 
 /** The OCaml function standing for the frame whose definition name is `def`. */
 function fnOf(p: ExportedProgram, def: string): string {

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { act, cb, scenario } from "../../lib/scenario/mod.ts";
 import { ExportError, exportOCaml } from "../../lib/export/mod.ts";
 import { harnessBlocks, harnessMajorHeap } from "../../lib/export/_harness_heap.ts";
+import { definition } from "./ocaml_lexer.ts";
 
 const ring = scenario({ name: "ring", minorHeapWords: 8192 }, (s) => {
   const main = s.main;
@@ -31,14 +32,6 @@ const ring = scenario({ name: "ring", minorHeapWords: 8192 }, (s) => {
   main.join(a);
   main.memprof.stop();
 });
-
-/** The text of the top-level definition `let[@inline never] <fn> () = …` in `source`. */
-function definition(source: string, fn: string): string {
-  const start = source.indexOf(`let[@inline never] ${fn} () =`);
-  assert.ok(start >= 0, `no definition of ${fn}`);
-  const end = source.indexOf("\n\n", start);
-  return source.slice(start, end < 0 ? undefined : end);
-}
 
 Deno.test("a scenario with threads links the threads library and Unix", () => {
   const p = exportOCaml(ring);

@@ -54,7 +54,8 @@ import {
 } from "../../lib/trace_analysis/mod.ts";
 import { StdoutBuffer } from "../../cli/_io.ts";
 import { infoCounts, infoJson } from "../../cli/trace.ts";
-import { FuzzFailure, Rng } from "./fuzz_harness.ts";
+import { FuzzFailure } from "./fuzz_harness.ts";
+import { Rng } from "../prng.ts";
 
 /** The name the fuzzed trace goes by (the CLI's file argument). */
 export const FUZZ_FILE = "fuzz.ctf";

@@ -18,7 +18,7 @@
  * times the input.
  * @module
  */
-import { mulberry32 } from "../prng.ts";
+import { Rng, seedByWeight } from "../prng.ts";
 import {
   AllocationSource,
   dumpTraceTo,
@@ -57,31 +57,6 @@ export const FUZZ_DUMP_CHARS_PER_BYTE = 256;
 export const COPY_BYTES_PER_INPUT_BYTE = 2048;
 /** See {@linkcode COPY_BYTES_PER_INPUT_BYTE}. */
 export const COPY_BASE_BYTES = 1 << 16;
-
-// ---------------------------------------------------------------------------------------------
-// Randomness.
-
-/** A seeded generator with the helpers mutators need. */
-export class Rng {
-  readonly #next: () => number;
-  constructor(seed: number) {
-    this.#next = mulberry32(seed);
-  }
-  /** Integer in [0, n). */
-  int(n: number): number {
-    return Math.floor(this.#next() * n);
-  }
-  /** Integer in [lo, hi]. */
-  range(lo: number, hi: number): number {
-    return lo + this.int(hi - lo + 1);
-  }
-  pick<T>(xs: readonly T[]): T {
-    return xs[this.int(xs.length)];
-  }
-  chance(p: number): boolean {
-    return this.#next() < p;
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Seeds.
@@ -410,14 +385,7 @@ export function seeds(): Seed[] {
 
 /** The seed of case `index`: drawn by weight, determined by (campaign seed, index). */
 export function seedFor(campaignSeed: number, index: number): Seed {
-  const all = seeds();
-  const total = all.reduce((n, s) => n + s.weight, 0);
-  let r = new Rng((campaignSeed + Math.imul(index, 0x85ebca6b)) >>> 0).int(total * 1000) / 1000;
-  for (const s of all) {
-    if (r < s.weight) return s;
-    r -= s.weight;
-  }
-  return all[0];
+  return seedByWeight(seeds(), campaignSeed, index);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -804,15 +772,7 @@ export function mutant(
   // one more way to produce near-valid input.
   const k = rng.chance(0.75) ? 1 : rng.range(2, 3);
   for (let i = 0; i < k; i++) {
-    let r = rng.int(TOTAL_WEIGHT);
-    let m = MUTATORS[0];
-    for (const entry of MUTATORS) {
-      if (r < entry[0]) {
-        m = entry;
-        break;
-      }
-      r -= entry[0];
-    }
+    const m = rng.weighted(MUTATORS, TOTAL_WEIGHT);
     let what: string;
     try {
       what = m[2](rng, d, s, all);

@@ -7,7 +7,8 @@
  * can encode. A failure names the fixture, the mutant index and the mutations, so that it can
  * be reproduced with `mutant(fixture, seed, index)`.
  */
-import { concat, Rng } from "./fuzz_harness.ts";
+import { concat } from "./fuzz_harness.ts";
+import { Rng } from "../prng.ts";
 import assert from "node:assert/strict";
 import {
   type Event,

@@ -4,32 +4,13 @@
 import assert from "node:assert/strict";
 import { binomial } from "../../lib/memtrace_tools/_binomial.ts";
 import { OCamlRandomState } from "../../lib/tracer/mod.ts";
+import { logGamma } from "../../lib/trace_analysis/intervals.ts";
 import { mulberry32 } from "../prng.ts";
 
-/** log P(X = k) for X ~ Binomial(n, p), through lgamma by Lanczos (exact enough for tests). */
+/** log P(X = k) for X ~ Binomial(n, p), through ln Γ by Lanczos (exact enough for tests). */
 function logPmf(n: number, p: number, k: number): number {
-  return lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1) + k * Math.log(p) +
+  return logGamma(n + 1) - logGamma(k + 1) - logGamma(n - k + 1) + k * Math.log(p) +
     (n - k) * Math.log1p(-p);
-}
-
-function lgamma(x: number): number {
-  const g = 7;
-  const c = [
-    0.99999999999980993,
-    676.5203681218851,
-    -1259.1392167224028,
-    771.32342877765313,
-    -176.61502916214059,
-    12.507343278686905,
-    -0.13857109526572012,
-    9.9843695780195716e-6,
-    1.5056327351493116e-7,
-  ];
-  x -= 1;
-  let a = c[0];
-  const t = x + g + 0.5;
-  for (let i = 1; i < g + 2; i++) a += c[i] / (x + i);
-  return 0.5 * Math.log(2 * Math.PI) + (x + 0.5) * Math.log(t) - t + Math.log(a);
 }
 
 /**

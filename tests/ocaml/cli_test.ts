@@ -1,29 +1,20 @@
 // The `ocaml` command, run in-process with its output, environment and build runner replaced.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type OCamlCliIO, run, USAGE } from "../../cli/ocaml.ts";
-import type { CommandRunner } from "../../lib/ocaml/mod.ts";
-import { fakeOcamlopt, fakeRunner, fakeToolsDir, script, testEnv, withTemp } from "./helpers.ts";
-
-function stub(env: Record<string, string | undefined>, runner?: CommandRunner) {
-  const io = {
-    out: "",
-    err: "",
-    env,
-    ...(runner ? { runner } : {}),
-    stdout(text: string) {
-      io.out += text;
-    },
-    stderr(text: string) {
-      io.err += text;
-    },
-  };
-  return io satisfies OCamlCliIO;
-}
+import { run, USAGE } from "../../cli/ocaml.ts";
+import {
+  fakeOcamlopt,
+  fakeRunner,
+  fakeToolsDir,
+  ocamlCliIO,
+  script,
+  testEnv,
+  withTemp,
+} from "./helpers.ts";
 
 Deno.test("ocaml --help prints the usage and exits 0", async () => {
   for (const args of [["--help"], ["-h"], ["setup", "--help"], ["status", "-h"]]) {
-    const io = stub({});
+    const io = ocamlCliIO({});
     assert.equal(await run(args, io), 0, args.join(" "));
     assert.equal(io.out, USAGE);
     assert.equal(io.err, "");
@@ -44,13 +35,13 @@ Deno.test("ocaml exits 2 on usage errors", async () => {
     [["setup", "--prefix"], /--prefix/],
   ];
   for (const [args, message] of cases) {
-    const io = stub({});
+    const io = ocamlCliIO({});
     assert.equal(await run(args, io), 2, args.join(" "));
     assert.match(io.err, message);
     assert.match(io.err, /^error: .*\nRun 'memprof-lab ocaml --help' for usage\.\n$/);
     assert.equal(io.out, "");
   } // No command at all: the usage itself, on stderr.
-  const none = stub({});
+  const none = ocamlCliIO({});
   assert.equal(await run([], none), 2);
   assert.equal(none.err, `error: missing command (setup, status or exec)\n${USAGE}`);
   assert.equal(none.out, "");
@@ -61,13 +52,13 @@ Deno.test("ocaml setup builds through the runner and prints stages and the compi
     const tools = await fakeToolsDir(join(dir, "tools"));
     const { runner, calls } = fakeRunner();
     const prefix = join(dir, "p");
-    const io = stub(testEnv(dir, [tools]), runner);
+    const io = ocamlCliIO(testEnv(dir, [tools]), runner);
     assert.equal(await run(["setup", "--prefix", prefix, "--jobs", "4"], io), 0, io.err);
     assert.deepEqual(calls[3].slice(1), ["-j4"]);
     assert.match(io.out, /\] configure: \.\/configure --prefix=/);
     assert.ok(io.out.endsWith(`ocamlopt: ${join(prefix, "bin", "ocamlopt")} (OCaml 5.3.0)\n`));
     // Again: instant.
-    const again = stub(testEnv(dir, [tools]), runner);
+    const again = ocamlCliIO(testEnv(dir, [tools]), runner);
     assert.equal(await run(["setup", "--prefix", prefix], again), 0);
     assert.match(again.out, /^OCaml 5\.3\.0 already built at /);
     assert.equal(calls.length, 5);
@@ -78,7 +69,7 @@ Deno.test("ocaml setup exits 1 with 'error:' and the log when the build fails", 
   await withTemp(async (dir) => {
     const tools = await fakeToolsDir(join(dir, "tools"));
     const prefix = join(dir, "p");
-    const io = stub(testEnv(dir, [tools]), fakeRunner({ failAt: "install" }).runner);
+    const io = ocamlCliIO(testEnv(dir, [tools]), fakeRunner({ failAt: "install" }).runner);
     assert.equal(await run(["setup", "--prefix", prefix], io), 1);
     assert.match(io.err, /^error: OCaml 5\.3\.0 build failed at install/);
     assert.ok(io.err.includes(`${prefix}.build.log`));
@@ -88,7 +79,7 @@ Deno.test("ocaml setup exits 1 with 'error:' and the log when the build fails", 
 Deno.test("ocaml setup exits 1 naming apt-get install when gcc and make are missing", async () => {
   await withTemp(async (dir) => {
     const tools = await fakeToolsDir(join(dir, "tools"), ["npm", "tar"]);
-    const io = stub(testEnv(dir, [tools]), fakeRunner().runner);
+    const io = ocamlCliIO(testEnv(dir, [tools]), fakeRunner().runner);
     assert.equal(await run(["setup"], io), 1);
     assert.match(io.err, /^error: .*apt-get install gcc make/);
   });
@@ -97,7 +88,7 @@ Deno.test("ocaml setup exits 1 naming apt-get install when gcc and make are miss
 Deno.test("ocaml setup --ocamlopt refuses OCaml 5.2.1 with exit 1", async () => {
   await withTemp(async (dir) => {
     const old = await fakeOcamlopt(join(dir, "old", "ocamlopt"), "5.2.1");
-    const io = stub(testEnv(dir, []));
+    const io = ocamlCliIO(testEnv(dir, []));
     assert.equal(await run(["setup", "--ocamlopt", old], io), 1);
     assert.match(
       io.err,
@@ -110,7 +101,7 @@ Deno.test("ocaml status says what is there and which toolchain would be used", a
   await withTemp(async (dir) => {
     const path = join(dir, "path");
     const mine = await fakeOcamlopt(join(path, "ocamlopt"), "5.3.1");
-    const io = stub(testEnv(dir, [path]));
+    const io = ocamlCliIO(testEnv(dir, [path]));
     assert.equal(await run(["status"], io), 0);
     const prefix = join(dir, "cache", "memprof-lab", "ocaml-5.3.0");
     assert.equal(
@@ -132,7 +123,7 @@ Deno.test("ocaml status --json describes a built cache prefix", async () => {
   await withTemp(async (dir) => {
     const prefix = join(dir, "built");
     await fakeOcamlopt(join(prefix, "bin", "ocamlopt"), "5.3.0");
-    const io = stub(testEnv(dir, []));
+    const io = ocamlCliIO(testEnv(dir, []));
     assert.equal(await run(["status", "--json", "--prefix", prefix], io), 0);
     const status = JSON.parse(io.out);
     assert.deepEqual(status.cache, { prefix, source: "option", built: true, version: "5.3.0" });
@@ -150,7 +141,7 @@ Deno.test("ocaml status --json describes a built cache prefix", async () => {
 Deno.test("ocaml status with a refused --ocamlopt prints the status and exits 1", async () => {
   await withTemp(async (dir) => {
     const old = await fakeOcamlopt(join(dir, "old", "ocamlopt"), "5.2.1");
-    const io = stub(testEnv(dir, []));
+    const io = ocamlCliIO(testEnv(dir, []));
     assert.equal(await run(["status", "--ocamlopt", old], io), 1);
     assert.match(io.out, /^selected: +nothing/m);
     assert.match(io.err, /^error: .*OCaml 5\.2\.1/);
@@ -167,7 +158,7 @@ Deno.test("ocaml exec runs a tool of the selected toolchain with its arguments, 
       calls.push([command, args]);
       return Promise.resolve(7);
     };
-    const io = Object.assign(stub(testEnv(dir, [])), { exec });
+    const io = Object.assign(ocamlCliIO(testEnv(dir, [])), { exec });
     // The tool's own options pass through, with or without `--`.
     assert.equal(
       await run(["exec", "--prefix", prefix, "ocamlopt", "-g", "x.ml", "-o", "x"], io),
@@ -180,7 +171,7 @@ Deno.test("ocaml exec runs a tool of the selected toolchain with its arguments, 
     ]);
     assert.equal(io.err, "");
     // A tool the toolchain does not have, a path, no tool: refused.
-    const missing = Object.assign(stub(testEnv(dir, [])), { exec });
+    const missing = Object.assign(ocamlCliIO(testEnv(dir, [])), { exec });
     assert.equal(await run(["exec", "--prefix", prefix, "ocamlfoo"], missing), 1);
     assert.match(missing.err, /^error: no ocamlfoo beside .*\/bin\/ocamlopt \(OCaml 5\.3\.0\)\n$/);
     for (
@@ -190,20 +181,20 @@ Deno.test("ocaml exec runs a tool of the selected toolchain with its arguments, 
         [["exec", "--json", "ocamlopt"], /--json does not apply to exec/],
       ] as const
     ) {
-      const u = Object.assign(stub(testEnv(dir, [])), { exec });
+      const u = Object.assign(ocamlCliIO(testEnv(dir, [])), { exec });
       assert.equal(await run([...args], u), 2, args.join(" "));
       assert.match(u.err, message);
     }
     assert.equal(calls.length, 2, "nothing else ran");
     // Run for real: the fake ocamlopt exits 3 for anything but -version.
-    const real = stub(testEnv(dir, []));
+    const real = ocamlCliIO(testEnv(dir, []));
     assert.equal(await run(["exec", "--prefix", prefix, "ocamlopt", "x.ml"], real), 3);
   });
 });
 
 Deno.test("ocaml exec without a toolchain says how to get one and exits 1", async () => {
   await withTemp(async (dir) => {
-    const io = stub(testEnv(dir, []));
+    const io = ocamlCliIO(testEnv(dir, []));
     assert.equal(await run(["exec", "ocamlopt", "-version"], io), 1);
     assert.match(io.err, /^error: no OCaml 5\.3\.0 toolchain found: run 'memprof-lab ocaml setup'/);
   });

@@ -3,6 +3,25 @@
 import { basename, join } from "node:path";
 import type { CommandRunner, RunOptions } from "../../lib/ocaml/mod.ts";
 import { OCAML_NPM_INTEGRITY, OCAML_VERSION } from "../../lib/ocaml/mod.ts";
+import type { OCamlCliIO } from "../../cli/ocaml.ts";
+
+/** The `ocaml` command's outside world for a run in-process: environment `env`, the build runner
+ * `runner` when given, standard output and error kept in `out` and `err`. */
+export function ocamlCliIO(env: Record<string, string | undefined>, runner?: CommandRunner) {
+  const io = {
+    out: "",
+    err: "",
+    env,
+    ...(runner ? { runner } : {}),
+    stdout(text: string) {
+      io.out += text;
+    },
+    stderr(text: string) {
+      io.err += text;
+    },
+  };
+  return io satisfies OCamlCliIO;
+}
 
 /** Runs `fn` with a fresh temporary directory, removed afterwards. */
 export async function withTemp<T>(fn: (dir: string) => Promise<T>): Promise<T> {

@@ -12,7 +12,7 @@ import {
   RuntimePhase,
   Type,
 } from "../../lib/runtime_events/mod.ts";
-import { computeLayout } from "../../lib/runtime_events/layout.ts";
+import { writeSparseRingFile } from "./helpers.ts";
 import { refCustomDecoder } from "./fixture_decoders.ts";
 import { ringCase } from "./fuzz_harness.ts";
 import { validateChromeTrace } from "./chrome_validate.ts";
@@ -139,22 +139,7 @@ Deno.test("gc-stats and export of an empty 2 GiB sparse ring read it window by w
   const dir = Deno.makeTempDirSync();
   try {
     const path = `${dir}/1234.events`;
-    const layout = computeLayout(4096, 16);
-    const f = Deno.openSync(path, { write: true, create: true });
-    const h = new DataView(new ArrayBuffer(64));
-    [
-      1,
-      4096,
-      80,
-      layout.ringSizeBytes,
-      layout.ringSizeElements,
-      64,
-      layout.dataOffset,
-      layout.customEventsOffset,
-    ].forEach((v, i) => h.setBigUint64(i * 8, BigInt(v), true));
-    f.writeSync(new Uint8Array(h.buffer));
-    f.truncateSync(layout.totalSize);
-    f.close();
+    const layout = writeSparseRingFile(path, 4096, 16);
     assert.ok(layout.totalSize > 2 ** 31);
     for (
       const args of [["stats", path], ["gc-stats", path], ["export", path, "--format", "chrome"]]

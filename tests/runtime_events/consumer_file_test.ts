@@ -15,11 +15,10 @@ import {
   RuntimePhase,
   Type,
 } from "../../lib/runtime_events/mod.ts";
-import { computeLayout } from "../../lib/runtime_events/layout.ts";
 import { dumpCallbacks } from "../../lib/runtime_events/dump.ts";
 import { RING_WINDOW_BYTES, STREAM_IMAGE_LIMIT } from "../../lib/runtime_events/consumer.ts";
 import { refCustomDecoder } from "./fixture_decoders.ts";
-import { counterClock } from "./helpers.ts";
+import { counterClock, writeSparseRingFile } from "./helpers.ts";
 import d8Dump from "../fixtures/runtime_events/d8/dump.txt" with { type: "text" };
 
 const D8 = new URL("../fixtures/runtime_events/d8/18440.events", import.meta.url).pathname;
@@ -159,23 +158,7 @@ Deno.test("a file is read ring by ring: only headers, used ring words and names 
 Deno.test("an empty 2 GiB sparse ring file (4,096 rings of 2^16 words) costs kilobytes", () => {
   const path = Deno.makeTempFileSync({ suffix: ".events" });
   try {
-    const layout = computeLayout(4096, 16);
-    const f = Deno.openSync(path, { write: true });
-    const h = new DataView(new ArrayBuffer(64));
-    [
-      1,
-      4096,
-      80,
-      layout.ringSizeBytes,
-      layout.ringSizeElements,
-      64,
-      layout.dataOffset,
-      layout
-        .customEventsOffset,
-    ].forEach((v, i) => h.setBigUint64(i * 8, BigInt(v), true));
-    f.writeSync(new Uint8Array(h.buffer));
-    f.truncateSync(layout.totalSize);
-    f.close();
+    const layout = writeSparseRingFile(path, 4096, 16);
     assert.ok(layout.totalSize > 2 ** 31);
     const before = Deno.memoryUsage().rss;
     const src = new Counting(new RingFileSource(path));

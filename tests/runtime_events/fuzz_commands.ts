@@ -17,24 +17,22 @@
  * @module
  */
 import {
-  alignTrace,
   computeGcStats,
   computeStats,
   DecoderRegistry,
-  exportChromeTrace,
   formatGcStats,
   formatStats,
   RuntimeEventsCursor,
   RuntimeEventsFormatError,
-  type TraceAlignment,
-  traceInstants,
   writeChromeTraceJson,
 } from "../../lib/runtime_events/mod.ts";
 import { dumpCallbacks } from "../../lib/runtime_events/dump.ts";
 import { MemtraceFormatError, Reader } from "../../lib/memtrace/mod.ts";
 import { StdoutBuffer } from "../../cli/_io.ts";
+import { chromeTraceOf } from "../../cli/events.ts";
 import { refCustomDecoder } from "./fixture_decoders.ts";
-import { BytesRingSource, RingFuzzFailure, Rng } from "./fuzz_harness.ts";
+import { BytesRingSource, RingFuzzFailure } from "./fuzz_harness.ts";
+import { Rng } from "../prng.ts";
 import { validateChromeTrace } from "./chrome_validate.ts";
 
 /** The ring file's name (OCaml's `<pid>.events`: export takes its default pid from it). */
@@ -192,9 +190,8 @@ export function exerciseRingCommands(
         if (keep) text += chunk;
       };
       const warnings: string[] = [];
-      // convert(write), as cli/events.ts has it.
+      // convert(write), as cli/events.ts has it (the same chromeTraceOf).
       const image = openRing();
-      const aligned: { value?: TraceAlignment } = {};
       let reader: Reader | null = null;
       if (traceBytes !== undefined) {
         reader = Reader.fromBytes(traceBytes, {
@@ -202,36 +199,19 @@ export function exerciseRingCommands(
           onWarning: (m) => warnings.push(`warning: ${TRACE_FILE}: ${m}\n`),
         });
       }
-      const trace = exportChromeTrace(image, {
+      const trace = chromeTraceOf(image, RING_FILE, {
         decoders,
-        ...(pid !== undefined ? { pid } : {}),
-        defaultPid: Number(RING_FILE.slice(0, -7)),
-        otherData: {
-          ringFile: RING_FILE,
-          ...(traceBytes !== undefined ? { memtraceFile: TRACE_FILE } : {}),
-        },
+        pid,
         ...(reader !== null
           ? {
-            extraInstants: (anchors) => {
-              const a = alignTrace(
-                anchors,
-                anchorText === undefined ? undefined : BigInt(anchorText),
-              );
-              aligned.value = a;
-              return traceInstants(reader!, a.anchorNs);
+            trace: {
+              reader,
+              path: TRACE_FILE,
+              anchorNs: anchorText === undefined ? undefined : BigInt(anchorText),
             },
           }
           : {}),
-      });
-      const s = trace.summary;
-      const a = aligned.value;
-      if (reader !== null && a !== undefined) {
-        trace.otherData.memtraceAnchorNs = a.anchorNs.toString();
-        trace.otherData.memtraceAnchor = a.basis;
-        if (reader.info.pid !== BigInt(s.pid)) {
-          warnings.push(`warning: ${TRACE_FILE} is the trace of process ${reader.info.pid}`);
-        }
-      }
+      }, (line) => warnings.push(line));
       writeChromeTraceJson(trace, write);
       if (keep) {
         let v;

@@ -17,7 +17,7 @@
  * lost-events report; every so often, stats too.
  * @module
  */
-import { mulberry32 } from "../prng.ts";
+import { Rng, seedByWeight } from "../prng.ts";
 import {
   computeStats,
   customType,
@@ -43,23 +43,6 @@ export const DUMP_CHARS_PER_RING_BYTE = 32;
 export const FUZZ_WINDOW_BYTES = 8192;
 
 const decoders = new DecoderRegistry().register("ref.custom", refCustomDecoder);
-
-/** A seeded generator with the helpers mutators need. */
-export class Rng {
-  private readonly next: () => number;
-  constructor(seed: number) {
-    this.next = mulberry32(seed);
-  }
-  int(n: number): number {
-    return Math.floor(this.next() * n);
-  }
-  pick<T>(xs: readonly T[]): T {
-    return xs[this.int(xs.length)];
-  }
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-}
 
 /** A message of a seed: file offset, length in words, ring. */
 interface Message {
@@ -204,14 +187,7 @@ export function ringSeeds(): RingSeed[] {
 
 /** The seed of case `index`, drawn by weight. */
 export function ringSeedFor(campaignSeed: number, index: number): RingSeed {
-  const all = ringSeeds();
-  const total = all.reduce((n, s) => n + s.weight, 0);
-  let r = new Rng((campaignSeed + Math.imul(index, 0x85ebca6b)) >>> 0).int(total * 1000) / 1000;
-  for (const s of all) {
-    if (r < s.weight) return s;
-    r -= s.weight;
-  }
-  return all[0];
+  return seedByWeight(ringSeeds(), campaignSeed, index);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -424,15 +400,7 @@ export function ringCase(campaignSeed: number, index: number): RingCase {
   const w = new Writes(s);
   const steps: string[] = [];
   for (let k = rng.chance(0.75) ? 1 : 2 + rng.int(2); k > 0; k--) {
-    let r = rng.int(TOTAL);
-    let m = MUTATORS[0];
-    for (const entry of MUTATORS) {
-      if (r < entry[0]) {
-        m = entry;
-        break;
-      }
-      r -= entry[0];
-    }
+    const m = rng.weighted(MUTATORS, TOTAL);
     steps.push(`${m[1]}: ${m[2](rng, s, w)}`);
   }
   return {

@@ -1,9 +1,12 @@
-/** Shared helpers for the runtime_events tests: event collection and a seeded PRNG. */
+/** Shared helpers for the runtime_events tests: event collection, a seeded PRNG and an empty
+ * sparse ring file. */
 import {
   type ConsumerCallbacks,
   type CursorOptions,
+  type Layout,
   RuntimeEventsCursor,
 } from "../../lib/runtime_events/mod.ts";
+import { computeLayout } from "../../lib/runtime_events/layout.ts";
 
 /** An event as delivered by the cursor, flattened for comparisons. */
 export type Ev =
@@ -49,3 +52,26 @@ export function counterClock(start = 1000): () => number {
 
 /** Deterministic PRNG (mulberry32) so fuzz and wrap tests are reproducible. */
 export { mulberry32 as prng } from "../prng.ts";
+
+/** Writes at `path` a ring file of `maxDomains` rings of 2^`logWsize` words that holds no event:
+ * its metadata header, the rest left a hole (4,096 rings of 2^16 words, a 2 GiB file, take
+ * kilobytes on disk). Returns its layout. */
+export function writeSparseRingFile(path: string, maxDomains: number, logWsize: number): Layout {
+  const layout = computeLayout(maxDomains, logWsize);
+  const f = Deno.openSync(path, { write: true, create: true });
+  const h = new DataView(new ArrayBuffer(64));
+  [
+    1,
+    maxDomains,
+    80,
+    layout.ringSizeBytes,
+    layout.ringSizeElements,
+    64,
+    layout.dataOffset,
+    layout.customEventsOffset,
+  ].forEach((v, i) => h.setBigUint64(i * 8, BigInt(v), true));
+  f.writeSync(new Uint8Array(h.buffer));
+  f.truncateSync(layout.totalSize);
+  f.close();
+  return layout;
+}

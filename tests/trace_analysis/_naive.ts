@@ -142,3 +142,16 @@ export function naiveLiveAt(objects: NaiveObject[], t: number): number {
   }
   return s;
 }
+
+/** A stack's key as documented, written independently of lib/trace_analysis's `stackLabel`: the
+ * innermost frames of `full` (frames joined by `;`) within `maxChars` characters (at least one),
+ * after `(N outer frames);` when some are left out. */
+export function boundedStackKey(full: string, maxChars: number): string {
+  if (full === "(no location)") return full;
+  const frames = full.split(";");
+  let chars = frames.at(-1)!.length, first = frames.length - 1;
+  while (first > 0 && chars + 1 + frames[first - 1].length <= maxChars) {
+    chars += 1 + frames[--first].length;
+  }
+  return (first > 0 ? `(${first} outer frames);` : "") + frames.slice(first).join(";");
+}

@@ -5,22 +5,11 @@ import assert from "node:assert/strict";
 import { Reader } from "../../lib/memtrace/mod.ts";
 import { analyzeTrace, diffOf } from "../../lib/trace_analysis/mod.ts";
 import { STACK_TEXT_CHARS, stackLabel } from "../../lib/trace_analysis/select.ts";
-import { naiveGroups, naiveObjects } from "./_naive.ts";
+import { boundedStackKey, naiveGroups, naiveObjects } from "./_naive.ts";
 
 const FIXTURES = new URL("../fixtures/memtrace/", import.meta.url);
 const EXTRA = new URL("../fixtures/memtrace-tools/extra/", import.meta.url);
 const read = (dir: URL, f: string) => Deno.readFileSync(new URL(f, dir));
-
-/** The documented bound, written independently of stackLabel. */
-function boundedStackKey(full: string): string {
-  if (full === "(no location)") return full;
-  const frames = full.split(";");
-  let chars = frames.at(-1)!.length, first = frames.length - 1;
-  while (first > 0 && chars + 1 + frames[first - 1].length <= STACK_TEXT_CHARS) {
-    chars += 1 + frames[--first].length;
-  }
-  return (first > 0 ? `(${first} outer frames);` : "") + frames.slice(first).join(";");
-}
 
 function naiveDiff(a: Uint8Array, b: Uint8Array, fromUsB?: number) {
   const side = (bytes: Uint8Array, fromUs?: number) => {
@@ -46,7 +35,7 @@ function naiveDiff(a: Uint8Array, b: Uint8Array, fromUsB?: number) {
     Math.abs(y.allocDelta) - Math.abs(x.allocDelta) ||
     Math.abs(y.liveDelta) - Math.abs(x.liveDelta) || (x.k < y.k ? -1 : x.k > y.k ? 1 : 0)
   );
-  return rows.map((r) => [boundedStackKey(r.k), r.allocDelta, r.liveDelta]);
+  return rows.map((r) => [boundedStackKey(r.k, STACK_TEXT_CHARS), r.allocDelta, r.liveDelta]);
 }
 
 Deno.test("diff by stack matches stacks by their whole text, as the naive diff does", () => {

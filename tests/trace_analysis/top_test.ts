@@ -15,7 +15,7 @@ import {
 } from "../../lib/trace_analysis/mod.ts";
 import { SOURCES } from "../../lib/trace_analysis/filter.ts";
 import { STACK_TEXT_CHARS } from "../../lib/trace_analysis/select.ts";
-import { naiveGroups, naiveLiveAt, naiveObjects } from "./_naive.ts";
+import { boundedStackKey, naiveGroups, naiveLiveAt, naiveObjects } from "./_naive.ts";
 import { syntheticTrace } from "./_synthetic.ts";
 
 const FIXTURES = new URL("../fixtures/memtrace/", import.meta.url);
@@ -40,18 +40,6 @@ function analyze(bytes: Uint8Array, filter: AnalysisFilter) {
   return analyzeTrace(Reader.fromBytes(bytes), filter);
 }
 
-/** A stack's key as documented: the innermost frames within STACK_TEXT_CHARS characters (at
- * least one), after `(N outer frames);` when some are left out. */
-function boundedStackKey(full: string): string {
-  if (full === "(no location)") return full;
-  const frames = full.split(";");
-  let chars = frames.at(-1)!.length, first = frames.length - 1;
-  while (first > 0 && chars + 1 + frames[first - 1].length <= STACK_TEXT_CHARS) {
-    chars += 1 + frames[--first].length;
-  }
-  return (first > 0 ? `(${first} outer frames);` : "") + frames.slice(first).join(";");
-}
-
 /** Compares every row of `trace top` (no limit) with the naive sums. */
 function check(name: string, bytes: Uint8Array, by: GroupBy, filter: AnalysisFilter): number {
   const { data, selector } = analyze(bytes, filter);
@@ -73,7 +61,12 @@ function check(name: string, bytes: Uint8Array, by: GroupBy, filter: AnalysisFil
     expected.sort(([ka, a], [kb, b]) => b.samples - a.samples || (ka < kb ? -1 : ka > kb ? 1 : 0));
     assert.deepEqual(
       top.rows.map((r) => [r.key, r.samples, r.promotedSamples, r.liveEndBytes]),
-      expected.map(([k, g]) => [boundedStackKey(k), g.samples, g.promoted, g.liveEnd * bps]),
+      expected.map(([k, g]) => [
+        boundedStackKey(k, STACK_TEXT_CHARS),
+        g.samples,
+        g.promoted,
+        g.liveEnd * bps,
+      ]),
       what,
     );
     for (const row of top.rows) {
