@@ -149,25 +149,24 @@ export function dumpTraceTo(
   write: (text: string) => void,
   options: DumpOptions = {},
 ): number {
-  let parts: string[] = [];
-  let size = 0;
+  // Concatenated as it comes (V8 keeps the pieces as a rope until the text is read), which is
+  // cheaper than gathering them in an array to join.
+  let text = "";
   const flush = () => {
-    if (parts.length === 0) return;
-    const text = parts.join("");
-    parts = [];
-    size = 0;
-    write(text);
+    if (text.length === 0) return;
+    const chunk = text;
+    text = "";
+    write(chunk);
   };
   try {
     return dumpTo(reader, {
       put: (s) => {
-        parts.push(s);
-        size += s.length;
-        if (size >= 1 << 16) flush();
+        text += s;
+        if (text.length >= 1 << 16) flush();
       },
       endLine: () => {
-        parts.push("\n");
-        if (++size >= 1 << 16) flush();
+        text += "\n";
+        if (text.length >= 1 << 16) flush();
       },
     }, options);
   } finally {
