@@ -29,12 +29,23 @@ export function encodeString(s: string): Uint8Array {
   return out;
 }
 
-// Decoded strings, interned by a hash of their bytes in a direct-mapped table: traces repeat the
-// same few hundred filenames and function names thousands of times.
-const INTERN_SLOTS = 8192;
-const internHash = new Int32Array(INTERN_SLOTS);
-const internBytes: (Uint8Array | undefined)[] = new Array(INTERN_SLOTS).fill(undefined);
-const internStr: string[] = new Array(INTERN_SLOTS).fill("");
+// Decoded strings, interned by a hash of their bytes: traces repeat the same few hundred filenames
+// and function names thousands of times. The table has two ways per set (slots 2k and 2k + 1, the
+// more recently used first): in a direct-mapped table two names of one slot evict each other at
+// every use, which ocamlopt.ctf's 985 names did for about a tenth of their decodes.
+const INTERN_SETS = 8192;
+const internHash = new Int32Array(2 * INTERN_SETS);
+const internBytes: (Uint8Array | undefined)[] = new Array(2 * INTERN_SETS).fill(undefined);
+const internStr: string[] = new Array(2 * INTERN_SETS).fill("");
+
+/** Whether slot `slot` of the intern table holds `b[start, end)` with hash `h`. */
+function internedAt(slot: number, h: number, b: Uint8Array, start: number, end: number): boolean {
+  const known = internBytes[slot];
+  if (known === undefined || internHash[slot] !== h || known.length !== end - start) return false;
+  let k = 0;
+  while (k < known.length && known[k] === b[start + k]) k++;
+  return k === known.length;
+}
 
 /** Decodes bytes as UTF-8; bytes that are not valid UTF-8 are taken as Latin-1 so that nothing is
  * lost or replaced. */
@@ -53,12 +64,18 @@ export function decodeString(b: Uint8Array, start: number, end: number): string 
     h = Math.imul(h ^ b[i], 0x01000193);
   }
   const ascii = (high & 0x80808080) === 0;
-  const slot = (h ^ (h >>> 16)) & (INTERN_SLOTS - 1);
-  const known = internBytes[slot];
-  if (known !== undefined && internHash[slot] === h && known.length === end - start) {
-    let k = 0;
-    while (k < known.length && known[k] === b[start + k]) k++;
-    if (k === known.length) return internStr[slot];
+  const first = ((h ^ (h >>> 16)) & (INTERN_SETS - 1)) << 1;
+  if (internedAt(first, h, b, start, end)) return internStr[first];
+  if (internedAt(first + 1, h, b, start, end)) {
+    // Move it to the set's first way.
+    const str = internStr[first + 1], bytes = internBytes[first + 1];
+    internHash[first + 1] = internHash[first];
+    internBytes[first + 1] = internBytes[first];
+    internStr[first + 1] = internStr[first];
+    internHash[first] = h;
+    internBytes[first] = bytes;
+    internStr[first] = str;
+    return str;
   }
   let s: string;
   if (ascii) {
@@ -75,9 +92,13 @@ export function decodeString(b: Uint8Array, start: number, end: number): string 
     }
   }
   if (end - start <= 256) {
-    internHash[slot] = h;
-    internBytes[slot] = b.slice(start, end);
-    internStr[slot] = s;
+    // The set's first way moves to the second; the second's entry goes.
+    internHash[first + 1] = internHash[first];
+    internBytes[first + 1] = internBytes[first];
+    internStr[first + 1] = internStr[first];
+    internHash[first] = h;
+    internBytes[first] = b.slice(start, end);
+    internStr[first] = s;
   }
   return s;
 }
