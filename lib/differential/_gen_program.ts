@@ -84,31 +84,45 @@ export type GenStep =
 
 /** A callback's behaviour: `cb.track()` or `cb.none()`, then `.on`/`.every`/`.always`. */
 export interface GenCallback {
+  /** What the callback returns: `cb.track()` keeps tracking the block, `cb.none()` does not. */
   readonly result: "track" | "none";
+  /** The actions it takes, each on the calls its trigger picks. */
   readonly actions: readonly { readonly when: Trigger; readonly action: CallbackAction }[];
 }
 
 /** The five callbacks (absent ones keep the default). */
 export interface GenTracker {
+  /** The callback of a sampled minor allocation. */
   readonly allocMinor?: GenCallback;
+  /** The callback of a sampled major allocation. */
   readonly allocMajor?: GenCallback;
+  /** The callback of a tracked block's promotion. */
   readonly promote?: GenCallback;
+  /** The callback of a tracked minor block's death. */
   readonly deallocMinor?: GenCallback;
+  /** The callback of a tracked major block's death. */
   readonly deallocMajor?: GenCallback;
 }
 
 /** Arguments of `memprof.start`. */
 export interface GenProfile {
+  /** The profile's name in the scenario. */
   readonly name: string;
+  /** Samples per word allocated. */
   readonly samplingRate: number;
+  /** Frames kept in a sampled block's callstack. */
   readonly callstackSize: number;
+  /** Its callbacks. */
   readonly tracker: GenTracker;
 }
 
 /** A whole generated program: settings and the main domain's steps. */
 export interface GenProgram {
+  /** The scenario's `seed` setting (its simulated sampler's). */
   readonly seed: number;
+  /** The scenario's minor heap, in words. */
   readonly minorHeapWords: number;
+  /** The builder calls, in order. */
   readonly steps: readonly GenStep[];
 }
 

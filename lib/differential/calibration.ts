@@ -17,8 +17,9 @@ export interface PhaseCalibration {
   readonly median: { readonly sim: number; readonly real: number };
   /** `median.sim / median.real` (Infinity when the real median is 0). */
   readonly ratio: number;
-  /** 10th and 90th percentiles of each side. */
+  /** 10th percentile of each side. */
   readonly p10: { readonly sim: number; readonly real: number };
+  /** 90th percentile of each side. */
   readonly p90: { readonly sim: number; readonly real: number };
 }
 

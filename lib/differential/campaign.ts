@@ -42,8 +42,11 @@ export type WorkerReply =
 /** Which scenarios a campaign runs: `count` of `seed`, those of shard `shard.index` (from 1) of
  * `shard.of` (scenario `i` is in shard `i mod of + 1`). */
 export interface CampaignPlan {
+  /** The campaign's seed. */
   readonly seed: number;
+  /** Scenarios 0 to `count` - 1. */
   readonly count: number;
+  /** Only shard `index` (from 1) of `of`. */
   readonly shard?: { readonly index: number; readonly of: number };
 }
 
@@ -68,7 +71,9 @@ export type CampaignItem =
 
 /** Options of {@linkcode runCampaign}. */
 export interface CampaignOptions {
+  /** Which scenarios to judge. */
   readonly plan: CampaignPlan;
+  /** What each worker needs to judge one (toolchain, cache, options). */
   readonly config: WorkerConfig;
   /** Workers judging at once (default 2). */
   readonly jobs?: number;

@@ -48,7 +48,9 @@ const KEY = /^(callback [1-9][0-9]*|collections|minor heap|overflow|not exportab
 
 /** The places a list names: `at` must match `pattern`, which `description` says in words. */
 export interface KnownKeys {
+  /** What an entry's `at` must match. */
   readonly pattern: RegExp;
+  /** The same in words, for the error naming an entry that does not match. */
   readonly description: string;
 }
 

@@ -104,9 +104,12 @@ export {
 } from "./campaign.ts";
 export { EXPORTABLE_FEATURES, FeatureCounts, scenarioFeatures } from "./features.ts";
 export {
-  exportablePrograms,
   failureClass,
+  type GenCallback,
+  type GenProfile,
   type GenProgram,
+  type GenStep,
+  type GenTracker,
   judgeRandom,
   type JudgeRandomOptions,
   type RandomOutcome,

@@ -19,7 +19,7 @@ import { buildGenScenario, emitGenModule } from "./_gen_build.ts";
 import { scenarioFeatures } from "./features.ts";
 import { type DiffResult, simulateCanonical } from "./run.ts";
 
-export type { GenProgram } from "./_gen_program.ts";
+export type { GenCallback, GenProfile, GenProgram, GenStep, GenTracker } from "./_gen_program.ts";
 
 /** The name of scenario `index` of the campaign of `seed`. */
 export function randomScenarioName(seed: number, index: number): string {
@@ -153,14 +153,19 @@ export function failureClass(r: DiffResult): string | undefined {
 
 /** What judging one random scenario gave. */
 export interface RandomOutcome {
+  /** The scenario's index in its campaign. */
   readonly index: number;
+  /** Its name, `rnd-SEED-INDEX`. */
   readonly name: string;
+  /** The generated program it was built from. */
   readonly program: GenProgram;
   /** Features of the scenario (features.ts). */
   readonly features: readonly string[];
-  /** Steps as written, and leaf steps executed. */
+  /** Steps as written. */
   readonly steps: number;
+  /** Leaf steps executed (loops unrolled). */
   readonly executedSteps: number;
+  /** The judgement of the simulation against the real runtime. */
   readonly result: DiffResult;
   /** For a failure: the smallest program found that fails the same way. */
   readonly shrunk?: {
