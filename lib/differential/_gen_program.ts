@@ -11,6 +11,7 @@
  * @module
  */
 import fc from "fast-check";
+import { TRACKER_KINDS } from "../scenario/walk.ts";
 import type {
   AllocSource,
   CallbackAction,
@@ -127,13 +128,7 @@ export interface GenProgram {
 }
 
 /** The callback kinds of a tracker, in the order the builder lists them. */
-export const CALLBACK_KINDS = [
-  "allocMinor",
-  "allocMajor",
-  "promote",
-  "deallocMinor",
-  "deallocMajor",
-] as const;
+export const CALLBACK_KINDS: typeof TRACKER_KINDS = TRACKER_KINDS;
 
 // ---- budgets -----------------------------------------------------------------------------------
 

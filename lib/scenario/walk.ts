@@ -6,6 +6,7 @@
  * @module
  */
 import type { CallbackAction, ProfileSpec, Scenario, Step, TrackerSpec } from "./spec.ts";
+import { OPTION_KEYS } from "./_schema.ts";
 
 /** The kinds of step. */
 export type StepKind = Step["kind"];
@@ -160,14 +161,9 @@ export function someAction(
   return false;
 }
 
-/** Callback kinds in the exported program's order (its trackers' fields). */
-const TRACKER_KINDS = [
-  "allocMinor",
-  "allocMajor",
-  "promote",
-  "deallocMinor",
-  "deallocMajor",
-] as const;
+/** A tracker's callback kinds, in the order the DSL and the exported program's trackers list
+ * them (the schema's, which the type checker proves are TrackerSpec's keys). */
+export const TRACKER_KINDS: typeof OPTION_KEYS.tracker = OPTION_KEYS.tracker;
 
 /**
  * The exported program's slot of each named profile (`prof.(slot)` holds its value once it is
