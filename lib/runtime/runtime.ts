@@ -1483,6 +1483,7 @@ export class Runtime {
   /** Between the cycle's end and the next cycle's start, while memprof asks which blocks are
    * dead: the union of the two, made at the first question ({@linkcode isUnmarked}). */
   #marked: Set<number> | null = null;
+  /** Within that window: outside it, no block is marked (see {@linkcode isUnmarked}). */
   #askingMarks = false;
   #compaction: Map<number, number> | null = null;
   /** Young blocks without fields to scan, until the next minor collection. */
