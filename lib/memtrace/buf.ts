@@ -35,16 +35,32 @@ export function encodeString(s: string): Uint8Array {
 // every use, which ocamlopt.ctf's 985 names did for about a tenth of their decodes.
 const INTERN_SETS = 8192;
 const internHash = new Int32Array(2 * INTERN_SETS);
-const internBytes: (Uint8Array | undefined)[] = new Array(2 * INTERN_SETS).fill(undefined);
+/** Where each slot's bytes start in the arena, and how many (-1: an empty slot). */
+const internOff = new Int32Array(2 * INTERN_SETS);
+const internLen = new Int32Array(2 * INTERN_SETS).fill(-1);
 const internStr: string[] = new Array(2 * INTERN_SETS).fill("");
+/** The interned names' bytes, one after the other (a name is at most 256 bytes): contiguous, so
+ * that a lookup reads one array rather than a typed array object per name. When it is full, the
+ * table starts again empty. */
+const internArena = new Uint8Array(1 << 20);
+let internTop = 0;
 
 /** Whether slot `slot` of the intern table holds `b[start, end)` with hash `h`. */
 function internedAt(slot: number, h: number, b: Uint8Array, start: number, end: number): boolean {
-  const known = internBytes[slot];
-  if (known === undefined || internHash[slot] !== h || known.length !== end - start) return false;
-  let k = 0;
-  while (k < known.length && known[k] === b[start + k]) k++;
-  return k === known.length;
+  const len = internLen[slot];
+  if (len !== end - start || internHash[slot] !== h) return false;
+  const arena = internArena;
+  let k = 0, at = internOff[slot];
+  while (k < len && arena[at] === b[start + k]) k++, at++;
+  return k === len;
+}
+
+/** Moves slot `from`'s entry to slot `to`. */
+function internMove(from: number, to: number): void {
+  internHash[to] = internHash[from];
+  internOff[to] = internOff[from];
+  internLen[to] = internLen[from];
+  internStr[to] = internStr[from];
 }
 
 /** Decodes bytes as UTF-8; bytes that are not valid UTF-8 are taken as Latin-1 so that nothing is
@@ -68,12 +84,11 @@ export function decodeString(b: Uint8Array, start: number, end: number): string 
   if (internedAt(first, h, b, start, end)) return internStr[first];
   if (internedAt(first + 1, h, b, start, end)) {
     // Move it to the set's first way.
-    const str = internStr[first + 1], bytes = internBytes[first + 1];
-    internHash[first + 1] = internHash[first];
-    internBytes[first + 1] = internBytes[first];
-    internStr[first + 1] = internStr[first];
+    const str = internStr[first + 1], off = internOff[first + 1], len = internLen[first + 1];
+    internMove(first, first + 1);
     internHash[first] = h;
-    internBytes[first] = bytes;
+    internOff[first] = off;
+    internLen[first] = len;
     internStr[first] = str;
     return str;
   }
@@ -91,14 +106,21 @@ export function decodeString(b: Uint8Array, start: number, end: number): string 
       for (let i = start; i < end; i++) s += String.fromCharCode(b[i]);
     }
   }
-  if (end - start <= 256) {
+  const len = end - start;
+  if (len <= 256) {
+    if (internTop + len > internArena.length) {
+      internLen.fill(-1);
+      internStr.fill("");
+      internTop = 0;
+    }
     // The set's first way moves to the second; the second's entry goes.
-    internHash[first + 1] = internHash[first];
-    internBytes[first + 1] = internBytes[first];
-    internStr[first + 1] = internStr[first];
+    internMove(first, first + 1);
     internHash[first] = h;
-    internBytes[first] = b.slice(start, end);
+    internOff[first] = internTop;
+    internLen[first] = len;
     internStr[first] = s;
+    internArena.set(b.subarray(start, end), internTop);
+    internTop += len;
   }
   return s;
 }
