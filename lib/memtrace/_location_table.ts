@@ -12,8 +12,9 @@ import { CodeTable } from "./_code_table.ts";
 import { Location, type LocationCode } from "./types.ts";
 
 /** Entries of each move-to-front table; index 31 means "not in the table". */
-const MTF_LENGTH = 31;
-const NOT_FOUND = MTF_LENGTH;
+export const MTF_LENGTH = 31;
+/** The move-to-front index of a string not in the table: it follows, in full. */
+export const NOT_FOUND = MTF_LENGTH;
 /** The layout of a domain's move-to-front state in one Int32Array (see
  * {@linkcode LocationTable.readDefinition}): the filename table's keys (string numbers, -1 for an
  * empty slot) and their function-name tables, each function-name table's head, the function-name
@@ -94,23 +95,11 @@ export class LocationTable {
   /** Reads a NUL-terminated string at `b.pos` as {@linkcode ReadBuf.getString} does (same
    * bounds, same {@linkcode Underflow}), keeps its bytes and returns its number. */
   addString(b: ReadBuf): number {
-    const buf = b.buf, from = b.pos, limit = b.end;
-    let at = this.#nbytes, i = from;
-    // Copy while looking for the NUL, growing the store when it is full.
-    while (true) {
-      const bytes = this.#bytes;
-      const stop = Math.min(limit, i + bytes.length - at);
-      for (let c; i < stop && (c = buf[i]) !== 0; i++) bytes[at++] = c;
-      if (i < stop) break;
-      if (stop === limit) throw new Underflow(Math.max(from, limit));
-      this.#bytes = grownU8(bytes, at + 1);
-    }
-    b.pos = i + 1;
-    const s = this.#nstrings++;
+    const s = this.#nstrings;
     if (2 * s + 2 > this.#strs.length) this.#strs = grownI32(this.#strs, 2 * s + 2);
-    this.#strs[2 * s] = this.#nbytes;
-    this.#strs[2 * s + 1] = this.#nbytes = at;
-    return s;
+    const number = this.#copyString(b.buf, b.pos, b.end);
+    b.pos = this.#after;
+    return number;
   }
 
   /**
@@ -223,9 +212,9 @@ export class LocationTable {
   /** Position after the string {@linkcode #copyString} read last. */
   #after = 0;
 
-  /** {@linkcode addString} of the string at `buf[p..]`, `end` its bound, for
-   * {@linkcode readDefinition} (whose caller made room in `#strs`): returns its number, the
-   * position after it in {@linkcode #after}. */
+  /** Copies the NUL-terminated string at `buf[p..]` (`end` its bound) into the store, growing it
+   * as needed: returns its number, the position after it in {@linkcode #after}. The caller made
+   * room in `#strs` ({@linkcode addString}, {@linkcode readDefinition}). */
   #copyString(buf: Uint8Array, p: number, end: number): number {
     let bytes = this.#bytes, at = this.#nbytes, i = p;
     if (at + (end - p) > bytes.length) {

@@ -55,12 +55,17 @@ function internedAt(slot: number, h: number, b: Uint8Array, start: number, end: 
   return k === len;
 }
 
-/** Moves slot `from`'s entry to slot `to`. */
-function internMove(from: number, to: number): void {
-  internHash[to] = internHash[from];
-  internOff[to] = internOff[from];
-  internLen[to] = internLen[from];
-  internStr[to] = internStr[from];
+/** Puts an entry in the first way of the set at `first`, whose entry moves to the second (the
+ * second's goes). */
+function internFirst(first: number, h: number, off: number, len: number, str: string): void {
+  internHash[first + 1] = internHash[first];
+  internOff[first + 1] = internOff[first];
+  internLen[first + 1] = internLen[first];
+  internStr[first + 1] = internStr[first];
+  internHash[first] = h;
+  internOff[first] = off;
+  internLen[first] = len;
+  internStr[first] = str;
 }
 
 /** Decodes bytes as UTF-8; bytes that are not valid UTF-8 are taken as Latin-1 so that nothing is
@@ -83,13 +88,8 @@ export function decodeString(b: Uint8Array, start: number, end: number): string 
   const first = ((h ^ (h >>> 16)) & (INTERN_SETS - 1)) << 1;
   if (internedAt(first, h, b, start, end)) return internStr[first];
   if (internedAt(first + 1, h, b, start, end)) {
-    // Move it to the set's first way.
-    const str = internStr[first + 1], off = internOff[first + 1], len = internLen[first + 1];
-    internMove(first, first + 1);
-    internHash[first] = h;
-    internOff[first] = off;
-    internLen[first] = len;
-    internStr[first] = str;
+    const str = internStr[first + 1];
+    internFirst(first, h, internOff[first + 1], internLen[first + 1], str);
     return str;
   }
   let s: string;
@@ -113,12 +113,7 @@ export function decodeString(b: Uint8Array, start: number, end: number): string 
       internStr.fill("");
       internTop = 0;
     }
-    // The set's first way moves to the second; the second's entry goes.
-    internMove(first, first + 1);
-    internHash[first] = h;
-    internOff[first] = internTop;
-    internLen[first] = len;
-    internStr[first] = s;
+    internFirst(first, h, internTop, len, s);
     internArena.set(b.subarray(start, end), internTop);
     internTop += len;
   }

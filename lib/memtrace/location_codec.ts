@@ -6,11 +6,7 @@
  */
 import { encodeString, type ReadBuf, type WriteBuf } from "./buf.ts";
 import { Location, type LocationCode } from "./types.ts";
-import { type LocationTable, newMtfState } from "./_location_table.ts";
-
-/** Entries of each move-to-front table; index 31 means "not in the table". */
-const MTF_LENGTH = 31;
-const NOT_FOUND = MTF_LENGTH;
+import { type LocationTable, MTF_LENGTH, newMtfState, NOT_FOUND } from "./_location_table.ts";
 
 export { MtfIndexError } from "./_location_table.ts";
 
