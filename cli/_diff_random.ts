@@ -4,6 +4,7 @@
  * a scenario module that `memprof-lab diff PATH` reproduces.
  * @module
  */
+import { printable, printableLines } from "../lib/util/printable.ts";
 import { dirname, relative, resolve } from "node:path";
 import {
   type CampaignItem,
@@ -131,7 +132,8 @@ export async function runRandom(
         noShrink: known.map((k) => k.scenario),
       },
       onProgress: progress
-        ? (name, m) => io.stderr(`\r\x1b[K[${rows.length + 1}/${total}] ${name}: ${m}`)
+        ? (name, m) =>
+          io.stderr(`\r\x1b[K[${rows.length + 1}/${total}] ${printable(name)}: ${printable(m)}`)
         : undefined,
       onItem: (item) => {
         if (progress) io.stderr("\r\x1b[K");
@@ -219,7 +221,7 @@ function rowOf(item: CampaignItem, known: readonly KnownDifference[], args: Rand
       name: item.name,
       index: item.index,
       status: "error",
-      line: `error: ${item.message}`,
+      line: `error: ${printableLines(item.message)}`,
       failed: true,
     };
   }
@@ -270,7 +272,7 @@ function rowOf(item: CampaignItem, known: readonly KnownDifference[], args: Rand
       return {
         ...base,
         status: "error",
-        line: `error: ${r.message.split("\n")[0]} -> ${describeModule(o, module)}`,
+        line: `error: ${printable(r.message.split("\n")[0])} -> ${describeModule(o, module)}`,
         module,
         failed: true,
       };

@@ -4,6 +4,7 @@
  * on SIGINT/SIGTERM and stale ones swept) and uniform error reporting.
  * @module
  */
+import { printableLines } from "../lib/util/printable.ts";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import {
   commitTemporary,
@@ -92,10 +93,10 @@ export function exitStatusOf(
   if (e instanceof Deno.errors.BrokenPipe) return 0;
   if (e instanceof UsageError) {
     const hint = e.hint ?? usageHint;
-    stderr(`error: ${e.message}\n${hint ? `${hint}\n` : ""}`);
+    stderr(`error: ${printableLines(e.message)}\n${hint ? `${hint}\n` : ""}`);
     return 2;
   }
-  stderr(`error: ${e instanceof Error ? e.message : String(e)}\n`);
+  stderr(`error: ${printableLines(e instanceof Error ? e.message : String(e))}\n`);
   return 1;
 }
 

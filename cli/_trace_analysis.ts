@@ -3,6 +3,7 @@
  * (lib/trace_analysis). cli/trace.ts dispatches to {@linkcode runAnalysisCommand}.
  * @module
  */
+import { printable, printableLines } from "../lib/util/printable.ts";
 import { Reader } from "../lib/memtrace/mod.ts";
 import {
   type AggregateOptions,
@@ -410,7 +411,7 @@ function top(args: string[]): void {
  * An empty selection is a valid answer: the exit status stays 0. */
 function warnEmpty(notes: [string, string | undefined][]): void {
   for (const [file, note] of notes) {
-    if (note !== undefined) writeStderr(`warning: ${file}: ${note}\n`);
+    if (note !== undefined) writeStderr(`warning: ${printable(file)}: ${printableLines(note)}\n`);
   }
 }
 
@@ -511,7 +512,7 @@ async function exportCommand(args: string[]): Promise<void> {
     return;
   }
   const { bytes } = await writeAnalysis(file, output, filter, "export", produce);
-  writeStderr(`wrote ${output} (${format}, ${bytes} bytes)\n`);
+  writeStderr(`wrote ${printable(output)} (${format}, ${bytes} bytes)\n`);
   warnEmpty([[file, note]]);
 }
 
@@ -585,7 +586,7 @@ async function report(args: string[]): Promise<void> {
     trace.reader.close();
   }
   writeStderr(
-    `wrote ${output} (${bytes} bytes, ${events} events, ${
+    `wrote ${printable(output)} (${bytes} bytes, ${events} events, ${
       (performance.now() - t0).toFixed(0)
     } ms)\n`,
   );

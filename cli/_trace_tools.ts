@@ -7,6 +7,7 @@
  * not load subsample's OCaml random generator or the analysis library (cli/trace.ts says why).
  * @module
  */
+import { printable } from "../lib/util/printable.ts";
 import type { Event, FileSink } from "../lib/memtrace/mod.ts";
 import { Reader } from "../lib/memtrace/reader.ts";
 import type { ToolPass } from "../lib/memtrace_tools/mod.ts";
@@ -270,7 +271,7 @@ async function subsampleCmd(args: string[]): Promise<void> {
   });
   writeStderr(
     `kept ${stats.keptAllocations} of ${stats.allocations} allocations (${stats.keptSamples} ` +
-      `of ${stats.samples} samples), wrote ${stats.events} events to ${output}\n`,
+      `of ${stats.samples} samples), wrote ${stats.events} events to ${printable(output)}\n`,
   );
   if (change !== undefined && change.rows.length > 0) {
     writeStderr(formatRankChange(change).join("\n") + "\n");
@@ -285,7 +286,7 @@ async function stripNamesCmd(args: string[]): Promise<void> {
     new URL("../lib/memtrace_tools/strip_names.ts", import.meta.url),
   );
   const n = await writeThroughPass(input, output, startStripNames);
-  writeStderr(`wrote ${n} events without names to ${output}\n`);
+  writeStderr(`wrote ${n} events without names to ${printable(output)}\n`);
 }
 
 /** The commands, by name: each takes the arguments after its name. */

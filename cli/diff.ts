@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { printable, printableLines } from "../lib/util/printable.ts";
 import { resolve } from "node:path";
 import { scenarios as registered } from "../scenarios/index.ts";
 import {
@@ -298,7 +299,7 @@ function lineOf(row: Row, named: boolean): string {
       }
       return `not exportable: ${r.reason}${refusalAdvice(row, named)}`;
     case "error":
-      return `error: ${r.message}`;
+      return `error: ${printableLines(r.message)}`;
     default: {
       const s = differenceSummary(r.comparison) + racesNote(r);
       const v = row.verdict;
@@ -504,7 +505,9 @@ async function main(args: string[], io: DiffCliIO): Promise<number> {
       timeoutMs,
       racyRuns: positiveInt("--runs", o.runs, DEFAULT_RACY_RUNS),
       rings: o.rings === true ? "always" : "auto",
-      onProgress: progress ? (m) => io.stderr(`\r\x1b[K[${k + 1}/${list.length}] ${m}`) : undefined,
+      onProgress: progress
+        ? (m) => io.stderr(`\r\x1b[K[${k + 1}/${list.length}] ${printable(m)}`)
+        : undefined,
     });
     if (progress) io.stderr("\r\x1b[K");
     const ran = result.status === "agree" || result.status === "differs";

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { printable, printableLines } from "../lib/util/printable.ts";
 import { basename, isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
@@ -445,17 +446,21 @@ export function chromeTraceOf(
     trace.otherData.memtraceAnchor = a.basis;
     if (a.basis === "first_event") {
       warn(
-        `warning: ${file} has no EV_RING_START (the ring wrapped): the trace's time 0 is ` +
+        `warning: ${
+          printable(file)
+        } has no EV_RING_START (the ring wrapped): the trace's time 0 is ` +
           `placed at the first event left (${a.anchorNs} ns), a guess; give ` +
           `--trace-anchor-ns to align it`,
       );
     } else if (a.basis === "none") {
-      warn(`warning: ${file} has no events: the trace's time 0 is placed at 0 ns`);
+      warn(`warning: ${printable(file)} has no events: the trace's time 0 is placed at 0 ns`);
     }
     if (withTrace.reader.info.pid !== BigInt(s.pid)) {
       warn(
-        `warning: ${withTrace.path} is the trace of process ${withTrace.reader.info.pid}, ` +
-          `${file} of process ${s.pid}`,
+        `warning: ${
+          printable(withTrace.path)
+        } is the trace of process ${withTrace.reader.info.pid}, ` +
+          `${printable(file)} of process ${s.pid}`,
       );
     }
   }
@@ -486,7 +491,7 @@ async function exportCommand(file: string, values: Values, io: EventsCliIO): Pro
     if (tracePath !== undefined) {
       reader = Reader.fromBytes(readImage(io, tracePath), {
         name: tracePath,
-        onWarning: (m) => io.stderr(`warning: ${tracePath}: ${m}\n`),
+        onWarning: (m) => io.stderr(`warning: ${printable(tracePath)}: ${printableLines(m)}\n`),
       });
     }
     const trace = chromeTraceOf(image, file, {
@@ -514,7 +519,7 @@ async function exportCommand(file: string, values: Values, io: EventsCliIO): Pro
   await (io.writeFile ?? writeTextOutput)(output, (write) => {
     summary = convert(write);
   });
-  io.stderr(`wrote ${output}: ${summary}\n`);
+  io.stderr(`wrote ${printable(output)}: ${summary}\n`);
 }
 
 function counterUnits(values: Values): CounterUnits {
@@ -593,7 +598,7 @@ async function watchCommand(positionals: string[], values: Values, io: EventsCli
     : dumpCallbacks((l) => out.line(l), { decoders });
   // A ring is followed as it is rewritten in place: a pipe or device (/dev/zero) is refused.
   refuseNonRegular(path, "watch");
-  io.stderr(`watching ${path}` + (pid !== undefined ? ` (process ${pid})` : "") + "\n");
+  io.stderr(`watching ${printable(path)}` + (pid !== undefined ? ` (process ${pid})` : "") + "\n");
   if (pid !== undefined && !canCheckProcesses()) {
     io.stderr(
       `warning: cannot tell whether process ${pid} is running (needs --allow-run=kill); ` +
@@ -621,8 +626,8 @@ async function watchCommand(positionals: string[], values: Values, io: EventsCli
   }
   if (statsMode) io.stdout(formatGcStats(collector.snapshot(), path));
   const what: Record<string, string> = {
-    removed: `${path} was removed (the program ended)`,
-    replaced: `${path} was replaced by another file`,
+    removed: `${printable(path)} was removed (the program ended)`,
+    replaced: `${printable(path)} was replaced by another file`,
     exited: `process ${pid} has exited`,
     ring_stopped: "the ring was stopped (EV_RING_STOP)",
     interrupted: "interrupted",

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { printableLines } from "../lib/util/printable.ts";
 import {
   type CacheStatus,
   type CommandRunner,
@@ -244,7 +245,9 @@ async function main(argv: string[], io: OCamlCliIO): Promise<number> {
     const status = await toolchainStatus(opts);
     io.stdout(values.json ? JSON.stringify(status, null, 2) + "\n" : formatStatus(status));
     if (status.user?.source === "option" && !status.user.accepted) {
-      io.stderr(`error: ${status.user.ocamlopt.join(" ")}: ${status.user.problem}\n`);
+      io.stderr(
+        `error: ${printableLines(`${status.user.ocamlopt.join(" ")}: ${status.user.problem}`)}\n`,
+      );
       return 1;
     }
     return 0;

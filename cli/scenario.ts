@@ -10,6 +10,7 @@
  * bad value, missing file).
  * @module
  */
+import { printableLines } from "../lib/util/printable.ts";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -586,7 +587,7 @@ async function exportAll(
       );
     } catch (e) {
       failures++;
-      io.stderr(`error: ${(e as Error).message}\n`);
+      io.stderr(`error: ${printableLines((e as Error).message)}\n`);
     }
   }
   return failures === 0 ? 0 : 1;
@@ -731,7 +732,7 @@ async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
     }
     : await loadAll(io, positionals, options);
   if (errors.length > 0) {
-    for (const message of errors) io.stderr(`error: ${message}\n`);
+    for (const message of errors) io.stderr(`error: ${printableLines(message)}\n`);
     return 1;
   }
   const seen = new Map<string, string>();
@@ -763,7 +764,7 @@ async function main(argv: string[], io: ScenarioCliIO): Promise<number> {
   for (const [k, entry] of list.entries()) {
     const sc = entry.scenario, name = sc.settings.name, place = places[k];
     const fail = (message: string) => {
-      io.stderr(`error: ${message}\n`);
+      io.stderr(`error: ${printableLines(message)}\n`);
       failures++;
     };
     const dir = join(out, name);

@@ -5,6 +5,7 @@
  * of what a command costs, and `trace identify` needs a tenth of what `trace report` does.
  * @module
  */
+import { printable } from "../lib/util/printable.ts";
 import type { Info, Reader, TraceStats } from "../lib/memtrace/mod.ts";
 import {
   exitStatusOf,
@@ -166,7 +167,7 @@ async function copy(args: string[]): Promise<void> {
   } finally {
     trace.reader.close();
   }
-  writeStderr(`copied ${n} events from ${input} to ${output}\n`);
+  writeStderr(`copied ${n} events from ${printable(input)} to ${printable(output)}\n`);
 }
 
 /** `trace info`'s fields after the metadata, by label (the text's labels and the JSON keys). */

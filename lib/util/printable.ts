@@ -47,3 +47,19 @@ function needsEscape(s: string, also: string): boolean {
   }
   return false;
 }
+
+/** {@linkcode printable} for a message of several lines: its newlines and tabs are kept, every
+ * other control character is escaped as `\xNN`. What the commands print as an error or a
+ * warning, whose text may quote a path or a name from their input. */
+export function printableLines(s: string): string {
+  let out = "";
+  let from = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if ((c < 0x20 && c !== 0x0a && c !== 0x09) || (c >= 0x7f && c <= 0x9f)) {
+      out += s.slice(from, i) + "\\x" + c.toString(16).padStart(2, "0");
+      from = i + 1;
+    }
+  }
+  return from === 0 ? s : out + s.slice(from);
+}

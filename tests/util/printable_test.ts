@@ -1,6 +1,6 @@
 // lib/util's printable: the one escape of names printed as text (issue 23).
 import assert from "node:assert/strict";
-import { printable } from "../../lib/util/printable.ts";
+import { printable, printableLines } from "../../lib/util/printable.ts";
 
 Deno.test("printable escapes C0, DEL and C1 as \\xNN, and what `also` names; leaves the rest", () => {
   assert.equal(printable("Stdlib__Map.Make(Ord).add"), "Stdlib__Map.Make(Ord).add");
@@ -22,4 +22,11 @@ Deno.test("printable bounds its result, never cutting an escape or a surrogate p
   const long = printable("\x1b".repeat(10_000), { maxChars: 1024 });
   assert.ok(long.startsWith("\\x1b".repeat(256) + "…[+"), long.slice(0, 40));
   assert.ok(long.length < 1050);
+});
+
+Deno.test("printableLines keeps newlines and tabs and escapes every other control character", () => {
+  assert.equal(printableLines("a\tb\nc"), "a\tb\nc");
+  assert.equal(printableLines("x\x1b[2Jy\r\n\u009b\x7f"), "x\\x1b[2Jy\\x0d\n\\x9b\\x7f");
+  const plain = "no control here: é ☃";
+  assert.equal(printableLines(plain), plain);
 });
