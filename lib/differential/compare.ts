@@ -4,18 +4,22 @@
  */
 import type { CanonicalLog } from "./canonical.ts";
 
+/** The first differing line of two sequences of lines (a log's callbacks, a ring's events),
+ * with lines around it on each side. */
+export interface LinesApart {
+  /** 1-based number of the first differing line. */
+  readonly index: number;
+  /** The simulation's lines around it (`context` before, the line, `context` after). */
+  readonly sim: readonly string[];
+  /** The real program's lines around it, as `sim`. */
+  readonly real: readonly string[];
+  /** Number of the first line in `sim` and `real` (1-based). */
+  readonly firstLine: number;
+}
+
 /** Where two logs first part. */
 export type Difference =
-  | {
-    readonly kind: "callback";
-    /** 1-based number of the first differing callback line. */
-    readonly index: number;
-    /** Lines around it on each side (`context` before, the line, `context` after). */
-    readonly sim: readonly string[];
-    readonly real: readonly string[];
-    /** Number of the first line in `sim` and `real` (1-based). */
-    readonly firstLine: number;
-  }
+  | { readonly kind: "callback" } & LinesApart
   | {
     readonly kind: "collections";
     readonly sim: { readonly minor: number; readonly major: number };

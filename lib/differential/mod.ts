@@ -28,6 +28,7 @@ export {
   type Difference,
   differenceContext,
   differenceSummary,
+  type LinesApart,
 } from "./compare.ts";
 export {
   CALLBACK_KEYS,

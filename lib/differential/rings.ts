@@ -40,6 +40,7 @@ import {
   RuntimePhase,
 } from "../runtime_events/mod.ts";
 import { ocamlQuote } from "../util/ocaml_printf.ts";
+import type { LinesApart } from "./compare.ts";
 
 /** One event of a ring, canonical. */
 export interface RingEvent {
@@ -209,16 +210,9 @@ export function simulatedRunWindow(rec: RingRecord): RingWindow {
 export type RingDifference =
   | {
     readonly kind: "event";
-    /** The ring (domain index). */
+    /** The ring (domain index); `index` numbers the events of that ring. */
     readonly ring: number;
-    /** 1-based number of the first differing event on that ring. */
-    readonly index: number;
-    /** Lines around it on each side (`context` before, the line, `context` after). */
-    readonly sim: readonly string[];
-    readonly real: readonly string[];
-    /** Number of the first line in `sim` and `real` (1-based). */
-    readonly firstLine: number;
-  }
+  } & LinesApart
   | {
     readonly kind: "nesting";
     readonly side: "simulation" | "real";

@@ -144,20 +144,28 @@ export class SimulationCache {
   }
 }
 
+/** The options of a simulation run as the exported program runs: its harness's frames, heap
+ * and keep sites, each event into `events`. */
+function asExported(
+  events: RunEvent[],
+  program: Pick<RunOptions, "majorHeap" | "keepSites">,
+): RunOptions {
+  return {
+    onEvent: (e) => events.push(e),
+    harnessFrames: HARNESS_FRAMES,
+    exportHarness: true,
+    majorHeap: program.majorHeap,
+    keepSites: program.keepSites,
+  };
+}
+
 /** {@linkcode simulateCanonical}, with the race points the run met. */
 function simulateWithRaces(
   sc: Scenario,
   opts: Pick<RunOptions, "majorHeap" | "keepSites" | "races">,
 ): SimulatedRun {
   const events: RunEvent[] = [];
-  const result = runScenario(sc, {
-    onEvent: (e) => events.push(e),
-    harnessFrames: HARNESS_FRAMES,
-    exportHarness: true,
-    majorHeap: opts.majorHeap,
-    keepSites: opts.keepSites,
-    races: opts.races,
-  });
+  const result = runScenario(sc, { ...asExported(events, opts), races: opts.races });
   return {
     log: {
       lines: events.map(canonicalLine),
@@ -520,14 +528,7 @@ export function simulateRing(
 } {
   const events: RunEvent[] = [];
   const resized: Scenario = { ...sc, settings: { ...sc.settings, ringLog2 } };
-  const result = runScenario(resized, {
-    onEvent: (e) => events.push(e),
-    harnessFrames: HARNESS_FRAMES,
-    exportHarness: true,
-    majorHeap: program.majorHeap,
-    keepSites: program.keepSites,
-    ringFromStart: true,
-  });
+  const result = runScenario(resized, { ...asExported(events, program), ringFromStart: true });
   return {
     lines: events.map(canonicalLine),
     image: result.eventsImage,
