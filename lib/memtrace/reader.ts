@@ -801,12 +801,18 @@ export class Reader {
             if (p >= end) throw new Underflow(p);
             n = win[p++];
           }
-          if (pos + n + 1 > out.length) out = bt.grow(out, pos + n + 1);
-          out[pos++] = loc[bucket];
-          for (let k = 0; k < n; k++) {
-            prev = pred[prev];
-            out[pos++] = loc[prev];
+          // The frames pos..stop-1: the bucket's code, then those of its predicted successors
+          // (the walk in locals of its own: a tighter loop than one through `prev` and `pos`).
+          const stop = pos + n + 1;
+          if (stop > out.length) out = bt.grow(out, stop);
+          out[pos] = loc[bucket];
+          let b = bucket;
+          for (let q = pos + 1; q < stop; q++) {
+            b = pred[b];
+            out[q] = loc[b];
           }
+          pos = stop;
+          prev = b;
         }
         if (keep) bt.scratch = out;
         else {
