@@ -693,11 +693,13 @@ export class Reader {
     // compare offsets (small integers): past `maxOff`, the time is after the packet's end; the
     // domain's last time is `lastOff` (-1: before the packet's start; 2^25: after any offset).
     const timeBegin = h.timeBegin;
-    const startLow = timeBegin - Math.floor(timeBegin / TIME_SPAN) * TIME_SPAN;
-    const maxOff = Math.max(-1, Math.min(h.timeEnd - timeBegin, TIME_SPAN));
+    // Each is an integer from -1 to 2^25, made an int32 (`| 0`) so that the loop compares
+    // integers, not doubles.
+    const startLow = (timeBegin - Math.floor(timeBegin / TIME_SPAN) * TIME_SPAN) | 0;
+    const maxOff = Math.max(-1, Math.min(h.timeEnd - timeBegin, TIME_SPAN)) | 0;
     const sinceStart = timeBegin - this.info.startTime;
     const last = st.lastTime - timeBegin;
-    const lastOff0 = last < 0 ? -1 : last > TIME_SPAN ? TIME_SPAN : last;
+    const lastOff0 = (last < 0 ? -1 : last > TIME_SPAN ? TIME_SPAN : last) | 0;
     let lastOff = lastOff0;
     let allocId = h.allocIdBegin;
     while (p < end) {
