@@ -31,6 +31,8 @@ const FILTER_MAX_CODES = FILTER_BITS >>> 3;
 /** Entries a linear scan may read per code added (see {@linkcode CodeTable.getOrAdd}). */
 const SCAN_BUDGET_PER_CODE = 8;
 
+const NO_SLOTS = new Int32Array(0);
+
 /** The filter's two bit positions for a code: the top 16 bits of two mixes of its halves. */
 function filterHash(lo: number, hi: number): number {
   return Math.imul(lo ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1);
@@ -38,7 +40,9 @@ function filterHash(lo: number, hi: number): number {
 
 /** A map from location codes (safe integers) to their numbers 0, 1, 2… in order of addition. */
 export class CodeTable {
-  #slots = new Int32Array(INITIAL_SLOTS);
+  /** Empty until the index is first brought up to date (a decode that never looks a code up
+   * never allocates it). */
+  #slots = NO_SLOTS;
   #mask = INITIAL_SLOTS - 1;
   /** Code k's low and high halves at 2 k and 2 k + 1. */
   #keys = new Int32Array(2 * INITIAL_CODES);
@@ -111,8 +115,10 @@ export class CodeTable {
       for (let k = from; k < size; k++) {
         if (keys[2 * k] === lo && keys[2 * k + 1] === hi) return k;
       }
-      const known = this.#slots[this.#slot(lo, hi)];
-      if (known !== 0) return known - 1;
+      if (from > 0) {
+        const known = this.#slots[this.#slot(lo, hi)];
+        if (known !== 0) return known - 1;
+      }
       // The filter's bits are set already.
       this.#append(lo, hi);
       this.#scanBudget += SCAN_BUDGET_PER_CODE;
@@ -146,6 +152,7 @@ export class CodeTable {
 
   /** Brings the index up to date: every code in the slots. */
   #index(): void {
+    if (this.#slots.length === 0) this.#slots = new Int32Array(INITIAL_SLOTS);
     const size = this.#size;
     if (this.#indexed === size) return;
     if (size * 2 > this.#mask) this.#grow();
