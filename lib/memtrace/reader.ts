@@ -269,6 +269,9 @@ const NOOP = (): void => {};
 
 const HEADER_UPPER_BOUND = 200;
 const TWO32 = 4294967296;
+// The event codes and time mask the packet loop tests, as constants of this module: TurboFan
+// folds a module's own constants, where an imported binding is loaded and checked at every use.
+const MASK = TIME_MASK, PROMOTE = Ev.Promote, COLLECT = Ev.Collect;
 const EMPTY_BT = new Float64Array(0);
 const EMPTY_PRED = new Uint16Array(0);
 const ZERO_VERIFIER_CACHE = new BacktraceReader(0);
@@ -708,10 +711,10 @@ export class Reader {
       if (end - p < 4) throw new Underflow(p);
       const word = win[p] | (win[p + 1] << 8) | (win[p + 2] << 16) | (win[p + 3] << 24);
       p += 4;
-      const off = ((word & TIME_MASK) - startLow) & TIME_MASK;
+      const off = ((word & MASK) - startLow) & MASK;
       if (off > maxOff) this.#fail("time in packet bounds", at);
       const code = word >>> 25;
-      if (code > Ev.Collect && (code < 101 || code > 116)) {
+      if (code > COLLECT && (code < 101 || code > 116)) {
         this.#fail(`Unknown event code ${code}`, at);
       }
       if (lastOff > off) this.#fail("monotone timestamps", at);
@@ -727,17 +730,17 @@ export class Reader {
         src = MemtraceAllocationSource.Minor;
         nencoded = win[p++];
       } else if (
-        (code === Ev.Collect || code === Ev.Promote) && p < end && (delta = win[p]) < 253
+        (code === COLLECT || code === PROMOTE) && p < end && (delta = win[p]) < 253
       ) {
         p++;
         const id = allocId - 1 - delta;
         if (view === null) {
           f(
             time,
-            code === Ev.Collect ? new CollectEvent(id, domain) : new PromoteEvent(id, domain),
+            code === COLLECT ? new CollectEvent(id, domain) : new PromoteEvent(id, domain),
           );
         } else {
-          view.kind = code === Ev.Collect ? "collect" : "promote";
+          view.kind = code === COLLECT ? "collect" : "promote";
           view.time = time;
           view.objId = id;
           view.domain = domain;
