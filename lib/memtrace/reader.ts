@@ -269,9 +269,11 @@ const NOOP = (): void => {};
 
 const HEADER_UPPER_BOUND = 200;
 const TWO32 = 4294967296;
-// The event codes and time mask the packet loop tests, as constants of this module: TurboFan
-// folds a module's own constants, where an imported binding is loaded and checked at every use.
+// The event codes, time mask and allocation source the packet loop uses, as constants of this
+// module: TurboFan folds a module's own constants, where an imported binding is loaded and checked
+// at every use.
 const MASK = TIME_MASK, PROMOTE = Ev.Promote, COLLECT = Ev.Collect;
+const MINOR = MemtraceAllocationSource.Minor;
 const EMPTY_BT = new Float64Array(0);
 const EMPTY_PRED = new Uint16Array(0);
 const ZERO_VERIFIER_CACHE = new BacktraceReader(0);
@@ -727,7 +729,7 @@ export class Reader {
         p++;
         length = code - 100;
         nsamples = 1;
-        src = MemtraceAllocationSource.Minor;
+        src = MINOR;
         nencoded = win[p++];
       } else if (
         (code === COLLECT || code === PROMOTE) && p < end && (delta = win[p]) < 253
