@@ -47,9 +47,16 @@ export function domainFunction(em: Emitter, ord: number, turns: Turns): string {
   const waitTurn = (k: number) => counted ? `wait_turn ${ord} ${k};` : `wait_turn ${k};`;
   const passTurn = (k: number) =>
     counted ? `pass_turn ${k} ${turnOrd(em, turns, k)};` : `pass_turn ${k};`;
+  // The thread number of the domain's main thread: its own if the domain has threads with
+  // programs (it passes their baton), else the main thread's (it never passes one).
+  const self = em.plan.threadIndex.get(em.sc.domains[ord]) ?? 0;
   if (ord !== 0) {
     lines.push(
       `ord_of_index.(Domain.self_index ()) <- ${ord};`,
+      ...(self === 0 ? [] : [
+        `th_of_id.(Thread.id (Thread.self ())) <- ${self};`,
+        `th_spawned.(${self}) <- 1;`,
+      ]),
       counted ? `announce_started ${ord} ${em.plan.parentOrd[ord]};` : `announce_started ${ord};`,
     );
   }
@@ -68,7 +75,7 @@ export function domainFunction(em: Emitter, ord: number, turns: Turns): string {
       inCallback: false,
       bound: 1,
       at: "",
-      thread: 0,
+      thread: self,
     };
     lines.push(stepsCode(em, seg.steps, ctx));
     if (multi) lines.push(passTurn(i + 1));
@@ -119,10 +126,13 @@ export function threadFunction(em: Emitter, st: ThreadSpawnStep, k: number): str
     thread: k,
   };
   const body = stepsCode(em, st.body, ctx);
+  // A spawned domain's thread starts while other domains may hold the baton's mutex: it takes
+  // it spinning (a contended Mutex.lock would enter a blocking section).
+  const start = st.domain === "main" ? "th_start" : "th_start_spawned";
   return `(* thread ${ocamlCommentString(st.thread)} *)
 let[@inline never] run_thread_${k} () =
   ` +
-    `th_start ${k};
+    `${start} ${k};
   ${body}
   resume_dom ();
   th_end ${k}`;
@@ -153,7 +163,7 @@ export function mainCode(
     `  Domain.join (Obj.obj doms.(${o}) : unit Domain.t);`
   );
   const marks = options.ringMarks;
-  const threads = em.plan.threadSteps.length;
+  const threads = em.plan.initThreads;
   return [
     ...(marks
       ? [
@@ -171,7 +181,9 @@ export function mainCode(
       "     interrupts the domain every 50 ms, is stopped: its interrupts would make the next",
       "     allocation enter the runtime and do GC work or run callbacks at a time that",
       "     depends on the clock. *)",
-      ...em.plan.threadSteps.map((_, k) => `  th_create ${k + 1} run_thread_${k + 1};`),
+      ...em.plan.threadSteps.slice(0, em.plan.initThreads).map((_, k) =>
+        `  th_create ${k + 1} run_thread_${k + 1};`
+      ),
       "  thread_cleanup ();",
     ]),
     "  Gc.full_major ();",

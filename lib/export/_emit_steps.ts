@@ -109,11 +109,19 @@ const STEP_WRITERS: { readonly [K in WrittenKind]: StepWriter<StepOf<K>> } = {
     `${
       tick(em, ctx)
     } resume_dom (); (* the domain's function returns: Domain.join by the next domain *)`,
-  // Created at initialisation (so that the tick thread is stopped before the scenario starts);
-  // it waits there for its first turn.
+  // The main domain's are created at initialisation (so that the tick thread is stopped before
+  // the scenario starts) and wait there for their first turn; a spawned domain's are created
+  // here, by their domain (th_create_spawned), and wait for their first turn likewise.
   threadSpawn: (em, st, ctx) =>
-    `${tick(em, ctx)} th_spawned.(${em.threadOf(st.thread)}) <- 1; ` +
-    "(* Thread.create: the thread was created before the run; it waits *)",
+    st.domain === "main"
+      ? `${tick(em, ctx)} th_spawned.(${em.threadOf(st.thread)}) <- 1; ` +
+        "(* Thread.create: the thread was created before the run; it waits *)"
+      : `${tick(em, ctx)} th_spawned.(${em.threadOf(st.thread)}) <- 1; ` +
+        guard(
+          em,
+          `th_create_spawned ${em.threadOf(st.thread)} run_thread_${em.threadOf(st.thread)}`,
+          ctx.inAttempt,
+        ) + ";",
   yieldTo: (em, st, ctx) => `${tick(em, ctx)} th_pass ${ctx.thread} ${em.threadOf(st.thread)};`,
   threadJoin: (em, st, ctx) => `${tick(em, ctx)} th_join ${ctx.thread} ${em.threadOf(st.thread)};`,
   threadYield: simple(() => "Thread.yield ()"),

@@ -119,12 +119,14 @@ function actionCode(em: Emitter, a: CallbackAction, slot: number, ctx: Ctx): str
     case "yieldToNext": {
       // The first thread after the running one in the ring that can take the baton: a match
       // on the running thread, then tests in ring order (no loop: it would poll).
+      // With spawned domains' threads, a thread of another domain cannot take it.
+      const canRun = em.plan.batonDomains.length > 0 ? "th_can_run_from me" : "th_can_run";
       const ring = a.threads.map((t) => em.threadOf(t));
       const arms = ring.map((me, i) => {
         let pick = "-1";
         for (let j = ring.length - 1; j >= 1; j--) {
           const c = ring[(i + j) % ring.length];
-          pick = `if th_can_run ${c} then ${c} else ${pick}`;
+          pick = `if ${canRun} ${c} then ${c} else ${pick}`;
         }
         return `| ${me} -> ${pick}`;
       });

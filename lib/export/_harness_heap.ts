@@ -140,7 +140,7 @@ export function harnessBlocks(
     // Thread.create's wrapper called the thread's function: it dies young. The systhreads'
     // roots hook (caml_thread_scan_roots) darkens each descriptor with the stacks, pushing its
     // fields from the status: 1 word, then the status is reached by scanning.
-    for (let k = 0; k < (p.threads ?? 0); k++) {
+    for (let k = 0; k < (p.initThreads ?? p.threads ?? 0); k++) {
       // Thread.create's wrapper closure, [code; info; fn; arg], made first (the minor heap's
       // filling counts it).
       out.push({ wosize: 4, fields: "pointers", via: "dead" });

@@ -24,6 +24,15 @@ export interface HarnessShape {
   readonly exceptions: number;
   /** Number of systhreads with programs of their own (none if absent). */
   readonly threads?: number;
+  /** How many of them the program's initialisation creates (the main domain's, first); the
+   * others, a spawned domain's, are created by their domain during the run. Default: all. */
+  readonly initThreads?: number;
+  /** The domains (by number) whose main threads pass the baton of their domain's threads with
+   * programs: each has a thread number after those threads (none if absent). */
+  readonly batonOrds?: readonly number[];
+  /** The domain (by number) of each thread with a program, thread 1 first (with
+   * `batonOrds`). */
+  readonly threadDomains?: readonly number[];
   /** Sites kept for a number of steps (none if absent). */
   readonly fifoSites?: readonly number[];
   /** The scenario's seed, which `rng` starts from (0 if absent; it sizes nothing). */
@@ -77,7 +86,21 @@ const root = (wosize: number, fields: HarnessBlock["fields"]): HarnessBlock => (
 /** Layout of an array of `n` immediates. */
 export const ints = (n: number): string => `${n} 0 0 | i*${n}`;
 const slotsOf = (p: HarnessShape) => Math.max(1, p.profiles);
-const threadsOf = (p: HarnessShape) => (p.threads ?? 0) + 1;
+const threadsOf = (p: HarnessShape) => (p.threads ?? 0) + (p.batonOrds?.length ?? 0) + 1;
+/** The threads the program's initialisation creates. */
+const initThreadsOf = (p: HarnessShape) => p.initThreads ?? p.threads ?? 0;
+
+/** The thread numbers of each spawned domain that has threads with programs, which share that
+ * domain's mutex (`th_lock`): its threads', then its main thread's. */
+export function lockGroups(p: HarnessShape): number[][] {
+  const ords = p.batonOrds ?? [];
+  if (ords.length === 0) return [];
+  const threads = p.threads ?? 0;
+  return ords.map((ord, i) => [
+    ...(p.threadDomains ?? []).flatMap((o, k) => o === ord ? [k + 1] : []),
+    threads + 1 + i,
+  ]);
+}
 
 /** An array of `size(p)` immediates initialised to `init`, declared `let name = Array.make …`. */
 function intArray(
@@ -304,15 +327,20 @@ export const HARNESS_TABLES: readonly HarnessTable[] = [
     decl: (p) => `let th_handle = Array.make ${threadsOf(p)} (Obj.repr 0)`,
     blocks: (
       p,
-    ) => [{ wosize: threadsOf(p), fields: "pointers", via: "root", mark: p.threads ?? 0 }],
+    ) => [{ wosize: threadsOf(p), fields: "pointers", via: "root", mark: initThreadsOf(p) }],
     layout: (p, lay) => {
-      const n = threadsOf(p);
-      for (let k = 1; k < n; k++) {
+      // The threads made at initialisation; the slots of those a spawned domain makes during
+      // the run hold an immediate until then (the simulation holds their descriptors).
+      const n = threadsOf(p), init = initThreadsOf(p);
+      for (let k = 1; k <= init; k++) {
         const status = lay.blocks.push("2 255 0") - 1;
         const descriptor = lay.blocks.push(`3 0 0 | i i b${status}`) - 1;
         lay.threads.push({ descriptor, cond: lay.conds[k] });
       }
-      lay.globals.push(`${n} 0 0 | i${lay.threads.map((t) => ` b${t.descriptor}`).join("")}`);
+      const rest = " i".repeat(n - 1 - init);
+      lay.globals.push(
+        `${n} 0 0 | i${lay.threads.map((t) => ` b${t.descriptor}`).join("")}${rest}`,
+      );
     },
   },
   {
@@ -320,13 +348,54 @@ export const HARNESS_TABLES: readonly HarnessTable[] = [
     name: "th_ctx",
     threadsOnly: true,
     decl: (p) => {
-      const ctx = [0, ...Array.from({ length: p.threads ?? 0 }, (_, k) => p.domains + k)];
+      const ctx = [
+        0,
+        ...Array.from({ length: p.threads ?? 0 }, (_, k) => p.domains + k),
+        ...(p.batonOrds ?? []),
+      ];
       return `let th_ctx = [| ${ctx.join("; ")} |]`;
     },
     blocks: (p) => [root(threadsOf(p), "ints")],
     layout: (p, lay) => void lay.globals.push(ints(threadsOf(p))),
   },
   intArray("th_of_id", () => "256", () => 256, "0", { threadsOnly: true }),
+  {
+    // The mutex of each thread's baton (only with spawned domains' threads, see
+    // `batonOrds`): the harness's `baton` for the main domain's threads, a mutex of its own for
+    // each spawned domain's, which no other domain takes. The array is made first, then each
+    // domain's mutex, stored in it for each of the domain's threads.
+    name: "th_lock",
+    threadsOnly: true,
+    decl: (p) => {
+      const groups = lockGroups(p);
+      if (groups.length === 0) return "";
+      const sets = groups.map((g) =>
+        `let () =\n  let m = Mutex.create () in\n  ${
+          g.map((k) => `th_lock.(${k}) <- m`).join(";\n  ")
+        }`
+      );
+      return [`let th_lock = Array.make ${threadsOf(p)} baton`, ...sets].join("\n");
+    },
+    blocks: (p) => {
+      const groups = lockGroups(p);
+      if (groups.length === 0) return [];
+      return [
+        root(threadsOf(p), "pointers"),
+        ...groups.map((): HarnessBlock => ({ wosize: 2, fields: "noscan", via: "scan" })),
+      ];
+    },
+    layout: (p, lay) => {
+      const groups = lockGroups(p);
+      if (groups.length === 0) return;
+      // The baton's mutex, a global of its own, is marked already: its fields count as scanned.
+      const fields = new Array<string>(threadsOf(p)).fill("i");
+      for (const g of groups) {
+        const b = lay.blocks.push("2 255 0") - 1;
+        for (const k of g) fields[k] = `b${b}`;
+      }
+      lay.globals.push(`${fields.length} 0 0 | ${fields.join(" ")}`);
+    },
+  },
   {
     // Each domain's condition (counted waits), made as th_cond's: the first, the array, the
     // others; a domain waiting on its condition holds it on its stack as well.

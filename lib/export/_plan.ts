@@ -94,10 +94,18 @@ export type ThreadSpawnStep = Extract<Step, { kind: "threadSpawn" }>;
 export interface ExportPlan {
   /** Domain number by name (the order of `sc.domains`). */
   readonly domainOrd: ReadonlyMap<string, number>;
-  /** Systhreads with programs, in creation order (thread k is `threadSteps[k - 1]`). */
+  /** Systhreads with programs (thread k is `threadSteps[k - 1]`): the main domain's, which the
+   * program's initialisation creates, then the spawned domains', which their domain creates
+   * at their `thread` step; each in the order of the steps. */
   readonly threadSteps: readonly ThreadSpawnStep[];
-  /** Thread number by name ("main" is 0). */
+  /** How many of `threadSteps` are the main domain's. */
+  readonly initThreads: number;
+  /** Thread number by name: "main" is 0, the threads with programs 1 to `threadSteps.length`,
+   * then the main threads of the spawned domains that have threads with programs (named after
+   * their domain), which pass their domain's baton. */
   readonly threadIndex: ReadonlyMap<string, number>;
+  /** The spawned domains whose main threads have a thread number, in that order. */
+  readonly batonDomains: readonly string[];
   /** Whether the program links the threads library. */
   readonly threadsLibrary: boolean;
   /** Whether each wait of a domain is one blocking section (the threads library and several
@@ -130,7 +138,6 @@ export interface ExportPlan {
 
 /** Kinds of refusal (see exportable.ts, `ExportRefusal`). */
 export type RefusalKind =
-  | "threadsWithDomains"
   | "unnamedProfile"
   | "profileRedefined"
   | "spawnWhileSampling"
@@ -164,13 +171,15 @@ export type Refuse = (kind: RefusalKind, at: string, reason: string) => void;
 export function planProgram(sc: Scenario, refuse: Refuse): ExportPlan {
   const domainOrd = new Map<string, number>();
   sc.domains.forEach((d, i) => domainOrd.set(d, i));
-  const threadSteps: ThreadSpawnStep[] = [];
+  const spawns = sc.steps.filter((st): st is ThreadSpawnStep => st.kind === "threadSpawn");
+  const threadSteps = [
+    ...spawns.filter((st) => st.domain === "main"),
+    ...spawns.filter((st) => st.domain !== "main"),
+  ];
   const threadIndex = new Map<string, number>([["main", 0]]);
-  for (const st of sc.steps) {
-    if (st.kind !== "threadSpawn") continue;
-    threadSteps.push(st);
-    threadIndex.set(st.thread, threadSteps.length);
-  }
+  threadSteps.forEach((st, k) => threadIndex.set(st.thread, k + 1));
+  const batonDomains = [...new Set(threadSteps.map((st) => st.domain))].filter((d) => d !== "main");
+  batonDomains.forEach((d, k) => threadIndex.set(d, threadSteps.length + 1 + k));
   const threadsLibrary = threadSteps.length > 0 || usesThreadPrograms(sc);
   const profiles = collectProfiles(sc, refuse);
   const canRaise = profiles.specs.some((p) => someAction(p.tracker, (a) => a.kind === "raise"));
@@ -188,7 +197,9 @@ export function planProgram(sc: Scenario, refuse: Refuse): ExportPlan {
   return {
     domainOrd,
     threadSteps,
+    initThreads: threadSteps.filter((st) => st.domain === "main").length,
     threadIndex,
+    batonDomains,
     threadsLibrary,
     countedWaits: threadsLibrary && sc.domains.length > 1,
     parentOrd,
@@ -276,29 +287,11 @@ function planSegments(
   // its parent's): Domain.spawn's and Domain.join's allocations there may run callbacks that
   // raise.
   const sampling = new Set<string>();
-  // Domains whose running profile's callbacks pass the systhreads' baton.
-  const passing = new Set<string>();
   const steps = sc.steps;
   for (const [k, st] of steps.entries()) {
     const domain = "domain" in st ? st.domain : undefined;
-    if (st.kind === "memprofStart") {
-      sampling.add(st.domain);
-      if (passesBaton(st.profile.tracker)) passing.add(st.domain);
-      else passing.delete(st.domain);
-    }
-    if (st.kind === "memprofStop") {
-      sampling.delete(st.domain);
-      passing.delete(st.domain);
-    }
-    if (st.kind === "spawn" && passing.has(st.domain)) {
-      refuse(
-        "threadsWithDomains",
-        st.at,
-        `Domain.spawn while domain "${st.domain}" samples with callbacks that pass the ` +
-          "systhreads' baton: the new domain takes its parent's profile, and its callbacks " +
-          "would pass a baton that only the main domain's threads hold",
-      );
-    }
+    if (st.kind === "memprofStart") sampling.add(st.domain);
+    if (st.kind === "memprofStop") sampling.delete(st.domain);
     // Where the joining domain is when the joined one ends is the `join` race point, which the
     // simulation models (RacePoint); a `terminate` is joined by the next segment's domain.
     const joiner = st.kind === "join"

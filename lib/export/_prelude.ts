@@ -390,6 +390,14 @@ export function threadsPrelude(p: {
   /** Counted waits (several domains): the baton's mutex is taken by spinning, never by a
    * blocking `Mutex.lock` (see {@linkcode countedWaitsPrelude}). */
   readonly spin?: boolean;
+  /** How many of the threads the program's initialisation creates (the main domain's, first);
+   * the others are a spawned domain's. Default: all. */
+  readonly initThreads?: number;
+  /** The domains whose main threads pass the baton of their threads (see
+   * `HarnessShape.batonOrds`). */
+  readonly batonOrds?: readonly number[];
+  /** The domain of each thread with a program (see `HarnessShape.threadDomains`). */
+  readonly threadDomains?: readonly number[];
 }): string {
   // The thread tables depend on the numbers of threads and domains only.
   const t = { ...p, maxDepth: 0, profiles: 0, sites: [], exceptions: 0 };
@@ -415,8 +423,13 @@ let rec lock_baton () =
 `;
 
 function threadsPreludeText(t: HarnessShape, spin: boolean): string {
-  // How th_pass, th_join and th_end take the baton's mutex.
-  const lock = spin ? "lock_baton ();" : "Mutex.lock baton;";
+  // Threads of spawned domains: each domain's threads pass a baton of their own (th_lock), and
+  // the loop context to set is the running domain's.
+  const spawned = (t.batonOrds?.length ?? 0) > 0;
+  const dom = spawned ? "Domain.self_index ()" : "0";
+  // How th_pass, th_join and th_end take the baton's mutex, and th_wait waits.
+  const lock = spawned ? "th_acquire me;" : spin ? "lock_baton ();" : "Mutex.lock baton;";
+  const mutex = spawned ? "th_lock.(me)" : "baton";
   return `(* ---- Systhreads: one runs scenario steps at a time, the others wait for their turn ---- *)
 ${spin ? `\n${SPIN_LOCK}` : ""}
 external thread_cleanup : unit -> unit = "caml_thread_cleanup"
@@ -438,11 +451,22 @@ ${declOf("th_ctx", t)}
 (* Thread.id -> thread number, for callbacks (they run on the thread that allocated or polled). *)
 ${declOf("th_of_id", t)}
 let[@inline never] th_self () = th_of_id.(Thread.id (Thread.self ()))
+${
+    spawned
+      ? `${declOf("th_lock", t)}
 
+(* Takes the mutex of thread [me]'s baton: the harness's, spinning (other domains take it),
+   or its spawned domain's own. *)
+let[@inline never] th_acquire me =
+  let m = th_lock.(me) in
+  if m == baton then lock_baton () else Mutex.lock m
+`
+      : ""
+  }
 (* With the baton's mutex held: waits until it is thread [me]'s turn. *)
 let[@inline never] th_wait me =
   if !th_turn <> me then begin
-    Condition.wait th_cond.(me) baton;
+    Condition.wait th_cond.(me) ${mutex};
     if !th_turn <> me then fail "a systhread woke up out of turn"
   end
 
@@ -453,12 +477,20 @@ let[@inline never] th_pass me k =
   th_handed_by.(k) <- me;
   Condition.signal th_cond.(k);
   th_wait me;
-  Mutex.unlock baton;
-  ord_of_index.(0) <- th_ctx.(me)
+  Mutex.unlock ${mutex};
+  ord_of_index.(${dom}) <- th_ctx.(me)
 
 (* Whether thread [k] can take the baton from a ring of threads (act.yieldToNext). *)
 let th_can_run k = th_spawned.(k) = 1 && th_ended.(k) = 0 && th_joining.(k) = 0
-
+${
+    spawned
+      ? `
+(* The same, from thread [me]: a thread of another domain (whose baton's mutex is another)
+   cannot take it. *)
+let th_can_run_from me k = th_lock.(k) == th_lock.(me) && th_can_run k
+`
+      : ""
+  }
 (* Thread.join: thread [me] passes the baton to thread [k] until [k] ends (unless it did). *)
 let[@inline never] th_join me k =
   if th_ended.(k) = 0 then begin
@@ -470,8 +502,8 @@ let[@inline never] th_join me k =
     Condition.signal th_cond.(k);
     th_wait me;
     th_joining.(me) <- 0;
-    Mutex.unlock baton;
-    ord_of_index.(0) <- th_ctx.(me)
+    Mutex.unlock ${mutex};
+    ord_of_index.(${dom}) <- th_ctx.(me)
   end;
   Thread.join (Obj.obj th_handle.(k) : Thread.t)
 
@@ -483,7 +515,7 @@ let[@inline never] th_end me =
   let k = if th_joiner.(me) >= 0 then th_joiner.(me) else th_handed_by.(me) in
   th_turn := k;
   Condition.signal th_cond.(k);
-  Mutex.unlock baton
+  Mutex.unlock ${mutex}
 
 (* Thread [me] starts, says so, and waits for its first turn. *)
 let[@inline never] th_start me =
@@ -493,7 +525,7 @@ let[@inline never] th_start me =
   Condition.broadcast th_parked_cond;
   th_wait me;
   Mutex.unlock baton;
-  ord_of_index.(0) <- th_ctx.(me)
+  ord_of_index.(${dom}) <- th_ctx.(me)
 
 (* At initialisation: thread [me] is created and waits for its first turn. *)
 let th_create me (f : unit -> unit) =
@@ -501,8 +533,47 @@ let th_create me (f : unit -> unit) =
   Mutex.lock baton;
   while th_parked.(me) = 0 do Condition.wait th_parked_cond baton done;
   Mutex.unlock baton
-`;
+${spawned ? SPAWNED_THREADS : ""}`;
 }
+
+/** Threads with programs of spawned domains, created by their domain during the run. Their
+ * baton's mutex is their domain's own (`th_lock`), which no other domain takes: `Mutex.lock`
+ * never waits for it there but at a thread's start, whose creator may still hold it. */
+const SPAWNED_THREADS = `
+(* A new thread takes its domain's mutex once its creator, waiting for it to park, released it
+   (in Condition.wait, just after the domain's lock): it spins, where a contended Mutex.lock
+   would enter a blocking section, whose end draws a sampling trigger. Thread.yield gives the
+   domain's lock to a thread waiting for it, if any: a creator that takes it back inside
+   Condition.wait's blocking section still holds the mutex. A recursion, not a loop (a loop's
+   back edge would poll). *)
+let rec th_take m =
+  if not (Mutex.try_lock m) then begin
+    Thread.yield ();
+    ignore (Sys.opaque_identity (th_take m))
+  end
+
+(* Thread [me], a spawned domain's, starts, says so, and waits for its first turn. *)
+let[@inline never] th_start_spawned me =
+  th_of_id.(Thread.id (Thread.self ())) <- me;
+  th_take th_lock.(me);
+  th_parked.(me) <- 1;
+  Condition.broadcast th_parked_cond;
+  th_wait me;
+  Mutex.unlock th_lock.(me);
+  ord_of_index.(Domain.self_index ()) <- th_ctx.(me)
+
+(* A spawned domain creates thread [me], which waits for its first turn, then stops the tick
+   thread that Thread.create started again. The wait loop's back edge polls: the callbacks of
+   Thread.create's blocks made in C run there, and what one raises goes to the step, the thread
+   parked and the mutex released. *)
+let[@inline never] th_create_spawned me (f : unit -> unit) =
+  th_handle.(me) <- Obj.repr (Thread.create f ());
+  let m = th_lock.(me) in
+  Mutex.lock m;
+  match while th_parked.(me) = 0 do Condition.wait th_parked_cond m done with
+  | () -> Mutex.unlock m; thread_cleanup ()
+  | exception e -> Mutex.unlock m; thread_cleanup (); raise e
+`;
 
 /**
  * The OCaml text of the counted waits (a program linked with the threads library and running

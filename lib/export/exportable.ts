@@ -144,7 +144,9 @@ class StepChecks {
     });
     for (let ord = sc.domains.length - 1; ord >= 0; ord--) {
       for (const seg of plan.segments) {
-        if (seg.ord === ord) this.#steps(seg.steps, topCtx(ord, 0, ""));
+        if (seg.ord === ord) {
+          this.#steps(seg.steps, topCtx(ord, plan.threadIndex.get(sc.domains[ord]) ?? 0, ""));
+        }
       }
     }
     plan.threadSteps.forEach((st, k) => {

@@ -203,6 +203,9 @@ function writeProgram(em: Emitter, options: ExportOptions): ExportedProgram {
     maxFrames: plan.maxFrames,
     domains: sc.domains.length,
     threads: plan.threadSteps.length,
+    initThreads: plan.initThreads,
+    batonOrds: plan.batonDomains.map((d) => plan.domainOrd.get(d)!),
+    threadDomains: plan.threadSteps.map((st) => plan.domainOrd.get(st.domain)!),
     profiles: plan.profiles.length,
     sites: em.sites,
     fifoSites: em.fifoSites,
@@ -224,6 +227,9 @@ function writeProgram(em: Emitter, options: ExportOptions): ExportedProgram {
     threadsLibrary
       ? threadsPrelude({
         threads: params.threads,
+        initThreads: params.initThreads,
+        batonOrds: params.batonOrds,
+        threadDomains: params.threadDomains,
         domains: params.domains,
         spin: plan.countedWaits,
       })

@@ -588,7 +588,11 @@ class Validator {
         break;
     }
     if (a.kind === "yieldTo" && !this.#canRun(a.thread)) {
-      this.#fail(at, `"${a.thread}" is not a thread with a program nor "main"`, within);
+      this.#fail(
+        at,
+        `"${a.thread}" is not a thread with a program nor a domain's main thread`,
+        within,
+      );
     }
     if (a.kind === "yieldToNext") {
       if (!Array.isArray(a.threads) || a.threads.length < 2) {
@@ -596,7 +600,11 @@ class Validator {
       }
       for (const t of a.threads) {
         if (typeof t !== "string" || !this.#canRun(t)) {
-          this.#fail(at, `${describe(t)} is not a thread with a program nor "main"`, within);
+          this.#fail(
+            at,
+            `${describe(t)} is not a thread with a program nor a domain's main thread`,
+            within,
+          );
         }
       }
       if (new Set(a.threads).size !== a.threads.length) {
@@ -610,48 +618,59 @@ class Validator {
 
   /** Names of the systhreads with programs of their own (made at the top level). */
   #programs(): ReadonlySet<string> {
+    return new Set(this.#programDomains().keys());
+  }
+
+  /** The systhreads with programs of their own, each with the domain that creates it. */
+  #programDomains(): ReadonlyMap<string, string> {
     if (this.#programNames === undefined) {
-      const names = new Set<string>();
+      const names = new Map<string, string>();
       for (const st of this.#sc.steps) {
         // Called while the steps are being checked: a later one may not be a step yet.
-        if (isObject(st) && st.kind === "threadSpawn") names.add(st.thread);
+        if (isObject(st) && st.kind === "threadSpawn") names.set(st.thread, st.domain);
       }
       this.#programNames = names;
     }
     return this.#programNames;
   }
-  #programNames: ReadonlySet<string> | undefined;
+  #programNames: ReadonlyMap<string, string> | undefined;
 
-  /** Whether the baton can be passed to thread `name`: one with a program, or main's. */
+  /** Whether the baton can be passed to thread `name` from a callback: one with a program, or
+   * a domain's main thread (named after the domain). Whether it is the same domain's as the
+   * thread running the callback is known at run time. */
   #canRun(name: string): boolean {
-    return name === "main" || this.#programs().has(name);
+    return this.#programs().has(name) || this.#sc.domains.includes(name);
   }
 
   /**
-   * Systhreads with programs of their own (`d.thread(name, body)`): created by the main
-   * domain at the top level of its steps, their programs hold steps of the main domain only,
-   * and do not spawn, end or join domains; `yieldTo`, `join` and `act.yieldTo` name a thread
-   * with a program (or, but for `join`, the main thread) other than the one running; and the
-   * older form (threads taking over the domain's steps at `switchTo`, `blocking` sections
-   * holding other threads' steps) is not mixed with them. The walk's context is the thread
-   * whose program holds the step (null: the top level) and the bodies around it there.
+   * Systhreads with programs of their own (`d.thread(name, body)`): created by a domain at the
+   * top level of its steps, their programs hold steps of that domain only, and do not spawn,
+   * end or join domains; `yieldTo`, `join` and `act.yieldTo` name a thread with a program of
+   * the same domain (or, but for `join`, the domain's main thread, named as the domain) other
+   * than the one running; and the older form (threads taking over the domain's steps at
+   * `switchTo`, `blocking` sections holding other threads' steps) is not mixed with them. The
+   * walk's context is the thread whose program holds the step (null: the top level) and the
+   * bodies around it there.
    */
   #threadPrograms(): void {
-    const programs = this.#programs();
+    const programs = this.#programDomains();
     const top: ProgramContext = { program: null, depth: 0 };
     forEachStep(this.#sc.steps, top, (st, { program, depth }): ProgramContext => {
-      const self = program ?? "main";
       const at = st.at;
-      if (program !== null && "domain" in st && st.domain !== "main") {
-        this.#fail(at, `a step of domain "${st.domain}" in the program of thread "${program}"`);
+      const home = program === null ? undefined : programs.get(program);
+      if (home !== undefined && "domain" in st && st.domain !== home) {
+        this.#fail(
+          at,
+          `a step of domain "${st.domain}" in the program of thread "${program}", a thread of ` +
+            `domain "${home}"`,
+        );
       }
       switch (st.kind) {
         case "threadSpawn":
-          if (program !== null || depth > 0 || st.domain !== "main") {
+          if (program !== null || depth > 0) {
             this.#fail(
               at,
-              "threads with programs are created by the main domain, at the top level of its " +
-                "steps",
+              "threads with programs are created by their domain at the top level of its steps",
             );
           }
           return { program: st.thread, depth: 0 };
@@ -662,7 +681,7 @@ class Validator {
             this.#fail(
               at,
               `${st.kind} in the program of thread "${program}": domains are spawned, ended ` +
-                "and joined by the main thread",
+                "and joined by their main threads",
             );
           }
           break;
@@ -675,13 +694,27 @@ class Validator {
         case "yieldTo":
         case "threadJoin":
         case "threadYield": {
-          if (st.domain !== "main") this.#fail(at, "threads with programs are the main domain's");
           if (st.kind === "threadYield") break;
+          // The thread running the step: a program's, or the domain's main thread (named as the
+          // domain).
+          const self = program ?? st.domain;
           const yielding = st.kind === "yieldTo";
-          if (yielding ? !this.#canRun(st.thread) : !programs.has(st.thread)) {
+          const target = programs.get(st.thread) ?? (yielding ? st.thread : undefined);
+          if (
+            target === undefined || (target === st.thread && !this.#sc.domains.includes(target))
+          ) {
             this.#fail(
               at,
-              `"${st.thread}" is not a thread with a program${yielding ? ' nor "main"' : ""}`,
+              `"${st.thread}" is not a thread with a program${
+                yielding ? " nor a domain's main thread" : ""
+              }`,
+            );
+          }
+          if (target !== st.domain) {
+            this.#fail(
+              at,
+              `"${st.thread}" is a thread of domain "${target}": the baton passes between the ` +
+                `threads of one domain ("${st.domain}" here)`,
             );
           }
           if (st.thread === self) {

@@ -370,6 +370,7 @@ function finalPoll(run: RunContext, d: Domain, end: FinalPolls): Rest {
  * `terminate` step (`resume_dom`), each raise logged as the step's, and so does this.
  */
 function* terminateG(run: RunContext, st: StepOf<"terminate">, d: Domain): Resumable<void> {
+  run.threadsOfEndingDomain?.(st.domain, st.at);
   try {
     yield* run.drainG(d, st.at);
   } finally {

@@ -122,6 +122,9 @@ export class RunContext {
     | undefined;
   /** Domain ends (`terminate`) so far (the number of the last `join` race point). */
   domainEnds = 0;
+  /** Checks, when domain `name` ends at step `at`, that its systhreads with programs ended
+   * (set by the baton of a resumable run with such threads). */
+  threadsOfEndingDomain: ((name: string, at: string) => void) | undefined;
   readonly lifetimes: Lifetimes;
   /** The trace's sample rate: the first profile's (or the overriding) rate. */
   readonly traceRate: number;

@@ -14,7 +14,8 @@
  * resumes it when the baton comes back.
  * @module
  */
-import { type Domain, RuntimePhase, type Thread } from "../../runtime/mod.ts";
+import { type Domain, type Root, RuntimePhase, type Thread } from "../../runtime/mod.ts";
+import { stdlibFrames } from "./_frames.ts";
 import {
   OCamlException,
   OCamlFailure,
@@ -46,7 +47,10 @@ export type ThreadProgramKind = "threadSpawn" | "yieldTo" | "threadJoin" | "thre
  * steps) or a systhread with a program of its own, and what the engine keeps per thread. */
 interface ThreadCtx {
   readonly name: string;
-  /** The runtime's thread (created before the run). */
+  /** The domain whose thread it is. */
+  readonly domain: string;
+  /** The runtime's thread (created before the run for the main domain's, at their `thread`
+   * step for a spawned domain's). */
   thread: Thread | undefined;
   /** Its `thread` step ran: the baton may pass to it. */
   spawned: boolean;
@@ -57,7 +61,7 @@ interface ThreadCtx {
   /** `blocked`: waits for its turn; `joining`: waits for `Thread.join` to return. */
   state: "new" | "running" | "blocked" | "joining" | "ended";
   /** Its loop indices (the running thread's are its domain's, see `RunContext.loopsOf`). */
-  readonly loops: number[];
+  loops: number[];
   /** `attempt`s open around its current step. */
   tryDepth: number;
   /** Its current loop iteration (fixture logs). */
@@ -66,6 +70,9 @@ interface ThreadCtx {
   handedBy: ThreadCtx | undefined;
   /** The thread waiting in `join` for its end. */
   joiner: ThreadCtx | undefined;
+  /** A spawned domain's thread: its status and descriptor, which the harness keeps. */
+  status: Root | undefined;
+  descriptor: Root | undefined;
 }
 
 /** The compilers of the steps of thread programs; `body` compiles a program, which goes to
@@ -84,8 +91,10 @@ export function threadProgramSteps(
   }
   return {
     threadSpawn: (st) => {
-      baton.add(st.thread, body(st.body));
-      return tickedOp(run, st.at, () => baton.spawn(st));
+      baton.add(st.thread, st.domain, body(st.body));
+      return st.domain === "main"
+        ? tickedOp(run, st.at, () => baton.spawn(st))
+        : domainOp(run, st, (d) => firstOf(baton.createOnDomainG(st, d)));
     },
     yieldTo: (st) => () => firstOf(baton.yieldToG(st)),
     threadJoin: (st) => () => firstOf(baton.threadJoinG(st)),
@@ -107,23 +116,30 @@ function* threadYieldG(d: Domain): Resumable<void> {
   d.returnFromC();
 }
 
-/** The threads of a resumable run and the baton they pass. */
+/** The threads of a resumable run and the batons they pass: one per domain, passed between the
+ * domain's main thread (which runs the domain's top-level steps) and its threads with programs.
+ * One generator runs at a time: the top-level steps (every domain's, in order), or the program
+ * of the thread holding its domain's baton, while the top level waits in the step that passed
+ * it. */
 export class Baton {
   readonly #run: RunContext;
   /** The threads, by name: those with programs in the order of their `thread` steps, then
-   * "main". */
+   * each domain's main thread (named after the domain) once it took part. */
   readonly #ctxs = new Map<string, ThreadCtx>();
-  /** The thread running. */
-  #running: ThreadCtx | undefined;
+  /** The thread with a program running, or undefined while the top-level steps run (then each
+   * domain's baton is with its main thread). */
+  #current: ThreadCtx | undefined;
+  /** The thread that passed its baton on, or whose program ended, last. */
+  #from: ThreadCtx | undefined;
 
   /** The baton of resumable run `run`. */
   constructor(run: RunContext) {
     this.#run = run;
   }
 
-  /** Thread `name` runs `program` (compiled from its `thread` step). */
-  add(name: string, program: Op): void {
-    this.#ctxs.set(name, newCtx(name, program));
+  /** Thread `name` of domain `domain` runs `program` (compiled from its `thread` step). */
+  add(name: string, domain: string, program: Op): void {
+    this.#ctxs.set(name, newCtx(name, domain, program));
   }
 
   /** Runs the top-level program and the threads it passes the baton to, until it ends. */
@@ -131,31 +147,41 @@ export class Baton {
     const run = this.#run;
     this.#createProgramThreads();
     const md = run.rt.mainDomain;
-    const main = newCtx("main", undefined);
+    const main = this.#top("main");
     main.thread = md.current;
-    main.state = "running";
-    main.gen = this.#mainProgramG(top);
-    this.#ctxs.set("main", main);
-    this.#running = main;
     run.loopStacks.set(md, main.loops);
-    let cur = main;
+    run.threadsOfEndingDomain = (name, at) => this.#checkEnded(name, at);
+    const topGen = this.#mainProgramG(top);
+    let gen = topGen;
     for (;;) {
-      const r = cur.gen!.next();
+      const r = gen.next();
       let next: ThreadCtx;
       if (r.done) {
-        if (cur === main) break;
+        if (gen === topGen) break;
         next = r.value!;
       } else next = r.value as ThreadCtx;
       // Each thread has its own attempts, loops and iteration.
-      cur.tryDepth = run.tryDepth;
-      cur.iter = run.iter;
+      const from = this.#from!;
+      const fromDomain = this.#domainOf(from);
+      from.tryDepth = run.tryDepth;
+      from.iter = run.iter;
+      from.loops = run.loopsOf(fromDomain);
+      const nd = this.#domainOf(next);
       run.tryDepth = next.tryDepth;
       run.iter = next.iter;
-      run.loopStacks.set(md, next.loops);
-      run.cur = md;
-      this.#running = next;
-      next.gen ??= this.#threadMainG(next);
-      cur = next;
+      run.loopStacks.set(nd, next.loops);
+      run.cur = nd;
+      if (next.program === undefined) {
+        this.#current = undefined;
+        gen = topGen;
+      } else {
+        this.#current = next;
+        gen = next.gen ??= this.#threadMainG(next);
+      }
+    }
+    // A spawned domain still running at the end is joined there: its threads too.
+    for (const [name, d] of run.names.domains) {
+      if (name !== "main" && d.alive) this.#checkEnded(name, "end");
     }
   }
 
@@ -165,25 +191,55 @@ export class Baton {
     return undefined;
   }
 
-  /** The `thread` step of a thread with a program: from now on the baton may pass to it. */
+  /** The context of domain `name`'s main thread (made at its first use). */
+  #top(name: string): ThreadCtx {
+    let c = this.#ctxs.get(name);
+    if (c === undefined) {
+      c = newCtx(name, name, undefined);
+      c.state = "running";
+      this.#ctxs.set(name, c);
+    }
+    c.thread ??= this.#run.names.threads.get(name);
+    return c;
+  }
+
+  /** The thread holding domain `domain`'s baton. */
+  #me(domain: string): ThreadCtx {
+    const c = this.#current;
+    return c !== undefined && c.domain === domain ? c : this.#top(domain);
+  }
+
+  /** The runtime's domain of thread `c`. */
+  #domainOf(c: ThreadCtx): Domain {
+    return this.#run.names.domains.get(c.domain)!;
+  }
+
+  /** The scenario's name of domain `d`. */
+  #nameOf(d: Domain): string {
+    for (const [name, x] of this.#run.names.domains) if (x === d) return name;
+    throw new Error(`internal error: domain ${d.id} has no name`);
+  }
+
+  /** The `thread` step of a thread with a program of the main domain (created before the run):
+   * from now on the baton may pass to it. */
   spawn(st: StepOf<"threadSpawn">): void {
     this.#run.domain(st.domain, st.at);
     this.#ctxs.get(st.thread)!.spawned = true;
   }
 
   /**
-   * `Thread.create` of every thread with a program, before the run, in the order of their
-   * `thread` steps, each then waiting for its first turn: as the exported program does (it
-   * creates them during its initialisation, and then stops the tick thread; a thread created
-   * during the run could take the lock at any blocking section, a race). Their memprof states
-   * are empty until they run; what their existence changes is which thread the systhreads'
-   * ring makes active when one ends (see {@linkcode #threadMainG}).
+   * `Thread.create` of every thread with a program of the main domain, before the run, in the
+   * order of their `thread` steps, each then waiting for its first turn: as the exported
+   * program does (it creates them during its initialisation, and then stops the tick thread; a
+   * thread created during the run could take the lock at any blocking section, a race). Their
+   * memprof states are empty until they run; what their existence changes is which thread the
+   * systhreads' ring makes active when one ends (see {@linkcode #threadMainG}).
    */
   #createProgramThreads(): void {
     const run = this.#run;
     const d = run.rt.mainDomain;
     for (const c of this.#ctxs.values()) {
-      if (c.program === undefined) continue;
+      if (c.program === undefined || c.domain !== "main") continue;
       const t = d.createThread();
       run.nameThread(t, c.name);
       run.frames.markProgram(t);
@@ -191,11 +247,100 @@ export class Baton {
     }
   }
 
-  /** The context of thread `name`, to which the running thread may pass the baton (`at`: the
-   * step passing it; undefined inside a callback). */
-  #ctxFor(name: string, at: string | undefined): ThreadCtx {
-    const c = this.#ctxs.get(name);
+  /**
+   * The `thread` step of a thread with a program of spawned domain `d`: what the exported
+   * program's `th_create` does there, sampling as the domain's profile does (the frames and
+   * sizes are what OCaml 5.3.0 showed, docs/probes/thread_on_spawned_domain.ml):
+   *
+   * - `Thread.create`'s closure `[code; info; fn; arg]`, 4 words, allocated in OCaml code (its
+   *   callback runs at once); `caml_thread_new` (C, the closure its local root) links the new
+   *   thread into the domain's ring after the running one, starts the tick thread, and makes
+   *   the descriptor: the status (`caml_threadstatus_new`, a custom block of 2 words), then
+   *   `caml_alloc_3`'s `[id; closure; status]`, both allocated from C (their callbacks wait for
+   *   a poll). The harness keeps the descriptor (`th_handle`) for the rest of the run.
+   * - The wait for the thread to park: the baton's mutex, then `Condition.wait` (a blocking
+   *   section). The new thread takes the lock (`caml_memprof_enter_thread`), runs `th_start`
+   *   (C calls only) and waits for its first turn in `Condition.wait` of its own. The creator
+   *   takes the lock back, and its wait loop's back edge polls: the callbacks of the two blocks
+   *   from C run there. Then the mutex is released and `caml_thread_cleanup` stops the tick
+   *   thread (C calls).
+   *
+   * A callback raising there leaves the thread parked, and the exception goes to the step.
+   */
+  *createOnDomainG(st: StepOf<"threadSpawn">, d: Domain): Resumable<void> {
+    const run = this.#run;
+    const c = this.#ctxs.get(st.thread)!;
+    const creator = d.current;
+    const harness = run.opts.exportHarness;
+    // Thread.create (its closure), then caml_thread_new, called from Thread.create, itself
+    // called from the harness's th_create.
+    creator.callstack = run.frames.stackOf(creator, stdlibFrames(harness, CREATE_FRAMES));
+    const closure = run.rt.root(yield* d.allocG(4), 4, { local: true });
+    let t: Thread;
+    try {
+      creator.callstack = run.frames.stackOf(creator, stdlibFrames(harness, CREATE_FRAMES));
+      t = d.createThread();
+      run.nameThread(t, c.name);
+      run.frames.markProgram(t);
+      c.thread = t;
+      c.status = run.rt.root(d.allocFromRuntime(2), 2); // caml_threadstatus_new
+      c.descriptor = run.rt.root(d.allocFromRuntime(3, false), 3); // caml_alloc_3
+    } finally {
+      closure.release();
+    }
+    d.returnFromC(); // Thread.create
+    d.returnFromC(); // Mutex.lock
+    // Condition.wait th_parked_cond: the new thread runs to its park.
+    run.rt.events.beginPhase(d.id, RuntimePhase.EV_DOMAIN_CONDITION_WAIT);
+    d.enterBlockingSection();
+    d.switchTo(t); // caml_thread_start: thread_init_current
+    d.returnFromC(); // th_start: Mutex.lock
+    d.returnFromC(); // Condition.broadcast
+    run.rt.events.beginPhase(d.id, RuntimePhase.EV_DOMAIN_CONDITION_WAIT);
+    d.enterBlockingSection(); // th_wait: Condition.wait of its own
+    c.spawned = true;
+    d.switchTo(creator);
+    run.rt.events.endPhase(d.id, RuntimePhase.EV_DOMAIN_CONDITION_WAIT);
+    d.returnFromC(); // Condition.wait
+    try {
+      yield* d.pollG(); // the wait loop's back edge
+    } finally {
+      d.returnFromC(); // Mutex.unlock
+      d.returnFromC(); // thread_cleanup
+    }
+  }
+
+  /** A domain ends at step `at`: each of its threads with a program must have ended (OCaml's
+   * `caml_thread_domain_stop_hook` joins those still in the domain's ring, and a thread
+   * waiting for its turn would be waited for forever). */
+  #checkEnded(domain: string, at: string): void {
+    for (const c of this.#ctxs.values()) {
+      if (c.program === undefined || c.domain !== domain || !c.spawned) continue;
+      if (c.state !== "ended") {
+        this.#run.fail(
+          at,
+          `thread "${c.name}" of domain "${domain}" has not ended when its domain ends: ` +
+            "OCaml joins a domain's threads then (caml_thread_domain_stop_hook), and this one " +
+            "would wait for its turn for ever; join it, or pass it the baton until its program " +
+            "ends",
+        );
+      }
+    }
+  }
+
+  /** The context of thread `name`, to which a thread of domain `domain` may pass the baton
+   * (`at`: the step passing it; undefined inside a callback). */
+  #ctxFor(name: string, domain: string, at: string | undefined): ThreadCtx {
+    const c = this.#ctxs.get(name) ??
+      (this.#run.names.domains.has(name) ? this.#top(name) : undefined);
     if (c === undefined) this.#fail(at, `no thread "${name}" with a program`);
+    if (c.domain !== domain) {
+      this.#fail(
+        at,
+        `"${name}" is a thread of domain "${c.domain}": the baton passes between the threads ` +
+          `of one domain ("${domain}" here)`,
+      );
+    }
     if (!c.spawned) this.#fail(at, `thread "${name}" is not created yet`);
     return c;
   }
@@ -207,21 +352,21 @@ export class Baton {
   }
 
   /**
-   * The running thread passes the baton to `to` and waits for its turn: `th_pass` of the
+   * Thread `me` passes its domain's baton to `to` and waits for its turn: `th_pass` of the
    * exported program — `Mutex.lock`, `Condition.signal`, `Condition.wait` (a blocking section),
    * then, its turn come, `Mutex.unlock`. With `joining`, it waits for `to` to end.
    */
   *#passBatonG(
+    me: ThreadCtx,
     to: ThreadCtx,
     { at, joining }: { readonly at: string | undefined; readonly joining: boolean },
   ): Resumable<void> {
-    const me = this.#running!;
     if (to === me) this.#fail(at, `thread "${me.name}" passes the baton to itself`);
     if (to.state === "ended") this.#fail(at, `thread "${to.name}" has ended`);
     if (to.state === "joining") {
       this.#fail(at, `thread "${to.name}" waits in join for another thread to end`);
     }
-    const d = this.#run.rt.mainDomain;
+    const d = this.#domainOf(me);
     d.returnFromC(); // Mutex.lock
     d.returnFromC(); // Condition.signal
     // caml_ml_condition_wait (runtime/sync.c): EV_DOMAIN_CONDITION_WAIT around the blocking
@@ -230,6 +375,7 @@ export class Baton {
     d.enterBlockingSection(); // Condition.wait
     to.handedBy = me;
     me.state = joining ? "joining" : "blocked";
+    this.#from = me;
     yield to;
     // The baton is back.
     me.state = "running";
@@ -239,7 +385,7 @@ export class Baton {
   /** A thread's wait for its turn ends: it leaves `Condition.wait`'s blocking section, taking
    * the lock (`caml_memprof_enter_thread`), and the C calls return. */
   #resumeThread(c: ThreadCtx): void {
-    const d = this.#run.rt.mainDomain;
+    const d = this.#domainOf(c);
     d.switchTo(c.thread!);
     this.#run.rt.events.endPhase(d.id, RuntimePhase.EV_DOMAIN_CONDITION_WAIT);
     d.returnFromC(); // Condition.wait
@@ -251,8 +397,10 @@ export class Baton {
     const run = this.#run;
     yield* restG(run.tick(st.at));
     run.cur = run.domain(st.domain, st.at);
-    run.log.line(`[${st.at}] ${this.#running!.name} yields to ${st.thread}`);
-    yield* this.#passBatonG(this.#ctxFor(st.thread, st.at), { at: st.at, joining: false });
+    const me = this.#me(st.domain);
+    run.log.line(`[${st.at}] ${me.name} yields to ${st.thread}`);
+    const to = this.#ctxFor(st.thread, st.domain, st.at);
+    yield* this.#passBatonG(me, to, { at: st.at, joining: false });
   }
 
   /** `Thread.join`: the thread passes the baton to `name` until it ends (unless it did), then
@@ -262,12 +410,12 @@ export class Baton {
     yield* restG(run.tick(st.at));
     const d = run.domain(st.domain, st.at);
     run.cur = d;
-    const target = this.#ctxFor(st.thread, st.at);
-    const me = this.#running!;
+    const target = this.#ctxFor(st.thread, st.domain, st.at);
+    const me = this.#me(st.domain);
     run.log.line(`[${st.at}] ${me.name} joins ${st.thread}`);
     if (target.state !== "ended") {
       target.joiner = me;
-      yield* this.#passBatonG(target, { at: st.at, joining: true });
+      yield* this.#passBatonG(me, target, { at: st.at, joining: true });
     }
     d.enterBlockingSection();
     d.switchTo(me.thread!);
@@ -283,18 +431,18 @@ export class Baton {
     this.#resumeThread(c);
     yield* restG(c.program!());
     const at = `end of thread ${c.name}`;
+    const d = this.#domainOf(c);
     // (issue 22, polls) The program's thread drains the callbacks still pending, each raise
     // logged (lib/export: `resume_dom` before `th_end`): in OCaml they would run in
     // Thread.create's wrapper, whose handler swallows what they raise.
-    run.cur = run.rt.mainDomain;
-    yield* run.drainG(run.rt.mainDomain, at);
+    run.cur = d;
+    yield* run.drainG(d, at);
     const next = c.joiner ?? c.handedBy!;
     if (next.state === "ended") run.fail(at, `thread "${next.name}" to run next has ended`);
     if (next.state === "joining" && next !== c.joiner) {
       run.fail(at, `thread "${next.name}" to run next waits in join for another thread`);
     }
     run.log.line(`[${at}] the baton goes to ${next.name}`);
-    const d = run.rt.mainDomain;
     const t = c.thread!;
     run.cur = d;
     d.returnFromC(); // Mutex.lock
@@ -319,84 +467,98 @@ export class Baton {
     // The thread leaves the systhreads' ring (st_stubs.c, caml_thread_remove_and_free): the
     // thread after it there becomes the active one (`restore_runtime_state`, and so
     // `caml_memprof_enter_thread`, which draws a trigger) before its memprof state goes. A
-    // thread is put after the one creating it, here the main thread: the ring is main, then
-    // the threads from the last created to the first.
+    // thread is put after the one creating it, here the domain's main thread: the ring is the
+    // main thread, then the threads from the last created to the first.
     d.switchTo(this.#ringSuccessor(c));
     d.exitThread(t, { handOver: false });
-    // Off the ring, its descriptor is no longer darkened by the systhreads' roots hook (1 word:
-    // the status field), nor its condition with its stack (nothing to scan): marking reaches
-    // both by scanning the harness's th_handle and th_cond, 4 and 3 words in every cycle
-    // (lib/export/_harness_heap.ts). The marking by layout of an exported program finds this
-    // itself (lib/runtime/_mark.ts, the thread no longer alive); this is the amount for the
-    // other model.
-    run.rt.majorGc.addFixedMark(ENDED_THREAD_MARK);
+    if (c.domain === "main") {
+      // Off the ring, its descriptor is no longer darkened by the systhreads' roots hook (1
+      // word: the status field), nor its condition with its stack (nothing to scan): marking
+      // reaches both by scanning the harness's th_handle and th_cond, 4 and 3 words in every
+      // cycle (lib/export/_harness_heap.ts). The marking by layout of an exported program finds
+      // this itself (lib/runtime/_mark.ts, the thread no longer alive); this is the amount for
+      // the other model. A spawned domain's thread made its descriptor during the run: the
+      // simulation holds it, and marks it, in every cycle.
+      run.rt.majorGc.addFixedMark(ENDED_THREAD_MARK);
+    }
+    this.#from = c;
     return next;
   }
 
-  /** The first thread after the running one in `ring` that can take the baton (created, not
-   * ended, not waiting in a join), or undefined when none can. */
-  #nextInRing(ring: readonly string[]): string | undefined {
-    const me = this.#running?.name;
-    const k = me === undefined ? -1 : ring.indexOf(me);
+  /** The first thread after the running one in `ring` that can take the baton (of its domain,
+   * created, not ended, not waiting in a join), or undefined when none can. */
+  #nextInRing(me: ThreadCtx, ring: readonly string[]): string | undefined {
+    const k = ring.indexOf(me.name);
     if (k < 0) {
       throw new ActionError(
-        `act.yieldToNext([${ring.join(", ")}]) in a callback of thread "${me}", not in the list`,
+        `act.yieldToNext([${ring.join(", ")}]) in a callback of thread "${me.name}", not in the ` +
+          "list",
       );
     }
     for (let j = 1; j < ring.length; j++) {
-      const c = this.#ctxs.get(ring[(k + j) % ring.length]);
-      if (c?.spawned && c.state !== "ended" && c.state !== "joining") return c.name;
+      const name = ring[(k + j) % ring.length];
+      const c = this.#ctxs.get(name) ??
+        (this.#run.names.domains.has(name) ? this.#top(name) : undefined);
+      if (c?.spawned && c.domain === me.domain && c.state !== "ended" && c.state !== "joining") {
+        return c.name;
+      }
     }
     return undefined;
   }
 
-  /** The live thread after `c` in the systhreads' ring (see {@linkcode #threadMainG}). */
+  /** The live thread after `c` in its domain's systhreads' ring (see
+   * {@linkcode #threadMainG}). */
   #ringSuccessor(c: ThreadCtx): Thread {
-    const created = [...this.#ctxs.values()].filter((x) => x.name !== "main");
+    const created = [...this.#ctxs.values()].filter((x) =>
+      x.program !== undefined && x.domain === c.domain && x.thread !== undefined
+    );
     for (let k = created.indexOf(c) - 1; k >= 0; k--) {
       const x = created[k];
       if (x.state !== "ended") return x.thread!;
     }
-    return this.#run.rt.mainDomain.threads[0];
+    return this.#domainOf(c).threads[0];
   }
 
   /** `act.yieldTo`: the thread running the callback blocks inside it. */
   *yieldInCallbackG(name: string, head: string): Resumable<void> {
     const run = this.#run;
-    if (run.cur !== run.rt.mainDomain || this.#running === undefined) {
-      throw new ActionError(
-        `act.yieldTo("${name}") in a callback running on domain ${run.cur.id}: threads with ` +
-          "programs are the main domain's",
-      );
-    }
-    if (this.#running.state === "ended") {
+    const domain = this.#nameOf(run.cur);
+    const me = this.#me(domain);
+    if (me.state === "ended") {
       // Thread.create's wrapper allocates after the program: the baton went on already.
-      run.log.line(`${head} : no yield to ${name} (thread ${this.#running.name} has ended)`);
+      run.log.line(`${head} : no yield to ${name} (thread ${me.name} has ended)`);
       return;
     }
     run.log.line(`${head} : yield to ${name}`);
-    yield* this.#passBatonG(this.#ctxFor(name, undefined), { at: undefined, joining: false });
+    const to = this.#ctxFor(name, domain, undefined);
+    yield* this.#passBatonG(me, to, { at: undefined, joining: false });
   }
 
   /** `act.yieldToNext`: {@linkcode yieldInCallbackG} to the next thread of `ring` that can take
    * the baton. */
   *yieldToNextInCallbackG(ring: readonly string[], head: string): Resumable<void> {
     // After its program ended, a thread no longer holds the baton (see yieldInCallbackG).
-    const me = this.#running;
-    if (me?.state === "ended") {
+    const me = this.#me(this.#nameOf(this.#run.cur));
+    if (me.state === "ended") {
       this.#run.log.line(`${head} : no yield (thread ${me.name} has ended)`);
       return;
     }
-    const next = this.#nextInRing(ring);
+    const next = this.#nextInRing(me, ring);
     if (next === undefined) this.#run.log.line(`${head} : no thread to yield to`);
     else yield* this.yieldInCallbackG(next, head);
   }
 }
 
+/** Frames above the step's for `Thread.create`'s allocations on a spawned domain: the
+ * closure's (in `Thread.create`) and the descriptor's, from C (`caml_thread_new` called from
+ * `Thread.create`), each below the harness's `th_create`. */
+const CREATE_FRAMES = 2;
+
 /** A thread of a resumable run, before it runs. */
-function newCtx(name: string, program: Op | undefined): ThreadCtx {
+function newCtx(name: string, domain: string, program: Op | undefined): ThreadCtx {
   return {
     name,
+    domain,
     thread: undefined,
     spawned: program === undefined,
     program,
@@ -407,5 +569,7 @@ function newCtx(name: string, program: Op | undefined): ThreadCtx {
     iter: 0,
     handedBy: undefined,
     joiner: undefined,
+    status: undefined,
+    descriptor: undefined,
   };
 }
