@@ -47,6 +47,7 @@ import remembered_set from "./remembered_set.ts";
 import loop_indices from "./loop_indices.ts";
 import blocking_in_callback from "./blocking_in_callback.ts";
 import threads_in_callbacks from "./threads_in_callbacks.ts";
+import spawned_domain_threads from "./spawned_domain_threads.ts";
 
 /** Every registered scenario, in the order the CLI runs them. */
 export const scenarios: readonly Scenario[] = [
@@ -93,4 +94,5 @@ export const scenarios: readonly Scenario[] = [
   loop_indices,
   blocking_in_callback,
   threads_in_callbacks,
+  spawned_domain_threads,
 ];

@@ -34,7 +34,7 @@ import {
  * a valid scenario. */
 export function buildGenScenario(p: GenProgram, name: string): Scenario {
   return scenario(settingsOf(p, name), (s) => {
-    const threads = new Map<string, ThreadBuilder>();
+    const threads = new Map<string, ThreadBuilder | DomainBuilder>();
     runSteps(s, s.main, p.steps, [], threads);
   });
 }
@@ -48,7 +48,7 @@ function runSteps(
   d: DomainBuilder,
   list: readonly GenStep[],
   loops: readonly LoopIndex[],
-  threads: Map<string, ThreadBuilder>,
+  threads: Map<string, ThreadBuilder | DomainBuilder>,
 ): void {
   for (const st of list) {
     switch (st.k) {
@@ -117,6 +117,8 @@ function runSteps(
         break;
       case "spawn": {
         const child = d.spawn(st.name);
+        // Its threads pass the baton back to it by its name.
+        threads.set(st.name, child);
         runSteps(s, child, st.body, [], threads);
         if (st.end === "terminate") child.terminate();
         else d.join(child);

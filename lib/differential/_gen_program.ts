@@ -5,8 +5,9 @@
  *
  * The arbitraries aim at programs that are valid and exportable by construction: what the
  * exporter refuses, and what OCaml 5.3 does not do deterministically, is left out (one spawned
- * domain at a time, keeping nothing while it runs; no callback passing the systhreads' baton in a
- * scenario with spawned domains; no profile started or discarded in an order `Gc.Memprof` refuses). The campaign's
+ * domain at a time, its own systhread joined before it ends; no callback passing the systhreads'
+ * baton in a scenario with spawned domains; no profile started or discarded in an order
+ * `Gc.Memprof` refuses). The campaign's
  * filter (random.ts) still builds and exports each program, so a miss is refused, never run.
  * @module
  */
@@ -714,14 +715,33 @@ function profileWith(
 function spawnStep(k: number, events: boolean, external: boolean): fc.Arbitrary<GenStep> {
   return fc.record({
     profile: fc.option(profile(`q${k}`, "worker", "none"), { freq: 3, nil: undefined }),
-    // Half the workers keep blocks (their promotions at shared collections are race points).
-    body: fc.boolean().chain((keeps) =>
-      steps({ loops: 0, keeps, worker: true, light: true, depth: 1, events, external }, 4)
-    ),
+    // Half the workers keep blocks (their promotions at shared collections are race points);
+    // half of them run a systhread with a program of its own.
+    work: fc.boolean().chain((keeps) => {
+      const place: Place = {
+        loops: 0,
+        keeps,
+        worker: true,
+        light: true,
+        depth: 1,
+        events,
+        external,
+      };
+      return fc.record({
+        body: steps(place, 4),
+        thread: fc.oneof(
+          w(1, fc.constant(undefined)),
+          w(1, fc.array(steps({ ...place, threads: true }, 3), { minLength: 1, maxLength: 3 })),
+        ),
+      });
+    }),
     stop: fc.constantFrom("stop", "discard", "running"),
     end: fc.constantFrom<"terminate" | "join">("terminate", "join"),
-  }).map(({ profile, body, stop, end }): GenStep => {
-    const all: GenStep[] = fitWords(body, WORKER_WORDS);
+  }).map(({ profile, work, stop, end }): GenStep => {
+    const all: GenStep[] = fitWords(
+      work.thread === undefined ? work.body : workerThread(work.body, work.thread),
+      WORKER_WORDS,
+    );
     if (profile !== undefined) {
       all.unshift({ k: "start", profile });
       if (stop !== "running") all.push({ k: "stop" });
@@ -729,6 +749,31 @@ function spawnStep(k: number, events: boolean, external: boolean): fc.Arbitrary<
     }
     return { k: "spawn", name: `w${k}`, body: all, end };
   });
+}
+
+/** The worker's own name and its systhread's, until {@linkcode nameWorkers} names them. */
+const WORKER = "w";
+const WORKER_THREAD = "wt";
+
+/** A worker's steps `body` with a systhread of its own (created first) running `parts`, the
+ * worker passing it the baton between its steps and the thread passing it back between its
+ * parts, then joining it (a domain ends with its threads ended). */
+function workerThread(body: readonly GenStep[], parts: readonly GenStep[][]): GenStep[] {
+  const program: GenStep[] = [];
+  parts.forEach((p, i) => {
+    if (i > 0) program.push({ k: "yieldTo", thread: WORKER });
+    program.push(...p);
+  });
+  const out: GenStep[] = [{ k: "thread", name: WORKER_THREAD, body: program }];
+  body.forEach((st, i) => {
+    out.push(st);
+    if (i < parts.length) out.push({ k: "yieldTo", thread: WORKER_THREAD });
+  });
+  for (let i = body.length; i < parts.length; i++) {
+    out.push({ k: "yieldTo", thread: WORKER_THREAD });
+  }
+  out.push({ k: "joinThread", thread: WORKER_THREAD });
+  return out;
 }
 
 /** What the main domain keeps before its first worker starts (see {@linkcode genProgram}). */
@@ -975,21 +1020,40 @@ function withoutRaises<P extends { readonly tracker: GenTracker }>(p: P): P {
   return { ...p, tracker };
 }
 
-/** `steps` with its spawned domains named `w1`, `w2`, … in order (names are unique). */
+/** `steps` with its spawned domains named `w1`, `w2`, … in order (names are unique), and a
+ * worker's systhread `w1t`, …. */
 export function nameWorkers(steps: readonly GenStep[]): GenStep[] {
   let n = 0;
   return steps.map((st) => {
     if (st.k !== "spawn") return st;
     const q = `q${++n}`;
+    const names = new Map([[WORKER, `w${n}`], [WORKER_THREAD, `w${n}t`]]);
     const body = st.body.map((b): GenStep =>
       b.k === "start"
         ? { ...b, profile: renameProfile(b.profile, q) }
         : b.k === "discard"
         ? { ...b, profile: q }
-        : b
+        : renameThreads(b, names)
     );
     return { ...st, name: `w${n}`, body };
   });
+}
+
+/** Step `st` with the threads it names (a worker's own and its systhread) renamed. */
+function renameThreads(st: GenStep, names: ReadonlyMap<string, string>): GenStep {
+  switch (st.k) {
+    case "thread":
+      return {
+        ...st,
+        name: names.get(st.name) ?? st.name,
+        body: st.body.map((b) => renameThreads(b, names)),
+      };
+    case "yieldTo":
+    case "joinThread":
+      return { ...st, thread: names.get(st.thread) ?? st.thread };
+    default:
+      return st;
+  }
 }
 
 /** `p` named `name`, the profile its callbacks restart named `<name>r`. */

@@ -104,6 +104,7 @@ export const EXPORTABLE_FEATURES: readonly string[] = [
   "external:threads",
   "spawn:sampling",
   "worker:keeps",
+  "worker:threads",
 ];
 
 /** The features of `sc`. */
@@ -119,6 +120,8 @@ export function scenarioFeatures(sc: Scenario): Set<string> {
     if (st.kind === "memprofStop") sampling.delete(st.domain);
     if (st.kind === "spawn" && sampling.has(st.domain)) f.add("spawn:sampling");
     if (st.kind === "spawn") workers.add(st.child);
+    // A spawned domain creates a systhread with a program of its own.
+    if (st.kind === "threadSpawn" && st.domain !== "main") f.add("worker:threads");
     // A spawned domain keeps blocks: their promotions at shared collections are race points.
     if (
       "domain" in st && workers.has(st.domain) && "lifetime" in st &&

@@ -116,7 +116,7 @@ const STEP_WRITERS: { readonly [K in WrittenKind]: StepWriter<StepOf<K>> } = {
     st.domain === "main"
       ? `${tick(em, ctx)} th_spawned.(${em.threadOf(st.thread)}) <- 1; ` +
         "(* Thread.create: the thread was created before the run; it waits *)"
-      : `${tick(em, ctx)} th_spawned.(${em.threadOf(st.thread)}) <- 1; ` +
+      : `${tick(em, ctx)} ` +
         guard(
           em,
           `th_create_spawned ${em.threadOf(st.thread)} run_thread_${em.threadOf(st.thread)}`,

@@ -557,22 +557,28 @@ let[@inline never] th_start_spawned me =
   th_of_id.(Thread.id (Thread.self ())) <- me;
   th_take th_lock.(me);
   th_parked.(me) <- 1;
+  th_spawned.(me) <- 1;
   Condition.broadcast th_parked_cond;
   th_wait me;
   Mutex.unlock th_lock.(me);
   ord_of_index.(Domain.self_index ()) <- th_ctx.(me)
 
-(* A spawned domain creates thread [me], which waits for its first turn, then stops the tick
-   thread that Thread.create started again. The wait loop's back edge polls: the callbacks of
-   Thread.create's blocks made in C run there, and what one raises goes to the step, the thread
-   parked and the mutex released. *)
+(* A spawned domain creates thread [me], which waits for its first turn (it can take the baton
+   from then on: th_spawned), then stops the tick thread that Thread.create started again, and
+   polls: the callbacks of Thread.create's blocks made in C run there, with the mutex released
+   (they may pass the baton). The wait is no loop: a loop's back edge would poll, the mutex
+   held. *)
 let[@inline never] th_create_spawned me (f : unit -> unit) =
   th_handle.(me) <- Obj.repr (Thread.create f ());
   let m = th_lock.(me) in
   Mutex.lock m;
-  match while th_parked.(me) = 0 do Condition.wait th_parked_cond m done with
-  | () -> Mutex.unlock m; thread_cleanup ()
-  | exception e -> Mutex.unlock m; thread_cleanup (); raise e
+  if th_parked.(me) = 0 then begin
+    Condition.wait th_parked_cond m;
+    if th_parked.(me) = 0 then fail "a domain woke up before its new thread parked"
+  end;
+  Mutex.unlock m;
+  thread_cleanup ();
+  Sys.poll_actions ()
 `;
 
 /**

@@ -173,6 +173,10 @@ import g_threads_in_callbacks_ctf from "./threads_in_callbacks/trace.ctf" with {
 import g_threads_in_callbacks_trace from "./threads_in_callbacks/trace.txt" with { type: "text" };
 import g_threads_in_callbacks_events from "./threads_in_callbacks/events.txt" with { type: "text" };
 import g_threads_in_callbacks_callbacks from "./threads_in_callbacks/callbacks.txt" with { type: "text" };
+import g_spawned_domain_threads_ctf from "./spawned_domain_threads/trace.ctf" with { type: "bytes" };
+import g_spawned_domain_threads_trace from "./spawned_domain_threads/trace.txt" with { type: "text" };
+import g_spawned_domain_threads_events from "./spawned_domain_threads/events.txt" with { type: "text" };
+import g_spawned_domain_threads_callbacks from "./spawned_domain_threads/callbacks.txt" with { type: "text" };
 
 /** Golden files by scenario name. */
 export const goldens: Record<string, Golden> = {
@@ -433,5 +437,11 @@ export const goldens: Record<string, Golden> = {
     traceDump: g_threads_in_callbacks_trace,
     eventsDump: g_threads_in_callbacks_events,
     callbackLog: g_threads_in_callbacks_callbacks,
+  },
+  "spawned_domain_threads": {
+    ctf: g_spawned_domain_threads_ctf,
+    traceDump: g_spawned_domain_threads_trace,
+    eventsDump: g_spawned_domain_threads_events,
+    callbackLog: g_spawned_domain_threads_callbacks,
   },
 };

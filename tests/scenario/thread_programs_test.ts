@@ -195,10 +195,35 @@ Deno.test("the DSL refuses threads with programs where they have no meaning", ()
   fails(
     (s) => {
       const w = s.main.spawn("w");
-      w.thread("t", (t) => t.alloc(1));
+      w.repeat(2, () => w.thread("t", (t) => t.alloc(1)));
     },
-    "2",
+    "2.1",
     /top level/,
+  );
+  fails(
+    (s) => {
+      const w = s.main.spawn("w");
+      w.thread("t", (t) => t.yieldTo(s.main));
+    },
+    "2.1",
+    /"main" is a thread of domain "main": the baton passes between the threads of one domain/,
+  );
+  fails(
+    (s) => {
+      const w = s.main.spawn("w");
+      w.thread("t", () => s.main.alloc(1));
+    },
+    "2.1",
+    /a step of domain "main" in the program of thread "t", a thread of domain "w"/,
+  );
+  fails(
+    (s) => {
+      const w = s.main.spawn("w");
+      const t = w.thread("t", (t) => t.alloc(1));
+      s.main.join(t);
+    },
+    "3",
+    /"t" is a thread of domain "w"/,
   );
   fails(
     (s) => {
@@ -295,3 +320,97 @@ function withoutTimes(log: string): string {
 
 const LIFECYCLE =
   / : (Gc\.Memprof\.(start|stop|discard)|Domain\.(spawn|join)|domain terminates|Thread\.create)\b/;
+
+/**
+ * A spawned domain creating a thread with a program while it samples every word, as OCaml 5.3
+ * does it (docs/probes/thread_on_spawned_domain.ml): `Thread.create`'s closure (4 words) is
+ * sampled and its callback runs at once; `caml_thread_new`'s status (2 words) and descriptor
+ * (3 words), allocated from C, are sampled then, their callbacks waiting for the creator's
+ * poll after the new thread parked; the thread's end allocates its wrapper's `ref ()` (1 word).
+ */
+Deno.test("a spawned domain's thread is created at its step, sampled as OCaml 5.3 samples Thread.create", () => {
+  const sc = scenario({ name: "spawned_thread", minorHeapWords: 8192 }, (s) => {
+    const main = s.main;
+    main.memprof.start({ samplingRate: 1, callstackSize: 0 });
+    const w = main.spawn("w");
+    w.alloc(7);
+    const t = w.thread("t", (t) => {
+      t.alloc(5);
+      t.yieldTo(w);
+      t.alloc(6);
+    });
+    w.yieldTo(t);
+    w.alloc(8);
+    w.join(t);
+    w.terminate();
+    main.memprof.stop();
+  });
+  const lines = withoutTimes(runScenario(sc).callbackLog).split("\n")
+    .filter((l) => /@1 (p1 alloc_minor|: )/.test(l) || l.startsWith("["))
+    .map((l) => l.replace(/^i=- (\w+)@1 p1 alloc_minor #\d+ (size=\d+).*$/, "$1 $2"));
+  assert.deepEqual(lines.slice(lines.indexOf("w size=7")), [
+    "w size=7",
+    "w size=4", // Thread.create's closure
+    "w size=2", // caml_threadstatus_new, from C
+    "w size=3", // caml_alloc_3's descriptor, from C
+    "[5] w yields to t",
+    "t size=5",
+    "[4.2] t yields to w",
+    "w size=8",
+    "[7] w joins t",
+    "t size=6",
+    "[end of thread t] the baton goes to w",
+    "t size=1", // Thread.create's wrapper: check_memprof_cb's ref ()
+  ]);
+});
+
+Deno.test("a domain cannot end while one of its threads with a program waits for its turn", () => {
+  fails(
+    (s) => {
+      const w = s.main.spawn("w");
+      const t = w.thread("t", (t) => {
+        t.alloc(1);
+        t.yieldTo(w);
+        t.alloc(1);
+      });
+      w.yieldTo(t);
+      w.terminate();
+    },
+    "4",
+    /thread "t" of domain "w" has not ended when its domain ends: OCaml joins a domain's threads then/,
+  );
+  fails(
+    (s) => {
+      const w = s.main.spawn("w");
+      w.thread("t", (t) => t.alloc(1));
+    },
+    "end",
+    /thread "t" of domain "w" has not ended/,
+  );
+});
+
+Deno.test("act.yieldToNext's ring skips the threads of other domains: each domain passes its own baton", () => {
+  const sc = scenario({ name: "ring_domains", minorHeapWords: 8192 }, (s) => {
+    const main = s.main;
+    main.memprof.start({
+      samplingRate: 1,
+      callstackSize: 0,
+      tracker: { allocMinor: cb.track().always(act.yieldToNext(["main", "a", "w", "b"])) },
+    });
+    const a = main.thread("a", (t) => t.alloc(1));
+    main.join(a);
+    const w = main.spawn("w");
+    const b = w.thread("b", (t) => t.alloc(1));
+    w.alloc(1);
+    w.join(b);
+    w.terminate();
+    main.memprof.stop();
+  });
+  const heads = withoutTimes(runScenario(sc).callbackLog).split("\n").filter((l) =>
+    l.includes(" : yield") || l.includes(" : no ")
+  ).map((l) => l.replace(/^i=- (\w+)@\d p1 alloc_minor (#\d+).* : /, "$1 $2 "));
+  // On w, the ring's "main" and "a" (the main domain's) are skipped.
+  assert.ok(heads.length > 0, "callbacks passed the baton");
+  for (const h of heads) assert.doesNotMatch(h, /yield to (main|a)$/, h);
+  assert.ok(heads.some((h) => /^w #\d+ yield to b$/.test(h)), heads.join("\n"));
+});

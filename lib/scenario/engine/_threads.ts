@@ -258,14 +258,15 @@ export class Baton {
    *   the descriptor: the status (`caml_threadstatus_new`, a custom block of 2 words), then
    *   `caml_alloc_3`'s `[id; closure; status]`, both allocated from C (their callbacks wait for
    *   a poll). The harness keeps the descriptor (`th_handle`) for the rest of the run.
-   * - The wait for the thread to park: the baton's mutex, then `Condition.wait` (a blocking
-   *   section). The new thread takes the lock (`caml_memprof_enter_thread`), runs `th_start`
-   *   (C calls only) and waits for its first turn in `Condition.wait` of its own. The creator
-   *   takes the lock back, and its wait loop's back edge polls: the callbacks of the two blocks
-   *   from C run there. Then the mutex is released and `caml_thread_cleanup` stops the tick
-   *   thread (C calls).
+   * - The wait for the thread to park: the domain's mutex, then `Condition.wait` (a blocking
+   *   section). The new thread takes the lock (`caml_memprof_enter_thread`), runs
+   *   `th_start_spawned` (C calls only) and waits for its first turn in `Condition.wait` of its
+   *   own: the baton may pass to it from then on. The creator takes the lock back, releases
+   *   the mutex, `caml_thread_cleanup` stops the tick thread (C calls), and it polls: the
+   *   callbacks of the two blocks from C run there.
    *
-   * A callback raising there leaves the thread parked, and the exception goes to the step.
+   * A callback raising at that poll leaves the thread parked, and the exception goes to the
+   * step.
    */
   *createOnDomainG(st: StepOf<"threadSpawn">, d: Domain): Resumable<void> {
     const run = this.#run;
@@ -302,12 +303,9 @@ export class Baton {
     d.switchTo(creator);
     run.rt.events.endPhase(d.id, RuntimePhase.EV_DOMAIN_CONDITION_WAIT);
     d.returnFromC(); // Condition.wait
-    try {
-      yield* d.pollG(); // the wait loop's back edge
-    } finally {
-      d.returnFromC(); // Mutex.unlock
-      d.returnFromC(); // thread_cleanup
-    }
+    d.returnFromC(); // Mutex.unlock
+    d.returnFromC(); // thread_cleanup
+    yield* d.pollG(); // Sys.poll_actions
   }
 
   /** A domain ends at step `at`: each of its threads with a program must have ended (OCaml's
