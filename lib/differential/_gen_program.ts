@@ -738,10 +738,14 @@ function spawnStep(k: number, events: boolean, external: boolean): fc.Arbitrary<
     stop: fc.constantFrom("stop", "discard", "running"),
     end: fc.constantFrom<"terminate" | "join">("terminate", "join"),
   }).map(({ profile, work, stop, end }): GenStep => {
-    const all: GenStep[] = fitWords(
-      work.thread === undefined ? work.body : workerThread(work.body, work.thread),
-      WORKER_WORDS,
-    );
+    // The worker's steps and its thread's parts fit the budget each on its own, so that none
+    // of its thread's steps (creation, turns, join) is dropped.
+    const all: GenStep[] = work.thread === undefined
+      ? fitWords(work.body, WORKER_WORDS)
+      : workerThread(
+        fitWords(work.body, WORKER_WORDS / 2),
+        work.thread.map((p) => fitWords(p, WORKER_WORDS / (2 * work.thread!.length))),
+      );
     if (profile !== undefined) {
       all.unshift({ k: "start", profile });
       if (stop !== "running") all.push({ k: "stop" });
