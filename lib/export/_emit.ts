@@ -154,6 +154,14 @@ export class Emitter {
     return this.#planned(this.plan.profileSlot.get(name ?? ""), `profile ${name}`);
   }
 
+  /** Whether code of context `ctx` runs on the main domain: its own steps, or those of one of
+   * its threads with programs (a spawned domain's threads and main thread have other numbers). */
+  onMainDomain(ctx: { readonly ord: number; readonly thread: number }): boolean {
+    if (ctx.thread === 0) return ctx.ord === 0;
+    const st = this.plan.threadSteps[ctx.thread - 1];
+    return st !== undefined && st.domain === "main";
+  }
+
   /** The number of thread `name` (0 for the main thread). */
   threadOf(name: string): number {
     return this.#planned(this.plan.threadIndex.get(name), `thread ${name}`);

@@ -205,8 +205,8 @@ export function extAllocCode(
   emulation(em);
   const bytes = sizeCode(em, st.bytes);
   // memtrace's ext_alloc on another domain than the main one returns at once (its size, an
-  // argument, is computed all the same). Systhreads with programs run on the main domain.
-  if (ctx.ord !== 0 && ctx.thread === 0) {
+  // argument, is computed all the same), on its threads too.
+  if (!em.onMainDomain(ctx)) {
     return bytes.constant !== undefined ? "()" : `ignore (${bytes.draw})`;
   }
   const keep = keepCode(em, "0", st.lifetime, ctx, { linkable: false });
