@@ -308,7 +308,12 @@ Deno.test("the resumable engine gives the plain engine's outputs, byte for byte,
 
 Deno.test("scenarios with thread programs run in the resumable form, the others in the plain one", () => {
   const names = scenarios.filter(usesThreadPrograms).map((sc) => sc.settings.name);
-  assert.deepEqual(names, ["threads", "blocking_in_callback", "threads_in_callbacks"]);
+  assert.deepEqual(names, [
+    "threads",
+    "blocking_in_callback",
+    "threads_in_callbacks",
+    "spawned_domain_threads",
+  ]);
   assert.ok(usesThreadPrograms(exact));
 });
 
