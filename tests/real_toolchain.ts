@@ -3,7 +3,9 @@
 // `deno task diff` finds it (findToolchain: $MEMPROF_LAB_OCAML_PREFIX, the default cache that
 // `deno task ocaml setup` builds, ocamlopt on PATH if OCaml 5.3.x), else at the checkout's own
 // .ci/.tools/ocaml-5.3.0, where CI (.ci/run) builds it. Without one, those tests are ignored and
-// say so in one line, with the command that enables them.
+// say so in one line, with the command that enables them. In the quick tier (tests/tier.ts,
+// `deno task test`) no toolchain is looked for: those tests are ignored, and the runner says so
+// once at its end.
 import {
   findToolchain,
   OCAML_VERSION,
@@ -12,6 +14,7 @@ import {
   type Toolchain,
 } from "../lib/ocaml/mod.ts";
 import { defaultDiffCacheDir, DIFF_CACHE_ENV_VAR } from "../lib/differential/cache.ts";
+import { TIER } from "./tier.ts";
 
 /** The checkout's own toolchain prefix, where CI (.ci/run) builds OCaml. */
 export const CHECKOUT_PREFIX: string =
@@ -31,7 +34,12 @@ function exists(path: string): boolean {
   }
 }
 
+/** Why the quick tier runs no real program (tests/tier.ts). */
+export const QUICK_TIER_WHY =
+  "the quick tier does not run the real OCaml runtime (deno task test:full runs it)";
+
 async function discover(): Promise<RealOCaml> {
+  if (TIER === "quick") return { toolchain: undefined, why: QUICK_TIER_WHY };
   const missing = (["env", "run", "read"] as const).filter((name) =>
     Deno.permissions.querySync({ name }).state !== "granted"
   );
@@ -75,8 +83,10 @@ async function discover(): Promise<RealOCaml> {
 /** The real OCaml toolchain, found once when this module loads. */
 export const REAL_OCAML: RealOCaml = await discover();
 
-/** Prints the one line saying that `what` is skipped, and why. */
+/** Prints the one line saying that `what` is skipped, and why; nothing in the quick tier, whose
+ * runner says once, at its end, that the real runtime's tests were not run. */
 export function skipNotice(what: string, why: string): void {
+  if (why === QUICK_TIER_WHY) return;
   console.log(`SKIPPED: ${what} — ${why}`);
 }
 

@@ -1,19 +1,31 @@
-// `deno task test`: runs `deno test` with the arguments given and condenses its report to one
-// line per test file, then deno's summary. A file with a failure is reported whole (its tests,
-// their output), as are deno's ERRORS and FAILURES sections; skip notices (`SKIPPED: …`) are
-// kept; the `Check …` lines of type checking are dropped. With MEMPROF_LAB_VERBOSE=1, deno's
-// report passes unchanged (and the tests print their statistics, tests/verbose.ts).
+// `deno task test` and `deno task test:full`: run `deno test` with the arguments given and
+// condense its report to one line per test file, then deno's summary. A file with a failure is
+// reported whole (its tests, their output), as are deno's ERRORS and FAILURES sections; skip
+// notices (`SKIPPED: …`) are kept; the `Check …` lines of type checking are dropped. With
+// MEMPROF_LAB_VERBOSE=1, deno's report passes unchanged (and the tests print their statistics,
+// tests/verbose.ts).
 //
-//   deno task test                          # every test
+//   deno task test                          # the quick tier (tests/tier.ts)
+//   deno task test:full                     # every test at full size, the real runtime's too
 //   deno task test tests/cli/args_test.ts   # some files (deno test's arguments)
 //   MEMPROF_LAB_VERBOSE=1 deno task test    # deno's whole report
-//   MEMPROF_LAB_TEST_JOBS=2 deno task test  # every test, two files at a time
+//   MEMPROF_LAB_TEST_JOBS=2 deno task test  # two files at a time
+//
+// The tier is MEMPROF_LAB_TEST_TIER (quick when unset; `test:full` sets full), passed on to every
+// deno test started. In the quick tier, the files of tests/ (or of the folders given) run but the
+// real-runtime ones (tests/tier.ts `REAL_RUNTIME_FILES`), and a line at the end says what was not
+// run and how to run it; a file that uses the real runtime (it imports tests/real_toolchain.ts),
+// named on its own, runs in the full tier, in a deno test of its own, and one summary of deno's
+// form closes the run.
 //
 // With MEMPROF_LAB_TEST_JOBS=N (N > 1) and no file, folder or filter given (only flags), the
-// test files of tests/ run N at a time, each in a `deno test --no-check` of its own, after one
-// `deno check` of them all (run as the first job): each file's report is printed whole when it
+// tier's test files of tests/ run N at a time, each in a `deno test --no-check` of its own, after
+// one `deno check` of them all (run as the first job): each file's report is printed whole when it
 // ends (condensed as above), and one summary of deno's form closes the run, with the totals of
 // every file. Any other argument runs deno test once, as without it.
+
+import { relative, resolve } from "node:path";
+import { parseTier, REAL_RUNTIME_FILES, type Tier, TIER_ENV_VAR } from "./tier.ts";
 
 /** Matches the control sequences of colored output. */
 // deno-lint-ignore no-control-regex
@@ -201,9 +213,15 @@ interface JobReport {
 /** Runs `deno` with `args`, condensing its report as {@linkcode Condenser} does (unless
  * `verbose`), holding what it prints until it ends; the summary line is taken out. `label` names
  * the run if it ends without a summary. */
-async function job(args: string[], verbose: boolean, label: string): Promise<JobReport> {
+async function job(
+  args: string[],
+  verbose: boolean,
+  label: string,
+  env: Record<string, string> = {},
+): Promise<JobReport> {
   const child = new Deno.Command(Deno.execPath(), {
     args,
+    env,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -248,6 +266,7 @@ async function runJobs(
   flags: string[],
   jobs: number,
   verbose: boolean,
+  tier: Tier,
 ): Promise<number> {
   const t0 = performance.now();
   const enc = new TextEncoder();
@@ -260,7 +279,9 @@ async function runJobs(
       const r = await job(["check", ...files], true, "type check");
       return r.success ? { lines: [], success: true } : r;
     },
-    ...files.map((f) => () => job(["test", "--no-check", ...flags, f], verbose, `./${f}`)),
+    ...files.map((f) => () =>
+      job(["test", "--no-check", ...flags, f], verbose, `./${f}`, { [TIER_ENV_VAR]: tier })
+    ),
   ];
   const counts: Map<string, { count: number; steps: number }>[] = [];
   let failedRuns = 0;
@@ -281,35 +302,202 @@ async function runJobs(
   return summary.startsWith("ok ") ? 0 : 1;
 }
 
+/** The flags of deno test that take their value as the next argument (`--filter NAME`): that
+ * value is no path even if a file of its name exists. */
+const VALUE_FLAGS = new Set([
+  "--filter",
+  "--seed",
+  "--reporter",
+  "--junit-path",
+  "--config",
+  "-c",
+  "--import-map",
+  "--lock",
+  "--location",
+  "--cert",
+]);
+
+/** `args` split into deno test's flags (with their values) and the files and folders named. */
+export function splitArgs(
+  args: readonly string[],
+  isPath: (arg: string) => boolean,
+): { flags: string[]; paths: string[] } {
+  const flags: string[] = [], paths: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a.startsWith("-")) {
+      flags.push(a);
+      if (VALUE_FLAGS.has(a) && i + 1 < args.length) flags.push(args[++i]);
+    } else if (isPath(a)) paths.push(a);
+    else flags.push(a);
+  }
+  return { flags, paths };
+}
+
+/** Whether the test file at `path` uses the real OCaml runtime: it imports
+ * tests/real_toolchain.ts (a file that cannot be read does not). */
+function usesRealRuntime(path: string): boolean {
+  try {
+    return /from\s+["'][./]*(?:tests\/)?real_toolchain\.ts["']/.test(Deno.readTextFileSync(path));
+  } catch {
+    return false;
+  }
+}
+
+/** A path as the checkout names it: relative to the working folder, without `./`. */
+function checkoutPath(path: string): string {
+  return relative(Deno.cwd(), resolve(path));
+}
+
+/** One deno test of a run: its tier, and what it is given besides the flags. */
+interface Group {
+  readonly tier: Tier;
+  readonly paths: string[];
+}
+
+/** The plan of a run in `tier` given `paths` (none: the whole of tests/): the deno tests to run,
+ * and, in the quick tier, the real-runtime files left out. In the quick tier a folder brings its
+ * test files but the real-runtime ones (tests/tier.ts `REAL_RUNTIME_FILES`), and a file that
+ * uses the real runtime, named on its own, runs in the full tier (a deno test of its own): the
+ * quick tier would run nothing of it, or not its point. */
+export function plan(
+  tier: Tier,
+  paths: readonly string[],
+  io: {
+    isDirectory: (path: string) => boolean;
+    testFiles: (dir: string) => string[];
+    usesRealRuntime: (path: string) => boolean;
+    checkoutPath: (path: string) => string;
+  },
+): { groups: Group[]; leftOut: string[] } {
+  if (tier === "full") return { groups: [{ tier, paths: [...paths] }], leftOut: [] };
+  const quick: string[] = [], full: string[] = [], leftOut: string[] = [];
+  const real = (f: string) => REAL_RUNTIME_FILES.includes(io.checkoutPath(f));
+  for (const p of paths.length === 0 ? ["tests"] : paths) {
+    if (io.isDirectory(p)) {
+      for (const f of io.testFiles(p.replace(/\/+$/, ""))) (real(f) ? leftOut : quick).push(f);
+    } else (real(p) || io.usesRealRuntime(p) ? full : quick).push(p);
+  }
+  const groups: Group[] = [];
+  if (quick.length > 0 || full.length === 0) groups.push({ tier: "quick", paths: quick });
+  if (full.length > 0) groups.push({ tier: "full", paths: full });
+  return { groups, leftOut };
+}
+
+/** The line closing a quick run: what the quick tier did not run, and how to run it. */
+export function quickTierLine(leftOut: readonly string[], paths: readonly string[]): string {
+  const files = leftOut.length === 0
+    ? ""
+    : `${leftOut.length} real-runtime file${leftOut.length === 1 ? "" : "s"} (${
+      leftOut.map((f) => f.replace(/^(\.\/)?tests\//, "")).join(", ")
+    }), `;
+  return `quick tier: not run: ${files}the real-runtime tests of the other files (ignored), ` +
+    `the costly loops at full size (tests/tier.ts); all of it: deno task test:full${
+      paths.length === 0 ? "" : " " + paths.join(" ")
+    }`;
+}
+
+/** Runs deno test with `args` in `tier`, printing its report condensed (as it comes); deno's
+ * summary line is printed unless `holdSummary`, when it is returned instead. */
+async function stream(
+  args: string[],
+  tier: Tier,
+  verbose: boolean,
+  holdSummary: boolean,
+): Promise<{ code: number; counts?: Map<string, { count: number; steps: number }> }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["test", ...args],
+    env: { [TIER_ENV_VAR]: tier },
+    stdin: "inherit",
+    stdout: verbose && !holdSummary ? "inherit" : "piped",
+    stderr: verbose ? "inherit" : "piped",
+  }).spawn();
+  let counts: Map<string, { count: number; steps: number }> | undefined;
+  const enc = new TextEncoder();
+  // With the summary held, blank lines wait for a line after them: deno's blank line before its
+  // summary goes with it.
+  let blanks = 0;
+  const out = (text: string) => {
+    const c = holdSummary ? parseSummary(text) : undefined;
+    if (c !== undefined) counts = c;
+    else if (holdSummary && text.replace(ANSI, "").trim() === "") blanks++;
+    else {
+      Deno.stdout.writeSync(enc.encode("\n".repeat(blanks) + text + "\n"));
+      blanks = 0;
+    }
+  };
+  const condenser = new Condenser();
+  await Promise.all([
+    verbose && !holdSummary
+      ? Promise.resolve()
+      : lines(child.stdout, (l) => (verbose ? [l] : condenser.push(l)).forEach(out)),
+    // Type checking says `Check <file>` per file: dropped; errors pass.
+    verbose ? Promise.resolve() : lines(child.stderr, (l) => {
+      if (!/^(Check|Download) /.test(l.replace(ANSI, ""))) {
+        Deno.stderr.writeSync(enc.encode(l + "\n"));
+      }
+    }),
+  ]);
+  if (!verbose) condenser.end().forEach(out);
+  const status = await child.status;
+  return { code: status.signal === null ? status.code : 1, counts };
+}
+
 async function main(args: string[]): Promise<number> {
   const verbose = Deno.env.get("MEMPROF_LAB_VERBOSE") === "1";
   const jobs = Number(Deno.env.get("MEMPROF_LAB_TEST_JOBS") ?? "1");
-  if (Number.isInteger(jobs) && jobs > 1 && args.every((a) => a.startsWith("--allow-"))) {
-    return await runJobs(testFiles("tests"), args, jobs, verbose);
+  const given = Deno.env.get(TIER_ENV_VAR);
+  const tier = given === undefined || given === "" ? "quick" : parseTier(given);
+  if (tier === undefined) {
+    console.error(`${TIER_ENV_VAR} must be quick or full, got '${given}'`);
+    return 2;
   }
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["test", ...args],
-    stdin: "inherit",
-    stdout: verbose ? "inherit" : "piped",
-    stderr: verbose ? "inherit" : "piped",
-  }).spawn();
-  if (!verbose) {
-    const enc = new TextEncoder();
-    const out = (text: string) => Deno.stdout.writeSync(enc.encode(text + "\n"));
-    const condenser = new Condenser();
-    await Promise.all([
-      lines(child.stdout, (l) => condenser.push(l).forEach(out)),
-      // Type checking says `Check <file>` per file: dropped; errors pass.
-      lines(child.stderr, (l) => {
-        if (!/^(Check|Download) /.test(l.replace(ANSI, ""))) {
-          Deno.stderr.writeSync(enc.encode(l + "\n"));
-        }
-      }),
-    ]);
-    condenser.end().forEach(out);
+  const isDirectory = (p: string) => {
+    try {
+      return Deno.statSync(p).isDirectory;
+    } catch {
+      return false;
+    }
+  };
+  const { flags, paths } = splitArgs(args, (a) => {
+    try {
+      Deno.statSync(a);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  const { groups, leftOut } = plan(tier, paths, {
+    isDirectory,
+    testFiles,
+    usesRealRuntime,
+    checkoutPath,
+  });
+  let code: number;
+  if (
+    Number.isInteger(jobs) && jobs > 1 && paths.length === 0 &&
+    args.every((a) => a.startsWith("--allow-"))
+  ) {
+    const files = tier === "full" ? testFiles("tests") : groups[0].paths;
+    code = await runJobs(files, args, jobs, verbose, tier);
+  } else if (groups.length === 1) {
+    code = (await stream([...flags, ...groups[0].paths], groups[0].tier, verbose, false)).code;
+  } else {
+    // Files of both tiers: a deno test each, one summary of deno's form for both.
+    const t0 = performance.now();
+    const counts: Map<string, { count: number; steps: number }>[] = [];
+    let failedRuns = 0;
+    for (const g of groups) {
+      const r = await stream([...flags, ...g.paths], g.tier, verbose, true);
+      if (r.counts !== undefined) counts.push(r.counts);
+      if (r.code !== 0 && (r.counts?.get("failed")?.count ?? 0) === 0) failedRuns++;
+    }
+    const summary = mergedSummary(counts, failedRuns, performance.now() - t0);
+    console.log(`\n${summary}`);
+    code = summary.startsWith("ok ") ? 0 : 1;
   }
-  const status = await child.status;
-  return status.signal === null ? status.code : 1;
+  if (tier === "quick") console.log(quickTierLine(leftOut, paths));
+  return code;
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

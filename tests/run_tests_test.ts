@@ -1,7 +1,16 @@
 // tests/run_tests.ts, the runner of `deno task test`: deno's report condensed to one line per
 // file, failures and skip notices kept whole, deno's summary unchanged.
 import assert from "node:assert/strict";
-import { Condenser, denoDuration, mergedSummary, parseSummary } from "./run_tests.ts";
+import {
+  Condenser,
+  denoDuration,
+  mergedSummary,
+  parseSummary,
+  plan,
+  quickTierLine,
+  splitArgs,
+} from "./run_tests.ts";
+import { REAL_RUNTIME_FILES } from "./tier.ts";
 
 /** What the condenser prints for deno's `report`, with a clock that advances 1.5 s a call. */
 function condense(report: string): string[] {
@@ -149,7 +158,8 @@ Deno.test("MEMPROF_LAB_TEST_JOBS=2 runs each file of tests/ on its own, reports 
     await Deno.mkdir(`${dir}/tests/sub`, { recursive: true });
     await Deno.writeTextFile(
       `${dir}/tests/a_test.ts`,
-      'console.log("SKIPPED: a notice");\nDeno.test("a1", () => {});\n' +
+      'console.log(`SKIPPED: a notice (tier ${Deno.env.get("MEMPROF_LAB_TEST_TIER")})`);\n' +
+        'Deno.test("a1", () => {});\n' +
         'Deno.test("a2", async (t) => { await t.step("s", () => {}); });\n',
     );
     await Deno.writeTextFile(
@@ -162,7 +172,7 @@ Deno.test("MEMPROF_LAB_TEST_JOBS=2 runs each file of tests/ on its own, reports 
       `${dir}/tests/c_test.ts`,
       'Deno.test("c1", () => Deno.kill(Deno.pid, "SIGKILL"));\n',
     );
-    const run = async (files: Record<string, string> = {}) => {
+    const run = async (files: Record<string, string> = {}, tier = "full") => {
       for (const [name, text] of Object.entries(files)) {
         await Deno.writeTextFile(`${dir}/tests/${name}`, text);
       }
@@ -173,9 +183,10 @@ Deno.test("MEMPROF_LAB_TEST_JOBS=2 runs each file of tests/ on its own, reports 
           new URL("./run_tests.ts", import.meta.url).pathname,
           "--allow-read",
           "--allow-run",
+          "--allow-env",
         ],
         cwd: dir,
-        env: { MEMPROF_LAB_TEST_JOBS: "2", NO_COLOR: "1" },
+        env: { MEMPROF_LAB_TEST_JOBS: "2", NO_COLOR: "1", MEMPROF_LAB_TEST_TIER: tier },
         stdout: "piped",
         stderr: "piped",
       }).output();
@@ -184,7 +195,7 @@ Deno.test("MEMPROF_LAB_TEST_JOBS=2 runs each file of tests/ on its own, reports 
     const failing = await run();
     assert.equal(failing.code, 1);
     const lines = failing.text.split("\n");
-    assert.ok(lines.includes("SKIPPED: a notice"), failing.text);
+    assert.ok(lines.includes("SKIPPED: a notice (tier full)"), failing.text);
     assert.ok(lines.some((l) => /^\.\/tests\/a_test\.ts \.\.\. ok \| 2 passed \(/.test(l)));
     // The failing file whole, with its errors.
     assert.ok(lines.includes("running 3 tests from ./tests/sub/b_test.ts"), failing.text);
@@ -205,6 +216,14 @@ Deno.test("MEMPROF_LAB_TEST_JOBS=2 runs each file of tests/ on its own, reports 
     });
     assert.equal(passing.code, 0, passing.text);
     assert.match(passing.text, /\nok \| 3 passed \(1 step\) \| 0 failed \(\S+\)\n$/);
+    // The quick tier: its files are told so, and its closing line follows deno's summary.
+    const quick = await run({}, "quick");
+    assert.equal(quick.code, 0, quick.text);
+    assert.ok(quick.text.includes("\nSKIPPED: a notice (tier quick)\n"), quick.text);
+    assert.match(
+      quick.text,
+      /\nok \| 3 passed \(1 step\) \| 0 failed \(\S+\)\nquick tier: not run: .*deno task test:full\n$/,
+    );
     // A type error fails the run before any file is trusted.
     const typeError = await run({
       "sub/b_test.ts": 'const n: number = "x";\nDeno.test("b1", () => {});\n',
@@ -215,4 +234,65 @@ Deno.test("MEMPROF_LAB_TEST_JOBS=2 runs each file of tests/ on its own, reports 
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("the arguments' files and folders are told from deno test's flags and their values", () => {
+  const exists = new Set(["tests/cli/", "tests/a_test.ts", "NAME"]);
+  assert.deepEqual(
+    splitArgs(
+      ["--filter", "NAME", "tests/cli/", "--allow-read", "--seed=3", "tests/a_test.ts", "x"],
+      (a) => exists.has(a),
+    ),
+    {
+      flags: ["--filter", "NAME", "--allow-read", "--seed=3", "x"],
+      paths: ["tests/cli/", "tests/a_test.ts"],
+    },
+  );
+});
+
+Deno.test("the quick tier leaves out the real-runtime files of a folder; one named runs in the full tier", () => {
+  const real = REAL_RUNTIME_FILES[0];
+  const dir = real.slice(0, real.lastIndexOf("/"));
+  const files: Record<string, string[]> = {
+    tests: ["tests/a_test.ts", real, "tests/mixed_test.ts"],
+    [dir]: [real, `${dir}/b_test.ts`],
+  };
+  const io = {
+    isDirectory: (p: string) => p.replace(/\/+$/, "") in files,
+    testFiles: (d: string) => files[d],
+    usesRealRuntime: (p: string) => p === real || p === "tests/mixed_test.ts",
+    checkoutPath: (p: string) => p.replace(/^\.\//, ""),
+  };
+  // The whole suite: every file but the real-runtime one, which the closing line names.
+  assert.deepEqual(plan("quick", [], io), {
+    groups: [{ tier: "quick", paths: ["tests/a_test.ts", "tests/mixed_test.ts"] }],
+    leftOut: [real],
+  });
+  assert.deepEqual(plan("quick", [`${dir}/`], io), {
+    groups: [{ tier: "quick", paths: [`${dir}/b_test.ts`] }],
+    leftOut: [real],
+  });
+  // Named on their own, files using the real runtime run in the full tier.
+  assert.deepEqual(plan("quick", [`./${real}`, "tests/a_test.ts", "tests/mixed_test.ts"], io), {
+    groups: [
+      { tier: "quick", paths: ["tests/a_test.ts"] },
+      { tier: "full", paths: [`./${real}`, "tests/mixed_test.ts"] },
+    ],
+    leftOut: [],
+  });
+  assert.deepEqual(plan("quick", [real], io), {
+    groups: [{ tier: "full", paths: [real] }],
+    leftOut: [],
+  });
+  // The full tier runs what it is given, as deno test would.
+  assert.deepEqual(plan("full", [], io), { groups: [{ tier: "full", paths: [] }], leftOut: [] });
+  assert.deepEqual(plan("full", [dir], io), {
+    groups: [{ tier: "full", paths: [dir] }],
+    leftOut: [],
+  });
+  const line = quickTierLine([real], [dir]);
+  assert.match(line, /^quick tier: not run: 1 real-runtime file \(/);
+  assert.ok(line.includes(real.replace(/^tests\//, "")), line);
+  assert.ok(line.endsWith(`all of it: deno task test:full ${dir}`), line);
+  assert.ok(quickTierLine([], []).endsWith("all of it: deno task test:full"));
 });
