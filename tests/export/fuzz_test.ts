@@ -1,6 +1,7 @@
 /**
  * The CI budget of the scenario fuzz campaign (issue 23): 2,000 mutants of the library's scenarios
- * (fuzz_harness.ts: numbers, hostile strings, structure), with a fixed seed, each validated and
+ * (fuzz_harness.ts: numbers, hostile strings, structure; QUICK_CASES in the quick tier,
+ * tests/tier.ts), with a fixed seed, each validated and
  * exported to OCaml as `deno task diff` exports it. Each must give a program (that lexes, with
  * every hostile text inside a literal or a comment, within its size bound) or a ScenarioError /
  * ExportError; anything else is an escape. A failure names the case: `scenarioCase(SEED, i)`
@@ -8,11 +9,12 @@
  */
 import assert from "node:assert/strict";
 import { exerciseScenario, scenarioCase, scenarioSeeds } from "./fuzz_harness.ts";
+import { sized } from "../tier.ts";
 
 const SEED = 0x7363656e; // "scen"
-const CASES = 2_000;
+const CASES = sized(2_000, 300);
 
-Deno.test("2,000 mutated scenarios validate and export to a program, or end in ScenarioError or ExportError", () => {
+Deno.test(`${CASES.toLocaleString("en")} mutated scenarios validate and export to a program, or end in ScenarioError or ExportError`, () => {
   const errors = new Map<string, number>();
   const seeds = new Set<string>();
   let programs = 0;

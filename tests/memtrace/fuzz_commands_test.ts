@@ -1,6 +1,6 @@
 /**
  * The CI budget of the fuzz campaign over every `trace` command (issue 23): 400 structure-aware
- * mutants (fuzz_harness.ts), with a fixed seed, each through the paths of info, copy, subsample
+ * mutants (fuzz_harness.ts; QUICK_CASES in the quick tier, tests/tier.ts), with a fixed seed, each through the paths of info, copy, subsample
  * (a factor, a window), strip-names, flamegraph, hotspots, identify, top (by site, function and
  * stack, --json, --live-at end/peak/SEC, other filters), diff (against the seed trace, by each
  * key, both ways), export (pprof, speedscope, folded) and report (fuzz_commands.ts). Each must end
@@ -11,11 +11,12 @@
 import assert from "node:assert/strict";
 import { mutant, seedFor } from "./fuzz_harness.ts";
 import { exerciseCommands, TRACE_COMMANDS } from "./fuzz_commands.ts";
+import { sized } from "../tier.ts";
 
 const SEED = 0x636d6473; // "cmds"
-const CASES = 400;
+const CASES = sized(400, 50);
 
-Deno.test("every trace command on 400 structure-aware mutants ends cleanly or in its typed error, within bounds", () => {
+Deno.test(`every trace command on ${CASES} structure-aware mutants ends cleanly or in its typed error, within bounds`, () => {
   const ok = new Map<string, number>(), rejected = new Map<string, number>();
   const checks = new Set<string>();
   for (let i = 0; i < CASES; i++) {

@@ -1,6 +1,6 @@
 /**
  * The in-test runtime_events fuzz campaign: 20,000 structure-aware mutants of ring images
- * (fuzz_harness.ts), with a fixed seed, each read from memory and through a file-like source:
+ * (fuzz_harness.ts; QUICK_CASES in the quick tier, tests/tier.ts), with a fixed seed, each read from memory and through a file-like source:
  * both reads must agree, end cleanly or in RuntimeEventsFormatError with a real offset, and keep
  * the dump within its bound. A failure names the case: `ringCase(SEED, i)` rebuilds it. The long
  * campaign is `deno task fuzz` (tests/fuzz_campaign.ts).
@@ -8,11 +8,12 @@
 import { assert } from "./assert.ts";
 import { exerciseRing, ringCase, ringSeeds } from "./fuzz_harness.ts";
 import { statistics } from "../verbose.ts";
+import { sized } from "../tier.ts";
 
 const SEED = 0x72696e67; // "ring"
-const CASES = 20_000;
+const CASES = sized(20_000, 2_000);
 
-Deno.test("runtime_events fuzz campaign: 20,000 structure-aware mutants read the same from memory and from a source, cleanly or in the typed error", () => {
+Deno.test(`runtime_events fuzz campaign: ${CASES.toLocaleString("en")} structure-aware mutants read the same from memory and from a source, cleanly or in the typed error`, () => {
   const reasons = new Map<string, number>();
   let clean = 0, maxLines = 0;
   try {

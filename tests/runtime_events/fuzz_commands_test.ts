@@ -1,6 +1,7 @@
 /**
  * The CI budget of the fuzz campaign over every `events` command (issue 23): 2,000 structure-aware
- * mutants of ring images (fuzz_harness.ts), with a fixed seed, each through the paths of dump,
+ * mutants of ring images (fuzz_harness.ts; QUICK_CASES in the quick tier, tests/tier.ts), with a
+ * fixed seed, each through the paths of dump,
  * stats (text, --json), gc-stats (text, --json; both pause rules and counter units) and export
  * --format chrome, without and with --with-trace (the seed trace of the memtrace campaign's case,
  * or its mutant; --trace-anchor-ns, --pid) (fuzz_commands.ts). Each must end cleanly or with
@@ -12,11 +13,12 @@ import { assert } from "./assert.ts";
 import { ringCase, ringSeeds } from "./fuzz_harness.ts";
 import { exerciseRingCommands, RING_COMMANDS } from "./fuzz_commands.ts";
 import { mutant, seedFor } from "../memtrace/fuzz_harness.ts";
+import { sized } from "../tier.ts";
 
 const SEED = 0x65766e74; // "evnt"
-const CASES = 2_000;
+const CASES = sized(2_000, 200);
 
-Deno.test("every events command on 2,000 structure-aware mutants ends cleanly or in the typed error, within bounds", () => {
+Deno.test(`every events command on ${CASES.toLocaleString("en")} structure-aware mutants ends cleanly or in the typed error, within bounds`, () => {
   const ok = new Map<string, number>(), rejected = new Map<string, number>();
   const reasons = new Set<string>();
   try {
