@@ -6,6 +6,7 @@ import { type DiffCliIO, run } from "../../cli/diff.ts";
 import { type CampaignOptions, judgeRandom, planIndices } from "../../lib/differential/mod.ts";
 import type { Scenario } from "../../lib/scenario/mod.ts";
 import { judgedBySimulation } from "./helpers.ts";
+import { sized } from "../tier.ts";
 
 /** The simulation judged by itself, with a fault: every promote callback of the simulation
  * returns none. */
@@ -22,8 +23,8 @@ async function inProcess(opts: CampaignOptions): Promise<void> {
       diff: faultyDiff,
       shrink: opts.config.shrink,
       // Enough to shrink a little (the test checks the result is no larger and still fails);
-      // the suite's time goes here otherwise.
-      shrinkMs: 5_000,
+      // the suite's time goes here otherwise. A second in the quick tier (tests/tier.ts).
+      shrinkMs: sized(5_000, 1_000),
     });
     opts.onItem({ kind: "outcome", outcome });
   }

@@ -20,6 +20,7 @@ import { ocamlBytesLiteral, ocamlString } from "../../lib/export/_ocaml_text.ts"
 import { diffScenario } from "../../lib/differential/mod.ts";
 import { type OCamlLiteral, readStringLiteral, scanOCaml } from "./ocaml_lexer.ts";
 import { DIFF_CACHE, REAL_OCAML, skipNotice } from "../real_toolchain.ts";
+import { sized } from "../tier.ts";
 
 const enc = new TextEncoder();
 
@@ -252,7 +253,7 @@ Deno.test("ocamlString writes printable ASCII on one line that decodes to the te
       assert.equal(end, src.length);
       assert.ok(sameBytes(bytes, enc.encode(x)), JSON.stringify(x));
     }),
-    { seed: 23, numRuns: 2000 },
+    { seed: 23, numRuns: sized(2000, 500) }, // tests/tier.ts: 500 in the quick tier
   );
   assert.equal(ocamlString('a"b\\c'), '"a\\"b\\\\c"');
   assert.equal(ocamlString("\f\u0001\n\x7f"), '"\\012\\001\\010\\127"');
@@ -400,7 +401,9 @@ for (const [k, field] of FIELDS.entries()) {
       fc.property(anyText, (x) => {
         if (exportChecked(field.set(BENIGN, x)) !== undefined) accepted++;
       }),
-      { seed: 2300 + k, numRuns: 150 },
+      // 40 texts in the quick tier (tests/tier.ts): each field but the call frame's still accepts
+      // some.
+      { seed: 2300 + k, numRuns: sized(150, 40) },
     );
     assert.ok(accepted > 0 || field.rarelyAccepted, `${field.what}: every text was refused`);
   });
