@@ -21,6 +21,10 @@ import { scenarioCase, scenarioOf } from "./fuzz_harness.ts";
 import { scenarios } from "../../scenarios/index.ts";
 import { genProgram } from "../../lib/differential/_gen_program.ts";
 import { buildGenScenario } from "../../lib/differential/_gen_build.ts";
+import { sized } from "../tier.ts";
+
+/** Raw generated programs the writer is checked on: 50 in the quick tier (tests/tier.ts). */
+const RAW = sized(200, 50);
 
 Deno.test("checkExportable returns every refusal of a scenario, each naming its step, in the export's order", () => {
   const sc = scenario({ name: "many" }, (s) => {
@@ -130,8 +134,8 @@ Deno.test("the writer meets no unchecked case, and the export refuses with check
   console.log(`${valid} valid mutants, ${refused} refused, kinds: ${[...kinds].join(", ")}`);
 });
 
-Deno.test("the writer meets no unchecked case on generated programs (200 raw programs, seed 17)", () => {
-  for (const p of fc.sample(genProgram(), { seed: 17, numRuns: 200 })) {
+Deno.test(`the writer meets no unchecked case on generated programs (${RAW} raw programs, seed 17)`, () => {
+  for (const p of fc.sample(genProgram(), { seed: 17, numRuns: RAW })) {
     agreement(buildGenScenario(p, "agree"));
   }
 });

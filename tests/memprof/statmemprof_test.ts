@@ -13,6 +13,7 @@ import {
 } from "../../lib/memprof/mod.ts";
 import { AuditTracker } from "../../lib/memprof/invariants.ts";
 import { assertBinomial, checkAll, f33 } from "./helpers.ts";
+import { sized } from "../tier.ts";
 
 class MyExc extends Error {}
 
@@ -54,7 +55,8 @@ Deno.test("comballoc: each component of a combined allocation is sampled with th
       // f n = (n, (n, n, f4 n)) with f4 inlined: blocks (n,n,n,n) [4], (n,n,x) [3], (n,x) [2]
       const lens = [2, 3, 4];
       const stacksPer = [["comballoc.ml:f:pair"], ["comballoc.ml:f:triple"], ["f4"]];
-      const iter = 100_000;
+      // 20,000 in the quick tier (tests/tier.ts): the bounds are the binomial's at that size.
+      const iter = sized(100_000, 20_000);
       const arr: Root[] = [];
       for (let i = 0; i < iter; i++) {
         const base = d.allocCombined(lens, stacksPer);
@@ -68,7 +70,9 @@ Deno.test("comballoc: each component of a combined allocation is sampled with th
         assertBinomial(a, (sz + 1) * iter, rate, `size ${sz}`);
       }
       assert.deepEqual([...allocs.keys()].sort(), [2, 3, 4]);
-      assert.ok((promotes.get(4) ?? 0) > 1000);
+      // The kept blocks' samples, (4 + 1) × iter × rate expected: 5,000 (1,000 in the quick
+      // tier) at the lowest rate, 0.01.
+      assert.ok((promotes.get(4) ?? 0) > iter / 100);
       assert.equal(promotes.get(2) ?? 0, 0);
       assert.equal(stacks.get(4), "f4");
       for (const r of arr) r.release();
@@ -529,7 +533,10 @@ Deno.test("lists_in_minor: list cells sampled at the sampling rate (5.7 sigma)",
     [100_000, 10, 0.1],
     [100_000, 10, 1],
   ];
-  for (const [len, cnt, rate] of cases) {
+  for (const [len, full, rate] of cases) {
+    // A tenth of the lists in the quick tier (tests/tier.ts): the bound is 5.7 sigma at the size
+    // run (at rate 0.00001, 30 ± 31 samples instead of 300 ± 99).
+    const cnt = sized(full, full / 10);
     await t.step(`check_distrib ${len} ${cnt} ${rate}`, () => {
       const rt = new Runtime();
       const d = rt.mainDomain;

@@ -24,6 +24,7 @@ import {
   Reader,
   Writer,
 } from "../../lib/memtrace/mod.ts";
+import { sized } from "../tier.ts";
 
 const MAX = Number.MAX_SAFE_INTEGER;
 /** Frames that always fit in one backtrace: 4096 bytes hold 409 never-seen codes (10 bytes each). */
@@ -642,14 +643,14 @@ Deno.test("memtrace write→read identity (fast-check, fixed seeds)", async (t) 
   await t.step("MultiplexedWriter.putEvent: several domains interleaved (300 runs)", () => {
     fc.assert(
       fc.property(general, (sc) => checkRoundTrip(sc, writeMultiplexed(sc), true)),
-      { seed: 42, numRuns: 300 },
+      { seed: 42, numRuns: sized(300, 60) },
     );
   });
 
   await t.step("plain Writer + forDomain, callee-first stacks, dropped slots (300 runs)", () => {
     fc.assert(
       fc.property(general, (sc) => checkRoundTrip(sc, writePlain(sc), false)),
-      { seed: 4242, numRuns: 300 },
+      { seed: 4242, numRuns: sized(300, 60) },
     );
   });
 
@@ -665,7 +666,7 @@ Deno.test("memtrace write→read identity (fast-check, fixed seeds)", async (t) 
         checkRoundTrip(sc, a, true);
         checkRoundTrip(sc, b, true);
       }),
-      { seed: 7, numRuns: 100 },
+      { seed: 7, numRuns: sized(100, 20) },
     );
   });
 
@@ -700,7 +701,7 @@ Deno.test("memtrace write→read identity (fast-check, fixed seeds)", async (t) 
         checkRoundTrip(sc, w, true);
         checkRoundTrip(sc, writePlain(sc), false);
       }),
-      { seed: 1234, numRuns: 6 },
+      { seed: 1234, numRuns: sized(6, 2) },
     );
   });
 
@@ -768,7 +769,7 @@ Deno.test("memtrace write→read identity (fast-check, fixed seeds)", async (t) 
         checkRoundTrip(sc, w, true);
         checkRoundTrip(sc, writePlain(sc), false);
       }),
-      { seed: 99, numRuns: 4 },
+      { seed: 99, numRuns: sized(4, 1) },
     );
   });
 });
@@ -827,7 +828,7 @@ Deno.test("memtrace backtraces beyond the 4096-byte limit", async (t) => {
           }
         },
       ),
-      { seed: 5, numRuns: 60 },
+      { seed: 5, numRuns: sized(60, 15) },
     );
   });
 
@@ -856,7 +857,7 @@ Deno.test("memtrace backtraces beyond the 4096-byte limit", async (t) => {
           assert.deepEqual(events[0].backtrace, stack);
         },
       ),
-      { seed: 11, numRuns: 40 },
+      { seed: 11, numRuns: sized(40, 10) },
     );
   });
 });

@@ -19,6 +19,7 @@ import {
 } from "../../lib/scenario/mod.ts";
 import { scenarios } from "../../scenarios/index.ts";
 import { usesThreadPrograms } from "../../lib/scenario/engine.ts";
+import { sized } from "../tier.ts";
 
 /** Everything a run gives, with its callback records and progress reports. */
 function outputs(sc: Scenario, options: RunOptions): Record<string, unknown> {
@@ -196,6 +197,6 @@ Deno.test("random allocation loops give the same outputs with and without bulk r
     fc.property(loopCase, (c) => {
       assertSameRuns(loopScenario(c));
     }),
-    { seed: 20261124, numRuns: 120 },
+    { seed: 20261124, numRuns: sized(120, 25) },
   );
 });

@@ -22,6 +22,7 @@ import {
 import { Reader } from "../../lib/memtrace/mod.ts";
 import { findStep, someAction } from "../../lib/scenario/walk.ts";
 import { scenarios } from "../../scenarios/index.ts";
+import { sized } from "../tier.ts";
 
 // deno-lint-ignore no-explicit-any
 type Loose = any;
@@ -145,7 +146,7 @@ Deno.test("names and frames follow one rule, in the builder and in the validator
         }
       }
     }),
-    { seed: 2323, numRuns: 300 },
+    { seed: 2323, numRuns: sized(300, 60) },
   );
 });
 
