@@ -2,6 +2,7 @@
 // with file:line) before they run, and a run killed by SIGINT leaves its outputs all old or
 // all new, with no temporary folder behind.
 import assert from "node:assert/strict";
+import { sized } from "../tier.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const LIB = new URL("../../lib/scenario/mod.ts", import.meta.url).href;
@@ -98,14 +99,15 @@ Deno.test("a scenario module is type-checked before it runs; --no-check leaves i
 Deno.test("a run interrupted by SIGINT leaves all-old or all-new outputs and no temporaries", async () => {
   const dir = await Deno.makeTempDir({ prefix: "scenario-sigint-" });
   try {
-    // About 3 seconds of running on a quiet machine; progress lines tell where it is.
+    // About 3 seconds of running on a quiet machine (a fifth in the quick tier, tests/tier.ts:
+    // still long enough to be stopped at 10 % and 50 %); progress lines tell where it is.
     await Deno.writeTextFile(
       `${dir}/big.ts`,
       [
         `import { scenario } from "${LIB}";`,
         'export default scenario({ name: "big", seed: 3 }, (s) => {',
         "  s.main.memprof.start({ samplingRate: 1e-5 });",
-        "  s.main.repeat(150_000_000, () => s.main.alloc(2));",
+        `  s.main.repeat(${sized(150_000_000, 30_000_000)}, () => s.main.alloc(2));`,
         "  s.main.memprof.stop();",
         "});",
         "",
