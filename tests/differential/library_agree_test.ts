@@ -1,4 +1,4 @@
-// The library against the real OCaml 5.3 runtime, under `deno task test`: every exportable
+// The library against the real OCaml 5.3 runtime, under `deno task test:full`: every exportable
 // scenario of scenarios/index.ts exported, compiled and run (lib/differential's diffScenario, as
 // `deno task diff` does), its callback log and collections compared with the simulation's. Each
 // must agree, or differ exactly where scenarios/known_differences.json says. So a change to what

@@ -1,6 +1,6 @@
 // The runtime_events rings of the library against the real OCaml 5.3 runtime (issue 27), under
-// `deno task test`: every exportable scenario's program runs with its ring on from its start and
-// OCAMLRUNPARAM=v=0x400 (diffScenario with `rings: "always"`, as `deno task diff --rings`).
+// `deno task test:full`: every exportable scenario's program runs with its ring on from its start
+// and OCAMLRUNPARAM=v=0x400 (diffScenario with `rings: "always"`, as `deno task diff --rings`).
 // For each:
 // - the real ring's gc-stats equal the runtime's own statistics (v=0x400), every figure;
 // - the simulated ring's collections equal the simulation's own counters;
