@@ -3,7 +3,7 @@
 // library on the command line, and what is still refused.
 import assert from "node:assert/strict";
 import { act, cb, scenario } from "../../lib/scenario/mod.ts";
-import { ExportError, exportOCaml } from "../../lib/export/mod.ts";
+import { exportOCaml } from "../../lib/export/mod.ts";
 import { harnessBlocks, harnessMajorHeap } from "../../lib/export/_harness_heap.ts";
 import { definition } from "./ocaml_lexer.ts";
 
