@@ -596,16 +596,27 @@ function callbackEntries(
       4,
       fc.record({
         words: smallSize,
-        lifetime: lifetime({ keeps: shape !== "domains" && shape !== "worker", list: true }),
+        lifetime: lifetime({
+          keeps: shape !== "domains" && shape !== "worker" && shape !== "workerThreads",
+          list: true,
+        }),
       }).map((
         { words, lifetime },
       ): CallbackAction[] => [{ kind: "alloc", words, lifetime }]),
     ),
-    w(shape === "worker" ? 0 : 3, gcKind.map((what): CallbackAction[] => [{ kind: "gc", what }])),
-    // The thread running the callback hands the baton to the other, and waits inside it.
     w(
-      shape === "threads" ? 3 : 0,
-      fc.constant<CallbackAction[]>([{ kind: "yieldToNext", threads: ["main", "t1"] }]),
+      shape === "worker" || shape === "workerThreads" ? 0 : 3,
+      gcKind.map((what): CallbackAction[] => [{ kind: "gc", what }]),
+    ),
+    // The thread running the callback hands the baton to the other, and waits inside it. A
+    // worker's ring names the main thread first: the worker's tracked blocks may outlive it,
+    // and their callbacks then run on the main domain, where the ring has no other thread.
+    w(
+      shape === "threads" || shape === "workerThreads" ? 3 : 0,
+      fc.constant<CallbackAction[]>([{
+        kind: "yieldToNext",
+        threads: shape === "threads" ? ["main", "t1"] : ["main", WORKER, WORKER_THREAD],
+      }]),
     ),
   );
   // Gc.Memprof.stop with no profile running fails: a callback stops the profile only from an
@@ -648,7 +659,14 @@ function callbackEntries(
 
 /** What a scenario runs besides the main domain (`external`: nothing, and it makes external
  * allocations, so that no callback raises: memtrace's lock would fail the tracer). */
-type Shape = "plain" | "external" | "domains" | "threads" | "threadsDomains" | "worker";
+type Shape =
+  | "plain"
+  | "external"
+  | "domains"
+  | "threads"
+  | "threadsDomains"
+  | "worker"
+  | "workerThreads";
 
 /** Which stops a profile's allocation callbacks may make: none, a restart (stop, then start
  * another profile), or also a plain stop (the episode then has no stop step of its own). */
@@ -684,7 +702,12 @@ function profileWith(
   // Only allocation callbacks pass the systhreads' baton: they run while the profile samples,
   // so never while the main thread waits in its final join.
   const other = fc.option(
-    callback(name, restartRate, shape === "threads" ? "plain" : shape, "none"),
+    callback(
+      name,
+      restartRate,
+      shape === "threads" ? "plain" : shape === "workerThreads" ? "worker" : shape,
+      "none",
+    ),
     {
       freq: 2,
       nil: undefined,
@@ -713,46 +736,60 @@ function profileWith(
  * blocks to the main domain).
  */
 function spawnStep(k: number, events: boolean, external: boolean): fc.Arbitrary<GenStep> {
-  return fc.record({
-    profile: fc.option(profile(`q${k}`, "worker", "none"), { freq: 3, nil: undefined }),
-    // Half the workers keep blocks (their promotions at shared collections are race points);
-    // half of them run a systhread with a program of its own.
-    work: fc.boolean().chain((keeps) => {
-      const place: Place = {
-        loops: 0,
-        keeps,
-        worker: true,
-        light: true,
-        depth: 1,
-        events,
-        external,
-      };
-      return fc.record({
-        body: steps(place, 4),
-        thread: fc.oneof(
-          w(1, fc.constant(undefined)),
-          w(1, fc.array(steps({ ...place, threads: true }, 3), { minLength: 1, maxLength: 3 })),
-        ),
-      });
-    }),
-    stop: fc.constantFrom("stop", "discard", "running"),
-    end: fc.constantFrom<"terminate" | "join">("terminate", "join"),
-  }).map(({ profile, work, stop, end }): GenStep => {
-    // The worker's steps and its thread's parts fit the budget each on its own, so that none
-    // of its thread's steps (creation, turns, join) is dropped.
-    const all: GenStep[] = work.thread === undefined
-      ? fitWords(work.body, WORKER_WORDS)
-      : workerThread(
-        fitWords(work.body, WORKER_WORDS / 2),
-        work.thread.map((p) => fitWords(p, WORKER_WORDS / (2 * work.thread!.length))),
-      );
-    if (profile !== undefined) {
-      all.unshift({ k: "start", profile });
-      if (stop !== "running") all.push({ k: "stop" });
-      if (stop === "discard") all.push({ k: "discard", profile: profile.name });
-    }
-    return { k: "spawn", name: `w${k}`, body: all, end };
+  // Half the workers keep blocks (their promotions at shared collections are race points);
+  // half of them run a systhread with a program of its own.
+  const work = fc.boolean().chain((keeps) => {
+    const place: Place = { loops: 0, keeps, worker: true, light: true, depth: 1, events, external };
+    return fc.record({
+      body: steps(place, 4),
+      thread: fc.oneof(
+        w(1, fc.constant(undefined)),
+        w(1, fc.array(steps({ ...place, threads: true }, 3), { minLength: 1, maxLength: 3 })),
+      ),
+    });
   });
+  return work.chain((work) =>
+    fc.record({
+      // A worker with a thread: its allocation callbacks may pass the domain's baton (not with
+      // external allocations: the export refuses those under memtrace's lock).
+      profile: fc.option(
+        profile(
+          `q${k}`,
+          work.thread !== undefined && !external ? "workerThreads" : "worker",
+          "none",
+        ),
+        { freq: 3, nil: undefined },
+      ),
+      stop: fc.constantFrom("stop", "discard", "running"),
+      end: fc.constantFrom<"terminate" | "join">("terminate", "join"),
+    }).map(({ profile, stop, end }): GenStep => {
+      const passing = profile !== undefined && passesTheBaton(profile);
+      // The worker's steps and its thread's parts fit the budget each on its own, so that none
+      // of its thread's steps (creation, turns, join) is dropped. When callbacks pass the baton
+      // too, the thread hands it back only by ending, and the worker gives it no turn but its
+      // join (a turn could come after the thread ended).
+      const all: GenStep[] = work.thread === undefined
+        ? fitWords(work.body, WORKER_WORDS)
+        : workerThread(
+          fitWords(work.body, WORKER_WORDS / 2),
+          work.thread.map((p) => fitWords(p, WORKER_WORDS / (2 * work.thread!.length))),
+          { turns: !passing },
+        );
+      if (profile !== undefined) {
+        all.unshift({ k: "start", profile });
+        if (stop !== "running") all.push({ k: "stop" });
+        if (stop === "discard") all.push({ k: "discard", profile: profile.name });
+      }
+      return { k: "spawn", name: `w${k}`, body: all, end };
+    })
+  );
+}
+
+/** Whether a callback of profile `p` passes the systhreads' baton. */
+function passesTheBaton(p: GenProfile): boolean {
+  return CALLBACK_KINDS.some((k) =>
+    p.tracker[k]?.actions.some((a) => a.action.kind === "yieldToNext")
+  );
 }
 
 /** The worker's own name and its systhread's, until {@linkcode nameWorkers} names them. */
@@ -762,18 +799,22 @@ const WORKER_THREAD = "wt";
 /** A worker's steps `body` with a systhread of its own (created first) running `parts`, the
  * worker passing it the baton between its steps and the thread passing it back between its
  * parts, then joining it (a domain ends with its threads ended). */
-function workerThread(body: readonly GenStep[], parts: readonly GenStep[][]): GenStep[] {
+function workerThread(
+  body: readonly GenStep[],
+  parts: readonly GenStep[][],
+  { turns }: { readonly turns: boolean },
+): GenStep[] {
   const program: GenStep[] = [];
   parts.forEach((p, i) => {
-    if (i > 0) program.push({ k: "yieldTo", thread: WORKER });
+    if (i > 0 && turns) program.push({ k: "yieldTo", thread: WORKER });
     program.push(...p);
   });
   const out: GenStep[] = [{ k: "thread", name: WORKER_THREAD, body: program }];
   body.forEach((st, i) => {
     out.push(st);
-    if (i < parts.length) out.push({ k: "yieldTo", thread: WORKER_THREAD });
+    if (i < parts.length && turns) out.push({ k: "yieldTo", thread: WORKER_THREAD });
   });
-  for (let i = body.length; i < parts.length; i++) {
+  for (let i = body.length; turns && i < parts.length; i++) {
     out.push({ k: "yieldTo", thread: WORKER_THREAD });
   }
   out.push({ k: "joinThread", thread: WORKER_THREAD });
@@ -1034,7 +1075,7 @@ export function nameWorkers(steps: readonly GenStep[]): GenStep[] {
     const names = new Map([[WORKER, `w${n}`], [WORKER_THREAD, `w${n}t`]]);
     const body = st.body.map((b): GenStep =>
       b.k === "start"
-        ? { ...b, profile: renameProfile(b.profile, q) }
+        ? { ...b, profile: renameProfile(b.profile, q, names) }
         : b.k === "discard"
         ? { ...b, profile: q }
         : renameThreads(b, names)
@@ -1061,7 +1102,11 @@ function renameThreads(st: GenStep, names: ReadonlyMap<string, string>): GenStep
 }
 
 /** `p` named `name`, the profile its callbacks restart named `<name>r`. */
-function renameProfile(p: GenProfile, name: string): GenProfile {
+function renameProfile(
+  p: GenProfile,
+  name: string,
+  threads: ReadonlyMap<string, string> = new Map(),
+): GenProfile {
   const tracker: Record<string, GenCallback> = {};
   for (const k of CALLBACK_KINDS) {
     const c = p.tracker[k];
@@ -1071,6 +1116,11 @@ function renameProfile(p: GenProfile, name: string): GenProfile {
       actions: c.actions.map((e) =>
         e.action.kind === "start"
           ? { ...e, action: { ...e.action, profile: { ...e.action.profile, name: `${name}r` } } }
+          : e.action.kind === "yieldToNext"
+          ? {
+            ...e,
+            action: { ...e.action, threads: e.action.threads.map((t) => threads.get(t) ?? t) },
+          }
           : e
       ),
     };
