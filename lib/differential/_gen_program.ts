@@ -964,11 +964,7 @@ export function genProgram(): fc.Arbitrary<GenProgram> {
       pause: fc.boolean(),
     }).map(({ prologue, episodes, epilogue, thread, pause }): GenProgram => {
       const out: GenStep[] = [];
-      const passing = episodes.some((e) =>
-        CALLBACK_KINDS.some((k) =>
-          e.profile.tracker[k]?.actions.some((a) => a.action.kind === "yieldToNext")
-        )
-      );
+      const passing = episodes.some((e) => passesTheBaton(e.profile));
       // When callbacks pass the baton too, the thread's program hands it back only by ending
       // (a turn it gave back explicitly could come while the main thread waits in its join).
       if (thread !== undefined) {

@@ -4,7 +4,7 @@
  * which runs the scenario from an empty minor heap and prints the log after it.
  * @module
  */
-import type { Ctx, ThreadSpawnStep } from "./_plan.ts";
+import { type Ctx, domainThread, type ThreadSpawnStep } from "./_plan.ts";
 import type { Emitter } from "./_emit.ts";
 import { guard, stepsCode } from "./_emit_steps.ts";
 import { ocamlCommentString } from "./_ocaml_text.ts";
@@ -47,9 +47,7 @@ export function domainFunction(em: Emitter, ord: number, turns: Turns): string {
   const waitTurn = (k: number) => counted ? `wait_turn ${ord} ${k};` : `wait_turn ${k};`;
   const passTurn = (k: number) =>
     counted ? `pass_turn ${k} ${turnOrd(em, turns, k)};` : `pass_turn ${k};`;
-  // The thread number of the domain's main thread: its own if the domain has threads with
-  // programs (it passes their baton), else the main thread's (it never passes one).
-  const self = em.plan.threadIndex.get(em.sc.domains[ord]) ?? 0;
+  const self = domainThread(em.plan, em.sc.domains[ord]);
   if (ord !== 0) {
     lines.push(
       `ord_of_index.(Domain.self_index ()) <- ${ord};`,
@@ -126,8 +124,7 @@ export function threadFunction(em: Emitter, st: ThreadSpawnStep, k: number): str
     thread: k,
   };
   const body = stepsCode(em, st.body, ctx);
-  // A spawned domain's thread starts while other domains may hold the baton's mutex: it takes
-  // it spinning (a contended Mutex.lock would enter a blocking section).
+  // A spawned domain's thread takes its domain's own mutex, spinning (th_take, _prelude.ts).
   const start = st.domain === "main" ? "th_start" : "th_start_spawned";
   return `(* thread ${ocamlCommentString(st.thread)} *)
 let[@inline never] run_thread_${k} () =

@@ -136,6 +136,12 @@ export interface ExportPlan {
   readonly external: boolean;
 }
 
+/** The thread number of domain `domain`'s main thread: its own if the domain has threads with
+ * programs (it passes their baton), else the main thread's, 0 (it never passes one). */
+export function domainThread(plan: ExportPlan, domain: string): number {
+  return plan.threadIndex.get(domain) ?? 0;
+}
+
 /** Kinds of refusal (see exportable.ts, `ExportRefusal`). */
 export type RefusalKind =
   | "unnamedProfile"

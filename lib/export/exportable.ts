@@ -16,6 +16,7 @@ import { MAX_YOUNG_WOSIZE } from "../runtime/mod.ts";
 import {
   allocLinkable,
   type Ctx,
+  domainThread,
   drawnSizes,
   type ExportPlan,
   forEachAction,
@@ -145,7 +146,7 @@ class StepChecks {
     for (let ord = sc.domains.length - 1; ord >= 0; ord--) {
       for (const seg of plan.segments) {
         if (seg.ord === ord) {
-          this.#steps(seg.steps, topCtx(ord, plan.threadIndex.get(sc.domains[ord]) ?? 0, ""));
+          this.#steps(seg.steps, topCtx(ord, domainThread(plan, sc.domains[ord]), ""));
         }
       }
     }

@@ -611,17 +611,13 @@ class Validator {
         this.#fail(at, "yieldToNext names a thread twice", within);
       }
     }
-    if ((a.kind === "switchThread" || a.kind === "exitThread") && this.#programs().size > 0) {
+    if ((a.kind === "switchThread" || a.kind === "exitThread") && this.#programDomains().size > 0) {
       this.#fail(at, OLD_AND_NEW_THREADS, within);
     }
   }
 
-  /** Names of the systhreads with programs of their own (made at the top level). */
-  #programs(): ReadonlySet<string> {
-    return new Set(this.#programDomains().keys());
-  }
-
-  /** The systhreads with programs of their own, each with the domain that creates it. */
+  /** The systhreads with programs of their own (made at the top level), each with the domain
+   * that creates it. */
   #programDomains(): ReadonlyMap<string, string> {
     if (this.#programNames === undefined) {
       const names = new Map<string, string>();
@@ -639,7 +635,7 @@ class Validator {
    * a domain's main thread (named after the domain). Whether it is the same domain's as the
    * thread running the callback is known at run time. */
   #canRun(name: string): boolean {
-    return this.#programs().has(name) || this.#sc.domains.includes(name);
+    return this.#programDomains().has(name) || this.#sc.domains.includes(name);
   }
 
   /**
@@ -699,10 +695,10 @@ class Validator {
           // domain).
           const self = program ?? st.domain;
           const yielding = st.kind === "yieldTo";
-          const target = programs.get(st.thread) ?? (yielding ? st.thread : undefined);
-          if (
-            target === undefined || (target === st.thread && !this.#sc.domains.includes(target))
-          ) {
+          // The target's domain: a program's, or a domain's own (its main thread, for yieldTo).
+          const target = programs.get(st.thread) ??
+            (yielding && this.#sc.domains.includes(st.thread) ? st.thread : undefined);
+          if (target === undefined) {
             this.#fail(
               at,
               `"${st.thread}" is not a thread with a program${

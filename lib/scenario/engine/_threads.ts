@@ -14,7 +14,7 @@
  * resumes it when the baton comes back.
  * @module
  */
-import { type Domain, type Root, RuntimePhase, type Thread } from "../../runtime/mod.ts";
+import { type Domain, RuntimePhase, type Thread } from "../../runtime/mod.ts";
 import { stdlibFrames } from "./_frames.ts";
 import {
   OCamlException,
@@ -70,9 +70,6 @@ interface ThreadCtx {
   handedBy: ThreadCtx | undefined;
   /** The thread waiting in `join` for its end. */
   joiner: ThreadCtx | undefined;
-  /** A spawned domain's thread: its status and descriptor, which the harness keeps. */
-  status: Root | undefined;
-  descriptor: Root | undefined;
 }
 
 /** The compilers of the steps of thread programs; `body` compiles a program, which goes to
@@ -284,8 +281,10 @@ export class Baton {
       run.nameThread(t, c.name);
       run.frames.markProgram(t);
       c.thread = t;
-      c.status = run.rt.root(d.allocFromRuntime(2), 2); // caml_threadstatus_new
-      c.descriptor = run.rt.root(d.allocFromRuntime(3, false), 3); // caml_alloc_3
+      // Both kept for the rest of the run (th_handle holds the descriptor): roots never
+      // released.
+      run.rt.root(d.allocFromRuntime(2), 2); // caml_threadstatus_new
+      run.rt.root(d.allocFromRuntime(3, false), 3); // caml_alloc_3
     } finally {
       closure.release();
     }
@@ -567,7 +566,5 @@ function newCtx(name: string, domain: string, program: Op | undefined): ThreadCt
     iter: 0,
     handedBy: undefined,
     joiner: undefined,
-    status: undefined,
-    descriptor: undefined,
   };
 }
